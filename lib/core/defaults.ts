@@ -1,0 +1,18 @@
+import type { JobPolicy } from './types.js';
+
+export const DEFAULT_PREFIX = 'relq';
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** Built-in job policy; a record stores only what differs from it. */
+export const DEFAULT_POLICY: Readonly<JobPolicy> = Object.freeze({
+  attempts: 3,
+  backoff: Object.freeze({ type: 'exponential' as const, delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 }),
+  keepCompletedMs: 3_600_000,
+  dedupWindowMs: 86_400_000,
+});
+
+export const MAX_PRIORITY = 1000;
+export const MAX_LEASE_COUNT = 1000;
+/** Bound of each kind of work done by one sweep call. */
+export const DEFAULT_SWEEP_LIMIT = 1000;

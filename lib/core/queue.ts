@@ -1,0 +1,552 @@
+import { Observable, distinctUntilChanged, filter, firstValueFrom, take, timeout as rxTimeout } from 'rxjs';
+import {
+  duplicateClient,
+  openConnection,
+  wrapRedisError,
+  type ClientHandle,
+  type RedisClient,
+} from './connection.js';
+import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from './defaults.js';
+import { ClosedError, JobFailedError, RelqError, TimeoutError } from './errors.js';
+import { EventHub } from './event-hub.js';
+import { IdGenerator, newRequestId } from './ids.js';
+import { prepareJob, resolvePolicy } from './job-options.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import { decodeRecord, encodeRecord, policyOf } from './record.js';
+import { runScript, type ScriptName } from './scripts.js';
+import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import type {
+  AddResult,
+  BulkJob,
+  DeadLetter,
+  JobInfo,
+  JobOptions,
+  JobPolicy,
+  JobState,
+  Lease,
+  LeasedJob,
+  LeaseOptions,
+  QueueCounts,
+  QueueEvent,
+  QueueOptions,
+  SweepResult,
+} from './types.js';
+import { assertInt, assertOptions, assertPrefix, assertQueueName, toJson } from './validate.js';
+
+const QUEUE_OPTION_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events'] as const;
+const LEASE_OPTION_KEYS = ['count', 'leaseMs', 'blockMs'] as const;
+const TERMINAL: ReadonlySet<JobState | 'gone'> = new Set(['completed', 'dead', 'gone']);
+// Margin after a blocking wait's own timeout before the socket is presumed dead.
+const BLOCK_WATCHDOG_MS = 3000;
+
+/** Result of one lease round trip (settles folded in). */
+export interface LeaseStep<Data> {
+  settled: boolean[];
+  leases: Array<Lease<Data>>;
+  /** Redis clock at the time of the call. */
+  now: number;
+  /** When the next delayed job becomes due, if known. */
+  nextDue: number | undefined;
+  paused: boolean;
+}
+
+/**
+ * A named work queue on Redis: the producer and lease-level consumer API. Every
+ * state change is one Lua script; leases are fenced by tokens; time is Redis's.
+ */
+export class Queue<Data = unknown, Result = unknown> {
+  readonly name: string;
+  readonly prefix: string;
+  readonly keys: QueueKeys;
+  readonly defaults: Readonly<JobPolicy>;
+  readonly maxPayloadBytes: number;
+  private readonly handle: ClientHandle;
+  private readonly eventsFlag: '0' | '1';
+  private readonly ids = new IdGenerator();
+  private readonly hub: EventHub;
+  private readonly idleBlockers: RedisClient[] = [];
+  private readonly allBlockers = new Set<RedisClient>();
+  private closed = false;
+
+  constructor(name: string, options: QueueOptions = {}) {
+    assertQueueName(name);
+    assertOptions('queue options', options, QUEUE_OPTION_KEYS);
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    assertPrefix(prefix);
+    if (options.maxPayloadBytes !== undefined) {
+      assertInt('maxPayloadBytes', options.maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
+    }
+    this.name = name;
+    this.prefix = prefix;
+    this.keys = queueKeys(prefix, name);
+    this.defaults = Object.freeze(resolvePolicy('defaults', options.defaults));
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.eventsFlag = options.events === false ? '0' : '1';
+    this.handle = openConnection(options.connection);
+    this.hub = new EventHub(this.handle.client, this.keys.byName.events, name);
+  }
+
+  /** The shared command connection (for health checks and tests). */
+  get client(): RedisClient {
+    return this.handle.client;
+  }
+
+  // ---- producing -------------------------------------------------------------
+
+  /** Adds one job. With a `jobId` that exists, nothing is written and `created` is false. */
+  async add(data: Data, opts?: JobOptions): Promise<AddResult> {
+    const [result] = await this.addMany([{ data, opts }], 'add');
+    return result!;
+  }
+
+  /** Adds many jobs in one round trip and one atomic script. */
+  addBulk(jobs: ReadonlyArray<BulkJob<Data>>): Promise<AddResult[]> {
+    if (!Array.isArray(jobs)) throw new RelqError('addBulk: expects an array of { data, opts }', 'RELQ_INVALID_ARGUMENT');
+    return this.addMany(jobs, 'addBulk');
+  }
+
+  private async addMany(jobs: ReadonlyArray<BulkJob<Data>>, op: string): Promise<AddResult[]> {
+    this.assertOpen();
+    if (jobs.length === 0) return [];
+    const now = Date.now();
+    const args: Array<string | number> = [this.eventsFlag, jobs.length];
+    const ids: string[] = [];
+    jobs.forEach((job, i) => {
+      const field = jobs.length === 1 && op === 'add' ? 'opts' : `jobs[${i}].opts`;
+      if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
+      const dataJson = toJson(op === 'add' ? 'data' : `jobs[${i}].data`, job.data, this.maxPayloadBytes);
+      const prepared = prepareJob(field, job.opts, this.defaults, now);
+      const id = prepared.id ?? this.ids.next();
+      ids.push(id);
+      args.push(id, prepared.id ? 1 : 0, encodeRecord(prepared.meta, dataJson), prepared.priority, prepared.due);
+    });
+    const created = (await this.run('add', op, args)) as number[];
+    return ids.map((id, i) => ({ id, created: created[i] === 1 }));
+  }
+
+  // ---- leasing ---------------------------------------------------------------
+
+  /**
+   * Leases up to `count` jobs. With nothing pending it waits up to `blockMs` on a
+   * wake-up list (no polling) and returns as soon as a job arrives or comes due.
+   */
+  async lease(opts: LeaseOptions = {}): Promise<Array<Lease<Data>>> {
+    this.assertOpen();
+    assertOptions('lease options', opts, LEASE_OPTION_KEYS);
+    const count = opts.count ?? 1;
+    const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    const blockMs = opts.blockMs ?? 0;
+    assertInt('count', count, { min: 1, max: MAX_LEASE_COUNT });
+    assertInt('leaseMs', leaseMs, { min: 1, max: 2 ** 41 });
+    assertInt('blockMs', blockMs, { max: 2 ** 31 });
+    const giveUpAt = Date.now() + blockMs;
+    let woken = false;
+    for (;;) {
+      const step = await this.leaseStep([], count, leaseMs, woken);
+      const left = giveUpAt - Date.now();
+      if (step.leases.length > 0 || left <= 0) return step.leases;
+      const blocker = this.takeBlocker();
+      try {
+        woken = await this.waitForWork(blocker, waitFor(step, left));
+      } finally {
+        this.returnBlocker(blocker);
+      }
+    }
+  }
+
+  /**
+   * Settles `items` and leases up to `count` more in one script call: the worker's
+   * hot path. `woken` says the caller just consumed a wake-up token.
+   * @internal
+   */
+  async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean): Promise<LeaseStep<Data>> {
+    const reqId = newRequestId();
+    const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, items.length];
+    for (const item of items) args.push(...item);
+    const [settled, head] = (await this.run('lease', 'lease', args, [this.keys.request(reqId)])) as [
+      number[],
+      Array<string | number>,
+    ];
+    const now = Number(head[0]);
+    const nextDue = Number(head[1]);
+    const leases: Array<Lease<Data>> = [];
+    for (let i = 3; i < head.length; i += 4) {
+      leases.push({
+        job: this.toLeasedJob(String(head[i]), String(head[i + 3]), now),
+        token: String(head[i + 1]),
+        deadline: Number(head[i + 2]),
+      });
+    }
+    return { settled: settled.map((s) => s === 1), leases, now, nextDue: nextDue >= 0 ? nextDue : undefined, paused: head[2] === 1 };
+  }
+
+  private toLeasedJob(id: string, record: string, now: number): LeasedJob<Data> {
+    const { meta, data } = decodeRecord<Data>(record);
+    const job: { -readonly [K in keyof LeasedJob<Data>]: LeasedJob<Data>[K] } = {
+      id,
+      name: meta.n ?? '',
+      data,
+      attempt: (meta.f ?? 0) + 1,
+      maxAttempts: meta.a,
+      priority: meta.p ?? 0,
+      requeues: meta.r ?? 0,
+      createdAt: meta.t,
+      leasedAt: now,
+      policy: policyOf(meta),
+    };
+    if (meta.e !== undefined) job.lastError = meta.e;
+    return job;
+  }
+
+  /**
+   * Blocks on the wake-up list for up to `ms`. True when a token was taken. A reply
+   * that never comes (half-open socket) is cut off and the connection replaced.
+   * @internal
+   */
+  async waitForWork(blocker: RedisClient, ms: number): Promise<boolean> {
+    const seconds = Math.max(0.01, ms / 1000).toFixed(3);
+    let timer: NodeJS.Timeout | undefined;
+    const watchdog = new Promise<'stuck'>((resolve) => {
+      timer = setTimeout(() => resolve('stuck'), ms + BLOCK_WATCHDOG_MS);
+    });
+    try {
+      const res = await Promise.race([blocker.blpop(this.keys.byName.wake, seconds), watchdog]);
+      if (res === 'stuck') {
+        blocker.disconnect(true);
+        return true;
+      }
+      return res !== null;
+    } catch (err) {
+      throw wrapRedisError(err, 'lease', this.handle);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A dedicated connection for blocking waits. @internal */
+  openBlocker(): RedisClient {
+    const b = duplicateClient(this.handle.client);
+    this.allBlockers.add(b);
+    return b;
+  }
+
+  /** @internal */
+  closeBlocker(b: RedisClient): void {
+    this.allBlockers.delete(b);
+    b.disconnect();
+  }
+
+  private takeBlocker(): RedisClient {
+    return this.idleBlockers.pop() ?? this.openBlocker();
+  }
+
+  private returnBlocker(b: RedisClient): void {
+    if (this.closed || b.status === 'end') this.closeBlocker(b);
+    else this.idleBlockers.push(b);
+  }
+
+  // ---- settling --------------------------------------------------------------
+
+  /** Completes the job. True exactly once per job; false for a stale or repeated lease. */
+  async ack(lease: Lease<Data>, result?: Result): Promise<boolean> {
+    return (await this.settle([ackItem(lease, this.resultJson(result))]))[0]!;
+  }
+
+  /** Acks many leases in one round trip; returns which succeeded, in order. */
+  ackBatch(leases: ReadonlyArray<Lease<Data> | { lease: Lease<Data>; result?: Result }>): Promise<boolean[]> {
+    return this.settle(
+      leases.map((l) => ('lease' in l ? ackItem(l.lease, this.resultJson(l.result)) : ackItem(l, ''))),
+    );
+  }
+
+  /** A failed attempt: retried after `delayMs` (default: the job's backoff) or dead-lettered. */
+  async nack(lease: Lease<Data>, opts: { error?: unknown; delayMs?: number } = {}): Promise<boolean> {
+    assertOptions('nack options', opts, ['error', 'delayMs']);
+    if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
+    return (await this.settle([nackItem(lease, opts.error, opts.delayMs)]))[0]!;
+  }
+
+  /** Puts the job back without counting a failure. */
+  async requeue(lease: Lease<Data>, opts: { delayMs?: number; reason?: string } = {}): Promise<boolean> {
+    assertOptions('requeue options', opts, ['delayMs', 'reason']);
+    if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
+    return (await this.settle([requeueItem(lease, opts.delayMs ?? 0, opts.reason ?? 'requeued')]))[0]!;
+  }
+
+  /** Dead-letters the job now, with no further attempts. */
+  async reject(lease: Lease<Data>, reason: unknown = 'rejected'): Promise<boolean> {
+    return (await this.settle([rejectItem(lease, reason)]))[0]!;
+  }
+
+  /** Settles any mix of outcomes in one script call. @internal */
+  async settle(items: SettleItem[]): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const args: Array<string | number> = [this.eventsFlag, items.length];
+    for (const item of items) args.push(...item);
+    const out = (await this.run('settle', 'settle', args)) as number[];
+    return out.map((v) => v === 1);
+  }
+
+  /** Extends the lease by `extendMs` from now (default: its own lease length). False once lost. */
+  async touch(lease: Lease<Data>, extendMs?: number): Promise<boolean> {
+    return (await this.touchMany([lease], extendMs))[0]!;
+  }
+
+  /** Heartbeat for many leases in one call; updates each lease's deadline. @internal */
+  async touchMany(leases: ReadonlyArray<Lease<Data>>, extendMs?: number, fallbackLeaseMs = DEFAULT_LEASE_MS): Promise<boolean[]> {
+    this.assertOpen();
+    if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: 2 ** 41 });
+    if (leases.length === 0) return [];
+    const args: Array<string | number> = [leases.length];
+    for (const l of leases) args.push(l.job.id, l.token, extendMs ?? l.job.policy.leaseMs ?? fallbackLeaseMs);
+    const out = (await this.run('touch', 'touch', args)) as number[];
+    return out.map((deadline, i) => {
+      if (deadline > 0) leases[i]!.deadline = deadline;
+      return deadline > 0;
+    });
+  }
+
+  private resultJson(result: Result | undefined): string {
+    return result === undefined ? '' : toJson('result', result, this.maxPayloadBytes);
+  }
+
+  // ---- housekeeping ----------------------------------------------------------
+
+  /**
+   * One bounded pass: expired leases back to pending (a failed attempt; dead past the
+   * limit), due delayed jobs promoted, ended retention and idempotency windows cleared.
+   * Safe to run from many processes at once.
+   */
+  async sweep(opts: { limit?: number } = {}): Promise<SweepResult> {
+    assertOptions('sweep options', opts, ['limit']);
+    const limit = opts.limit ?? DEFAULT_SWEEP_LIMIT;
+    assertInt('limit', limit, { min: 1, max: 100_000 });
+    const r = (await this.run('sweep', 'sweep', [this.eventsFlag, limit])) as number[];
+    return { stalled: r[0]!, deadLettered: r[1]!, promoted: r[2]!, completedRemoved: r[3]!, dedupForgotten: r[4]! };
+  }
+
+  // ---- reading ---------------------------------------------------------------
+
+  async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
+    if (typeof id !== 'string' || id === '') throw new RelqError('getJob: id must be a non-empty string', 'RELQ_INVALID_ARGUMENT');
+    const r = (await this.run('getJob', 'getJob', [id])) as string[];
+    if (r.length === 0) return null;
+    const [state, record, score, result] = r as [JobState, string, string, string | undefined];
+    const { meta, data } = decodeRecord<Data>(record);
+    const failures = meta.f ?? 0;
+    const requeues = meta.r ?? 0;
+    const info: JobInfo<Data, Result> = {
+      id,
+      name: meta.n ?? '',
+      state,
+      data,
+      priority: meta.p ?? 0,
+      failures,
+      maxAttempts: meta.a,
+      dequeues: failures + requeues + (state === 'working' || state === 'completed' ? 1 : 0),
+      requeues,
+      createdAt: meta.t,
+    };
+    if (meta.e !== undefined) info.lastError = meta.e;
+    const at = Number(score);
+    if (state === 'working' && score !== '') info.leaseDeadline = at;
+    if (state === 'delayed') info.runAt = at;
+    if (state === 'dead') info.diedAt = at;
+    if (state === 'completed') {
+      info.retainedUntil = at;
+      if (result) {
+        const stored = JSON.parse(result) as { at: number; r: Result | null };
+        info.completedAt = stored.at;
+        if (stored.r !== null) info.result = stored.r;
+      }
+    }
+    return info;
+  }
+
+  async counts(): Promise<QueueCounts> {
+    const r = (await this.run('counts', 'counts', [])) as number[];
+    return { pending: r[0]!, working: r[1]!, delayed: r[2]!, completed: r[3]!, dead: r[4]!, paused: r[5] === 1 };
+  }
+
+  /** Stops leasing on every worker of this queue; adds go on. */
+  async pause(): Promise<void> {
+    await this.run('pause', 'pause', [this.eventsFlag, 'pause']);
+  }
+
+  async resume(): Promise<void> {
+    await this.run('pause', 'resume', [this.eventsFlag, 'resume']);
+  }
+
+  async isPaused(): Promise<boolean> {
+    return (await this.counts()).paused;
+  }
+
+  // ---- dead letters ----------------------------------------------------------
+
+  /** Dead-lettered jobs, oldest first. */
+  async listDead(opts: { offset?: number; limit?: number } = {}): Promise<Array<DeadLetter<Data>>> {
+    assertOptions('listDead options', opts, ['offset', 'limit']);
+    const offset = opts.offset ?? 0;
+    const limit = opts.limit ?? 100;
+    assertInt('offset', offset);
+    assertInt('limit', limit, { min: 1, max: 10_000 });
+    const r = (await this.run('deadLetters', 'listDead', [this.eventsFlag, 'list', offset, limit])) as string[];
+    const out: Array<DeadLetter<Data>> = [];
+    for (let i = 0; i < r.length; i += 3) {
+      if (!r[i + 1]) continue;
+      const { meta, data } = decodeRecord<Data>(r[i + 1]!);
+      const dl: DeadLetter<Data> = { id: r[i]!, name: meta.n ?? '', data, failures: meta.f ?? 0, diedAt: Number(r[i + 2]) };
+      if (meta.e !== undefined) dl.lastError = meta.e;
+      out.push(dl);
+    }
+    return out;
+  }
+
+  /** Moves dead letters back to pending with a fresh attempt budget: the given ids, or the oldest `limit`. */
+  retryDead(target: string[] | { limit: number }): Promise<string[]> {
+    return this.deadOp('redrive', target);
+  }
+
+  /** Deletes dead letters for good: the given ids, or the oldest `limit`. */
+  purgeDead(target: string[] | { limit: number }): Promise<string[]> {
+    return this.deadOp('purge', target);
+  }
+
+  private async deadOp(op: 'redrive' | 'purge', target: string[] | { limit: number }): Promise<string[]> {
+    let args: Array<string | number>;
+    if (Array.isArray(target)) {
+      target.forEach((id, i) => {
+        if (typeof id !== 'string' || id === '') throw new RelqError(`ids[${i}] must be a non-empty string`, 'RELQ_INVALID_ARGUMENT');
+      });
+      if (target.length === 0) return [];
+      args = [this.eventsFlag, op, 'ids', 0, ...target];
+    } else {
+      assertOptions(`${op} target`, target, ['limit']);
+      assertInt('limit', target.limit, { min: 1, max: 10_000 });
+      args = [this.eventsFlag, op, 0, target.limit];
+    }
+    return (await this.run('deadLetters', op, args)) as string[];
+  }
+
+  // ---- events ----------------------------------------------------------------
+
+  /** Job transitions of this queue from every process, as they happen. */
+  events(): Observable<QueueEvent> {
+    return this.hub.events$;
+  }
+
+  /** The states of one job, starting with its current one, until it completes, dies or vanishes. */
+  watch(id: string): Observable<JobState | 'gone'> {
+    return new Observable<JobState | 'gone'>((subscriber) => {
+      let done = false;
+      const emit = (s: JobState | 'gone') => {
+        if (done) return;
+        subscriber.next(s);
+        if (TERMINAL.has(s)) {
+          done = true;
+          subscriber.complete();
+        }
+      };
+      const sub = this.hub.events$.pipe(filter((e) => e.id === id)).subscribe({
+        next: (e) => {
+          const s = stateAfter(e);
+          if (s) emit(s);
+        },
+        error: (err: unknown) => subscriber.error(err),
+      });
+      this.hub
+        .open()
+        .then(() => this.getJob(id))
+        .then((info) => emit(info ? info.state : 'gone'))
+        .catch((err: unknown) => subscriber.error(err));
+      return () => sub.unsubscribe();
+    }).pipe(distinctUntilChanged());
+  }
+
+  /** Resolves with the job's result once it completes (needs keepCompletedMs > 0). */
+  async waitForResult(id: string, opts: { timeoutMs?: number } = {}): Promise<Result | undefined> {
+    assertOptions('waitForResult options', opts, ['timeoutMs']);
+    const timeoutMs = opts.timeoutMs ?? 30_000;
+    assertInt('timeoutMs', timeoutMs, { min: 1, max: 2 ** 31 });
+    let end: JobState | 'gone';
+    try {
+      end = await firstValueFrom(
+        this.watch(id).pipe(
+          filter((s) => TERMINAL.has(s)),
+          take(1),
+          rxTimeout({ first: timeoutMs }),
+        ),
+      );
+    } catch (err) {
+      if (err instanceof Error && err.name === 'TimeoutError') {
+        throw new TimeoutError(`job ${id} did not finish within ${timeoutMs} ms`);
+      }
+      throw err;
+    }
+    const info = await this.getJob(id);
+    if (end === 'completed' || info?.state === 'completed') return info?.result;
+    if (info?.state === 'dead') throw new JobFailedError(id, info.lastError ?? 'dead-lettered');
+    throw new JobFailedError(id, 'the job no longer exists (removed, or completed with keepCompletedMs 0)');
+  }
+
+  // ---- lifecycle -------------------------------------------------------------
+
+  /** Closes the connections relq opened; a client passed in stays open. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.hub.close();
+    for (const b of [...this.allBlockers]) this.closeBlocker(b);
+    this.idleBlockers.length = 0;
+    if (this.handle.owned) {
+      await this.handle.client.quit().catch(() => this.handle.client.disconnect());
+    }
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ClosedError(`queue '${this.name}'`);
+  }
+
+  private async run(script: ScriptName, op: string, args: Array<string | number>, extraKeys: string[] = []): Promise<unknown> {
+    this.assertOpen();
+    const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
+    try {
+      return await runScript(this.handle.client, script, keys, args);
+    } catch (err) {
+      throw wrapRedisError(err, op, this.handle);
+    }
+  }
+}
+
+/** How long to block: until the next delayed job is due, at most `left`. */
+function waitFor(step: { now: number; nextDue: number | undefined }, left: number): number {
+  if (step.nextDue === undefined) return left;
+  return Math.min(left, Math.max(1, step.nextDue - step.now));
+}
+
+export { waitFor as blockDuration };
+
+function stateAfter(e: QueueEvent): JobState | 'gone' | undefined {
+  switch (e.type) {
+    case 'added':
+    case 'promoted':
+    case 'stalled':
+      return 'pending';
+    case 'leased':
+      return 'working';
+    case 'completed':
+      return 'completed';
+    case 'dead':
+      return 'dead';
+    case 'removed':
+      return 'gone';
+    case 'retried':
+      return e.delayMs ? 'delayed' : 'pending';
+    default:
+      return undefined;
+  }
+}

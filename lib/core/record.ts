@@ -1,0 +1,58 @@
+import { DEFAULT_POLICY } from './defaults.js';
+import type { Backoff, JobPolicy } from './types.js';
+
+/**
+ * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because
+ * they are stored once per job; values equal to the built-in defaults are left out.
+ * Lua reads p, l, f and a (lib/scripts/include/common.lua); nested keys are never
+ * one of those letters.
+ */
+export interface RecordMeta {
+  /** created at (producer clock, ms) */
+  t: number;
+  /** max attempts */
+  a: number;
+  n?: string;
+  p?: number;
+  b?: Backoff;
+  l?: number;
+  k?: number;
+  /** idempotency window, custom ids only */
+  i?: number;
+  /** 1 when the id is a caller's idempotency key */
+  u?: 1;
+  /** failures */
+  f?: number;
+  /** requeues */
+  r?: number;
+  /** last error */
+  e?: string;
+}
+
+export function encodeRecord(meta: RecordMeta, dataJson: string): string {
+  return `${JSON.stringify(meta)}\n${dataJson}`;
+}
+
+export interface DecodedRecord<Data> {
+  meta: RecordMeta;
+  data: Data;
+}
+
+export function decodeRecord<Data>(record: string): DecodedRecord<Data> {
+  const nl = record.indexOf('\n');
+  return {
+    meta: JSON.parse(record.slice(0, nl)) as RecordMeta,
+    data: JSON.parse(record.slice(nl + 1)) as Data,
+  };
+}
+
+export function policyOf(meta: RecordMeta): JobPolicy {
+  const policy: JobPolicy = {
+    attempts: meta.a,
+    backoff: meta.b ?? DEFAULT_POLICY.backoff,
+    keepCompletedMs: meta.k ?? DEFAULT_POLICY.keepCompletedMs,
+    dedupWindowMs: meta.u ? (meta.i ?? DEFAULT_POLICY.dedupWindowMs) : 0,
+  };
+  if (meta.l !== undefined) policy.leaseMs = meta.l;
+  return policy;
+}

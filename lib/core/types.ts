@@ -1,0 +1,178 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+
+/** A redis:// or rediss:// URL, ioredis options, or a client you own (relq never closes it). */
+export type ConnectionInput = string | RedisOptions | Redis | Cluster;
+
+export type JobState = 'pending' | 'working' | 'delayed' | 'completed' | 'dead';
+
+export interface Backoff {
+  type: 'fixed' | 'exponential';
+  /** Delay before the first retry; exponential doubles it per failed attempt. */
+  delayMs: number;
+  /** Upper bound of one delay (exponential). Default 1 hour. */
+  maxDelayMs?: number;
+  /** Fraction of the delay drawn at random, 0 to 1: 0.2 gives delay × [0.8, 1.2]. Default 0.2. */
+  jitter?: number;
+}
+
+/** Per-job settings; any not given come from the queue's `defaults`. */
+export interface JobPolicy {
+  /** Maximum deliveries that may fail (handler error or lease expiry) before the job is dead. */
+  attempts: number;
+  backoff: Backoff;
+  /** Upper bound of one run; overrides the worker's lease length. */
+  leaseMs?: number;
+  /** How long a completed job and its result are kept. 0 deletes at once. */
+  keepCompletedMs: number;
+  /** How long a finished job's custom jobId is still recognised as a duplicate. */
+  dedupWindowMs: number;
+}
+
+export interface JobOptions extends Partial<JobPolicy> {
+  /** Idempotency key: adding an id that exists (or finished within dedupWindowMs) creates nothing. */
+  jobId?: string;
+  /** Job name, used to route jobs to named handlers. */
+  name?: string;
+  /** Run no earlier than this many ms from now (Redis clock). */
+  delayMs?: number;
+  /** Run no earlier than this time (epoch ms or Date). */
+  runAt?: number | Date;
+  /** Higher runs first; -1000 to 1000, default 0. FIFO within a priority. */
+  priority?: number;
+}
+
+export interface QueueOptions {
+  connection?: ConnectionInput;
+  /** Key prefix; keys are `{<prefix>:<queue>}:<kind>`. Default 'relq'. */
+  prefix?: string;
+  defaults?: Partial<JobPolicy>;
+  /** Largest JSON payload or result accepted, in bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Publish job transitions for events(), watch() and waitForResult(). Default true. */
+  events?: boolean;
+}
+
+export interface AddResult {
+  id: string;
+  /** false when jobId already existed: nothing was written. */
+  created: boolean;
+}
+
+export interface BulkJob<Data> {
+  data: Data;
+  opts?: JobOptions;
+}
+
+/** What a lease holder knows of its job. */
+export interface LeasedJob<Data> {
+  readonly id: string;
+  readonly name: string;
+  readonly data: Data;
+  /** 1 for the first delivery; failures so far + 1. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly requeues: number;
+  readonly createdAt: number;
+  readonly leasedAt: number;
+  readonly lastError?: string;
+  readonly policy: Readonly<JobPolicy>;
+}
+
+/** A fenced claim on one job: only this token can ack, nack, requeue, reject or touch it. */
+export interface Lease<Data> {
+  readonly job: LeasedJob<Data>;
+  readonly token: string;
+  /** Epoch ms (Redis clock) when the lease runs out unless touched. */
+  deadline: number;
+}
+
+export interface LeaseOptions {
+  /** Most jobs to lease at once (1 to 1000). Default 1. */
+  count?: number;
+  /** Lease length for jobs without their own leaseMs. Default 30 s. */
+  leaseMs?: number;
+  /** Wait up to this long when nothing is pending. Default 0 (return at once). */
+  blockMs?: number;
+}
+
+export interface JobInfo<Data, Result> {
+  id: string;
+  name: string;
+  state: JobState;
+  data: Data;
+  priority: number;
+  /** Failed attempts so far (handler errors and expired leases). */
+  failures: number;
+  maxAttempts: number;
+  /** Times the job was leased. */
+  dequeues: number;
+  /** Times it was put back without a failure (requeue, shutdown). */
+  requeues: number;
+  createdAt: number;
+  /** working: lease deadline. */
+  leaseDeadline?: number;
+  /** delayed: when it becomes pending. */
+  runAt?: number;
+  completedAt?: number;
+  /** completed: when the job and its result expire. */
+  retainedUntil?: number;
+  diedAt?: number;
+  result?: Result;
+  lastError?: string;
+}
+
+export interface QueueCounts {
+  pending: number;
+  working: number;
+  delayed: number;
+  completed: number;
+  dead: number;
+  paused: boolean;
+}
+
+export interface SweepResult {
+  /** Expired leases returned to pending (or dead-lettered). */
+  stalled: number;
+  /** Of those, dead-lettered because attempts ran out. */
+  deadLettered: number;
+  /** Delayed jobs that became pending. */
+  promoted: number;
+  /** Completed jobs whose retention ended. */
+  completedRemoved: number;
+  /** Custom job ids whose idempotency window ended. */
+  dedupForgotten: number;
+}
+
+export type QueueEventType =
+  | 'added'
+  | 'leased'
+  | 'completed'
+  | 'failed'
+  | 'retried'
+  | 'dead'
+  | 'stalled'
+  | 'promoted'
+  | 'removed'
+  | 'paused'
+  | 'resumed';
+
+/** One job transition, as published by the script that made it. */
+export interface QueueEvent {
+  type: QueueEventType;
+  queue: string;
+  id?: string;
+  attempt?: number;
+  error?: string;
+  delayMs?: number;
+  reason?: string;
+}
+
+export interface DeadLetter<Data> {
+  id: string;
+  name: string;
+  data: Data;
+  failures: number;
+  lastError?: string;
+  diedAt: number;
+}

@@ -1,0 +1,129 @@
+import { PayloadTooLargeError, ValidationError } from './errors.js';
+
+// Printable text with no control characters; braces would change a key's hash slot.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export const MAX_QUEUE_NAME_LENGTH = 128;
+export const MAX_JOB_ID_LENGTH = 256;
+
+export function assertQueueName(name: unknown, field = 'queue name'): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new ValidationError(field, 'must be a non-empty string');
+  }
+  if (name.length > MAX_QUEUE_NAME_LENGTH) {
+    throw new ValidationError(field, `must be at most ${MAX_QUEUE_NAME_LENGTH} characters, got ${name.length}`);
+  }
+  if (CONTROL.test(name)) throw new ValidationError(field, 'must not contain control characters');
+  if (/[{}]/.test(name)) throw new ValidationError(field, "must not contain '{' or '}' (they would change the Redis Cluster hash slot)");
+}
+
+/** A prefix has no ':' so that `{prefix:name}` can never be read two ways. */
+export function assertPrefix(prefix: unknown): asserts prefix is string {
+  assertQueueName(prefix, 'prefix');
+  if (prefix.includes(':')) throw new ValidationError('prefix', "must not contain ':'");
+}
+
+export function assertJobId(id: unknown, field = 'jobId'): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0) throw new ValidationError(field, 'must be a non-empty string');
+  if (id.length > MAX_JOB_ID_LENGTH) {
+    throw new ValidationError(field, `must be at most ${MAX_JOB_ID_LENGTH} characters, got ${id.length}`);
+  }
+  if (CONTROL.test(id)) throw new ValidationError(field, 'must not contain control characters');
+}
+
+export function assertInt(
+  field: string,
+  value: unknown,
+  { min = 0, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {},
+): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new ValidationError(field, `must be a finite number, got ${describe(value)}`);
+  }
+  if (!Number.isInteger(value)) throw new ValidationError(field, `must be a whole number, got ${value}`);
+  if (value < min || value > max) throw new ValidationError(field, `must be between ${min} and ${max}, got ${value}`);
+}
+
+export function assertNumber(field: string, value: unknown, min: number, max: number): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    throw new ValidationError(field, `must be a number between ${min} and ${max}, got ${describe(value)}`);
+  }
+}
+
+export function assertString(field: string, value: unknown, maxLength = 1024): asserts value is string {
+  if (typeof value !== 'string') throw new ValidationError(field, `must be a string, got ${describe(value)}`);
+  if (value.length > maxLength) throw new ValidationError(field, `must be at most ${maxLength} characters`);
+  if (CONTROL.test(value)) throw new ValidationError(field, 'must not contain control characters');
+}
+
+/** Rejects anything but a plain object whose keys are all in `allowed`. */
+export function assertOptions<T>(
+  field: string,
+  value: T,
+  allowed: readonly string[],
+): asserts value is T & Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ValidationError(field, `must be an object, got ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      throw new ValidationError(field, `unknown option '${key}' (known: ${allowed.join(', ')})`);
+    }
+  }
+}
+
+/**
+ * Serialises a payload to JSON, refusing what JSON would silently drop or change:
+ * functions, symbols, undefined, BigInt, cycles, non-finite numbers, Maps, Sets and
+ * other class instances without toJSON. Keys such as `__proto__` stay plain data.
+ */
+export function toJson(field: string, value: unknown, maxBytes: number): string {
+  checkJsonValue(field, value, new Set());
+  const json = JSON.stringify(value);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new PayloadTooLargeError(field, bytes, maxBytes);
+  return json;
+}
+
+function checkJsonValue(path: string, value: unknown, seen: Set<object>): void {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new ValidationError(path, `is ${value}, which JSON cannot represent`);
+      return;
+    case 'undefined':
+      throw new ValidationError(path, 'is undefined, which JSON cannot represent (use null)');
+    case 'bigint':
+      throw new ValidationError(path, 'is a BigInt, which JSON cannot represent (convert it to a string)');
+    case 'function':
+    case 'symbol':
+      throw new ValidationError(path, `is a ${typeof value}, which is not JSON data`);
+  }
+  if (value === null) return;
+  const obj = value as object;
+  if (seen.has(obj)) throw new ValidationError(path, 'contains a cycle');
+  if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') return; // e.g. Date
+  seen.add(obj);
+  if (Array.isArray(obj)) {
+    obj.forEach((item, i) => checkJsonValue(`${path}[${i}]`, item, seen));
+  } else {
+    const proto = Object.getPrototypeOf(obj);
+    if (proto !== Object.prototype && proto !== null) {
+      const kind = (obj as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+      throw new ValidationError(path, `is a ${kind}, not plain JSON data (convert it to an object or array)`);
+    }
+    for (const key of Object.keys(obj)) {
+      checkJsonValue(`${path}.${key}`, (obj as Record<string, unknown>)[key], seen);
+    }
+  }
+  seen.delete(obj);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : String(value);
+}

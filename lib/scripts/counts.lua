@@ -1,0 +1,10 @@
+--!include include/keys.lua
+-- Per-state counts, read atomically. Reply: { pending, working, delayed, completed, dead, paused }
+return {
+  redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO),
+  redis.call('ZCARD', K_WORKING),
+  redis.call('ZCARD', K_DELAYED),
+  redis.call('ZCARD', K_DONE),
+  redis.call('ZCARD', K_DEAD),
+  redis.call('HEXISTS', K_META, 'paused'),
+}

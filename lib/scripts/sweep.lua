@@ -1,0 +1,40 @@
+--!include include/keys.lua
+--!include include/common.lua
+-- One bounded pass of housekeeping. ARGV: 1 events(0/1), 2 limit per kind.
+-- Expired leases count as a failed attempt: back to pending, or dead past the limit.
+-- Reply: { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now }
+eventsOn = ARGV[1] == '1'
+local limit = tonumber(ARGV[2])
+local now = nowMs()
+
+local stalled, dead = 0, 0
+local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
+if #expired > 0 then
+  redis.call('HDEL', K_LEASES, unpack(expired))
+  redis.call('ZREM', K_WORKING, unpack(expired))
+  local recs = redis.call('HMGET', K_JOBS, unpack(expired))
+  for i, id in ipairs(expired) do
+    if recs[i] then
+      stalled = stalled + 1
+      if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
+    end
+  end
+end
+
+local promoted = 0
+local nextDue = tonumber(redis.call('HGET', K_META, 'nextDue'))
+if nextDue and nextDue <= now then promoted = promoteDue(now, limit) end
+
+local gone = redis.call('ZRANGEBYSCORE', K_DONE, '-inf', now, 'LIMIT', 0, limit)
+if #gone > 0 then
+  redis.call('ZREM', K_DONE, unpack(gone))
+  redis.call('HDEL', K_JOBS, unpack(gone))
+  redis.call('HDEL', K_RESULTS, unpack(gone))
+end
+
+local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
+if #forgotten > 0 then redis.call('ZREM', K_DEDUP, unpack(forgotten)) end
+
+flushWake()
+flushEvents()
+return { stalled, dead, promoted, #gone, #forgotten, now }
