@@ -1,0 +1,153 @@
+/**
+ * Shared helpers for the engine conformance suite (test/core/*.spec.ts). Redis always
+ * comes from test/support/redis.ts; these helpers only observe it (INFO, SCAN, TIME),
+ * the engine itself never uses them.
+ */
+import type { Redis } from 'ioredis';
+import { Queue } from '../../lib/index.js';
+import type { QueueOptions } from '../../lib/index.js';
+import type { Worker } from '../../lib/index.js';
+import { redisClient, uniquePrefix, type TestRedis } from '../support/redis.js';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` until it holds; throws with `what` after `timeoutMs`. */
+export async function waitUntil(
+  cond: () => boolean | Promise<boolean>,
+  what = 'condition',
+  timeoutMs = 5000,
+  stepMs = 10,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await cond()) return;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(stepMs);
+  }
+}
+
+/** Rejects if `p` does not settle within `ms`. */
+export function within<T>(p: Promise<T>, ms: number, what = 'operation'): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+/** Everything a test opened, closed in afterEach (queues, workers, raw clients). */
+export class Resources {
+  private readonly workers: Array<Worker<any, any>> = [];
+  private readonly queues: Array<Queue<any, any>> = [];
+  private readonly clients: Redis[] = [];
+
+  constructor(private readonly redis: () => TestRedis) {}
+
+  /** A queue on its own connection, with a unique prefix unless given. */
+  queue<D = any, R = any>(name = 'q', opts: QueueOptions = {}): Queue<D, R> {
+    const q = new Queue<D, R>(name, { connection: this.redis().url, prefix: uniquePrefix(), ...opts });
+    this.queues.push(q);
+    return q;
+  }
+
+  /** A second Queue object (own connection) on the same queue as `q`. */
+  twin<D = any, R = any>(q: Queue<any, any>, opts: QueueOptions = {}): Queue<D, R> {
+    return this.queue<D, R>(q.name, { prefix: q.prefix, ...opts });
+  }
+
+  worker<W extends Worker<any, any>>(w: W): W {
+    this.workers.push(w);
+    return w;
+  }
+
+  track<Q extends Queue<any, any>>(q: Q): Q {
+    this.queues.push(q);
+    return q;
+  }
+
+  /** A raw ioredis client for observing the server. */
+  client(): Redis {
+    const c = redisClient(this.redis(), { maxRetriesPerRequest: 1 });
+    c.on('error', () => undefined);
+    this.clients.push(c);
+    return c;
+  }
+
+  async closeAll(): Promise<void> {
+    const workers = this.workers.splice(0);
+    await Promise.all(workers.map((w) => w.close({ drainTimeoutMs: 0 }).catch(() => undefined)));
+    const queues = this.queues.splice(0);
+    await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
+    const clients = this.clients.splice(0);
+    await Promise.all(clients.map((c) => closeClient(c)));
+  }
+}
+
+export async function closeClient(c: Redis): Promise<void> {
+  if (c.status === 'end') return;
+  if (c.status === 'ready') await c.quit().catch(() => c.disconnect());
+  else c.disconnect();
+}
+
+/** `INFO commandstats` as { command: calls }. */
+export async function commandStats(c: Redis): Promise<Record<string, number>> {
+  const info = await c.info('commandstats');
+  const out: Record<string, number> = {};
+  for (const line of info.split('\r\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+/** Calls per command between two commandStats snapshots (only commands that changed). */
+export function statsDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) {
+    const d = v - (before[k] ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
+/** Script calls (EVAL + EVALSHA) and blocking pops in a delta: what the engine sent. */
+export function engineCalls(d: Record<string, number>): number {
+  return (d.evalsha ?? 0) + (d.eval ?? 0) + (d.blpop ?? 0);
+}
+
+/** All keys matching `pattern` (SCAN, in tests only). */
+export async function scanKeys(c: Redis, pattern = '*'): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  return keys.sort();
+}
+
+/** Keys of one queue (everything under its prefix). */
+export function queueKeysIn(c: Redis, q: Queue<any, any>): Promise<string[]> {
+  return scanKeys(c, `*${q.prefix}*`);
+}
+
+/** Redis server time in ms. */
+export async function redisNow(c: Redis): Promise<number> {
+  const [s, us] = await c.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** Waits until some client is subscribed to the queue's sharded event channel. */
+export async function eventsReady(c: Redis, q: Queue<any, any>, subscribers = 1): Promise<void> {
+  await waitUntil(
+    async () => {
+      const r = (await c.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
+      return Number(r[1]) >= subscribers;
+    },
+    'event subscription',
+    5000,
+  );
+}
