@@ -1,0 +1,280 @@
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { Resources, commandStats, engineCalls, redisNow, sleep, statsDelta } from './_helpers.js';
+
+let redis: TestRedis;
+const res = new Resources(() => redis);
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(() => res.closeAll());
+afterAll(async () => {
+  await redis.stop();
+});
+
+async function leaseAllOneByOne(q: { lease: (o: { count: number }) => Promise<Array<{ job: { data: unknown } }>> }) {
+  const seen: unknown[] = [];
+  for (;;) {
+    const [l] = await q.lease({ count: 1 });
+    if (!l) return seen;
+    seen.push(l.job.data);
+  }
+}
+
+describe('ordering', () => {
+  test('FIFO within one priority', async () => {
+    const q = res.queue<number>();
+    for (let i = 0; i < 5; i++) await q.add(i);
+    await q.addBulk([{ data: 5 }, { data: 6 }, { data: 7 }]);
+    expect(await leaseAllOneByOne(q)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  test('FIFO within a non-zero priority too', async () => {
+    const q = res.queue<number>();
+    for (let i = 0; i < 5; i++) await q.add(i, { priority: 7 });
+    for (let i = 5; i < 8; i++) await q.add(i, { priority: -3 });
+    expect(await leaseAllOneByOne(q)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  test('higher priority first, one at a time and in one multi-lease', async () => {
+    const jobs: Array<[string, number]> = [
+      ['a0', 0],
+      ['b5', 5],
+      ['c-5', -5],
+      ['d5', 5],
+      ['e10', 10],
+      ['f0', 0],
+      ['g-1', -1],
+      ['h1000', 1000],
+      ['i-1000', -1000],
+    ];
+    const expected = ['h1000', 'e10', 'b5', 'd5', 'a0', 'f0', 'g-1', 'c-5', 'i-1000'];
+    const q1 = res.queue<string>();
+    for (const [d, p] of jobs) await q1.add(d, { priority: p });
+    expect(await leaseAllOneByOne(q1)).toEqual(expected);
+
+    const q2 = res.queue<string>();
+    await q2.addBulk(jobs.map(([d, p]) => ({ data: d, opts: { priority: p } })));
+    const leases = await q2.lease({ count: 20 });
+    expect(leases.map((l) => l.job.data)).toEqual(expected);
+    expect(leases.map((l) => l.job.priority)).toEqual([1000, 10, 5, 5, 0, 0, -1, -5, -1000]);
+  });
+
+  test('a multi-lease smaller than the positive-priority backlog takes the highest ones', async () => {
+    const q = res.queue<string>();
+    await q.add('p0');
+    await q.add('p1', { priority: 1 });
+    await q.add('p2', { priority: 2 });
+    await q.add('p3', { priority: 3 });
+    expect((await q.lease({ count: 2 })).map((l) => l.job.data)).toEqual(['p3', 'p2']);
+    expect((await q.lease({ count: 2 })).map((l) => l.job.data)).toEqual(['p1', 'p0']);
+  });
+
+  test('a promoted delayed job keeps its priority', async () => {
+    const q = res.queue<string>();
+    await q.add('low');
+    await q.add('high-delayed', { priority: 9, delayMs: 150 });
+    await sleep(200);
+    expect((await q.lease({ count: 2 })).map((l) => l.job.data)).toEqual(['high-delayed', 'low']);
+  });
+});
+
+describe('delays', () => {
+  test('delayMs: not leased before due, leased after', async () => {
+    const q = res.queue<string>();
+    const { id } = await q.add('later', { delayMs: 300 });
+    const info = await q.getJob(id);
+    expect(info!.state).toBe('delayed');
+    expect(await q.lease()).toEqual([]);
+    await sleep(150);
+    expect(await q.lease()).toEqual([]);
+    await sleep(200);
+    const [l] = await q.lease();
+    expect(l?.job.id).toBe(id);
+  });
+
+  test('runAt (epoch ms and Date): not leased before due, leased after', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    const now = await redisNow(obs);
+    const a = await q.add('num', { runAt: now + 300 });
+    const b = await q.add('date', { runAt: new Date(now + 300) });
+    expect((await q.getJob(a.id))!).toMatchObject({ state: 'delayed', runAt: now + 300 });
+    expect((await q.getJob(b.id))!).toMatchObject({ state: 'delayed', runAt: now + 300 });
+    expect(await q.lease({ count: 2 })).toEqual([]);
+    await sleep(350);
+    expect((await q.lease({ count: 2 })).map((l) => l.job.data).sort()).toEqual(['date', 'num']);
+  });
+
+  test('runAt in the past is leasable at once', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    const { id } = await q.add('past', { runAt: (await redisNow(obs)) - 60_000 });
+    const [l] = await q.lease();
+    expect(l?.job.id).toBe(id);
+  });
+
+  test('delayMs 0 is immediate', async () => {
+    const q = res.queue<string>();
+    const { id } = await q.add('now', { delayMs: 0 });
+    expect((await q.getJob(id))!.state).toBe('pending');
+    expect((await q.lease())[0]?.job.id).toBe(id);
+  });
+
+  test('delayed jobs come due in due-time order', async () => {
+    const q = res.queue<string>();
+    await q.add('c', { delayMs: 240 });
+    await q.add('a', { delayMs: 80 });
+    await q.add('b', { delayMs: 160 });
+    await sleep(300);
+    expect((await q.lease({ count: 3 })).map((l) => l.job.data)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('lease', () => {
+  test('count: leases up to count distinct jobs, FIFO', async () => {
+    const q = res.queue<number>();
+    await q.addBulk([0, 1, 2, 3, 4].map((data) => ({ data })));
+    const first = await q.lease({ count: 3 });
+    expect(first.map((l) => l.job.data)).toEqual([0, 1, 2]);
+    const rest = await q.lease({ count: 10 });
+    expect(rest.map((l) => l.job.data)).toEqual([3, 4]);
+    expect(new Set([...first, ...rest].map((l) => l.token)).size).toBe(5);
+    expect(await q.lease({ count: 10 })).toEqual([]);
+    expect((await q.counts()).working).toBe(5);
+  });
+
+  test('a lease carries the job (id, name, data, attempt, timestamps), a token and a deadline', async () => {
+    const q = res.queue<{ x: number }>();
+    const obs = res.client();
+    const t0 = await redisNow(obs);
+    const { id } = await q.add({ x: 1 }, { name: 'mail', attempts: 4, priority: 2 });
+    const [l] = await q.lease({ leaseMs: 1000 });
+    const t1 = await redisNow(obs);
+    expect(l!.job).toMatchObject({ id, name: 'mail', data: { x: 1 }, attempt: 1, maxAttempts: 4, priority: 2, requeues: 0 });
+    expect(typeof l!.token).toBe('string');
+    expect(l!.token.length).toBeGreaterThan(0);
+    expect(l!.job.leasedAt).toBeGreaterThanOrEqual(t0);
+    expect(l!.job.leasedAt).toBeLessThanOrEqual(t1);
+    expect(l!.deadline).toBe(l!.job.leasedAt + 1000);
+    expect(Math.abs(l!.job.createdAt - t0)).toBeLessThan(1000);
+    expect((await q.getJob(id))!.leaseDeadline).toBe(l!.deadline);
+  });
+
+  test("per-job leaseMs overrides the lease call's leaseMs (both directions)", async () => {
+    const q = res.queue<string>();
+    await q.add('long', { leaseMs: 5000 });
+    await q.add('short', { leaseMs: 150 });
+    const [long, short] = await q.lease({ count: 2, leaseMs: 1000 });
+    expect(long!.job.data).toBe('long');
+    expect(long!.deadline - long!.job.leasedAt).toBe(5000);
+    expect(long!.job.policy.leaseMs).toBe(5000);
+    expect(short!.deadline - short!.job.leasedAt).toBe(150);
+    await sleep(250);
+    const swept = await q.sweep();
+    expect(swept.stalled).toBe(1);
+    expect((await q.getJob(long!.job.id))!.state).toBe('working');
+    expect((await q.getJob(short!.job.id))!.state).toBe('pending');
+  });
+
+  test('queue defaults.leaseMs applies to jobs without their own', async () => {
+    const q = res.queue<string>('q', { defaults: { leaseMs: 2500 } });
+    await q.add('x');
+    const [l] = await q.lease({ leaseMs: 100 });
+    expect(l!.deadline - l!.job.leasedAt).toBe(2500);
+  });
+});
+
+describe('blocking lease', () => {
+  test('returns [] at once with blockMs 0 (default) on an empty queue', async () => {
+    const q = res.queue();
+    const t = Date.now();
+    expect(await q.lease()).toEqual([]);
+    expect(Date.now() - t).toBeLessThan(300);
+  });
+
+  test('wakes at once when a job is added from another connection', async () => {
+    const q = res.queue<string>();
+    const producer = res.twin<string>(q);
+    await producer.client.ping();
+    const t = Date.now();
+    const pending = q.lease({ blockMs: 4000 });
+    await sleep(200);
+    const { id } = await producer.add('hello');
+    const leases = await pending;
+    const took = Date.now() - t;
+    expect(leases.map((l) => l.job.id)).toEqual([id]);
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(1000);
+  });
+
+  test('wakes when a delayed job comes due, without polling', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.add('due-soon', { delayMs: 1500 });
+    await q.counts(); // script loaded on this socket
+    const before = await commandStats(obs);
+    const t = Date.now();
+    const leases = await q.lease({ blockMs: 4000 });
+    const took = Date.now() - t;
+    const d = statsDelta(before, await commandStats(obs));
+    expect(leases.map((l) => l.job.data)).toEqual(['due-soon']);
+    expect(took).toBeGreaterThanOrEqual(1300);
+    expect(took).toBeLessThan(2200);
+    expect(engineCalls(d)).toBeLessThanOrEqual(6);
+  });
+
+  test('a delayed job added during the wait shortens it', async () => {
+    const q = res.queue<string>();
+    const producer = res.twin<string>(q);
+    await producer.client.ping();
+    const t = Date.now();
+    const pending = q.lease({ blockMs: 5000 });
+    await sleep(200);
+    await producer.add('soon', { delayMs: 400 });
+    const leases = await pending;
+    const took = Date.now() - t;
+    expect(leases.map((l) => l.job.data)).toEqual(['soon']);
+    expect(took).toBeGreaterThanOrEqual(550);
+    expect(took).toBeLessThan(1500);
+  });
+
+  test('returns [] after blockMs when nothing comes, with only a handful of calls during a 2 s wait', async () => {
+    const q = res.queue();
+    const obs = res.client();
+    await q.counts();
+    const before = await commandStats(obs);
+    const t = Date.now();
+    const leases = await q.lease({ blockMs: 2000 });
+    const took = Date.now() - t;
+    const d = statsDelta(before, await commandStats(obs));
+    expect(leases).toEqual([]);
+    expect(took).toBeGreaterThanOrEqual(1900);
+    expect(took).toBeLessThan(3000);
+    expect(engineCalls(d)).toBeLessThanOrEqual(4);
+  });
+
+  test('two blocked leasers, two jobs: each gets one', async () => {
+    const q = res.queue<string>();
+    const a = res.twin<string>(q);
+    const b = res.twin<string>(q);
+    await Promise.all([a.client.ping(), b.client.ping()]);
+    const pa = a.lease({ blockMs: 3000 });
+    const pb = b.lease({ blockMs: 3000 });
+    await sleep(200);
+    const t = Date.now();
+    await q.add('one');
+    await q.add('two');
+    const [la, lb] = await Promise.all([pa, pb]);
+    expect(Date.now() - t).toBeLessThan(1000);
+    expect([...la, ...lb].map((l) => l.job.data).sort()).toEqual(['one', 'two']);
+  });
+
+  test('a burst added to a queue with one blocked leaser of count 1 leaves the rest pending', async () => {
+    const q = res.queue<number>();
+    const pending = q.lease({ blockMs: 3000 });
+    await sleep(150);
+    await res.twin<number>(q).addBulk([1, 2, 3].map((data) => ({ data })));
+    expect((await pending).map((l) => l.job.data)).toEqual([1]);
+    expect((await q.counts()).pending).toBe(2);
+  });
+});
