@@ -1,0 +1,49 @@
+/**
+ * @jest-config-loader ts-node
+ * @jest-config-loader-options {"transpileOnly": true, "skipProject": true, "compilerOptions": {"module": "CommonJS", "moduleResolution": "bundler"}}
+ */
+import type { Config } from 'jest';
+
+// This file is loaded by ts-node (docblock above) in transpile-only mode with its own
+// CommonJS settings instead of tsconfig.json (whose nodenext settings ts-node rejects for
+// CommonJS output): saves ~3 s per `npm test` run. It is not type-checked by tsc.
+//
+// ESM flavour of the NestJS app template's Jest config: no preset, ts-jest transform
+// with useESM. Run it through `npm test`
+// (node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand).
+//
+// Redis: each test file gets its own server from test/support/redis.ts (startRedis),
+// so there is no globalSetup/globalTeardown.
+const config: Config = {
+  rootDir: '.',
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    // Source uses nodenext-style `./x.js` specifiers; map them back to the .ts file.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': [
+      'ts-jest',
+      {
+        useESM: true,
+        // An object here means: read ./tsconfig.json (found from rootDir) and override
+        // only these options. isolatedModules => per-file transpile (ts.transpileModule),
+        // no type checking in Jest: measured ~2-3x faster (cold 12s -> 5s on the harness
+        // spec; warm 12s -> 4s on 4 specs importing lib/core), and ts-jest's type-checking
+        // mode does not support module "nodenext" anyway (warning TS151002).
+        // Types are checked by `npm run typecheck` (tsc -p tsconfig.json --noEmit).
+        // Consequence: a type-only symbol that is re-exported or used in a decorated
+        // constructor signature must be imported/exported with `type` (`import { type X }`),
+        // otherwise the ESM link fails in Jest ("does not provide an export named 'X'").
+        tsconfig: { isolatedModules: true },
+      },
+    ],
+  },
+  testTimeout: 30_000,
+};
+
+export default config;
