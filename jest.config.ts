@@ -22,6 +22,9 @@ const config: Config = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
+    // Examples and the sample import the package by name, as users do.
+    '^relq$': '<rootDir>/lib/index.ts',
+    '^relq/nest$': '<rootDir>/lib/nest/index.ts',
     // Source uses nodenext-style `./x.js` specifiers; map them back to the .ts file.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

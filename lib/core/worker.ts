@@ -172,10 +172,9 @@ export class Worker<Data = unknown, Result = unknown> {
       }
       for (const lease of step.leases) this.run(lease);
       woken = false;
-      if (step.leases.length < free && this.outbox.length === 0 && !step.paused === true) {
-        woken = await this.block(blockDuration(step, this.blockMs));
-      } else if (step.paused && this.outbox.length === 0) {
-        woken = await this.block(this.blockMs);
+      // Fewer jobs than free slots: the queue is drained (or paused) for now.
+      if (step.leases.length < free && this.outbox.length === 0) {
+        woken = await this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
       }
     }
   }
