@@ -1,0 +1,220 @@
+import { JobFailedError, TimeoutError, Worker, type JobState, type QueueEvent } from '../../lib/index.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { Resources, eventsReady, sleep, waitUntil } from './_helpers.js';
+
+let redis: TestRedis;
+const res = new Resources(() => redis);
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(() => res.closeAll());
+afterAll(async () => {
+  await redis.stop();
+});
+
+const fixed0 = { type: 'fixed' as const, delayMs: 0, jitter: 0 };
+
+describe('events()', () => {
+  test('added / leased / failed / retried / completed / dead / stalled, seen from another Queue instance', async () => {
+    const q = res.queue<string>('ev');
+    const watcher = res.twin<string>(q);
+    const obs = res.client();
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(obs, q);
+      const a = await q.add('a', { attempts: 3, backoff: fixed0 });
+      await q.nack((await q.lease())[0]!, { error: 'boom' });
+      await q.ack((await q.lease())[0]!);
+      const b = await q.add('b', { attempts: 1 });
+      await q.nack((await q.lease())[0]!, { error: 'fatal' });
+      const c = await q.add('c', { attempts: 3 });
+      await q.lease({ leaseMs: 50 });
+      await sleep(80);
+      await q.sweep();
+
+      const seq = (id: string) => got.filter((e) => e.id === id).map((e) => e.type);
+      await waitUntil(() => seq(c.id).includes('retried'), 'events of c');
+      expect(seq(a.id)).toEqual(['added', 'leased', 'failed', 'retried', 'leased', 'completed']);
+      expect(seq(b.id)).toEqual(['added', 'leased', 'failed', 'dead']);
+      expect(seq(c.id)).toEqual(['added', 'leased', 'stalled', 'retried']);
+      expect(got.every((e) => e.queue === 'ev')).toBe(true);
+      expect(got.find((e) => e.id === a.id && e.type === 'failed')).toMatchObject({ attempt: 1, error: 'boom' });
+      expect(got.filter((e) => e.id === a.id && e.type === 'leased').map((e) => e.attempt)).toEqual([1, 2]);
+      expect(got.find((e) => e.id === b.id && e.type === 'dead')).toMatchObject({ error: 'fatal' });
+      expect(got.find((e) => e.id === c.id && e.type === 'stalled')).toMatchObject({ attempt: 1, error: 'lease expired' });
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test('promoted, paused, resumed and removed', async () => {
+    const q = res.queue<string>();
+    const watcher = res.twin<string>(q);
+    const obs = res.client();
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(obs, q);
+      const d = await q.add('d', { delayMs: 30 });
+      await sleep(60);
+      await q.sweep();
+      await q.pause();
+      await q.resume();
+      const r = await q.add('r', { attempts: 1 });
+      const [l] = await q.lease({ count: 5 });
+      await q.reject(l!, 'x');
+      await q.purgeDead([l!.job.id]);
+      await waitUntil(() => got.some((e) => e.type === 'removed'), 'removed event');
+      const types = got.map((e) => e.type);
+      expect(got.find((e) => e.type === 'promoted')!.id).toBe(d.id);
+      expect(types).toContain('paused');
+      expect(types).toContain('resumed');
+      expect(types.indexOf('paused')).toBeLessThan(types.indexOf('resumed'));
+      expect(got.find((e) => e.type === 'removed')!.id).toBe(l!.job.id);
+      expect([d.id, r.id]).toContain(l!.job.id);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test('a queue with events: false publishes nothing', async () => {
+    const q = res.queue<string>('quiet', { events: false });
+    const watcher = res.twin<string>(q);
+    const obs = res.client();
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(obs, q);
+      await q.add('x');
+      await q.ack((await q.lease())[0]!);
+      await watcher.add('marker'); // events on: proves the subscription works
+      await waitUntil(() => got.length > 0, 'marker event');
+      expect(got.map((e) => e.type)).toEqual(['added']);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test('the subscription connection closes after the last subscriber leaves', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    const s1 = q.events().subscribe();
+    const s2 = q.events().subscribe();
+    await eventsReady(obs, q);
+    s1.unsubscribe();
+    await sleep(50);
+    await eventsReady(obs, q); // still one
+    s2.unsubscribe();
+    await waitUntil(async () => {
+      const r = (await obs.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
+      return Number(r[1]) === 0;
+    }, 'unsubscribe');
+  });
+});
+
+describe('watch(id)', () => {
+  test('emits states until completed, from another Queue instance', async () => {
+    const q = res.queue<string>();
+    const watcher = res.twin<string>(q);
+    const { id } = await q.add('x');
+    const states: Array<JobState | 'gone'> = [];
+    let completed = false;
+    const sub = watcher.watch(id).subscribe({ next: (s) => states.push(s), complete: () => (completed = true) });
+    try {
+      await waitUntil(() => states.length === 1, 'initial state');
+      const [l] = await q.lease();
+      await waitUntil(() => states.length === 2, 'working');
+      await q.ack(l!, 'r');
+      await waitUntil(() => completed, 'completion');
+      expect(states).toEqual(['pending', 'working', 'completed']);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test('follows retries through delayed and stalled back to pending, ends at dead', async () => {
+    const q = res.queue<string>();
+    const watcher = res.twin<string>(q);
+    const { id } = await q.add('x', { attempts: 3, backoff: { type: 'fixed', delayMs: 40, jitter: 0 } });
+    const states: Array<JobState | 'gone'> = [];
+    let completed = false;
+    const sub = watcher.watch(id).subscribe({ next: (s) => states.push(s), complete: () => (completed = true) });
+    try {
+      await waitUntil(() => states.length === 1, 'initial state');
+      await q.nack((await q.lease())[0]!, { error: 'e1' }); // -> delayed
+      await sleep(70);
+      await q.sweep(); // -> pending (promoted)
+      await q.lease({ leaseMs: 30 }); // -> working
+      await sleep(60);
+      await q.sweep(); // -> pending (stalled)
+      await q.reject((await q.lease())[0]!, 'done'); // -> working -> dead
+      await waitUntil(() => completed, 'completion');
+      expect(states).toEqual(['pending', 'working', 'delayed', 'pending', 'working', 'pending', 'working', 'dead']);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test("an unknown id emits 'gone' and completes", async () => {
+    const q = res.queue();
+    const states: unknown[] = [];
+    await new Promise<void>((resolve, reject) => q.watch('missing').subscribe({ next: (s) => states.push(s), complete: resolve, error: reject }));
+    expect(states).toEqual(['gone']);
+  });
+});
+
+describe('waitForResult', () => {
+  test('resolves with the result of a job completed by a worker elsewhere', async () => {
+    const q = res.queue<number, number>();
+    const waiter = res.twin<number, number>(q);
+    const { id } = await q.add(21);
+    const p = waiter.waitForResult(id, { timeoutMs: 5000 });
+    await sleep(100);
+    res.worker(new Worker<number, number>(q, async (job) => job.data * 2, { blockMs: 1000 }));
+    await expect(p).resolves.toBe(42);
+  });
+
+  test('resolves at once for a job that already completed', async () => {
+    const q = res.queue<number, string>();
+    const { id } = await q.add(1);
+    await q.ack((await q.lease())[0]!, 'done');
+    await expect(q.waitForResult(id, { timeoutMs: 1000 })).resolves.toBe('done');
+  });
+
+  test('rejects with JobFailedError when the job is dead-lettered', async () => {
+    const q = res.queue<number, number>();
+    const waiter = res.twin<number, number>(q);
+    const { id } = await q.add(1, { attempts: 1 });
+    const p = waiter.waitForResult(id, { timeoutMs: 5000 });
+    p.catch(() => undefined);
+    await sleep(100);
+    await q.nack((await q.lease())[0]!, { error: new Error('kaput') });
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(JobFailedError);
+    expect(err).toMatchObject({ jobId: id, reason: 'Error: kaput', code: 'RELQ_JOB_FAILED' });
+  });
+
+  test('rejects with TimeoutError when the job does not finish in time', async () => {
+    const q = res.queue<number, number>();
+    const obs = res.client();
+    const { id } = await q.add(1);
+    const t = Date.now();
+    const err = await q.waitForResult(id, { timeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).code).toBe('RELQ_TIMEOUT');
+    expect(Date.now() - t).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - t).toBeLessThan(1500);
+    // and it left no subscription behind
+    await waitUntil(async () => {
+      const r = (await obs.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
+      return Number(r[1]) === 0;
+    }, 'unsubscribe');
+  });
+});
