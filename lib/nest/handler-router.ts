@@ -1,0 +1,71 @@
+import { UnrecoverableError } from '../core/errors.js';
+import type { Job } from '../core/worker.js';
+import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
+import { Semaphore } from './semaphore.js';
+
+/** Live counters of one handler (for status and health). */
+export interface HandlerStatus {
+  /** null: the default handler. */
+  jobName: string | null;
+  method: string;
+  concurrency: number;
+  /** Jobs this handler is running now. */
+  active: number;
+  /** Leased jobs waiting for one of this handler's slots. */
+  waiting: number;
+}
+
+/**
+ * The one handler the engine Worker of a processor class calls: routes each job by
+ * `job.name` to its `@Process(name)` method or the default `@Process()`, and holds it
+ * (still leased and heartbeated by the Worker) while that handler is at its concurrency.
+ */
+export class HandlerRouter {
+  private readonly byName = new Map<string, Route>();
+  private readonly fallback: Route | undefined;
+
+  constructor(private readonly def: ProcessorDefinition) {
+    let fallback: Route | undefined;
+    for (const h of def.handlers) {
+      const route: Route = { def: h, gate: new Semaphore(h.concurrency) };
+      if (h.jobName === undefined) fallback = route;
+      else this.byName.set(h.jobName, route);
+    }
+    this.fallback = fallback;
+  }
+
+  readonly handle = async (job: Job<unknown>): Promise<unknown> => {
+    const route = this.byName.get(job.name) ?? this.fallback;
+    if (!route) {
+      throw new UnrecoverableError(
+        `no handler for job name '${job.name}' in ${this.def.className} (queue '${this.def.queueName}'): ` +
+          `add @Process('${job.name}') or a default @Process() method`,
+      );
+    }
+    await route.gate.acquire(job.signal);
+    try {
+      const instance = (await this.def.instances.get(job)) as Record<string, unknown>;
+      const method = instance[route.def.methodName] as (job: Job<unknown>) => unknown;
+      return await method.call(instance, job);
+    } finally {
+      route.gate.release();
+    }
+  };
+
+  status(): HandlerStatus[] {
+    const routes = [...this.byName.values()];
+    if (this.fallback) routes.push(this.fallback);
+    return routes.map((r) => ({
+      jobName: r.def.jobName ?? null,
+      method: r.def.methodName,
+      concurrency: r.def.concurrency,
+      active: r.gate.active,
+      waiting: r.gate.waiting,
+    }));
+  }
+}
+
+interface Route {
+  def: HandlerDefinition;
+  gate: Semaphore;
+}

@@ -1,0 +1,160 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { RedisClient } from '../../core/connection.js';
+import type { QueueCounts } from '../../core/types.js';
+import type { ResolvedRootOptions } from '../options.js';
+import { ProcessorOrchestrator } from '../processor.orchestrator.js';
+import { QueueStore } from '../queue.store.js';
+import { RelqConnection } from '../relq-connection.js';
+import type { SweeperStatus } from '../sweeper.js';
+import { RELQ_RESOLVED_OPTIONS } from '../tokens.js';
+import type { ProcessorStatus } from '../worker-host.js';
+
+/** Reachability of one Redis connection. */
+export interface RedisHealth {
+  /** Where it points (no credentials). */
+  target: string;
+  reachable: boolean;
+  /** PING round trip, when reachable. */
+  latencyMs?: number;
+  error?: string;
+}
+
+export interface QueueHealth {
+  healthy: boolean;
+  /** Null when Redis could not be read. */
+  counts: QueueCounts | null;
+  thresholds: { maxPending?: number; maxDead?: number };
+  sweeper: (SweeperStatus & { healthy: boolean }) | null;
+  processors: ProcessorStatus[];
+  problems: string[];
+}
+
+/** Everything the health check looked at. `healthy` is false when any `problems`. */
+export interface RelqHealthReport {
+  healthy: boolean;
+  /** Epoch ms of the check. */
+  checkedAt: number;
+  workersEnabled: boolean;
+  redis: RedisHealth[];
+  queues: Record<string, QueueHealth>;
+  /** Every reason for `healthy: false`, one line each. */
+  problems: string[];
+}
+
+/**
+ * The health check without @nestjs/terminus: Redis reachable (and its PING latency),
+ * each lease loop alive (progressing or waiting, not wedged), each sweeper's last run,
+ * and per-queue backlog and dead-letter counts against the optional thresholds. It never
+ * throws: failures become `problems`.
+ */
+@Injectable()
+export class QueueHealthService {
+  constructor(
+    @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
+    private readonly store: QueueStore,
+    private readonly orchestrator: ProcessorOrchestrator,
+    private readonly connection: RelqConnection,
+  ) {}
+
+  async check(): Promise<RelqHealthReport> {
+    const now = Date.now();
+    const problems: string[] = [];
+    const { timeoutMs } = this.options.health;
+
+    // One PING per distinct connection (the shared one, plus queues with their own).
+    const clients = new Map<RedisClient, string>([[this.connection.client, this.connection.describe]]);
+    for (const { queue } of this.store.all()) {
+      if (!clients.has(queue.client)) clients.set(queue.client, `queue '${queue.name}' connection`);
+    }
+    const pings = await Promise.all([...clients].map(([client, target]) => this.ping(client, target, timeoutMs)));
+    const reachable = new Map<RedisClient, boolean>([...clients.keys()].map((c, i) => [c, pings[i]!.reachable]));
+    for (const p of pings) if (!p.reachable) problems.push(`redis ${p.target} unreachable: ${p.error}`);
+
+    const hosts = this.orchestrator.getHosts();
+    const sweepers = new Map(this.orchestrator.getSweepers().map((s) => [s.status().queue, s]));
+    const queues: Record<string, QueueHealth> = {};
+    await Promise.all(
+      this.store.all().map(async ({ queue, options }) => {
+        const qp: string[] = [];
+        let counts: QueueCounts | null = null;
+        if (reachable.get(queue.client)) {
+          try {
+            counts = await withTimeout(queue.counts(), timeoutMs, 'counts');
+          } catch (err) {
+            qp.push(`counts unavailable: ${message(err)}`);
+          }
+        }
+        const { maxPending, maxDead } = options.health;
+        if (counts && maxPending !== undefined && counts.pending > maxPending) {
+          qp.push(`backlog ${counts.pending} pending > maxPending ${maxPending}`);
+        }
+        if (counts && maxDead !== undefined && counts.dead > maxDead) {
+          qp.push(`${counts.dead} dead letters > maxDead ${maxDead}`);
+        }
+        const processors = hosts
+          .filter((h) => h.def.queueName === queue.name)
+          .map((h) => h.status(this.options.health.loopStallMs, now));
+        for (const p of processors) {
+          if (p.state === 'stalled') {
+            qp.push(`lease loop ${p.processor} stalled: no progress for ${now - (p.lastActivityAt ?? now)} ms`);
+          } else if (p.state === 'erroring') {
+            qp.push(`lease loop ${p.processor} failing: ${p.lastError}`);
+          }
+        }
+        let sweeper: QueueHealth['sweeper'] = null;
+        const sw = sweepers.get(queue.name)?.status();
+        if (sw) {
+          let healthy = true;
+          if (sw.enabled && sw.running) {
+            const staleMs = this.options.health.sweeperStaleMs ?? 3 * sw.intervalMs + 5000;
+            const since = sw.lastRunAt ?? sw.startedAt ?? now;
+            if (now - since > staleMs) {
+              healthy = false;
+              qp.push(
+                `sweeper has not completed a run for ${now - since} ms` + (sw.lastError ? ` (last error: ${sw.lastError})` : ''),
+              );
+            }
+          }
+          sweeper = { ...sw, healthy };
+        }
+        const thresholds: QueueHealth['thresholds'] = {};
+        if (maxPending !== undefined) thresholds.maxPending = maxPending;
+        if (maxDead !== undefined) thresholds.maxDead = maxDead;
+        queues[queue.name] = { healthy: qp.length === 0, counts, thresholds, sweeper, processors, problems: qp };
+        for (const p of qp) problems.push(`queue '${queue.name}': ${p}`);
+      }),
+    );
+
+    return {
+      healthy: problems.length === 0,
+      checkedAt: now,
+      workersEnabled: this.options.workersEnabled,
+      redis: pings,
+      queues,
+      problems,
+    };
+  }
+
+  private async ping(client: RedisClient, target: string, timeoutMs: number): Promise<RedisHealth> {
+    const started = performance.now();
+    try {
+      await withTimeout(client.ping(), timeoutMs, 'PING');
+      return { target, reachable: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
+    } catch (err) {
+      return { target, reachable: false, error: this.connection.redact(message(err)) };
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined);
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,295 @@
+import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT } from '../core/defaults.js';
+import { RelqError, ValidationError } from '../core/errors.js';
+import type { ConnectionInput, JobPolicy, QueueOptions } from '../core/types.js';
+import { assertInt, assertNumber, assertOptions, assertPrefix, assertQueueName } from '../core/validate.js';
+import { RelqConfigError } from './errors.js';
+import type {
+  HealthThresholds,
+  ProcessorDefaults,
+  QueueDefaults,
+  QueueModuleOptions,
+  RegisterQueueOptions,
+  SweeperOptions,
+} from './interfaces/module-options.interface.js';
+import type { ProcessOptions, ProcessorOptions } from './interfaces/processor-options.interface.js';
+
+// Validation and defaults of every option the Nest layer accepts, so that a typo or an
+// out-of-range value stops the app at startup with the option's path in the message.
+
+export interface ResolvedSweeper {
+  enabled: boolean;
+  intervalMs: number;
+  jitter: number;
+  limit: number;
+}
+
+export interface ResolvedHealth extends HealthThresholds {
+  timeoutMs: number;
+  loopStallMs?: number;
+  sweeperStaleMs?: number;
+}
+
+export interface ResolvedRootOptions {
+  connection: ConnectionInput | undefined;
+  prefix: string | undefined;
+  jobDefaults: Partial<JobPolicy> | undefined;
+  processorDefaults: ProcessorDefaults;
+  maxPayloadBytes: number | undefined;
+  events: boolean | undefined;
+  sweeper: ResolvedSweeper;
+  drainTimeoutMs: number;
+  workersEnabled: boolean;
+  health: ResolvedHealth;
+}
+
+export interface ResolvedQueueOptions {
+  name: string;
+  /** What the engine's Queue constructor gets, minus the connection. */
+  engine: Omit<QueueOptions, 'connection'>;
+  /** A connection of its own, instead of the shared one. */
+  connection: ConnectionInput | undefined;
+  processorDefaults: ProcessorDefaults;
+  sweeper: ResolvedSweeper;
+  health: HealthThresholds;
+}
+
+export interface ResolvedWorkerSettings {
+  concurrency: number;
+  leaseMs: number;
+  blockMs: number;
+  heartbeat: boolean;
+  drainTimeoutMs: number;
+}
+
+export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
+export const DEFAULT_SWEEP_JITTER = 0.2;
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+export const DEFAULT_BLOCK_MS = 5000;
+export const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
+
+const ROOT_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'sweeper', 'shutdown', 'workers', 'health'];
+const QUEUE_KEYS = ['name', 'connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'sweeper', 'health'];
+const DEFAULTS_KEYS = ['job', 'processor'];
+const PROCESSOR_DEFAULT_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat'];
+const SWEEPER_KEYS = ['enabled', 'intervalMs', 'jitter', 'limit'];
+const HEALTH_KEYS = ['timeoutMs', 'maxPending', 'maxDead', 'loopStallMs', 'sweeperStaleMs'];
+const THRESHOLD_KEYS = ['maxPending', 'maxDead'];
+const PROCESSOR_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'scope', 'durable'];
+const PROCESS_KEYS = ['concurrency'];
+
+/** Runs `check`, turning the engine's validation errors into a config error naming `where`. */
+export function validating<T>(where: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof RelqConfigError) throw err;
+    if (err instanceof RelqError || err instanceof TypeError) throw new RelqConfigError(`${where}: ${err.message}`);
+    throw err;
+  }
+}
+
+export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): ResolvedRootOptions {
+  return validating('QueueModule.forRoot() options', () => {
+    const o = raw ?? {};
+    assertOptions('options', o, ROOT_KEYS);
+    checkConnection('connection', o.connection);
+    if (o.prefix !== undefined) assertPrefix(o.prefix);
+    const defaults = checkDefaults('defaults', o.defaults);
+    if (o.maxPayloadBytes !== undefined) assertInt('maxPayloadBytes', o.maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
+    checkBoolean('events', o.events);
+    const sweeper = resolveSweeper('sweeper', o.sweeper, undefined);
+    let drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS;
+    if (o.shutdown !== undefined) {
+      assertOptions('shutdown', o.shutdown, ['drainTimeoutMs']);
+      if (o.shutdown.drainTimeoutMs !== undefined) {
+        assertInt('shutdown.drainTimeoutMs', o.shutdown.drainTimeoutMs, { max: 2 ** 31 });
+        drainTimeoutMs = o.shutdown.drainTimeoutMs;
+      }
+    }
+    let workersEnabled = true;
+    if (o.workers !== undefined) {
+      assertOptions('workers', o.workers, ['enabled']);
+      checkBoolean('workers.enabled', o.workers.enabled);
+      workersEnabled = o.workers.enabled ?? true;
+    }
+    const health: ResolvedHealth = { timeoutMs: DEFAULT_HEALTH_TIMEOUT_MS };
+    if (o.health !== undefined) {
+      assertOptions('health', o.health, HEALTH_KEYS);
+      if (o.health.timeoutMs !== undefined) {
+        assertInt('health.timeoutMs', o.health.timeoutMs, { min: 1, max: 2 ** 31 });
+        health.timeoutMs = o.health.timeoutMs;
+      }
+      for (const key of ['loopStallMs', 'sweeperStaleMs'] as const) {
+        const v = o.health[key];
+        if (v !== undefined) {
+          assertInt(`health.${key}`, v, { min: 1, max: 2 ** 31 });
+          health[key] = v;
+        }
+      }
+      Object.assign(health, checkThresholds('health', o.health));
+    }
+    return {
+      connection: o.connection,
+      prefix: o.prefix,
+      jobDefaults: defaults.job,
+      processorDefaults: defaults.processor ?? {},
+      maxPayloadBytes: o.maxPayloadBytes,
+      events: o.events,
+      sweeper,
+      drainTimeoutMs,
+      workersEnabled,
+      health,
+    };
+  });
+}
+
+export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRootOptions): ResolvedQueueOptions {
+  const name = (raw as { name?: unknown } | null)?.name;
+  return validating(`registerQueue(${typeof name === 'string' ? `'${name}'` : '…'})`, () => {
+    assertOptions('options', raw, QUEUE_KEYS);
+    assertQueueName(raw.name, 'name');
+    checkConnection('connection', raw.connection);
+    const prefix = raw.prefix ?? root.prefix;
+    if (raw.prefix !== undefined) assertPrefix(raw.prefix);
+    const defaults = checkDefaults('defaults', raw.defaults);
+    if (raw.maxPayloadBytes !== undefined) assertInt('maxPayloadBytes', raw.maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
+    checkBoolean('events', raw.events);
+    const engine: Omit<QueueOptions, 'connection'> = {};
+    if (prefix !== undefined) engine.prefix = prefix;
+    const job = root.jobDefaults || defaults.job ? { ...root.jobDefaults, ...defaults.job } : undefined;
+    if (job) engine.defaults = job;
+    const maxPayloadBytes = raw.maxPayloadBytes ?? root.maxPayloadBytes;
+    if (maxPayloadBytes !== undefined) engine.maxPayloadBytes = maxPayloadBytes;
+    const events = raw.events ?? root.events;
+    if (events !== undefined) engine.events = events;
+    let health: HealthThresholds = { maxPending: root.health.maxPending, maxDead: root.health.maxDead };
+    if (raw.health !== undefined) {
+      assertOptions('health', raw.health, THRESHOLD_KEYS);
+      health = { ...health, ...checkThresholds('health', raw.health) };
+    }
+    return {
+      name: raw.name,
+      engine,
+      connection: raw.connection,
+      processorDefaults: { ...root.processorDefaults, ...defaults.processor },
+      sweeper: resolveSweeper('sweeper', raw.sweeper, root.sweeper),
+      health,
+    };
+  });
+}
+
+/**
+ * The lease-loop settings of one processor class, from its `@Processor()` options, the
+ * queue's and root defaults, and its handlers' concurrency.
+ */
+export function resolveWorkerSettings(
+  where: string,
+  options: ProcessorOptions,
+  handlerLimits: number[],
+  queue: ResolvedQueueOptions,
+  root: ResolvedRootOptions,
+): ResolvedWorkerSettings {
+  return validating(where, () => {
+    const d = queue.processorDefaults;
+    const sum = handlerLimits.reduce((a, b) => a + b, 0);
+    const concurrency = options.concurrency ?? Math.min(sum, 1000);
+    assertInt('concurrency', concurrency, { min: 1, max: 1000 });
+    const settings: ResolvedWorkerSettings = {
+      concurrency,
+      leaseMs: options.leaseMs ?? d.leaseMs ?? DEFAULT_LEASE_MS,
+      blockMs: options.blockMs ?? d.blockMs ?? DEFAULT_BLOCK_MS,
+      heartbeat: options.heartbeat ?? d.heartbeat ?? true,
+      drainTimeoutMs: options.drainTimeoutMs ?? root.drainTimeoutMs,
+    };
+    return settings;
+  });
+}
+
+/** Checks `@Processor()` options (types and ranges; cross-checks come later). */
+export function checkProcessorOptions(where: string, options: unknown): ProcessorOptions {
+  return validating(where, () => {
+    assertOptions('options', options, PROCESSOR_KEYS);
+    const o = options as ProcessorOptions;
+    if (o.concurrency !== undefined) assertInt('concurrency', o.concurrency, { min: 1, max: 1000 });
+    if (o.leaseMs !== undefined) assertInt('leaseMs', o.leaseMs, { min: 10, max: 2 ** 41 });
+    if (o.blockMs !== undefined) assertInt('blockMs', o.blockMs, { min: 10, max: 2 ** 31 });
+    if (o.drainTimeoutMs !== undefined) assertInt('drainTimeoutMs', o.drainTimeoutMs, { max: 2 ** 31 });
+    checkBoolean('heartbeat', o.heartbeat);
+    checkBoolean('durable', o.durable);
+    return o;
+  });
+}
+
+/** Checks `@Process()` options; returns the handler's concurrency limit. */
+export function checkProcessOptions(where: string, options: unknown, fallback: number | undefined): number {
+  return validating(where, () => {
+    assertOptions('options', options, PROCESS_KEYS);
+    const c = (options as ProcessOptions).concurrency ?? fallback ?? 1;
+    assertInt('concurrency', c, { min: 1, max: 1000 });
+    return c;
+  });
+}
+
+function checkDefaults(field: string, d: QueueDefaults | undefined): QueueDefaults {
+  if (d === undefined) return {};
+  assertOptions(field, d, DEFAULTS_KEYS);
+  if (d.job !== undefined) assertOptions(`${field}.job`, d.job, ['attempts', 'backoff', 'leaseMs', 'keepCompletedMs', 'dedupWindowMs']);
+  if (d.processor !== undefined) {
+    const p = d.processor;
+    assertOptions(`${field}.processor`, p, PROCESSOR_DEFAULT_KEYS);
+    if (p.concurrency !== undefined) assertInt(`${field}.processor.concurrency`, p.concurrency, { min: 1, max: 1000 });
+    if (p.leaseMs !== undefined) assertInt(`${field}.processor.leaseMs`, p.leaseMs, { min: 10, max: 2 ** 41 });
+    if (p.blockMs !== undefined) assertInt(`${field}.processor.blockMs`, p.blockMs, { min: 10, max: 2 ** 31 });
+    checkBoolean(`${field}.processor.heartbeat`, p.heartbeat);
+  }
+  return d;
+}
+
+function resolveSweeper(field: string, s: SweeperOptions | false | undefined, base: ResolvedSweeper | undefined): ResolvedSweeper {
+  const out: ResolvedSweeper = base
+    ? { ...base }
+    : { enabled: true, intervalMs: DEFAULT_SWEEP_INTERVAL_MS, jitter: DEFAULT_SWEEP_JITTER, limit: DEFAULT_SWEEP_LIMIT };
+  if (s === undefined) return out;
+  if (s === false) return { ...out, enabled: false };
+  assertOptions(field, s, SWEEPER_KEYS);
+  checkBoolean(`${field}.enabled`, s.enabled);
+  if (s.intervalMs !== undefined) assertInt(`${field}.intervalMs`, s.intervalMs, { min: 10, max: 2 ** 31 });
+  if (s.jitter !== undefined) assertNumber(`${field}.jitter`, s.jitter, 0, 1);
+  if (s.limit !== undefined) assertInt(`${field}.limit`, s.limit, { min: 1, max: 100_000 });
+  return {
+    enabled: s.enabled ?? out.enabled,
+    intervalMs: s.intervalMs ?? out.intervalMs,
+    jitter: s.jitter ?? out.jitter,
+    limit: s.limit ?? out.limit,
+  };
+}
+
+function checkThresholds(field: string, t: HealthThresholds): HealthThresholds {
+  const out: HealthThresholds = {};
+  if (t.maxPending !== undefined) {
+    assertInt(`${field}.maxPending`, t.maxPending);
+    out.maxPending = t.maxPending;
+  }
+  if (t.maxDead !== undefined) {
+    assertInt(`${field}.maxDead`, t.maxDead);
+    out.maxDead = t.maxDead;
+  }
+  return out;
+}
+
+function checkConnection(field: string, c: unknown): void {
+  if (c === undefined) return;
+  if (typeof c === 'string') {
+    if (!/^rediss?:\/\//i.test(c)) throw new ValidationError(field, `expected a redis:// or rediss:// URL, got '${c.split('@').pop()}'`);
+    return;
+  }
+  if (c === null || typeof c !== 'object' || Array.isArray(c)) {
+    throw new ValidationError(field, 'expected a redis:// URL, ioredis options or an ioredis client');
+  }
+}
+
+function checkBoolean(field: string, v: unknown): void {
+  if (v !== undefined && typeof v !== 'boolean') {
+    throw new ValidationError(field, `must be true or false, got ${typeof v}`);
+  }
+}

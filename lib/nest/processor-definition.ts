@@ -1,0 +1,33 @@
+import type { ProcessorEventType } from './interfaces/processor-options.interface.js';
+import type { ResolvedWorkerSettings } from './options.js';
+
+/** One `@Process()` method. */
+export interface HandlerDefinition {
+  /** undefined: the default handler. */
+  jobName: string | undefined;
+  methodName: string;
+  concurrency: number;
+}
+
+/** One `@OnQueueEvent()` method. */
+export interface ListenerDefinition {
+  type: ProcessorEventType;
+  methodName: string;
+}
+
+/** Where handler calls go: the singleton, or a fresh instance per job (request-scoped). */
+export interface InstanceSource {
+  readonly scoped: boolean;
+  /** The instance to call for `context` (a job, or an event): resolved per call when scoped. */
+  get(context: object): Promise<object>;
+}
+
+/** A discovered `@Processor()` class, validated and ready to run. @internal */
+export interface ProcessorDefinition {
+  className: string;
+  queueName: string;
+  settings: ResolvedWorkerSettings;
+  handlers: HandlerDefinition[];
+  listeners: ListenerDefinition[];
+  instances: InstanceSource;
+}

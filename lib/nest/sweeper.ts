@@ -1,0 +1,122 @@
+import type { Logger } from '@nestjs/common';
+import type { Queue } from '../core/queue.js';
+import type { SweepResult } from '../core/types.js';
+import type { ResolvedSweeper } from './options.js';
+
+/** What the health check reads of one sweeper. */
+export interface SweeperStatus {
+  queue: string;
+  enabled: boolean;
+  running: boolean;
+  intervalMs: number;
+  /** Epoch ms of the last sweep that succeeded; null before the first. */
+  lastRunAt: number | null;
+  lastResult: SweepResult | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+  /** Epoch ms the sweeper started (the reference while it has not run yet). */
+  startedAt: number | null;
+}
+
+/**
+ * Calls `queue.sweep()` every `intervalMs` (± jitter, so many instances spread out):
+ * expired leases back to pending, due delayed jobs promoted, retention and idempotency
+ * windows cleared. A failing sweep is logged once per streak and retried next interval.
+ * Timers are unref'd: a sweeper never keeps the process alive.
+ */
+export class QueueSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private running = false;
+  private failing = false;
+  private lastRunAt: number | null = null;
+  private lastResult: SweepResult | null = null;
+  private lastError: string | null = null;
+  private lastErrorAt: number | null = null;
+  private startedAt: number | null = null;
+
+  constructor(
+    private readonly queue: Queue<unknown, unknown>,
+    private readonly settings: ResolvedSweeper,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    if (!this.settings.enabled || this.running) return;
+    this.running = true;
+    this.startedAt = Date.now();
+    // The first sweep comes soon (a random part of one interval), then every interval.
+    this.schedule(Math.floor(Math.random() * Math.min(this.settings.intervalMs, 1000)));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+  }
+
+  /** Runs one sweep now (also used by tests and by `QueueRegistry.sweep`). */
+  async runOnce(): Promise<SweepResult> {
+    try {
+      const result = await this.queue.sweep({ limit: this.settings.limit });
+      this.lastRunAt = Date.now();
+      this.lastResult = result;
+      if (this.failing) this.logger.log(`sweeper of queue '${this.queue.name}' is working again`);
+      this.failing = false;
+      const moved = result.stalled + result.promoted;
+      if (result.stalled > 0) {
+        this.logger.warn(
+          `queue '${this.queue.name}': ${result.stalled} expired lease(s) reclaimed` +
+            (result.deadLettered ? `, ${result.deadLettered} dead-lettered (attempts exhausted)` : ''),
+        );
+      } else if (moved > 0) {
+        this.logger.debug(`queue '${this.queue.name}': ${result.promoted} delayed job(s) promoted`);
+      }
+      return result;
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      this.lastErrorAt = Date.now();
+      if (!this.failing) this.logger.warn(`sweeper of queue '${this.queue.name}' failed (will retry): ${this.lastError}`);
+      this.failing = true;
+      throw err;
+    }
+  }
+
+  status(): SweeperStatus {
+    return {
+      queue: this.queue.name,
+      enabled: this.settings.enabled,
+      running: this.running,
+      intervalMs: this.settings.intervalMs,
+      lastRunAt: this.lastRunAt,
+      lastResult: this.lastResult,
+      lastError: this.lastError,
+      lastErrorAt: this.lastErrorAt,
+      startedAt: this.startedAt,
+    };
+  }
+
+  private schedule(delay: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.inFlight = this.runOnce()
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          this.inFlight = undefined;
+          this.schedule(this.nextDelay());
+        });
+    }, delay);
+    this.timer.unref();
+  }
+
+  private nextDelay(): number {
+    const { intervalMs, jitter } = this.settings;
+    const spread = intervalMs * jitter;
+    return Math.max(1, Math.round(intervalMs - spread + Math.random() * 2 * spread));
+  }
+}

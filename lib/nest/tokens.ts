@@ -1,0 +1,22 @@
+/** Injection token of the `Queue` registered under `name` (use it in tests and overrides). */
+export function getQueueToken(name: string): string {
+  return `relq:queue:${name}`;
+}
+
+/** Injection token of the per-queue options given to `registerQueueAsync`. */
+export function getQueueOptionsToken(name: string): string {
+  return `relq:queue-options:${name}`;
+}
+
+/** Injection token of the raw options given to `QueueModule.forRoot` / `forRootAsync`. */
+export const RELQ_MODULE_OPTIONS = 'RELQ_MODULE_OPTIONS';
+
+/** Injection token of the validated root options, with defaults applied. @internal */
+export const RELQ_RESOLVED_OPTIONS = 'RELQ_RESOLVED_OPTIONS';
+
+/** Metadata keys written by the decorators. @internal */
+export const PROCESSOR_METADATA = 'relq:processor';
+/** @internal */
+export const PROCESS_METADATA = 'relq:process';
+/** @internal */
+export const ON_QUEUE_EVENT_METADATA = 'relq:on-queue-event';

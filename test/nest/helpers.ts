@@ -1,0 +1,44 @@
+import { Test, type TestingModule } from '@nestjs/testing';
+import type { ModuleMetadata } from '@nestjs/common';
+
+/** Compiles and initialises (onModuleInit + onApplicationBootstrap) a testing module. */
+export async function startApp(metadata: ModuleMetadata): Promise<TestingModule> {
+  const app = await Test.createTestingModule(metadata).compile();
+  // Quiet by default (many tests provoke failures on purpose); RELQ_TEST_LOGS=1 shows them.
+  app.useLogger(process.env.RELQ_TEST_LOGS ? ['error', 'warn', 'log'] : false);
+  try {
+    await app.init();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  return app;
+}
+
+/** Polls `check` until it returns a truthy value (returned) or `timeoutMs` passes. */
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
+    await sleep(20);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A promise plus its resolve function. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}

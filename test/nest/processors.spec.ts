@@ -1,0 +1,298 @@
+import { Inject, Injectable, Module, Scope } from '@nestjs/common';
+import { REQUEST } from '@nestjs/core';
+import type { TestingModule } from '@nestjs/testing';
+import {
+  InjectQueue,
+  OnQueueEvent,
+  Process,
+  Processor,
+  Queue,
+  QueueModule,
+  QueueRegistry,
+  UnrecoverableError,
+  type Job,
+  type LeasedJob,
+} from '../../lib/nest/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { deferred, sleep, startApp, waitFor } from './helpers.js';
+
+let redis: TestRedis;
+const apps: TestingModule[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(async () => {
+  while (apps.length) await apps.pop()!.close();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+function root(extra: Record<string, unknown> = {}) {
+  return QueueModule.forRoot({
+    connection: redis.url,
+    prefix: uniquePrefix(),
+    defaults: { processor: { blockMs: 200, leaseMs: 1000 } },
+    shutdown: { drainTimeoutMs: 200 },
+    ...extra,
+  });
+}
+
+async function start(...imports: NonNullable<Parameters<typeof startApp>[0]['imports']>): Promise<TestingModule> {
+  const app = await startApp({ imports });
+  apps.push(app);
+  return app;
+}
+
+interface Mail {
+  to: string;
+}
+
+test('default and named handlers are discovered and jobs are routed by name', async () => {
+  const calls: string[] = [];
+
+  @Processor('mail')
+  class MailProcessor {
+    @Process()
+    plain(job: Job<Mail>): string {
+      calls.push(`default:${job.data.to}`);
+      return `plain ${job.data.to}`;
+    }
+
+    @Process('welcome')
+    async welcome(job: Job<Mail>): Promise<string> {
+      calls.push(`welcome:${job.data.to}`);
+      return `welcome ${job.data.to}`;
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'mail' })], providers: [MailProcessor] })
+  class MailModule {}
+
+  const app = await start(root(), MailModule);
+  const queue = app.get<Queue<Mail, string>>(QueueRegistry).getQueue<Mail, string>('mail');
+  const a = await queue.add({ to: 'a' });
+  const b = await queue.add({ to: 'b' }, { name: 'welcome' });
+  const c = await queue.add({ to: 'c' }, { name: 'unknown-name' });
+  expect(await queue.waitForResult(a.id, { timeoutMs: 3000 })).toBe('plain a');
+  expect(await queue.waitForResult(b.id, { timeoutMs: 3000 })).toBe('welcome b');
+  // A name without its own handler goes to the default one.
+  expect(await queue.waitForResult(c.id, { timeoutMs: 3000 })).toBe('plain c');
+  expect(calls.sort()).toEqual(['default:a', 'default:c', 'welcome:b']);
+
+  const [status] = app.get(QueueRegistry).getProcessors();
+  expect(status).toMatchObject({ processor: 'MailProcessor', queue: 'mail', concurrency: 2 });
+  expect(status!.handlers.map((h) => h.jobName).sort()).toEqual([null, 'welcome'].sort());
+});
+
+test('a job name without handler and no default handler is dead-lettered with a clear reason', async () => {
+  @Processor('only-named')
+  class OnlyNamed {
+    @Process('a')
+    a(): string {
+      return 'a';
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: 'only-named' })], providers: [OnlyNamed] })
+  class M {}
+
+  const app = await start(root(), M);
+  const queue = app.get(QueueRegistry).getQueue('only-named');
+  const { id } = await queue.add({}, { name: 'b' });
+  await waitFor(async () => (await queue.getJob(id))?.state === 'dead', 3000, 'dead letter');
+  const info = await queue.getJob(id);
+  expect(info?.lastError).toMatch(/no handler for job name 'b' in OnlyNamed/);
+});
+
+test('per-handler concurrency is honoured; other handlers keep running', async () => {
+  let slowRunning = 0;
+  let slowMax = 0;
+  let fastDone = 0;
+  const gate = deferred();
+
+  @Processor('conc')
+  class ConcProcessor {
+    @Process('slow', { concurrency: 2 })
+    async slow(): Promise<void> {
+      slowRunning += 1;
+      slowMax = Math.max(slowMax, slowRunning);
+      await gate.promise;
+      await sleep(20);
+      slowRunning -= 1;
+    }
+
+    @Process({ concurrency: 3 })
+    async fast(): Promise<void> {
+      fastDone += 1;
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: 'conc' })], providers: [ConcProcessor] })
+  class M {}
+
+  const app = await start(root(), M);
+  const registry = app.get(QueueRegistry);
+  const queue = registry.getQueue('conc');
+  await queue.addBulk(Array.from({ length: 6 }, () => ({ data: {}, opts: { name: 'slow' } })));
+  // The loop leases up to 2 + 3 = 5 jobs; only 2 slow ones may run, the rest wait (leased).
+  await waitFor(() => slowRunning === 2, 3000, 'two slow jobs running');
+  await sleep(300);
+  expect(slowRunning).toBe(2);
+  const [st] = registry.getProcessors();
+  expect(st!.concurrency).toBe(5);
+  const slowStatus = st!.handlers.find((h) => h.jobName === 'slow')!;
+  expect(slowStatus.active).toBe(2);
+  expect(slowStatus.waiting).toBe(3);
+
+  // The default handler still has slots of its own? Not while every loop slot is held:
+  // 2 running + 3 waiting = 5. Release the gate and everything drains.
+  await queue.addBulk(Array.from({ length: 4 }, () => ({ data: {} })));
+  gate.resolve();
+  await waitFor(async () => (await queue.counts()).completed === 10, 5000, 'all 10 completed');
+  expect(slowMax).toBe(2);
+  expect(fastDone).toBe(4);
+});
+
+test('a throw is retried with backoff, then dead-lettered; UnrecoverableError dead-letters at once; events reach @OnQueueEvent', async () => {
+  const events: string[] = [];
+
+  @Processor('flaky')
+  class Flaky {
+    @Process()
+    run(job: Job<{ kind: string }>): string {
+      if (job.data.kind === 'fatal') throw new UnrecoverableError('bad input');
+      if (job.data.kind === 'twice' && job.attempt < 3) throw new Error(`boom ${job.attempt}`);
+      if (job.data.kind === 'always') throw new Error(`always ${job.attempt}`);
+      return `ok after ${job.attempt}`;
+    }
+
+    @OnQueueEvent('failed')
+    onFailed(job: LeasedJob<{ kind: string }>, error: Error, willRetry: boolean): void {
+      events.push(`failed:${job.data.kind}:${job.attempt}:${willRetry}:${error.message}`);
+    }
+
+    @OnQueueEvent('dead')
+    onDead(job: LeasedJob<{ kind: string }>): void {
+      events.push(`dead:${job.data.kind}`);
+    }
+
+    @OnQueueEvent('completed')
+    onCompleted(job: LeasedJob<{ kind: string }>, result: string): void {
+      events.push(`completed:${job.data.kind}:${result}`);
+      throw new Error('a listener that throws is only logged');
+    }
+  }
+  @Module({
+    imports: [
+      QueueModule.registerQueue({
+        name: 'flaky',
+        defaults: { job: { attempts: 3, backoff: { type: 'fixed', delayMs: 50, jitter: 0 } } },
+      }),
+    ],
+    providers: [Flaky],
+  })
+  class M {}
+
+  const app = await start(root(), M);
+  const queue = app.get(QueueRegistry).getQueue<{ kind: string }, string>('flaky');
+  const twice = await queue.add({ kind: 'twice' });
+  const always = await queue.add({ kind: 'always' });
+  const fatal = await queue.add({ kind: 'fatal' });
+  expect(await queue.waitForResult(twice.id, { timeoutMs: 5000 })).toBe('ok after 3');
+  await waitFor(async () => (await queue.getJob(always.id))?.state === 'dead', 5000, 'always dead');
+  await waitFor(async () => (await queue.getJob(fatal.id))?.state === 'dead', 5000, 'fatal dead');
+  const alwaysInfo = await queue.getJob(always.id);
+  expect(alwaysInfo).toMatchObject({ failures: 3, lastError: expect.stringContaining('always 3') });
+  const fatalInfo = await queue.getJob(fatal.id);
+  expect(fatalInfo).toMatchObject({ failures: 0, state: 'dead', lastError: expect.stringContaining('bad input') });
+  const dead = await queue.listDead();
+  expect(dead.map((d) => d.id).sort()).toEqual([always.id, fatal.id].sort());
+
+  await waitFor(() => events.includes('dead:always') && events.includes('dead:fatal'), 2000, 'dead events');
+  expect(events).toEqual(
+    expect.arrayContaining([
+      'failed:twice:1:true:boom 1',
+      'failed:twice:2:true:boom 2',
+      'completed:twice:ok after 3',
+      'failed:always:1:true:always 1',
+      'failed:always:3:false:always 3',
+      'dead:always',
+      'dead:fatal',
+    ]),
+  );
+});
+
+test('request-scoped processors get a fresh instance per job, with the job as REQUEST', async () => {
+  const seen: Array<{ instance: number; jobId: string }> = [];
+  let instances = 0;
+
+  @Injectable()
+  class Counter {
+    next(): number {
+      return ++instances;
+    }
+  }
+
+  @Processor('scoped', { scope: Scope.REQUEST })
+  class ScopedProcessor {
+    private readonly n: number;
+    constructor(
+      counter: Counter,
+      @Inject(REQUEST) private readonly job: Job<unknown>,
+    ) {
+      this.n = counter.next();
+    }
+
+    @Process()
+    run(job: Job<unknown>): number {
+      seen.push({ instance: this.n, jobId: this.job.id });
+      expect(this.job.id).toBe(job.id);
+      return this.n;
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: 'scoped' })], providers: [Counter, ScopedProcessor] })
+  class M {}
+
+  const app = await start(root(), M);
+  const queue = app.get(QueueRegistry).getQueue('scoped');
+  const a = await queue.add({});
+  const b = await queue.add({});
+  const ra = await queue.waitForResult(a.id, { timeoutMs: 3000 });
+  const rb = await queue.waitForResult(b.id, { timeoutMs: 3000 });
+  expect(ra).not.toBe(rb);
+  expect(seen.map((s) => s.jobId).sort()).toEqual([a.id, b.id].sort());
+});
+
+test('typed injection with @InjectQueue in a feature module service', async () => {
+  interface Invoice {
+    amount: number;
+  }
+
+  @Injectable()
+  class Billing {
+    constructor(@InjectQueue('invoices') readonly invoices: Queue<Invoice, { ok: boolean }>) {}
+
+    bill(amount: number) {
+      return this.invoices.add({ amount });
+    }
+  }
+
+  @Processor('invoices')
+  class InvoiceProcessor {
+    @Process()
+    run(job: Job<Invoice>): { ok: boolean } {
+      return { ok: job.data.amount > 0 };
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'invoices' })], providers: [Billing, InvoiceProcessor] })
+  class BillingModule {}
+
+  const app = await start(root(), BillingModule);
+  const billing = app.get(Billing);
+  expect(billing.invoices).toBeInstanceOf(Queue);
+  expect(billing.invoices).toBe(app.get(QueueRegistry).getQueue('invoices'));
+  const { id } = await billing.bill(10);
+  const result: { ok: boolean } | undefined = await billing.invoices.waitForResult(id, { timeoutMs: 3000 });
+  expect(result).toEqual({ ok: true });
+});
