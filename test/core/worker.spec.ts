@@ -1,0 +1,274 @@
+import { UnrecoverableError, Worker, type WorkerEvent } from '../../lib/index.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { Resources, sleep, waitUntil, within } from './_helpers.js';
+
+let redis: TestRedis;
+const res = new Resources(() => redis);
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(() => res.closeAll());
+afterAll(async () => {
+  await redis.stop();
+});
+
+/** Runs `fn` every `ms` until the returned stop() is awaited. */
+function every(ms: number, fn: () => Promise<unknown>): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await fn().catch(() => undefined);
+      await sleep(ms);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+describe('Worker', () => {
+  test('8 workers on 8 connections drain 1,000 jobs: each delivered exactly once', async () => {
+    const q = res.queue<number>('drain');
+    const n = 1000;
+    const deliveries = new Map<number, number>();
+    let done = 0;
+    const workers = Array.from({ length: 8 }, () => {
+      const own = res.twin<number>(q);
+      const w = res.worker(
+        new Worker<number>(
+          own,
+          async (job) => {
+            deliveries.set(job.data, (deliveries.get(job.data) ?? 0) + 1);
+            if (Math.random() < 0.1) await sleep(1);
+          },
+          { concurrency: 8, blockMs: 1000, leaseMs: 10_000 },
+        ),
+      );
+      w.events.subscribe((e) => {
+        if (e.type === 'completed') done += 1;
+      });
+      return w;
+    });
+    await q.addBulk(Array.from({ length: n }, (_, data) => ({ data })));
+    await waitUntil(() => done === n, '1,000 completions', 20_000);
+    expect(deliveries.size).toBe(n);
+    expect([...deliveries.values()].every((c) => c === 1)).toBe(true);
+    expect(await q.counts()).toMatchObject({ pending: 0, working: 0, completed: n, dead: 0 });
+    await Promise.all(workers.map((w) => w.close()));
+  });
+
+  test('concurrency is honoured: never more handlers at once than allowed, and it is reached', async () => {
+    const q = res.queue<number>();
+    let running = 0;
+    let max = 0;
+    let finished = 0;
+    res.worker(
+      new Worker<number>(
+        q,
+        async () => {
+          running += 1;
+          max = Math.max(max, running);
+          await sleep(60);
+          running -= 1;
+          finished += 1;
+        },
+        { concurrency: 4, blockMs: 1000 },
+      ),
+    );
+    await q.addBulk(Array.from({ length: 16 }, (_, data) => ({ data })));
+    await waitUntil(() => finished === 16, 'all jobs', 5000);
+    expect(max).toBe(4);
+  });
+
+  test('a failing handler is retried with backoff, then dead-lettered', async () => {
+    const q = res.queue<string>();
+    const attempts: number[] = [];
+    const events: Array<WorkerEvent<string, unknown>> = [];
+    const w = res.worker(
+      new Worker<string>(
+        q,
+        async (job) => {
+          attempts.push(job.attempt);
+          throw new Error(`fail ${job.attempt}`);
+        },
+        { blockMs: 2000 },
+      ),
+    );
+    w.events.subscribe((e) => events.push(e));
+    const { id } = await q.add('x', { attempts: 3, backoff: { type: 'fixed', delayMs: 50, jitter: 0 } });
+    await waitUntil(async () => (await q.getJob(id))?.state === 'dead', 'dead letter', 5000);
+    expect(attempts).toEqual([1, 2, 3]);
+    expect(await q.getJob(id)).toMatchObject({ state: 'dead', failures: 3, lastError: 'Error: fail 3' });
+    await waitUntil(() => events.some((e) => e.type === 'dead'), 'dead event');
+    const failed = events.filter((e) => e.type === 'failed') as Array<Extract<WorkerEvent<string, unknown>, { type: 'failed' }>>;
+    expect(failed.map((e) => e.willRetry)).toEqual([true, true, false]);
+    expect(events.filter((e) => e.type === 'dead')).toHaveLength(1);
+  });
+
+  test('UnrecoverableError and job.reject() dead-letter at once', async () => {
+    const q = res.queue<string>();
+    let calls = 0;
+    res.worker(
+      new Worker<string>(
+        q,
+        async (job) => {
+          calls += 1;
+          if (job.data === 'throw') throw new UnrecoverableError('never');
+          job.reject('refused');
+        },
+        { blockMs: 1000 },
+      ),
+    );
+    const a = await q.add('throw', { attempts: 5 });
+    const b = await q.add('reject', { attempts: 5 });
+    await waitUntil(async () => (await q.counts()).dead === 2, 'two dead letters');
+    expect(calls).toBe(2);
+    expect((await q.getJob(a.id))!.lastError).toContain('never');
+    expect((await q.getJob(b.id))!.lastError).toContain('refused');
+  });
+
+  test('the handler result is stored; a result that is not JSON counts as a failure', async () => {
+    const q = res.queue<string, unknown>();
+    res.worker(new Worker<string, unknown>(q, async (job) => (job.data === 'bad' ? { n: 1n } : { ok: job.data }), { blockMs: 1000 }));
+    const good = await q.add('good');
+    const bad = await q.add('bad', { attempts: 1 });
+    await waitUntil(async () => (await q.counts()).completed === 1 && (await q.counts()).dead === 1, 'both settled');
+    expect((await q.getJob(good.id))!.result).toEqual({ ok: 'good' });
+    expect((await q.getJob(bad.id))!.lastError).toMatch(/BigInt/);
+  });
+
+  test('heartbeat keeps a job of 3x leaseMs leased while sweeps run', async () => {
+    const q = res.queue<string>();
+    const sweeper = res.twin<string>(q);
+    const events: string[] = [];
+    let calls = 0;
+    const w = res.worker(
+      new Worker<string>(
+        q,
+        async () => {
+          calls += 1;
+          await sleep(900);
+          return 'finished';
+        },
+        { leaseMs: 300, blockMs: 1000 },
+      ),
+    );
+    w.events.subscribe((e) => events.push(e.type));
+    const stop = every(40, () => sweeper.sweep());
+    try {
+      const { id } = await q.add('long');
+      await waitUntil(async () => (await q.getJob(id))?.state === 'completed', 'completion', 5000);
+      const info = await q.getJob(id);
+      expect(info).toMatchObject({ failures: 0, result: 'finished', dequeues: 1 });
+      expect(calls).toBe(1);
+      expect(events).not.toContain('lost');
+    } finally {
+      await stop();
+    }
+  });
+
+  test('without heartbeat the same job is lost to the sweeper and the worker says so', async () => {
+    const q = res.queue<string>();
+    const sweeper = res.twin<string>(q);
+    const events: string[] = [];
+    const w = res.worker(new Worker<string>(q, async () => void (await sleep(500)), { leaseMs: 150, blockMs: 1000, heartbeat: false }));
+    w.events.subscribe((e) => events.push(e.type));
+    const stop = every(40, () => sweeper.sweep());
+    try {
+      const { id } = await q.add('long', { attempts: 5 });
+      await waitUntil(() => events.includes('lost'), 'lost event', 5000);
+      expect((await q.getJob(id))!.failures).toBeGreaterThanOrEqual(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  test('job.touch() extends the lease and job.deadline follows', async () => {
+    const q = res.queue<string>();
+    const seen: Array<[number, number, boolean]> = [];
+    res.worker(
+      new Worker<string>(
+        q,
+        async (job) => {
+          const before = job.deadline;
+          const ok = await job.touch(10_000);
+          seen.push([before, job.deadline, ok]);
+        },
+        { leaseMs: 1000, blockMs: 1000, heartbeat: false },
+      ),
+    );
+    await q.add('x');
+    await waitUntil(() => seen.length === 1, 'handler');
+    const [before, after, ok] = seen[0]!;
+    expect(ok).toBe(true);
+    expect(after - before).toBeGreaterThanOrEqual(8900);
+  });
+
+  test('close() during a long job gives it back to pending at once (no failure); another worker completes it', async () => {
+    const q = res.queue<string>();
+    let started = false;
+    let aborted = false;
+    const a = res.worker(
+      new Worker<string>(
+        q,
+        async (job) => {
+          started = true;
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, 20_000);
+            job.signal.addEventListener('abort', () => {
+              clearTimeout(t);
+              aborted = true;
+              resolve();
+            });
+          });
+          throw new Error('interrupted');
+        },
+        { leaseMs: 10_000, blockMs: 1000 },
+      ),
+    );
+    const { id } = await q.add('long', { attempts: 3 });
+    await waitUntil(() => started, 'handler start');
+    const t = Date.now();
+    await within(a.close({ drainTimeoutMs: 100 }), 3000, 'worker close');
+    expect(Date.now() - t).toBeLessThan(1500);
+    expect(aborted).toBe(true);
+    expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 0, requeues: 1 });
+
+    const attempts: number[] = [];
+    res.worker(new Worker<string>(res.twin<string>(q), async (job) => void attempts.push(job.attempt), { blockMs: 1000 }));
+    await waitUntil(async () => (await q.getJob(id))?.state === 'completed', 'completion by the second worker');
+    expect(attempts).toEqual([1]);
+    expect(await q.getJob(id)).toMatchObject({ failures: 0, requeues: 1 });
+  });
+
+  test('close() lets a handler that finishes within drainTimeoutMs complete normally', async () => {
+    const q = res.queue<string>();
+    let started = false;
+    const w = res.worker(
+      new Worker<string>(
+        q,
+        async () => {
+          started = true;
+          await sleep(200);
+          return 'ok';
+        },
+        { blockMs: 1000 },
+      ),
+    );
+    const { id } = await q.add('x');
+    await waitUntil(() => started, 'handler start');
+    await w.close({ drainTimeoutMs: 3000 });
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'ok', requeues: 0 });
+  });
+
+  test('close() on an idle worker blocked on an empty queue returns promptly', async () => {
+    const q = res.queue<string>();
+    const w = res.worker(new Worker<string>(q, async () => undefined, { blockMs: 10_000 }));
+    await sleep(200);
+    const t = Date.now();
+    await within(w.close(), 2000, 'idle close');
+    expect(Date.now() - t).toBeLessThan(1000);
+    expect(w.isRunning).toBe(false);
+  });
+});
