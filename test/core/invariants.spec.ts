@@ -1,0 +1,267 @@
+/**
+ * Cross-cutting invariants of the engine: one hash tag per queue and nothing outside
+ * the prefix, Redis server time, NOSCRIPT recovery, no KEYS/SCAN.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { Queue, Worker } from '../../lib/index.js';
+import { scriptSources } from '../../lib/core/scripts.js';
+import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { Resources, closeClient, commandStats, eventsReady, redisNow, scanKeys, sleep, statsDelta, waitUntil } from './_helpers.js';
+
+let redis: TestRedis;
+const res = new Resources(() => redis);
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(() => res.closeAll());
+afterAll(async () => {
+  await redis.stop();
+});
+
+/** Runs every public operation of Queue and Worker on `q` at least once. */
+async function exerciseEverything(q: Queue<any, any>, obs: Redis): Promise<void> {
+  const other = res.twin(q);
+  const events = other.events().subscribe();
+  await eventsReady(obs, q);
+  const a = await q.add({ n: 1 }, { name: 'a', priority: 2, attempts: 2, backoff: { type: 'fixed', delayMs: 10, jitter: 0 } });
+  await q.add('dup', { jobId: 'custom', dedupWindowMs: 50, keepCompletedMs: 20 });
+  await q.add('dup', { jobId: 'custom' });
+  await q.addBulk([{ data: 1 }, { data: 2, opts: { delayMs: 20 } }, { data: 3, opts: { runAt: Date.now() - 1 } }]);
+  await q.getJob(a.id);
+  await q.counts();
+  const leases = await q.lease({ count: 3, leaseMs: 2000 });
+  await q.touch(leases[0]!, 1000);
+  await q.ack(leases[0]!, { r: 1 });
+  await q.nack(leases[1]!, { error: 'e' });
+  await q.requeue(leases[2]!, { delayMs: 10 });
+  await q.ackBatch(await q.lease({ count: 2 }));
+  const [toReject] = await q.lease({ blockMs: 200 });
+  if (toReject) await q.reject(toReject, 'no');
+  await q.lease({ count: 1000, leaseMs: 20 });
+  await sleep(60);
+  await q.sweep();
+  await q.pause();
+  await q.lease({ blockMs: 50 });
+  await q.resume();
+  await q.listDead();
+  const dead = await q.listDead();
+  if (dead[0]) await q.retryDead([dead[0].id]);
+  await q.retryDead({ limit: 1 });
+  const w = res.worker(new Worker(q, async (job) => (job.attempt > 0 ? 'ok' : undefined), { blockMs: 200, leaseMs: 1000 }));
+  const { id } = await q.add('for the worker');
+  await q.waitForResult(id, { timeoutMs: 3000 });
+  await new Promise<void>((resolve) => q.watch(id).subscribe({ complete: resolve }));
+  const x = await q.add('last', { attempts: 1 });
+  await waitUntil(async () => (await q.getJob(x.id))?.state === 'completed', 'worker job');
+  await w.close();
+  await q.add('to-dead', { attempts: 1 });
+  const [d] = await q.lease();
+  await q.reject(d!, 'x');
+  await q.purgeDead({ limit: 10 });
+  await sleep(60);
+  await q.sweep();
+  events.unsubscribe();
+}
+
+/** Keys a command touches, by asking the server (COMMAND GETKEYS); [] when it takes none. */
+async function keysOf(obs: Redis, args: string[]): Promise<string[]> {
+  try {
+    return (await obs.call('COMMAND', 'GETKEYS', ...args)) as string[];
+  } catch {
+    return [];
+  }
+}
+
+describe('key space', () => {
+  test('every key any operation reads or writes carries the queue hash tag; nothing outside the prefix exists', async () => {
+    const prefix = uniquePrefix();
+    const q = res.track(new Queue('tagged', { connection: redis.url, prefix }));
+    const tag = `{${prefix}:tagged}`;
+    expect(q.keys.tag).toBe(tag);
+    const obs = res.client();
+    const mon = redisClient(redis);
+    mon.on('error', () => undefined);
+    const seen: string[][] = [];
+    const monitor = await mon.monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
+    const before = await commandStats(obs);
+    try {
+      await exerciseEverything(q, obs);
+      await sleep(50);
+    } finally {
+      monitor.disconnect();
+      await closeClient(mon);
+    }
+    const stats = statsDelta(before, await commandStats(obs));
+    // engine commands, including those run inside scripts (MONITOR shows both)
+    const touched = new Set<string>();
+    for (const args of seen) {
+      const cmd = args[0]!.toLowerCase();
+      if (['info', 'command', 'monitor', 'pubsub', 'client', 'hello', 'ping', 'quit', 'select'].includes(cmd)) continue;
+      for (const k of await keysOf(obs, args)) touched.add(k);
+    }
+    expect(touched.size).toBeGreaterThan(10);
+    const outside = [...touched].filter((k) => !k.startsWith(`${tag}:`));
+    expect(outside).toEqual([]);
+    expect(seen.some((a) => ['evalsha', 'eval'].includes(a[0]!.toLowerCase()))).toBe(true);
+    expect(seen.some((a) => a[0]!.toLowerCase() === 'hsetnx')).toBe(true); // commands run inside scripts were seen too
+
+    // what exists now (SCAN here, in the test only)
+    const all = await scanKeys(obs);
+    const mine = all.filter((k) => k.includes(prefix));
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
+    if (redis.source !== 'env') expect(all.filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
+
+    // ...and the engine itself never ran KEYS or SCAN
+    for (const cmd of ['keys', 'scan', 'hscan', 'sscan', 'zscan']) expect([cmd, stats[cmd] ?? 0]).toEqual([cmd, 0]);
+  });
+
+  test('queueKeys: every key of the data model is `{prefix:name}:<kind>`', async () => {
+    const q = res.queue('model', { prefix: 'pfx' });
+    expect(q.keys.all.length).toBeGreaterThan(0);
+    for (const k of q.keys.all) expect(k).toMatch(/^\{pfx:model\}:[a-z]+$/);
+    expect(q.keys.request('r1')).toBe('{pfx:model}:req:r1');
+  });
+});
+
+describe('no KEYS / SCAN in the engine', () => {
+  function sourceFiles(dir: string): string[] {
+    return readdirSync(dir).flatMap((f) => {
+      const p = join(dir, f);
+      return statSync(p).isDirectory() ? sourceFiles(p) : /\.(ts|lua|js|mjs)$/.test(f) ? [p] : [];
+    });
+  }
+
+  test('no source file under lib/ calls KEYS, SCAN or a *SCAN variant', () => {
+    const files = sourceFiles(join(process.cwd(), 'lib'));
+    expect(files.length).toBeGreaterThan(10);
+    const patterns = [
+      /redis\.p?call\(\s*['"](keys|scan|hscan|sscan|zscan)['"]/i, // Lua
+      /\b(call|sendCommand|send_command)\(\s*['"](keys|scan|hscan|sscan|zscan)['"]/i, // ioredis generic
+      /\.(scan|hscan|sscan|zscan)(Stream|Buffer|BufferStream)?\s*\(/i, // ioredis methods
+      /\.keys\s*\(\s*['"`]/, // client.keys('pattern') (Map#keys takes no argument)
+      /new\s+Command\(\s*['"](keys|scan)['"]/i,
+    ];
+    const hits: string[] = [];
+    for (const f of files) {
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (patterns.some((p) => p.test(line))) hits.push(`${f}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(hits).toEqual([]);
+  });
+
+  test('the resolved Lua sources use neither KEYS nor SCAN commands', () => {
+    for (const [name, src] of Object.entries(scriptSources())) {
+      expect([name, /redis\.p?call\(\s*['"](keys|scan|hscan|sscan|zscan)['"]/i.test(src)]).toEqual([name, false]);
+    }
+  });
+});
+
+describe('Redis server time', () => {
+  test('every time-dependent script reads TIME itself', () => {
+    const src = scriptSources();
+    for (const name of ['add', 'lease', 'settle', 'touch', 'sweep'] as const) {
+      expect([name, src[name].includes("redis.call('TIME')") && /nowMs\(\)/.test(src[name])]).toEqual([name, true]);
+    }
+  });
+
+  test.each([
+    ['an hour ahead', 3_600_000],
+    ['an hour behind', -3_600_000],
+  ])('delays, deadlines and expiry follow the Redis clock when the client clock is %s', async (_label, skew) => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.counts();
+    const realNow = Date.now;
+    Date.now = () => realNow() + skew;
+    try {
+      const t0 = await redisNow(obs);
+      const { id } = await q.add('delayed', { delayMs: 300 });
+      await q.add('now');
+      const t1 = await redisNow(obs);
+      const info = await q.getJob(id);
+      expect(info!.runAt).toBeGreaterThanOrEqual(t0 + 300);
+      expect(info!.runAt).toBeLessThanOrEqual(t1 + 300);
+      const leases = await q.lease({ count: 5, leaseMs: 400 });
+      const t2 = await redisNow(obs);
+      expect(leases.map((l) => l.job.data)).toEqual(['now']); // the delayed one is not due yet
+      expect(leases[0]!.deadline).toBeGreaterThanOrEqual(t1 + 400);
+      expect(leases[0]!.deadline).toBeLessThanOrEqual(t2 + 400);
+      expect((await q.sweep()).stalled).toBe(0);
+      expect(await q.touch(leases[0]!, 400)).toBe(true);
+      expect(Math.abs(leases[0]!.deadline - ((await redisNow(obs)) + 400))).toBeLessThan(50);
+      await sleep(350);
+      expect((await q.lease({ leaseMs: 100 })).map((l) => l.job.data)).toEqual(['delayed']);
+      await sleep(150);
+      expect((await q.sweep()).stalled).toBe(2);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
+
+describe('NOSCRIPT recovery', () => {
+  test('every operation still works after SCRIPT FLUSH before it', async () => {
+    const q = res.queue<string, string>();
+    const obs = res.client();
+    const flush = () => obs.script('FLUSH');
+    const before = await commandStats(obs);
+    await flush();
+    const { id } = await q.add('x', { attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
+    await flush();
+    await q.addBulk([{ data: 'y' }, { data: 'z', opts: { attempts: 1 } }]);
+    await flush();
+    expect((await q.getJob(id))!.state).toBe('pending');
+    await flush();
+    expect((await q.counts()).pending).toBe(3);
+    await flush();
+    const [l1, l2, l3] = await q.lease({ count: 3 });
+    await flush();
+    expect(await q.touch(l1!, 1000)).toBe(true);
+    await flush();
+    expect(await q.nack(l1!, { error: 'e' })).toBe(true);
+    await flush();
+    expect(await q.ack(l2!, 'r')).toBe(true);
+    await flush();
+    expect(await q.reject(l3!, 'no')).toBe(true);
+    await flush();
+    expect(await q.ackBatch([])).toEqual([]);
+    await flush();
+    await q.sweep();
+    await flush();
+    await q.pause();
+    await flush();
+    await q.resume();
+    await flush();
+    expect((await q.listDead()).map((d) => d.data)).toEqual(['z']);
+    await flush();
+    expect(await q.retryDead({ limit: 1 })).toHaveLength(1);
+    await flush();
+    const [l4] = await q.lease();
+    await flush();
+    expect(await q.requeue(l4!)).toBe(true);
+    await flush();
+    expect(await q.purgeDead({ limit: 1 })).toEqual([]);
+    const stats = statsDelta(before, await commandStats(obs));
+    expect(stats.eval ?? 0).toBeGreaterThan(0); // the EVAL fallback was taken
+  });
+
+  test('a running Worker keeps processing across SCRIPT FLUSH', async () => {
+    const q = res.queue<number>();
+    const obs = res.client();
+    let done = 0;
+    res.worker(new Worker<number>(q, async () => void (done += 1), { blockMs: 500 }));
+    await q.add(1);
+    await waitUntil(() => done === 1, 'first job');
+    await obs.script('FLUSH');
+    await q.add(2);
+    await waitUntil(() => done === 2, 'job after SCRIPT FLUSH');
+    expect((await q.counts()).completed).toBe(2);
+  });
+});
