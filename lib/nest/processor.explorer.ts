@@ -89,11 +89,11 @@ export class ProcessorExplorer implements OnModuleInit {
       if (typeof method !== 'function') continue;
       const pm = Reflect.getMetadata(PROCESS_METADATA, method) as ProcessMetadata | undefined;
       if (pm) {
-        const label = pm.jobName === undefined ? 'default handler' : `handler of '${pm.jobName}'`;
+        const label = pm.jobName === undefined ? 'default handlers' : `handlers for job name '${pm.jobName}'`;
         const clash = handlers.find((h) => h.jobName === pm.jobName);
         if (clash) {
           throw new RelqConfigError(
-            `${where}: two ${label}s, ${className}.${clash.methodName} and ${className}.${methodName}; ` +
+            `${where}: two ${label}, ${className}.${clash.methodName} and ${className}.${methodName}; ` +
               'each job name (and the default @Process()) takes exactly one method',
           );
         }
