@@ -80,7 +80,8 @@ export class ProcessorExplorer implements OnModuleInit {
       );
     }
     const options = checkProcessorOptions(where, meta.options);
-    const handlerDefault = entry.options.processorDefaults.concurrency;
+    // A handler without its own concurrency may use the whole processor's, else the default.
+    const handlerDefault = options.concurrency ?? entry.options.processorDefaults.concurrency;
     const handlers: HandlerDefinition[] = [];
     const listeners: ListenerDefinition[] = [];
     const proto = cls.prototype as Record<string, unknown>;

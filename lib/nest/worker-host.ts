@@ -154,9 +154,6 @@ export class WorkerHost {
   private log(event: WorkerEvent<unknown, unknown>): void {
     const q = this.def.queueName;
     switch (event.type) {
-      case 'completed':
-        this.logger.verbose(`job ${event.job.id} of '${q}' completed (attempt ${event.job.attempt})`);
-        break;
       case 'failed':
         if (event.willRetry) {
           this.logger.warn(

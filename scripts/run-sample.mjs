@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+// `npm run sample`: builds the NestJS sample app (sample/) with tsc and runs it.
+//
+// Redis: REDIS_URL if set (it must answer), else 127.0.0.1:6379; when nothing answers
+// there, a private `redis-server` (from PATH or REDIS_SERVER_BIN) is started on a free
+// port for as long as the sample runs, or else a redis:7 container through Testcontainers
+// when Docker is available. If none of that is possible it says what to install.
+//
+// The build compiles sample/src together with lib/ into .tmp/sample (tsc, because Nest
+// needs emitDecoratorMetadata) and writes .tmp/sample/package.json so that the sample's
+// `import ... from 'relq/nest'` resolves to the freshly compiled library.
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const outDir = join(root, '.tmp', 'sample');
+// Where to look when REDIS_URL is not set (overridable for the launcher's own e2e test).
+const DEFAULT_URL = process.env.SAMPLE_DEFAULT_REDIS_URL || 'redis://127.0.0.1:6379';
+
+const say = (msg) => console.log(`[run-sample] ${msg}`);
+const fail = (msg) => {
+  console.error(`[run-sample] ${msg}`);
+  process.exit(1);
+};
+
+// ---- build --------------------------------------------------------------------------
+
+function build() {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (!existsSync(tsc) || !existsSync(join(root, 'node_modules', '@nestjs', 'core'))) {
+    fail('dependencies are missing: run `npm install` first.');
+  }
+  say('building the sample with tsc (sample/tsconfig.json -> .tmp/sample) ...');
+  const t0 = Date.now();
+  const res = spawnSync(process.execPath, [tsc, '-p', join(root, 'sample', 'tsconfig.json')], { stdio: 'inherit', cwd: root });
+  if (res.status !== 0) fail('tsc failed (see above).');
+  // The engine reads its Lua scripts next to its compiled code.
+  copyTree(join(root, 'lib', 'scripts'), join(outDir, 'lib', 'scripts'), (f) => f.endsWith('.lua'));
+  writeFileSync(
+    join(outDir, 'package.json'),
+    JSON.stringify(
+      { name: 'relq', private: true, type: 'module', exports: { '.': './lib/index.js', './nest': './lib/nest/index.js' } },
+      null,
+      2,
+    ) + '\n',
+  );
+  say(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+function copyTree(from, to, keep) {
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const src = join(from, entry.name);
+    const dest = join(to, entry.name);
+    if (entry.isDirectory()) copyTree(src, dest, keep);
+    else if (keep(entry.name)) {
+      mkdirSync(dirname(dest), { recursive: true });
+      copyFileSync(src, dest);
+    }
+  }
+}
+
+// ---- redis --------------------------------------------------------------------------
+
+/** Resolves true when a Redis server answers PING at `url` within `ms`. */
+function pings(url, ms = 1000) {
+  const u = new URL(url);
+  const host = u.hostname || '127.0.0.1';
+  const port = Number(u.port || 6379);
+  const password = u.password ? decodeURIComponent(u.password) : undefined;
+  const user = u.username ? decodeURIComponent(u.username) : undefined;
+  const cmd = (...parts) => `*${parts.length}\r\n` + parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('');
+  if (u.protocol === 'rediss:') return Promise.resolve(true); // TLS: trust it, the app reports problems itself
+  return new Promise((resolvePing) => {
+    const sock = createConnection({ host, port });
+    let buf = '';
+    const done = (ok) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolvePing(ok);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    sock.on('connect', () => {
+      const auth = password !== undefined ? (user ? cmd('AUTH', user, password) : cmd('AUTH', password)) : '';
+      sock.write(auth + cmd('PING'));
+    });
+    sock.on('data', (d) => {
+      buf += d.toString();
+      if (buf.includes('+PONG')) done(true);
+      else if (buf.startsWith('-')) done(false);
+    });
+    sock.on('error', () => done(false));
+    sock.on('close', () => done(false));
+  });
+}
+
+function redisServerBinary() {
+  if (process.env.REDIS_SERVER_BIN) return process.env.REDIS_SERVER_BIN;
+  const dirs = (process.env.PATH ?? '').split(delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin', '/opt/homebrew/bin']);
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const candidate = join(dir, 'redis-server');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Starts a private redis-server; returns its URL and a stop function. */
+async function spawnRedis(bin) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'relq-sample-redis-'));
+  // Own process group: Ctrl+C must not stop Redis while the app drains its jobs.
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  // If this launcher dies without cleaning up (even SIGKILL), a tiny watchdog stops Redis.
+  const watchdog = spawn(
+    '/bin/sh',
+    ['-c', 'while kill -0 "$1" 2>/dev/null; do kill -0 "$2" 2>/dev/null || exit 0; sleep 1; done; kill -9 "$2"; rm -rf "$3"', 'sh', String(process.pid), String(child.pid), dir],
+    { stdio: 'ignore', detached: true },
+  );
+  watchdog.on('error', () => undefined);
+  watchdog.unref();
+  const url = `redis://127.0.0.1:${port}`;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.once('error', () => undefined);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; i < 100; i++) {
+    if (await pings(url, 200)) return { url, stop, what: `a private redis-server (pid ${child.pid}) on port ${port}` };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await stop();
+  return undefined;
+}
+
+async function tryContainer() {
+  try {
+    const tc = await import('testcontainers');
+    await tc.getContainerRuntimeClient();
+    const container = await new tc.GenericContainer('redis:7')
+      .withCommand(['redis-server', '--save', '', '--appendonly', 'no'])
+      .withExposedPorts(6379)
+      .withWaitStrategy(tc.Wait.forLogMessage('Ready to accept connections'))
+      .start();
+    const url = `redis://${container.getHost()}:${container.getMappedPort(6379)}`;
+    return { url, stop: () => container.stop().then(() => undefined), what: `a redis:7 container (${url})` };
+  } catch {
+    return undefined;
+  }
+}
+
+async function getRedis() {
+  if (process.env.REDIS_URL) {
+    const shown = process.env.REDIS_URL.replace(/\/\/[^@/]*@/, '//***@');
+    if (!(await pings(process.env.REDIS_URL, 3000))) {
+      fail(`REDIS_URL is set to ${shown} but no Redis answers there. Start it, or unset REDIS_URL to let the sample start its own.`);
+    }
+    say(`using Redis at ${shown} (REDIS_URL)`);
+    return { url: process.env.REDIS_URL, stop: async () => undefined };
+  }
+  if (await pings(DEFAULT_URL)) {
+    say(`using the Redis that answers at ${DEFAULT_URL}`);
+    return { url: DEFAULT_URL, stop: async () => undefined };
+  }
+  say(`no Redis answers at ${DEFAULT_URL}`);
+  const bin = redisServerBinary();
+  const started = (bin && (await spawnRedis(bin))) || (await tryContainer());
+  if (!started) {
+    fail(
+      'no Redis is available and none could be started. Do one of:\n' +
+        '  - install Redis (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis) and run `npm run sample` again;\n' +
+        '  - start one with Docker: docker run --rm -p 6379:6379 redis:7;\n' +
+        '  - point REDIS_URL at a Redis >= 7 server: REDIS_URL=redis://host:6379 npm run sample',
+    );
+  }
+  say(`started ${started.what} for this run; it is stopped when the sample exits`);
+  return started;
+}
+
+// ---- run ----------------------------------------------------------------------------
+
+build();
+const redis = await getRedis();
+const port = process.env.PORT || '3000';
+const main = join(outDir, 'sample', 'src', 'main.js');
+say(`starting ${relative(root, main)} on port ${port} (Ctrl+C stops it)`);
+say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
+// Own process group, so that a terminal's Ctrl+C reaches the app once (forwarded below),
+// not twice: a second signal would end Nest's graceful shutdown early.
+const app = spawn(process.execPath, ['--enable-source-maps', main], {
+  stdio: 'inherit',
+  detached: true,
+  env: { ...process.env, REDIS_URL: redis.url, PORT: port },
+});
+process.on('exit', () => {
+  if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL');
+});
+
+let stopping = false;
+const forward = (signal) => {
+  if (stopping) return;
+  stopping = true;
+  say(`${signal}: stopping the sample (running emails get up to 5 s to finish) ...`);
+  app.kill(signal); // enableShutdownHooks: drain, give unfinished jobs back, close
+};
+process.on('SIGINT', () => forward('SIGINT'));
+process.on('SIGTERM', () => forward('SIGTERM'));
+
+const code = await new Promise((r) => app.once('exit', (c, s) => r(c ?? (s ? 0 : 1))));
+await redis.stop();
+process.exit(code);
