@@ -1,0 +1,274 @@
+/**
+ * One adapter per library, each configured as documented in RESULTS.md: library defaults
+ * except the settings listed in `settings` (completed jobs are removed at once everywhere).
+ */
+import BeeQueue from 'bee-queue';
+import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Queue as RelqQueue, Worker as RelqWorker } from '../lib/index.js';
+import type { Payload } from './payload.js';
+
+export type LibName = 'relq' | 'bullmq' | 'bee-queue' | 'ioredis';
+
+export interface Conn {
+  host: string;
+  port: number;
+}
+
+export interface Producer {
+  add(data: Payload): Promise<unknown>;
+  addBatch(datas: Payload[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export interface Hooks {
+  /** Called when the handler starts on a job. */
+  onStart?(data: Payload): void;
+  /** Called once the library reports the job completed (acknowledged in Redis). */
+  onDone(): void;
+}
+
+export interface Consumer {
+  close(): Promise<void>;
+}
+
+export interface Adapter {
+  name: LibName;
+  label: string;
+  /** Settings that differ from the library's defaults, and other notes, for RESULTS.md. */
+  settings: string[];
+  producer(conn: Conn): Promise<Producer>;
+  consumer(conn: Conn, concurrency: number, hooks: Hooks): Promise<Consumer>;
+  /** relq only: lease({count}) + ackBatch loop, standing in for a batch-handler mode. */
+  batchConsumer?(conn: Conn, batchSize: number, hooks: Hooks): Promise<Consumer>;
+}
+
+export const QUEUE_NAME = 'bench';
+
+// ---- relq ------------------------------------------------------------------------
+
+export const RELQ_QUEUE_OPTIONS = { defaults: { keepCompletedMs: 0 } } as const;
+
+function relqQueue(conn: Conn): RelqQueue<Payload, unknown> {
+  return new RelqQueue<Payload, unknown>(QUEUE_NAME, {
+    connection: { host: conn.host, port: conn.port },
+    ...RELQ_QUEUE_OPTIONS,
+  });
+}
+
+async function ready(q: { client: { ping(): Promise<unknown> } }): Promise<void> {
+  await q.client.ping();
+}
+
+export const relq: Adapter = {
+  name: 'relq',
+  label: 'relq',
+  settings: [
+    'Queue `defaults: { keepCompletedMs: 0 }` (completed jobs deleted at once; default keeps them 1 h).',
+    'Everything else default: `events` on (one SPUBLISH per script call), Worker `leaseMs` 30 s, `blockMs` 5 s, heartbeat on.',
+    'Producer and worker use separate `Queue` objects (separate connections), as separate processes would.',
+  ],
+  async producer(conn) {
+    const q = relqQueue(conn);
+    await ready(q);
+    return {
+      add: (d) => q.add(d),
+      addBatch: (ds) => q.addBulk(ds.map((data) => ({ data }))),
+      close: () => q.close(),
+    };
+  },
+  async consumer(conn, concurrency, hooks) {
+    const q = relqQueue(conn);
+    await ready(q);
+    const onStart = hooks.onStart;
+    const w = new RelqWorker<Payload, unknown>(
+      q,
+      onStart
+        ? async (job) => {
+            onStart(job.data);
+          }
+        : async () => undefined,
+      { concurrency },
+    );
+    const sub = w.events.subscribe((e) => {
+      if (e.type === 'completed') hooks.onDone();
+      else if (e.type === 'error') console.error('relq worker error', e.error);
+    });
+    return {
+      close: async () => {
+        await w.close();
+        sub.unsubscribe();
+        await q.close();
+      },
+    };
+  },
+  async batchConsumer(conn, batchSize, hooks) {
+    const q = relqQueue(conn);
+    await ready(q);
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        const leases = await q.lease({ count: batchSize, blockMs: 200 });
+        if (leases.length === 0) continue;
+        if (hooks.onStart) for (const l of leases) hooks.onStart(l.job.data);
+        const ok = await q.ackBatch(leases);
+        for (const x of ok) if (x) hooks.onDone();
+      }
+    })();
+    return {
+      close: async () => {
+        stop = true;
+        await loop;
+        await q.close();
+      },
+    };
+  },
+};
+
+// ---- BullMQ ----------------------------------------------------------------------
+
+export const bullmq: Adapter = {
+  name: 'bullmq',
+  label: 'BullMQ',
+  settings: [
+    'Queue `defaultJobOptions: { removeOnComplete: true }` (default keeps completed jobs).',
+    'Everything else default: events stream on (XADD, maxLen ~10,000), Worker `lockDuration` 30 s, stalled check every 30 s, `drainDelay` 5 s.',
+    'Connections created by BullMQ from `{ host, port }` (it sets `maxRetriesPerRequest: null` itself for workers).',
+  ],
+  async producer(conn) {
+    const q = new BullQueue(QUEUE_NAME, {
+      connection: { host: conn.host, port: conn.port },
+      defaultJobOptions: { removeOnComplete: true },
+    });
+    await q.waitUntilReady();
+    return {
+      add: (d) => q.add('job', d),
+      addBatch: (ds) => q.addBulk(ds.map((data) => ({ name: 'job', data }))),
+      close: () => q.close(),
+    };
+  },
+  async consumer(conn, concurrency, hooks) {
+    const onStart = hooks.onStart;
+    const w = new BullWorker(
+      QUEUE_NAME,
+      onStart
+        ? async (job) => {
+            onStart(job.data as Payload);
+            return undefined;
+          }
+        : async () => undefined,
+      { connection: { host: conn.host, port: conn.port }, concurrency },
+    );
+    w.on('completed', () => hooks.onDone());
+    w.on('error', (err) => console.error('bullmq worker error', err));
+    await w.waitUntilReady();
+    return { close: () => w.close() };
+  },
+};
+
+// ---- bee-queue -------------------------------------------------------------------
+
+export const beeQueue: Adapter = {
+  name: 'bee-queue',
+  label: 'bee-queue',
+  settings: [
+    'Worker `removeOnSuccess: true` (default keeps succeeded jobs).',
+    '`getEvents: false` on producer and worker, producer `isWorker: false`, `storeJobs: false` (bee-queue README: disable what you do not need; nothing in the bench listens to events).',
+    'Everything else default: `sendEvents` on (one PUBLISH per finished job), `stallInterval` 5 s (bee-queue has no automatic stalled-job sweep unless `checkStalledJobs()` is called; none is).',
+  ],
+  async producer(conn) {
+    const q = new BeeQueue(QUEUE_NAME, {
+      redis: { host: conn.host, port: conn.port },
+      isWorker: false,
+      getEvents: false,
+      storeJobs: false,
+    });
+    await q.ready();
+    return {
+      add: (d) => q.createJob(d).save(),
+      addBatch: (ds) => q.saveAll(ds.map((d) => q.createJob(d))),
+      close: () => q.close(),
+    };
+  },
+  async consumer(conn, concurrency, hooks) {
+    const q = new BeeQueue(QUEUE_NAME, {
+      redis: { host: conn.host, port: conn.port },
+      removeOnSuccess: true,
+      getEvents: false,
+    });
+    await q.ready();
+    q.on('succeeded', () => hooks.onDone());
+    q.on('error', (err) => console.error('bee-queue error', err));
+    const onStart = hooks.onStart;
+    q.process(
+      concurrency,
+      onStart
+        ? async (job: BeeQueue.Job<Payload>) => {
+            onStart(job.data);
+          }
+        : async () => undefined,
+    );
+    return { close: () => q.close(10_000) };
+  },
+};
+
+// ---- the floor: raw ioredis --------------------------------------------------------
+
+const FLOOR_KEY = 'floor:list';
+
+export const ioredisFloor: Adapter = {
+  name: 'ioredis',
+  label: 'ioredis floor',
+  settings: [
+    'No queue semantics at all: add = `LPUSH` of the JSON (batch: a pipeline of 1,000 LPUSH), process = `BRPOP` + `JSON.parse`, one connection per concurrency slot.',
+  ],
+  async producer(conn) {
+    const r = new Redis({ host: conn.host, port: conn.port });
+    await r.ping();
+    return {
+      add: (d) => r.lpush(FLOOR_KEY, JSON.stringify(d)),
+      addBatch: (ds) => {
+        const p = r.pipeline();
+        for (const d of ds) p.lpush(FLOOR_KEY, JSON.stringify(d));
+        return p.exec();
+      },
+      close: async () => {
+        await r.quit();
+      },
+    };
+  },
+  async consumer(conn, concurrency, hooks) {
+    const clients = Array.from({ length: concurrency }, () => new Redis({ host: conn.host, port: conn.port }));
+    await Promise.all(clients.map((c) => c.ping()));
+    let stop = false;
+    const loops = clients.map(async (c) => {
+      while (!stop) {
+        let res: [string, string] | null;
+        try {
+          res = await c.brpop(FLOOR_KEY, 1);
+        } catch (err) {
+          if (stop) return;
+          throw err;
+        }
+        if (!res) continue;
+        const data = JSON.parse(res[1]) as Payload;
+        hooks.onStart?.(data);
+        hooks.onDone();
+      }
+    });
+    return {
+      close: async () => {
+        stop = true;
+        for (const c of clients) c.disconnect();
+        await Promise.allSettled(loops);
+      },
+    };
+  },
+};
+
+export const ADAPTERS: Record<LibName, Adapter> = {
+  relq,
+  bullmq,
+  'bee-queue': beeQueue,
+  ioredis: ioredisFloor,
+};

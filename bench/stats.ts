@@ -1,0 +1,106 @@
+/** Small numeric helpers and Redis server statistics (INFO commandstats / cpu / memory). */
+import type { Redis } from 'ioredis';
+
+export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+export function range(xs: number[]): [number, number] {
+  return [Math.min(...xs), Math.max(...xs)];
+}
+
+/** Parses `INFO` text into `section field -> value` (flat: field -> value). */
+function parseInfo(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split('\r\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.indexOf(':');
+    if (i > 0) out.set(line.slice(0, i), line.slice(i + 1));
+  }
+  return out;
+}
+
+export interface ServerSnapshot {
+  /** command name -> calls (script-internal calls included; Redis counts them too). */
+  calls: Map<string, number>;
+  /** command name -> µs spent (for EVALSHA: the whole script, inner commands included). */
+  usec: Map<string, number>;
+  cpuSec: number;
+}
+
+/**
+ * Reads commandstats and cpu in one INFO call (Redis >= 7 takes several sections).
+ * That INFO is not counted in its own output.
+ */
+export async function snapshot(admin: Redis): Promise<ServerSnapshot> {
+  const info = parseInfo(await admin.info('cpu', 'commandstats'));
+  const calls = new Map<string, number>();
+  const usec = new Map<string, number>();
+  for (const [k, v] of info) {
+    if (!k.startsWith('cmdstat_')) continue;
+    const m = /calls=(\d+),usec=(\d+)/.exec(v);
+    if (m) {
+      calls.set(k.slice('cmdstat_'.length), Number(m[1]));
+      usec.set(k.slice('cmdstat_'.length), Number(m[2]));
+    }
+  }
+  const cpuSec = Number(info.get('used_cpu_user') ?? 0) + Number(info.get('used_cpu_sys') ?? 0);
+  return { calls, usec, cpuSec };
+}
+
+/**
+ * Starts a measurement window: CONFIG RESETSTAT, then a cpu reading. The admin calls
+ * that land inside the window (1 config|resetstat, 1 info) are subtracted by `window`.
+ */
+export async function openWindow(admin: Redis): Promise<ServerSnapshot> {
+  await admin.config('RESETSTAT');
+  return snapshot(admin);
+}
+
+export interface WindowStats {
+  /** All commands Redis executed in the window, except the bench's own admin calls. */
+  total: number;
+  /** Per command. */
+  calls: Record<string, number>;
+  /** µs per command (script commands: the whole script). */
+  usec: Record<string, number>;
+  redisCpuSec: number;
+}
+
+export async function closeWindow(admin: Redis, start: ServerSnapshot): Promise<WindowStats> {
+  const end = await snapshot(admin);
+  const calls: Record<string, number> = {};
+  let total = 0;
+  for (const [cmd, n0] of end.calls) {
+    let n = n0;
+    if (cmd === 'config|resetstat') n -= 1;
+    if (cmd === 'info') n -= 1;
+    if (n > 0) {
+      calls[cmd] = n;
+      total += n;
+    }
+  }
+  const usec: Record<string, number> = {};
+  for (const [cmd, u] of end.usec) if (calls[cmd]) usec[cmd] = u;
+  return { total, calls, usec, redisCpuSec: end.cpuSec - start.cpuSec };
+}
+
+export async function usedMemory(admin: Redis): Promise<number> {
+  const info = parseInfo(await admin.info('memory'));
+  return Number(info.get('used_memory'));
+}
+
+export function fmt(x: number, digits?: number): string {
+  if (!Number.isFinite(x)) return '–';
+  const d = digits ?? (Math.abs(x) >= 1000 ? 0 : Math.abs(x) >= 100 ? 0 : Math.abs(x) >= 10 ? 1 : 2);
+  return x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+}
