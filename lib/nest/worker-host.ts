@@ -61,7 +61,10 @@ export class WorkerHost {
   /** Starts the lease loop (no-op when running). Resolves once a running stop() finished. */
   async start(): Promise<void> {
     await this.stopping;
-    if (this.worker) return;
+    if (this.worker?.isRunning) return;
+    // A loop that stopped by itself (its queue was closed) is replaced.
+    this.subscription?.unsubscribe();
+    this.worker = undefined;
     const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
     const worker = new Worker<unknown, unknown>(this.queue, this.router.handle, {
       concurrency,
@@ -177,6 +180,11 @@ export class WorkerHost {
         }
         break;
       }
+      default: {
+        // Newer engine events (e.g. the loop stopping by itself when its queue is closed).
+        const other = event as { type: string; reason?: string };
+        this.logger.warn(`${this.def.className}: lease loop of '${q}': ${other.type}${other.reason ? ` (${other.reason})` : ''}`);
+      }
     }
   }
 }
@@ -193,6 +201,8 @@ function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
       return [event.job];
     case 'error':
       return [event.error];
+    default:
+      return [event];
   }
 }
 

@@ -71,7 +71,7 @@ test('default and named handlers are discovered and jobs are routed by name', as
   class MailModule {}
 
   const app = await start(root(), MailModule);
-  const queue = app.get<Queue<Mail, string>>(QueueRegistry).getQueue<Mail, string>('mail');
+  const queue = app.get(QueueRegistry).getQueue<Mail, string>('mail');
   const a = await queue.add({ to: 'a' });
   const b = await queue.add({ to: 'b' }, { name: 'welcome' });
   const c = await queue.add({ to: 'c' }, { name: 'unknown-name' });
