@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit, type Type } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { OnQueueEventMetadata } from './decorators/on-queue-event.decorator.js';
 import type { ProcessMetadata } from './decorators/process.decorator.js';
@@ -18,7 +18,7 @@ import type {
 } from './processor-definition.js';
 import { ProcessorOrchestrator } from './processor.orchestrator.js';
 import { QueueStore } from './queue.store.js';
-import { ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA, RELQ_RESOLVED_OPTIONS } from './tokens.js';
+import { getQueueToken, ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA, RELQ_RESOLVED_OPTIONS } from './tokens.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
@@ -31,6 +31,8 @@ const EVENT_TYPES = new Set(['completed', 'failed', 'dead', 'lost', 'error']);
  */
 @Injectable()
 export class ProcessorExplorer implements OnModuleInit {
+  private readonly logger = new Logger('relq');
+
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -52,6 +54,13 @@ export class ProcessorExplorer implements OnModuleInit {
       if (!cls) continue;
       const meta = Reflect.getMetadata(PROCESSOR_METADATA, cls) as ProcessorMetadata | undefined;
       if (!meta) continue;
+      if (!this.store.has(meta.queueName) && this.isOverridden(meta.queueName)) {
+        // e.g. Test.createTestingModule(...).overrideProvider(getQueueToken(name)).useValue(mock)
+        this.logger.warn(
+          `${cls.name}: not started, because the provider of queue '${meta.queueName}' was overridden (${getQueueToken(meta.queueName)})`,
+        );
+        continue;
+      }
       const def = this.define(wrapper, cls, meta);
       const other = byQueue.get(def.queueName);
       if (other !== undefined) {
@@ -65,6 +74,15 @@ export class ProcessorExplorer implements OnModuleInit {
       defs.push(def);
     }
     return defs;
+  }
+
+  private isOverridden(queueName: string): boolean {
+    try {
+      this.moduleRef.get(getQueueToken(queueName), { strict: false });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private define(wrapper: InstanceWrapper, cls: Type, meta: ProcessorMetadata): ProcessorDefinition {

@@ -316,3 +316,18 @@ test('the bootstrap leaves no connection open when it fails early (jest would no
     /prefix: must not contain ':'/,
   );
 });
+
+test('tests may override a queue provider with a mock; its processor is then skipped, not an error', async () => {
+  const mock = { add: async () => ({ id: 'mock-1', created: true }) };
+  const moduleRef = await Test.createTestingModule({
+    imports: [QueueModule.forRoot({ connection: redis.url, prefix: uniquePrefix() }), PingModule],
+  })
+    .overrideProvider(getQueueToken('pings'))
+    .useValue(mock)
+    .compile();
+  moduleRef.useLogger(false);
+  await moduleRef.init();
+  apps.push(moduleRef);
+  expect(moduleRef.get(PingProducer).queue).toBe(mock);
+  expect(moduleRef.get(QueueRegistry).getProcessors()).toEqual([]);
+});

@@ -13,6 +13,7 @@ import {
   type Job,
 } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { Redis } from 'ioredis';
 import { waitFor } from './helpers.js';
 
 // Both tests kill and restart a private redis-server (data is not kept across restarts).
@@ -141,4 +142,23 @@ test('health: backlog over maxPending is down with the count in the details', as
   expect(report.problems).toEqual([`queue 'echo': backlog 3 pending > maxPending 2`]);
   await a.get(QueueRegistry).startWorkers();
   await waitFor(async () => (await a.get(QueueHealthIndicator).report()).healthy, 5000, 'backlog drained');
+});
+
+test('connections: one shared command connection plus one blocking connection per running processor; all closed by app.close()', async () => {
+  const observer = new Redis(redis.url);
+  try {
+    const clients = async () => String(await observer.client('LIST')).trim().split('\n').length - 1; // minus the observer
+    const a = await boot();
+    const queue = a.get(QueueRegistry).getQueue<{ n: number }, number>('echo');
+    await queue.add({ n: 1 });
+    await waitFor(async () => (await queue.counts()).completed === 1, 3000, 'processed');
+    // Health checks, sweeps, heartbeats and producers all use the shared connection.
+    await request(a.getHttpServer()).get('/health').expect(200);
+    expect(await clients()).toBe(2);
+    await a.close();
+    app = undefined;
+    await waitFor(async () => (await clients()) === 0, 3000, 'all relq connections closed');
+  } finally {
+    observer.disconnect();
+  }
 });
