@@ -269,6 +269,20 @@ describe('blocking lease', () => {
     expect([...la, ...lb].map((l) => l.job.data).sort()).toEqual(['one', 'two']);
   });
 
+  test('five blocked leasers and a burst of five jobs in one add: every leaser wakes and gets one', async () => {
+    const q = res.queue<number>();
+    const leasers = Array.from({ length: 5 }, () => res.twin<number>(q));
+    await Promise.all(leasers.map((l) => l.client.ping()));
+    const pending = leasers.map((l) => l.lease({ blockMs: 4000 }));
+    await sleep(200);
+    const t = Date.now();
+    await q.addBulk([1, 2, 3, 4, 5].map((data) => ({ data })));
+    const got = await Promise.all(pending);
+    expect(Date.now() - t).toBeLessThan(1500);
+    expect(got.map((ls) => ls.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(got.flat().map((l) => l.job.data).sort()).toEqual([1, 2, 3, 4, 5]);
+  });
+
   test('a burst added to a queue with one blocked leaser of count 1 leaves the rest pending', async () => {
     const q = res.queue<number>();
     const pending = q.lease({ blockMs: 3000 });

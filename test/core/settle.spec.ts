@@ -163,6 +163,35 @@ describe('nack', () => {
     expect(delays[2]).toBeLessThanOrEqual(400);
   });
 
+  test('exponential backoff without maxDelayMs is capped at the documented default of 1 hour', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    const { id } = await q.add('x', { attempts: 30, backoff: { type: 'exponential', delayMs: 1000, jitter: 0 } });
+    for (let i = 1; i <= 12; i++) await q.nack((await q.lease())[0]!, { error: 'e', delayMs: 0 });
+    const [l] = await q.lease();
+    expect(l!.job.attempt).toBe(13); // uncapped: 1000 ms * 2^12 = 68 min
+    await q.nack(l!, { error: 'e' });
+    const delay = (await q.getJob(id))!.runAt! - (await redisNow(obs));
+    expect(delay).toBeLessThanOrEqual(3_600_000);
+    expect(delay).toBeGreaterThan(3_500_000);
+  });
+
+  test('a backoff without jitter gets the documented default jitter of 0.2', async () => {
+    const q = res.queue<number>();
+    const obs = res.client();
+    const n = 12;
+    await q.addBulk(Array.from({ length: n }, (_, data) => ({ data, opts: { backoff: { type: 'fixed' as const, delayMs: 10_000 } } })));
+    const leases = await q.lease({ count: n });
+    const delays: number[] = [];
+    for (const l of leases) {
+      await q.nack(l, { error: 'e' });
+      delays.push((await q.getJob(l.job.id))!.runAt! - (await redisNow(obs)));
+    }
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(8000 - 20);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(12_000);
+    expect(Math.max(...delays) - Math.min(...delays)).toBeGreaterThan(200); // jittered, not all 10 s
+  });
+
   test('dead after the attempts are spent', async () => {
     const q = res.queue<string>();
     const { id } = await q.add('x', { attempts: 2, backoff: fixed(0) });

@@ -168,6 +168,24 @@ describe('Worker', () => {
     }
   });
 
+  test("heartbeat honours a job's own leaseMs that is shorter than the worker's", async () => {
+    const q = res.queue<string>();
+    const sweeper = res.twin<string>(q);
+    const events: string[] = [];
+    const w = res.worker(new Worker<string>(q, async () => void (await sleep(900)), { leaseMs: 5000, blockMs: 1000 }));
+    w.events.subscribe((e) => events.push(e.type));
+    const stop = every(40, () => sweeper.sweep());
+    try {
+      const { id } = await q.add('short lease', { leaseMs: 300, attempts: 5 });
+      await waitUntil(async () => ['completed', 'dead'].includes((await q.getJob(id))?.state ?? ''), 'settled', 5000).catch(() => undefined);
+      await sleep(100);
+      expect(events).not.toContain('lost');
+      expect(await q.getJob(id)).toMatchObject({ state: 'completed', failures: 0, dequeues: 1 });
+    } finally {
+      await stop();
+    }
+  });
+
   test('without heartbeat the same job is lost to the sweeper and the worker says so', async () => {
     const q = res.queue<string>();
     const sweeper = res.twin<string>(q);
