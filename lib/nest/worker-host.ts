@@ -157,6 +157,8 @@ export class WorkerHost {
   private log(event: WorkerEvent<unknown, unknown>): void {
     const q = this.def.queueName;
     switch (event.type) {
+      case 'completed':
+        break; // routine: listen with @OnQueueEvent('completed') to log it
       case 'failed':
         if (event.willRetry) {
           this.logger.warn(

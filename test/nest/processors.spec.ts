@@ -296,3 +296,39 @@ test('typed injection with @InjectQueue in a feature module service', async () =
   const result: { ok: boolean } | undefined = await billing.invoices.waitForResult(id, { timeoutMs: 3000 });
   expect(result).toEqual({ ok: true });
 });
+
+test('relq logs failures, dead letters and listener errors, and stays quiet about completed jobs', async () => {
+  const lines: string[] = [];
+  const capture = (level: string) => (message: unknown) => void lines.push(`${level} ${String(message)}`);
+  const logger = { log: capture('log'), warn: capture('warn'), error: capture('error'), debug: capture('debug'), verbose: capture('verbose') };
+
+  @Processor('logged')
+  class Logged {
+    @Process()
+    run(job: Job<{ fail: boolean }>): string {
+      if (job.data.fail) throw new Error('nope');
+      return 'ok';
+    }
+  }
+  @Module({
+    imports: [QueueModule.registerQueue({ name: 'logged', defaults: { job: { attempts: 2, backoff: { type: 'fixed', delayMs: 10 } } } })],
+    providers: [Logged],
+  })
+  class M {}
+
+  const app = await start(root(), M);
+  app.useLogger(logger);
+  const queue = app.get(QueueRegistry).getQueue<{ fail: boolean }, string>('logged');
+  const ok = await queue.add({ fail: false });
+  const bad = await queue.add({ fail: true });
+  await queue.waitForResult(ok.id, { timeoutMs: 3000 });
+  await waitFor(async () => (await queue.getJob(bad.id))?.state === 'dead', 3000, 'dead');
+  await waitFor(() => lines.some((l) => l.startsWith('error')), 2000, 'dead-letter log');
+  expect(lines.filter((l) => l.includes(ok.id) || l.includes('completed'))).toEqual([]);
+  expect(lines).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(new RegExp(`^warn job ${bad.id.replace('.', '\\.')} of 'logged' failed \\(attempt 1/2\\), will retry: nope`)),
+      expect.stringMatching(new RegExp(`^error job ${bad.id.replace('.', '\\.')} of 'logged' dead-lettered after attempt 2: nope`)),
+    ]),
+  );
+});
