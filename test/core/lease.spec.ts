@@ -184,6 +184,29 @@ describe('lease', () => {
   });
 });
 
+describe('concurrent leasers', () => {
+  test('8 Queue instances (8 connections) leasing and acking 1,000 jobs: each job delivered exactly once', async () => {
+    const q = res.queue<number>('drain');
+    const n = 1000;
+    await q.addBulk(Array.from({ length: n }, (_, data) => ({ data })));
+    const seen = new Map<number, number>();
+    const leasers = Array.from({ length: 8 }, () => res.twin<number>(q));
+    await Promise.all(
+      leasers.map(async (l) => {
+        for (;;) {
+          const leases = await l.lease({ count: 16, leaseMs: 10_000 });
+          if (leases.length === 0) return;
+          for (const x of leases) seen.set(x.job.data, (seen.get(x.job.data) ?? 0) + 1);
+          expect((await l.ackBatch(leases)).every(Boolean)).toBe(true);
+        }
+      }),
+    );
+    expect(seen.size).toBe(n);
+    expect([...seen.values()].every((c) => c === 1)).toBe(true);
+    expect(await q.counts()).toMatchObject({ pending: 0, working: 0, completed: n });
+  });
+});
+
 describe('blocking lease', () => {
   test('returns [] at once with blockMs 0 (default) on an empty queue', async () => {
     const q = res.queue();
