@@ -226,6 +226,26 @@ describe('nack', () => {
   });
 });
 
+describe('error texts', () => {
+  test('newlines, quotes, backslashes, slashes and unicode in an error survive the round trip', async () => {
+    const q = res.queue<string>();
+    const { id } = await q.add('x', { attempts: 5 });
+    const msg = 'line1\nline2 "quoted" back\\slash /path ünï ✓ 😀';
+    await q.nack((await q.lease())[0]!, { error: new Error(msg), delayMs: 0 });
+    expect((await q.getJob(id))!.lastError).toBe(`Error: ${msg}`);
+    expect((await q.lease())[0]!.job.lastError).toBe(`Error: ${msg}`);
+  });
+
+  test('a very long error is truncated, not refused', async () => {
+    const q = res.queue<string>();
+    const { id } = await q.add('x', { attempts: 5 });
+    expect(await q.nack((await q.lease())[0]!, { error: 'e'.repeat(100_000), delayMs: 0 })).toBe(true);
+    const err = (await q.getJob(id))!.lastError!;
+    expect(err.length).toBeLessThan(10_000);
+    expect(err.startsWith('eeee')).toBe(true);
+  });
+});
+
 describe('requeue', () => {
   test('back to pending without counting a failure; requeues counter goes up', async () => {
     const q = res.queue<string>();

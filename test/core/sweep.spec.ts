@@ -103,6 +103,21 @@ describe('sweep', () => {
     expect(again.every((l) => l.job.attempt === 2)).toBe(true);
   });
 
+  test('one job the scripts cannot decode does not orphan the other expired jobs of the same sweep', async () => {
+    // A job name with a lone surrogate is stored by JSON.stringify as "\ud800", which
+    // Redis' cjson cannot decode. If add() refuses such a name, there is nothing to check.
+    const q = res.queue<string>();
+    const poison = await q.add('poison', { name: 'x \ud800' }).catch((err: unknown) => err);
+    if (poison instanceof Error) return;
+    await q.add('good-1');
+    await q.add('good-2');
+    await q.lease({ count: 3, leaseMs: 30 });
+    await sleep(60);
+    await q.sweep().catch(() => undefined);
+    const again = await q.lease({ count: 10 });
+    expect(again.map((l) => l.job.data).sort()).toEqual(expect.arrayContaining(['good-1', 'good-2']));
+  });
+
   test('rejects bad options', async () => {
     const q = res.queue();
     await expect(q.sweep({ limit: 0 })).rejects.toThrow(/limit/);

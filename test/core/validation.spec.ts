@@ -142,6 +142,7 @@ describe('job options', () => {
     ['name a number', { name: 42 }, 'opts.name'],
     ['name with a control char', { name: 'a\u0001' }, 'opts.name'],
     ['name 129 chars', { name: 'n'.repeat(129) }, 'opts.name'],
+    ['name with a lone surrogate (not valid UTF-16)', { name: 'bad \ud800 name' }, 'opts.name'],
     ['backoff type', { backoff: { type: 'linear', delayMs: 10 } }, 'opts.backoff.type'],
     ['backoff delayMs -1', { backoff: { type: 'fixed', delayMs: -1 } }, 'opts.backoff.delayMs'],
     ['backoff jitter 2', { backoff: { type: 'fixed', delayMs: 1, jitter: 2 } }, 'opts.backoff.jitter'],
