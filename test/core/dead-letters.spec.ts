@@ -44,13 +44,30 @@ describe('dead letters', () => {
     const q = res.queue<string>();
     const [a, b] = await killAll(q, ['a', 'b']);
     expect(await q.retryDead([a!, 'unknown'])).toEqual([a]);
-    expect(await q.getJob(a!)).toMatchObject({ state: 'pending', failures: 0 });
-    expect((await q.getJob(a!))!.lastError).toBeUndefined();
+    const info = await q.getJob(a!);
+    expect(info!.state).toBe('pending');
+    expect(info!.lastError).toBeUndefined();
     expect((await q.listDead()).map((d) => d.id)).toEqual([b]);
     const [l] = await q.lease();
     expect(l!.job).toMatchObject({ id: a, attempt: 1, maxAttempts: 1 });
     expect(await q.ack(l!, 'ok')).toBe(true);
     expect(await q.retryDead([a!])).toEqual([]); // completed: not a dead letter
+  });
+
+  test('a redriven job gets all its attempts again', async () => {
+    const q = res.queue<string>();
+    const { id } = await q.add('x', { attempts: 2, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
+    for (let i = 0; i < 2; i++) await q.nack((await q.lease())[0]!, { error: `e${i}` });
+    expect((await q.getJob(id))!.state).toBe('dead');
+    await q.retryDead([id]);
+    const [first] = await q.lease();
+    expect(first!.job.attempt).toBe(1);
+    await q.nack(first!, { error: 'again' });
+    expect((await q.getJob(id))!.state).toBe('pending'); // not dead: a fresh budget of 2
+    const [second] = await q.lease();
+    expect(second!.job.attempt).toBe(2);
+    await q.nack(second!, { error: 'final' });
+    expect(await q.getJob(id)).toMatchObject({ state: 'dead', lastError: 'final' });
   });
 
   test('retryDead({ limit }) redrives the oldest', async () => {
