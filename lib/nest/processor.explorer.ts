@@ -42,7 +42,11 @@ export class ProcessorExplorer implements OnModuleInit {
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
   ) {}
 
+  private explored = false;
+
   onModuleInit(): void {
+    if (this.explored) return; // init() may run more than once on one context
+    this.explored = true;
     this.orchestrator.addProcessors(this.explore());
   }
 
