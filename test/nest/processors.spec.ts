@@ -162,12 +162,16 @@ test('per-handler concurrency is honoured; jobs waiting for their handler stay l
 
 test('a throw is retried with backoff, then dead-lettered; UnrecoverableError dead-letters at once; events reach @OnQueueEvent', async () => {
   const events: string[] = [];
+  let fatalRuns = 0;
 
   @Processor('flaky')
   class Flaky {
     @Process()
     run(job: Job<{ kind: string }>): string {
-      if (job.data.kind === 'fatal') throw new UnrecoverableError('bad input');
+      if (job.data.kind === 'fatal') {
+        fatalRuns += 1;
+        throw new UnrecoverableError('bad input');
+      }
       if (job.data.kind === 'twice' && job.attempt < 3) throw new Error(`boom ${job.attempt}`);
       if (job.data.kind === 'always') throw new Error(`always ${job.attempt}`);
       return `ok after ${job.attempt}`;
@@ -211,7 +215,8 @@ test('a throw is retried with backoff, then dead-lettered; UnrecoverableError de
   const alwaysInfo = await queue.getJob(always.id);
   expect(alwaysInfo).toMatchObject({ failures: 3, lastError: expect.stringContaining('always 3') });
   const fatalInfo = await queue.getJob(fatal.id);
-  expect(fatalInfo).toMatchObject({ failures: 0, state: 'dead', lastError: expect.stringContaining('bad input') });
+  expect(fatalInfo).toMatchObject({ state: 'dead', lastError: expect.stringContaining('bad input') });
+  expect(fatalRuns).toBe(1); // no retry
   const dead = await queue.listDead();
   expect(dead.map((d) => d.id).sort()).toEqual([always.id, fatal.id].sort());
 
