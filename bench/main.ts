@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { ADAPTERS, type Adapter, type Conn, type Consumer, type LibName, type Producer } from './adapters.js';
 import { makePayload, payloadBytes, type Payload } from './payload.js';
+import { ForeignLoad } from './load.js';
 import { startRedis, type PrivateRedis } from './redis-server.js';
 import { writeReport, type BenchResults, type RunMeta } from './report.js';
 import { closeWindow, openWindow, percentile, usedMemory, type WindowStats } from './stats.js';
@@ -38,13 +39,14 @@ const { values: argv } = parseArgs({
     json: { type: 'string' },
     command: { type: 'string' },
     help: { type: 'boolean', default: false },
+    'quiet-budget': { type: 'string' },
   },
   allowPositionals: false,
 });
 
 if (argv.help) {
   console.log(`npm run bench [-- options]
-  --quick            N 2,000, 1 rep, short latency/idle windows, backlogs 1k/20k; writes to .bench-tmp/
+  --quick            N 2,000, 1 rep, 1 s latency/idle windows, backlogs 1k/10k; writes to .bench-tmp/
   --n N              jobs per figure (default 20,000)
   --reps R           repetitions (default 3)
   --batch-size B     relq lease({count}) size for the batch-mode row (default 100)
@@ -52,6 +54,8 @@ if (argv.help) {
   --skip a,b         skip phases: floor,add,process,latency,memory,idle,monitor,backlog
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
+  --quiet-budget S   seconds in all to wait for a quiet machine before measurements (default 150; quick 0)
+  --ref GITREF       (run-bench only) benchmark lib/ as committed at GITREF
   --profile          (run-bench only) profile relq processing at concurrency 10 instead`);
   process.exit(0);
 }
@@ -66,18 +70,20 @@ const cfg = {
   addBatch: 1000,
   concurrencies: [1, 10, 50],
   latencyRate: 500,
-  latencySec: quick ? 2 : 10,
+  latencySec: quick ? 1 : 10,
   latencyConcurrency: 10,
-  idleSettleSec: quick ? 0.5 : 2,
-  idleSec: quick ? 2 : 10,
+  idleSettleSec: quick ? 0.3 : 2,
+  idleSec: quick ? 1 : 10,
   memJobs: 10_000,
-  monitorJobs: quick ? 500 : 2000,
+  monitorJobs: quick ? 300 : 2000,
   backlogs: argv.backlogs
     ? argv.backlogs.split(',').map(Number)
     : quick
-      ? [1000, 20_000]
+      ? [1000, 10_000]
       : [1000, 100_000, 1_000_000],
-  benchmarkRequests: quick ? 20_000 : 100_000,
+  benchmarkRequests: quick ? 10_000 : 100_000,
+  /** before each measurement, wait up to 8 s for other processes to use < 0.3 cores; 150 s in all */
+  quietBudgetMs: Number(argv['quiet-budget'] ?? (quick ? 0 : 150)) * 1000,
   libs: (argv.libs?.split(',') ?? ['relq', 'bullmq', 'bee-queue', 'ioredis']) as LibName[],
   skip: new Set(argv.skip?.split(',') ?? []),
   out: resolve(argv.out ?? (quick ? `${root}/.bench-tmp/RESULTS.quick.md` : `${root}/bench/RESULTS.md`)),
@@ -94,6 +100,22 @@ const results: BenchResults = { samples: {}, breakdown: {}, floor: {}, notes: []
 
 function record(lib: string, metric: string, value: number): void {
   ((results.samples[lib] ??= {})[metric] ??= []).push(value);
+}
+
+let load: ForeignLoad | undefined;
+let quietWaitedMs = 0;
+/** Waits for a quieter machine before a measurement, within the run's budget. */
+async function quiet(): Promise<void> {
+  if (!load || quietWaitedMs >= cfg.quietBudgetMs) return;
+  quietWaitedMs += await load.waitQuiet(0.3, Math.min(8000, cfg.quietBudgetMs - quietWaitedMs));
+}
+/** Marks the start of a measurement; call the result at its end to record the foreign load. */
+function loadMark(lib: string, phase: string): () => void {
+  const from = load?.series.length ?? 0;
+  return () => {
+    const x = load?.mean(from) ?? NaN;
+    if (Number.isFinite(x)) record(lib, `${phase}.foreign`, x);
+  };
 }
 
 function recordWindow(lib: string, phase: string, jobs: number, w: WindowStats, nodeCpuUs: number): void {
@@ -184,6 +206,9 @@ let admin: Redis | undefined;
 
 async function main(): Promise<void> {
   redis = await startRedis();
+  const redisPid = redis.pid;
+  load = new ForeignLoad(() => [redisPid]);
+  load.start();
   const conn: Conn = { host: redis.host, port: redis.port };
   admin = new Redis(conn);
   await admin.ping();
@@ -220,11 +245,14 @@ async function main(): Promise<void> {
         const p = await lib(name).producer(conn);
         await p.add(makePayload(-1)); // loads scripts, warms the connection
         gc();
+        await quiet();
         const w0 = await openWindow(adm);
+        const lm = loadMark(name, 'addOne');
         const c0 = cpuUs();
         const t0 = performance.now();
         for (let i = 0; i < cfg.n; i++) await p.add(data[i]!);
         const ms = performance.now() - t0;
+        lm();
         const cpu = cpuUs() - c0;
         const w = await closeWindow(adm, w0);
         await p.close();
@@ -242,11 +270,14 @@ async function main(): Promise<void> {
         const p = await lib(name).producer(conn);
         await p.addBatch([makePayload(-1)]);
         gc();
+        await quiet();
         const w0 = await openWindow(adm);
+        const lm = loadMark(name, 'addBatch');
         const c0 = cpuUs();
         const t0 = performance.now();
         for (let i = 0; i < cfg.n; i += cfg.addBatch) await p.addBatch(data.slice(i, i + cfg.addBatch));
         const ms = performance.now() - t0;
+        lm();
         const cpu = cpuUs() - c0;
         const w = await closeWindow(adm, w0);
         await p.close();
@@ -357,11 +388,14 @@ async function processOnce(
   await p.close();
   gc();
   const done = new Completions(cfg.n);
+  await quiet();
   const w0 = await openWindow(adm);
+  const lm = loadMark(name, phase);
   const c0 = cpuUs();
   const consumer = await start({ onDone: done.onDone });
   await done.wait(`${phase} ${name}`);
   const cpu = cpuUs() - c0;
+  lm();
   const w = await closeWindow(adm, w0);
   await consumer.close();
   const rate = done.rate();
@@ -385,7 +419,9 @@ async function latencyOnce(conn: Conn, adm: Redis, flush: Flush, name: LibName):
   const p = await ADAPTERS[name].producer(conn);
   await sleep(300);
   gc();
+  await quiet();
   const w0 = await openWindow(adm);
+  const lm = loadMark(name, 'lat');
   const c0 = cpuUs();
   const interval = 1000 / cfg.latencyRate;
   const pending: Array<Promise<unknown>> = [];
@@ -404,6 +440,7 @@ async function latencyOnce(conn: Conn, adm: Redis, flush: Flush, name: LibName):
   await done.wait(`latency ${name}`);
   const wallMs = performance.now() - t0;
   const cpu = cpuUs() - c0;
+  lm();
   const w = await closeWindow(adm, w0);
   await consumer.close();
   await p.close();
@@ -527,6 +564,7 @@ async function backlogRun(conn: Conn, adm: Redis, flush: Flush, b: number): Prom
     await sleep(20);
   };
   for (let rep = 0; rep < cfg.reps; rep++) {
+    const lm = loadMark('relq', `backlog.${b}`);
     let processed = 0;
     let ms = 0;
     const perCycle = Math.min(b, cfg.n);
@@ -534,6 +572,7 @@ async function backlogRun(conn: Conn, adm: Redis, flush: Flush, b: number): Prom
       const pending = (await producer.counts()).pending;
       if (pending < b) await fill(p, b - pending, 4);
       gc();
+      if (processed === 0) await quiet();
       counter = new Completions(perCycle);
       const t0 = performance.now();
       await producer.resume();
@@ -545,6 +584,7 @@ async function backlogRun(conn: Conn, adm: Redis, flush: Flush, b: number): Prom
     }
     const rate = (processed * 1000) / ms;
     record('relq', `backlog.${b}`, rate);
+    lm();
     log(`backlog  relq      ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${((m1 - m0) / 1024 / 1024).toFixed(0)} MiB)`);
   }
   record('relq', `backlogMem.${b}`, ((m1 - m0) / 1024 / 1024 / b) * 10_000);
@@ -563,6 +603,9 @@ async function run(): Promise<void> {
     await main();
     ok = true;
   } finally {
+    load?.stop();
+    if (load) results.foreign = load.series;
+    if (quietWaitedMs > 0) results.notes.push(`The bench waited ${(quietWaitedMs / 1000).toFixed(0)} s in all (budget ${cfg.quietBudgetMs / 1000} s) for other processes to go below 0.3 cores before measurements.`);
     await admin?.quit().catch(() => undefined);
     const version = redis?.version ?? 'unknown';
     await redis?.stop();

@@ -27,12 +27,14 @@ const { values: a } = parseArgs({
     fill: { type: 'boolean', default: false },
     port: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    events: { type: 'string', default: 'on' },
   },
 });
 const n = Number(a.n);
+const queueOptions = { ...RELQ_QUEUE_OPTIONS, events: a.events !== 'off' };
 
 async function fillOnly(port: number): Promise<void> {
-  const q = new Queue<Payload, unknown>(QUEUE_NAME, { connection: { port }, ...RELQ_QUEUE_OPTIONS });
+  const q = new Queue<Payload, unknown>(QUEUE_NAME, { connection: { port }, ...queueOptions });
   for (let i = 0; i < n; i += 1000) {
     await q.addBulk(Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ data: makePayload(i + k) })));
   }
@@ -53,7 +55,7 @@ async function main(): Promise<void> {
       });
       await new Promise<void>((res, rej) => child.on('exit', (code) => (code === 0 ? res() : rej(new Error(`fill exited ${code}`)))));
     }
-    const q = new Queue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
+    const q = new Queue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...queueOptions });
     await q.client.ping();
     const w0 = await openWindow(admin);
     const cpu0 = process.cpuUsage();
@@ -95,7 +97,7 @@ async function main(): Promise<void> {
     if (closeWorker) await closeWorker();
     await q.close();
     const per = (x: number) => (x / n).toFixed(3);
-    console.log(`\nprofile: relq ${label}, ${n} jobs: ${Math.round((n * 1000) / ms)} jobs/s`);
+    console.log(`\nprofile: relq ${label}, events ${queueOptions.events ? 'on' : 'off'}, ${n} jobs: ${Math.round((n * 1000) / ms)} jobs/s`);
     console.log(`  Node CPU ${((cpu.user + cpu.system) / n).toFixed(1)} µs/job (user ${(cpu.user / n).toFixed(1)}, sys ${(cpu.system / n).toFixed(1)}), ${(((cpu.user + cpu.system) / 1000 / ms) * 100).toFixed(0)}% of one core`);
     console.log(`  Redis CPU ${((win.redisCpuSec * 1e6) / n).toFixed(1)} µs/job, ${((win.redisCpuSec * 1e5) / ms).toFixed(0)}% of one core`);
     const scripts = ['evalsha', 'eval'].filter((k) => win.calls[k]);

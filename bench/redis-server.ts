@@ -15,6 +15,7 @@ export interface PrivateRedis {
   dir: string;
   version: string;
   bin: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -122,6 +123,7 @@ export async function startRedis(bin = process.env.REDIS_SERVER_BIN ?? 'redis-se
           dir,
           version,
           bin,
+          pid: proc.pid!,
           stop: async () => {
             live.delete(entry);
             if (!exited) {

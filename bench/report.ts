@@ -11,6 +11,8 @@ export interface BenchResults {
   /** redis-benchmark requests/s */
   floor: Record<string, number>;
   notes: string[];
+  /** cores used by other processes on the machine, one value per 0.5 s of the run */
+  foreign?: number[];
 }
 
 export interface RunMeta {
@@ -232,7 +234,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   L.push(`| Redis memory per 10,000 waiting jobs (MiB, \`used_memory\` delta) | ${libs.map((l) => cell(l, 'mem.mib', 2)).join(' | ')} | ${ratio(med('relq', 'mem.mib'), med('bullmq', 'mem.mib'))} | ${ratio(med('relq', 'mem.mib'), med('bee-queue', 'mem.mib'))} |`);
   L.push(`| commands/s of an idle worker (c=${meta.cfg.latencyConcurrency}, ${meta.cfg.idleSec} s window) | ${libs.map((l) => (l === 'ioredis' ? '–' : cell(l, 'idle.cmdsPerSec', 2))).join(' | ')} | ${ratio(med('relq', 'idle.cmdsPerSec'), med('bullmq', 'idle.cmdsPerSec'))} | ${ratio(med('relq', 'idle.cmdsPerSec'), med('bee-queue', 'idle.cmdsPerSec'))} |`);
   L.push('');
-  L.push(`Memory: ${fmt(meta.cfg.memJobs, 0)} jobs added in batches after one warm-up job (scripts loaded, keys created), \`used_memory\` delta scaled to 10,000; BullMQ's figure includes its events stream (capped at ~10,000 entries). Idle: a worker on an empty queue, measured after ${cfg_idleSettle(meta)} of settling, once per run; it counts every command (blocking pops, script calls and the commands inside them, timers' housekeeping).`);
+  L.push(`Memory: ${fmt(meta.cfg.memJobs, 0)} jobs added in batches after one warm-up job (scripts loaded, keys created), \`used_memory\` delta scaled to 10,000; BullMQ's figure includes its events stream (capped at ~10,000 entries). Idle: a worker on an empty queue, measured after ${(meta.cfg.quick ? '0.3 s' : '2 s')} of settling, once per run; it counts every command (blocking pops, script calls and the commands inside them, timers' housekeeping).`);
   const idleBd = qlibs.map((l) => {
     const b = r.breakdown[l]?.idle;
     return b ? `${LABEL[l]}: ${Object.entries(b).map(([k, v]) => `${k} ${v.toFixed(2)}/s`).join(', ') || 'nothing'}` : '';
@@ -292,6 +294,27 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     L.push('');
   }
 
+  // ---- foreign load
+  if (r.foreign && r.foreign.length) {
+    const xs = [...r.foreign].sort((a, b) => a - b);
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const p90 = xs[Math.floor(xs.length * 0.9)]!;
+    L.push('## Load from other processes during the run', '');
+    L.push(`Other processes on this ${meta.nproc}-core machine (other sessions' tests and builds) used ${mean.toFixed(2)} cores on average during the run (p90 ${p90.toFixed(2)}, max ${xs[xs.length - 1]!.toFixed(2)}; /proc/stat minus the bench and its Redis, sampled every 0.5 s). Mean foreign load during each measurement (cores, median over reps):`, '');
+    const phases: Array<[string, string]> = [
+      ['addOne', 'add one by one'],
+      ['addBatch', 'add batches'],
+      ['proc1', 'process c=1'],
+      ['proc10', 'process c=10'],
+      ['proc50', 'process c=50'],
+      ['procBatch', 'relq batch*'],
+      ['lat', 'latency'],
+    ];
+    L.push(`| | ${phases.map(([, l]) => l).join(' | ')} |`, `| --- | ${phases.map(() => '---').join(' | ')} |`);
+    for (const l of libs) L.push(`| ${LABEL[l]} | ${phases.map(([p]) => cell(l, `${p}.foreign`, 2)).join(' | ')} |`);
+    L.push('');
+  }
+
   // ---- configuration
   L.push('## Configuration (fairness)', '');
   L.push('Each library runs with its defaults except what is listed; all remove completed jobs at once, none has an event listener in the bench.', '');
@@ -314,10 +337,6 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   }
   writeFileSync(mdPath, out);
   writeFileSync(svgPath, chart(meta, r));
-}
-
-function cfg_idleSettle(meta: RunMeta): string {
-  return meta.cfg.quick ? '0.5 s' : '2 s';
 }
 
 // ---- SVG -----------------------------------------------------------------------------

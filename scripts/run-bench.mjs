@@ -17,7 +17,7 @@ const args = process.argv.slice(2);
 const profile = args.includes('--profile');
 const refAt = args.indexOf('--ref');
 const ref = refAt >= 0 ? args[refAt + 1] : undefined;
-const passArgs = args.filter((a, i) => a !== '--profile' && i !== refAt && i !== refAt + 1);
+const passArgs = args.filter((a, i) => a !== '--profile' && (refAt < 0 || (i !== refAt && i !== refAt + 1)));
 if (refAt >= 0 && !ref) {
   console.error('run-bench: --ref needs a git ref');
   process.exit(2);
