@@ -6,3 +6,8 @@ export type * from './core/types.js';
 export { backoffDelay } from './core/backoff.js';
 export { DEFAULT_POLICY, DEFAULT_PREFIX, DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './core/defaults.js';
 export { queueKeys, QUEUE_KEYS } from './core/keys.js';
+export { BatchWorker } from './core/batch-worker.js';
+export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/batch-worker.js';
+export type { QueueState } from './core/queue-ext.js';
+export { extKeys } from './core/ext-keys.js';
+export type { ExtKeys } from './core/ext-keys.js';

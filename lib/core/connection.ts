@@ -14,8 +14,13 @@ export interface ClientHandle {
   describe: string;
 }
 
-// A producer call should fail within seconds when Redis is away, not hang.
-const OWNED_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 3, lazyConnect: false };
+// A call should fail within seconds when Redis is away or frozen, not hang: few retries,
+// reconnect attempts at most 1 s apart, and a reply timeout (blocking waits have their own).
+const OWNED_DEFAULTS: RedisOptions = {
+  maxRetriesPerRequest: 2,
+  retryStrategy: (times) => Math.min(times * 100, 1000),
+  commandTimeout: 5000,
+};
 
 export function isClient(value: unknown): value is RedisClient {
   return value instanceof Redis || value instanceof Cluster;
@@ -39,8 +44,9 @@ export function openConnection(input: ConnectionInput | undefined): ClientHandle
  * A second connection to the same server for blocking commands or subscriptions,
  * which would otherwise stall every other command on the shared one.
  */
-export function duplicateClient(client: RedisClient, overrides: RedisOptions = {}): RedisClient {
-  const dup = client instanceof Cluster ? client.duplicate() : client.duplicate(overrides);
+export function duplicateClient(client: RedisClient): RedisClient {
+  // A blocking wait outlives any reply timeout; relq guards it with its own watchdog.
+  const dup = client instanceof Cluster ? client.duplicate() : client.duplicate({ commandTimeout: undefined });
   dup.on('error', () => undefined);
   return dup;
 }
@@ -63,6 +69,7 @@ const CONNECTION_HINTS = [
   'EHOSTUNREACH',
   'ENOTFOUND',
   'Connection is closed',
+  'Command timed out',
   'max retries per request',
   'Stream isn\'t writeable',
   'enableOfflineQueue',

@@ -68,3 +68,47 @@ export class UnrecoverableError extends RelqError {
     super(message, 'RELQ_UNRECOVERABLE');
   }
 }
+
+/** A bounded queue is full: `tryAdd()` at once, `add()` once its `timeoutMs` ran out. */
+export class QueueFullError extends RelqError {
+  constructor(
+    readonly queue: string,
+    readonly bound: number,
+    message = `queue '${queue}' is full (bound ${bound})`,
+  ) {
+    super(message, 'RELQ_QUEUE_FULL');
+  }
+}
+
+/** The queue was closed with `closeQueue()`: it takes no more jobs. */
+export class QueueClosedError extends RelqError {
+  constructor(readonly queue: string) {
+    super(`queue '${queue}' is closed for new jobs (closeQueue); reopenQueue() opens it again`, 'RELQ_QUEUE_CLOSED');
+  }
+}
+
+/** The queue was deleted with `deleteQueue()` while this call used or waited on it. */
+export class QueueDeletedError extends RelqError {
+  constructor(readonly queue: string) {
+    super(`queue '${queue}' was deleted (deleteQueue)`, 'RELQ_QUEUE_DELETED');
+  }
+}
+
+/** Who holds an exclusive role: the process that set it. */
+export interface RoleHolder {
+  host: string;
+  pid: number;
+  instance: string;
+}
+
+/** Another process holds the queue's exclusive producer or consumer role. */
+export class QueueInUseError extends RelqError {
+  constructor(
+    readonly queue: string,
+    readonly role: 'producer' | 'consumer',
+    readonly holder: RoleHolder | undefined,
+  ) {
+    const who = holder ? `${holder.host} pid ${holder.pid} (instance ${holder.instance})` : 'another process';
+    super(`queue '${queue}' already has an exclusive ${role}: ${who}`, 'RELQ_QUEUE_IN_USE');
+  }
+}

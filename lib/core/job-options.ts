@@ -2,7 +2,7 @@ import { DEFAULT_POLICY, MAX_PRIORITY } from './defaults.js';
 import { ValidationError } from './errors.js';
 import type { RecordMeta } from './record.js';
 import type { Backoff, JobOptions, JobPolicy } from './types.js';
-import { assertInt, assertJobId, assertNumber, assertOptions, assertString } from './validate.js';
+import { assertInt, assertJobId, assertNumber, assertOptions, assertQueueName, assertString } from './validate.js';
 
 const JOB_OPTION_KEYS = [
   'jobId',
@@ -15,6 +15,8 @@ const JOB_OPTION_KEYS = [
   'leaseMs',
   'keepCompletedMs',
   'dedupWindowMs',
+  'group',
+  'timeoutMs',
 ] as const;
 const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'] as const;
@@ -78,6 +80,8 @@ export interface PreparedJob {
   priority: number;
   /** '' now, 'd<ms>' after a delay (Redis clock), 'a<ms>' at an absolute time */
   due: string;
+  /** '' when the job has no group */
+  group: string;
 }
 
 export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, now: number): PreparedJob {
@@ -86,6 +90,11 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   if (o.jobId !== undefined) assertJobId(o.jobId, `${field}.jobId`);
   if (o.name !== undefined) assertString(`${field}.name`, o.name, 128);
   if (o.priority !== undefined) assertInt(`${field}.priority`, o.priority, { min: -MAX_PRIORITY, max: MAX_PRIORITY });
+  if (o.group !== undefined) {
+    assertQueueName(o.group, `${field}.group`);
+    if (o.priority) throw new ValidationError(field, 'a job with a group cannot have a priority (FIFO within its group)');
+  }
+  if (o.timeoutMs !== undefined) assertInt(`${field}.timeoutMs`, o.timeoutMs, { max: 2 ** 31 });
   if (o.delayMs !== undefined && o.runAt !== undefined) {
     throw new ValidationError(field, 'give delayMs or runAt, not both');
   }
@@ -106,11 +115,12 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   if (!sameBackoff(policy.backoff, DEFAULT_POLICY.backoff)) meta.b = policy.backoff;
   if (policy.leaseMs !== undefined) meta.l = policy.leaseMs;
   if (policy.keepCompletedMs !== DEFAULT_POLICY.keepCompletedMs) meta.k = policy.keepCompletedMs;
+  if (o.group !== undefined) meta.g = o.group;
   if (o.jobId !== undefined) {
     meta.u = 1;
     if (policy.dedupWindowMs !== DEFAULT_POLICY.dedupWindowMs) meta.i = policy.dedupWindowMs;
   }
-  return { id: o.jobId as string | undefined, meta, priority: o.priority ?? 0, due };
+  return { id: o.jobId as string | undefined, meta, priority: o.priority ?? 0, due, group: (o.group as string | undefined) ?? '' };
 }
 
 function sameBackoff(a: Backoff, b: Backoff): boolean {

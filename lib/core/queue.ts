@@ -7,13 +7,15 @@ import {
   type RedisClient,
 } from './connection.js';
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from './defaults.js';
-import { ClosedError, JobFailedError, RelqError, TimeoutError } from './errors.js';
+import { ClosedError, JobFailedError, QueueDeletedError, RelqError, TimeoutError, ValidationError } from './errors.js';
 import { EventHub } from './event-hub.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { prepareJob, resolvePolicy } from './job-options.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
+import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
+import type { ProduceItem } from './producer-gate.js';
 import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type {
   AddResult,
@@ -29,11 +31,12 @@ import type {
   QueueCounts,
   QueueEvent,
   QueueOptions,
+  QueueStats,
   SweepResult,
 } from './types.js';
-import { assertInt, assertOptions, assertPrefix, assertQueueName, toJson } from './validate.js';
+import { assertBoolean, assertInt, assertJobId, assertOptions, assertPrefix, assertQueueName, toJson } from './validate.js';
 
-const QUEUE_OPTION_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events'] as const;
+const QUEUE_OPTION_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', ...EXT_OPTION_KEYS] as const;
 const LEASE_OPTION_KEYS = ['count', 'leaseMs', 'blockMs'] as const;
 const TERMINAL: ReadonlySet<JobState | 'gone'> = new Set(['completed', 'dead', 'gone']);
 // Margin after a blocking wait's own timeout before the socket is presumed dead.
@@ -48,6 +51,10 @@ export interface LeaseStep<Data> {
   /** When the next delayed job becomes due, if known. */
   nextDue: number | undefined;
   paused: boolean;
+  /** The queue is closed (closeQueue) and nothing is left unfinished: consumers should stop. */
+  closed: boolean;
+  /** The queue was deleted (deleteQueue). */
+  deleted: boolean;
 }
 
 /**
@@ -67,6 +74,8 @@ export class Queue<Data = unknown, Result = unknown> {
   private readonly idleBlockers: RedisClient[] = [];
   private readonly allBlockers = new Set<RedisClient>();
   private closed = false;
+  /** Bounded / fair / lifecycle / exclusive / stats (lib/core/queue-ext.ts). */
+  private readonly ext: QueueExt;
 
   constructor(name: string, options: QueueOptions = {}) {
     assertQueueName(name);
@@ -81,9 +90,30 @@ export class Queue<Data = unknown, Result = unknown> {
     this.keys = queueKeys(prefix, name);
     this.defaults = Object.freeze(resolvePolicy('defaults', options.defaults));
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    if (options.events !== undefined) assertBoolean('events', options.events);
+    const conn: unknown = options.connection;
+    if (conn !== undefined && typeof conn !== 'string' && (typeof conn !== 'object' || conn === null)) {
+      throw new ValidationError('connection', 'must be a redis:// URL, ioredis options or an ioredis client');
+    }
     this.eventsFlag = options.events === false ? '0' : '1';
     this.handle = openConnection(options.connection);
     this.hub = new EventHub(this.handle.client, this.keys.byName.events, name);
+    const queue = this;
+    this.ext = new QueueExt(
+      {
+        name,
+        keys: this.keys,
+        eventsFlag: this.eventsFlag,
+        run: (script, op, args) => this.run(script, op, args),
+        openBlocker: () => this.openBlocker(),
+        closeBlocker: (b) => this.closeBlocker(b),
+        wrapError: (err, op) => wrapRedisError(err, op, this.handle),
+        get isClosed() {
+          return queue.closed;
+        },
+      },
+      options,
+    );
   }
 
   /** The shared command connection (for health checks and tests). */
@@ -100,17 +130,25 @@ export class Queue<Data = unknown, Result = unknown> {
   }
 
   /** Adds many jobs in one round trip and one atomic script. */
-  addBulk(jobs: ReadonlyArray<BulkJob<Data>>): Promise<AddResult[]> {
-    if (!Array.isArray(jobs)) throw new RelqError('addBulk: expects an array of { data, opts }', 'RELQ_INVALID_ARGUMENT');
-    return this.addMany(jobs, 'addBulk');
+  addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { timeoutMs?: number } = {}): Promise<AddResult[]> {
+    if (!Array.isArray(jobs)) throw new ValidationError('jobs', 'addBulk expects an array of { data, opts }');
+    assertOptions('addBulk options', opts, ['timeoutMs']);
+    if (opts.timeoutMs !== undefined) assertInt('timeoutMs', opts.timeoutMs, { max: 2 ** 31 });
+    return this.addMany(jobs, 'addBulk', 'wait', opts.timeoutMs);
   }
 
-  private async addMany(jobs: ReadonlyArray<BulkJob<Data>>, op: string): Promise<AddResult[]> {
+  private async addMany(
+    jobs: ReadonlyArray<BulkJob<Data>>,
+    op: string,
+    mode: 'wait' | 'try' = 'wait',
+    timeoutMs?: number,
+  ): Promise<AddResult[]> {
     this.assertOpen();
     if (jobs.length === 0) return [];
     const now = Date.now();
     const args: Array<string | number> = [this.eventsFlag, jobs.length];
     const ids: string[] = [];
+    const items: ProduceItem[] = [];
     jobs.forEach((job, i) => {
       const field = jobs.length === 1 && op === 'add' ? 'opts' : `jobs[${i}].opts`;
       if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
@@ -119,8 +157,15 @@ export class Queue<Data = unknown, Result = unknown> {
       const id = prepared.id ?? this.ids.next();
       ids.push(id);
       args.push(id, prepared.id ? 1 : 0, encodeRecord(prepared.meta, dataJson), prepared.priority, prepared.due);
+      items.push({ id, custom: prepared.id ? 1 : 0, record: args[args.length - 3] as string, priority: prepared.priority, due: prepared.due, group: prepared.group });
+      if (op === 'add' && job.opts?.timeoutMs !== undefined) timeoutMs = job.opts.timeoutMs;
     });
-    const created = (await this.run('add', op, args)) as number[];
+    // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
+    // EVALSHA + HSETNX + RPUSH (add.lua).
+    const created =
+      this.ext.managed || mode === 'try' || items.some((it) => it.group !== '')
+        ? await this.ext.produce(items, mode, timeoutMs)
+        : ((await this.run('add', op, args)) as number[]);
     return ids.map((id, i) => ({ id, created: created[i] === 1 }));
   }
 
@@ -143,6 +188,8 @@ export class Queue<Data = unknown, Result = unknown> {
     let woken = false;
     for (;;) {
       const step = await this.leaseStep([], count, leaseMs, woken);
+      if (step.deleted) throw new QueueDeletedError(this.name);
+      if (step.closed) return step.leases; // closed and drained: nothing will come
       const left = giveUpAt - Date.now();
       if (step.leases.length > 0 || left <= 0) return step.leases;
       const blocker = this.takeBlocker();
@@ -160,6 +207,7 @@ export class Queue<Data = unknown, Result = unknown> {
    * @internal
    */
   async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean): Promise<LeaseStep<Data>> {
+    if (this.ext.prepareLease) await this.ext.beforeLease();
     const reqId = newRequestId();
     const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, items.length];
     for (const item of items) args.push(...item);
@@ -175,9 +223,18 @@ export class Queue<Data = unknown, Result = unknown> {
         job: this.toLeasedJob(String(head[i]), String(head[i + 3]), now),
         token: String(head[i + 1]),
         deadline: Number(head[i + 2]),
+        leaseMs: Number(head[i + 2]) - now,
       });
     }
-    return { settled: settled.map((s) => s === 1), leases, now, nextDue: nextDue >= 0 ? nextDue : undefined, paused: head[2] === 1 };
+    return {
+      settled: settled.map((s) => s === 1),
+      leases,
+      now,
+      nextDue: nextDue >= 0 ? nextDue : undefined,
+      paused: head[2] === 1,
+      closed: head[2] === 2,
+      deleted: head[2] === 3,
+    };
   }
 
   private toLeasedJob(id: string, record: string, now: number): LeasedJob<Data> {
@@ -186,7 +243,7 @@ export class Queue<Data = unknown, Result = unknown> {
       id,
       name: meta.n ?? '',
       data,
-      attempt: (meta.f ?? 0) + 1,
+      attempt: (meta.f ?? 0) - (meta.o ?? 0) + 1,
       maxAttempts: meta.a,
       priority: meta.p ?? 0,
       requeues: meta.r ?? 0,
@@ -195,6 +252,7 @@ export class Queue<Data = unknown, Result = unknown> {
       policy: policyOf(meta),
     };
     if (meta.e !== undefined) job.lastError = meta.e;
+    if (meta.g !== undefined) job.group = meta.g;
     return job;
   }
 
@@ -217,6 +275,7 @@ export class Queue<Data = unknown, Result = unknown> {
       }
       return res !== null;
     } catch (err) {
+      if (this.closed) throw new ClosedError(`queue '${this.name}'`);
       throw wrapRedisError(err, 'lease', this.handle);
     } finally {
       clearTimeout(timer);
@@ -293,12 +352,12 @@ export class Queue<Data = unknown, Result = unknown> {
   }
 
   /** Heartbeat for many leases in one call; updates each lease's deadline. @internal */
-  async touchMany(leases: ReadonlyArray<Lease<Data>>, extendMs?: number, fallbackLeaseMs = DEFAULT_LEASE_MS): Promise<boolean[]> {
+  async touchMany(leases: ReadonlyArray<Lease<Data>>, extendMs?: number): Promise<boolean[]> {
     this.assertOpen();
     if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: 2 ** 41 });
     if (leases.length === 0) return [];
     const args: Array<string | number> = [leases.length];
-    for (const l of leases) args.push(l.job.id, l.token, extendMs ?? l.job.policy.leaseMs ?? fallbackLeaseMs);
+    for (const l of leases) args.push(l.job.id, l.token, extendMs ?? l.leaseMs);
     const out = (await this.run('touch', 'touch', args)) as number[];
     return out.map((deadline, i) => {
       if (deadline > 0) leases[i]!.deadline = deadline;
@@ -328,7 +387,7 @@ export class Queue<Data = unknown, Result = unknown> {
   // ---- reading ---------------------------------------------------------------
 
   async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
-    if (typeof id !== 'string' || id === '') throw new RelqError('getJob: id must be a non-empty string', 'RELQ_INVALID_ARGUMENT');
+    assertJobId(id, 'id');
     const r = (await this.run('getJob', 'getJob', [id])) as string[];
     if (r.length === 0) return null;
     const [state, record, score, result] = r as [JobState, string, string, string | undefined];
@@ -348,6 +407,7 @@ export class Queue<Data = unknown, Result = unknown> {
       createdAt: meta.t,
     };
     if (meta.e !== undefined) info.lastError = meta.e;
+    if (meta.g !== undefined) info.group = meta.g;
     const at = Number(score);
     if (state === 'working' && score !== '') info.leaseDeadline = at;
     if (state === 'delayed') info.runAt = at;
@@ -415,9 +475,7 @@ export class Queue<Data = unknown, Result = unknown> {
   private async deadOp(op: 'redrive' | 'purge', target: string[] | { limit: number }): Promise<string[]> {
     let args: Array<string | number>;
     if (Array.isArray(target)) {
-      target.forEach((id, i) => {
-        if (typeof id !== 'string' || id === '') throw new RelqError(`ids[${i}] must be a non-empty string`, 'RELQ_INVALID_ARGUMENT');
-      });
+      target.forEach((id, i) => assertJobId(id, `ids[${i}]`));
       if (target.length === 0) return [];
       args = [this.eventsFlag, op, 'ids', 0, ...target];
     } else {
@@ -453,6 +511,10 @@ export class Queue<Data = unknown, Result = unknown> {
           if (s) emit(s);
         },
         error: (err: unknown) => subscriber.error(err),
+        // The event stream ends only when this queue object is closed.
+        complete: () => {
+          if (!done) subscriber.error(new ClosedError(`queue '${this.name}'`));
+        },
       });
       this.hub
         .open()
@@ -489,11 +551,72 @@ export class Queue<Data = unknown, Result = unknown> {
     throw new JobFailedError(id, 'the job no longer exists (removed, or completed with keepCompletedMs 0)');
   }
 
+  // ---- bounded queues, queue lifecycle, stats (docs/bounded-fair-batch.md) ---------
+
+  /** Adds one job now or fails with QueueFullError when the (bounded) queue is full. Never waits. */
+  async tryAdd(data: Data, opts?: JobOptions): Promise<AddResult> {
+    const [result] = await this.addMany([{ data, opts }], 'add', 'try');
+    return result!;
+  }
+
+  /** addBulk that fails at once with QueueFullError when the jobs do not all fit now. */
+  tryAddBulk(jobs: ReadonlyArray<BulkJob<Data>>): Promise<AddResult[]> {
+    if (!Array.isArray(jobs)) throw new RelqError('tryAddBulk: expects an array of { data, opts }', 'RELQ_INVALID_ARGUMENT');
+    return this.addMany(jobs, 'addBulk', 'try');
+  }
+
+  /**
+   * Closes the queue itself (in Redis, for every process), not this object's connections
+   * (that is close()): adds fail with QueueClosedError, producers blocked on a full queue are
+   * released with it, consumers finish what is left and then stop. False if already closed.
+   */
+  closeQueue(): Promise<boolean> {
+    return this.ext.closeQueue();
+  }
+
+  /** Opens a closed queue again. False if it was open. */
+  reopenQueue(): Promise<boolean> {
+    return this.ext.reopenQueue();
+  }
+
+  /** Whether the queue was closed with closeQueue() (a Redis read; see also `isClosed`). */
+  async isQueueClosed(): Promise<boolean> {
+    return (await this.ext.state()).closed;
+  }
+
+  /** The queue's shared settings and state as stored in Redis. */
+  queueState(): Promise<QueueState> {
+    return this.ext.state();
+  }
+
+  /** Produced and consumed messages and bytes (counted while `stats` is on for the queue). */
+  stats(): Promise<QueueStats> {
+    return this.ext.stats();
+  }
+
+  /**
+   * Removes every key of the queue. Blocked producers, consumers and role waiters fail with
+   * QueueDeletedError; a short-lived tombstone (`tombstoneMs`, default 10 s) tells late
+   * arrivals the same. Returns the number of keys removed.
+   */
+  async deleteQueue(opts: { tombstoneMs?: number } = {}): Promise<number> {
+    assertOptions('deleteQueue options', opts, ['tombstoneMs']);
+    const ttl = opts.tombstoneMs ?? DEFAULT_TOMBSTONE_MS;
+    assertInt('tombstoneMs', ttl, { min: 1, max: 2 ** 31 });
+    return this.ext.deleteQueue(ttl);
+  }
+
+  /** This process's identity in exclusive roles and waiter registrations. */
+  get identity(): { host: string; pid: number; instance: string } {
+    return { ...this.ext.identity };
+  }
+
   // ---- lifecycle -------------------------------------------------------------
 
   /** Closes the connections relq opened; a client passed in stays open. */
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.ext.shutdown(); // releases waiting adds (ClosedError) and exclusive roles
     this.closed = true;
     this.hub.close();
     for (const b of [...this.allBlockers]) this.closeBlocker(b);

@@ -21,12 +21,16 @@ export interface RecordMeta {
   i?: number;
   /** 1 when the id is a caller's idempotency key */
   u?: 1;
-  /** failures */
+  /** failures, over the job's whole life */
   f?: number;
+  /** failures before the last dead-letter redrive (attempts count from there) */
+  o?: number;
   /** requeues */
   r?: number;
   /** last error */
   e?: string;
+  /** fairness group (include/ext.lua reads it) */
+  g?: string;
 }
 
 export function encodeRecord(meta: RecordMeta, dataJson: string): string {

@@ -13,6 +13,11 @@ const SCRIPT_FILES = {
   counts: { file: 'counts.lua', extraKeys: 0 },
   pause: { file: 'pause.lua', extraKeys: 0 },
   deadLetters: { file: 'dead-letters.lua', extraKeys: 0 },
+  // bounded queues, groups, lifecycle, roles (lib/core/queue-ext.ts)
+  produce: { file: 'produce.lua', extraKeys: 0 },
+  queueAdmin: { file: 'queue-admin.lua', extraKeys: 0 },
+  deleteQueue: { file: 'delete-queue.lua', extraKeys: 0 },
+  role: { file: 'role.lua', extraKeys: 0 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;

@@ -39,6 +39,37 @@ export interface JobOptions extends Partial<JobPolicy> {
   runAt?: number | Date;
   /** Higher runs first; -1000 to 1000, default 0. FIFO within a priority. */
   priority?: number;
+  /**
+   * Fair scheduling: leasing rotates over the groups that have pending work, FIFO within a
+   * group (a group's jobs cannot also have a priority). Named like a queue (no braces, no
+   * control characters, at most 128 characters).
+   */
+  group?: string;
+  /**
+   * Bounded queues: how long `add()` waits for room before it fails with QueueFullError.
+   * Default: wait until there is room (or the queue is closed, deleted, or this Queue is
+   * closed). Not stored with the job.
+   */
+  timeoutMs?: number;
+}
+
+/** Who may use a queue at once (docs/bounded-fair-batch.md). */
+export interface ExclusiveOptions {
+  /** At most one process adds jobs; others get QueueInUseError (or wait, see waitMs). */
+  producer?: boolean;
+  /** At most one process leases jobs. */
+  consumer?: boolean;
+  /** How long to wait for a role that another process holds. Default 0: fail at once. */
+  waitMs?: number;
+  /** The role lease: a crashed holder's role is free after this long. Default 10 s. */
+  ttlMs?: number;
+}
+
+/** Produced and consumed messages and bytes of data (JSON) of one queue. */
+export interface QueueStats {
+  produced: { messages: number; bytes: number };
+  /** Deliveries: a job leased twice (a retry) counts twice. */
+  consumed: { messages: number; bytes: number };
 }
 
 export interface QueueOptions {
@@ -50,6 +81,24 @@ export interface QueueOptions {
   maxPayloadBytes?: number;
   /** Publish job transitions for events(), watch() and waitForResult(). Default true. */
   events?: boolean;
+  /**
+   * Bounded queue: at most this many unfinished jobs (pending + working + delayed). A full
+   * queue makes `add()` wait and `tryAdd()` fail. Stored in Redis by this Queue's first call;
+   * 0 removes the bound. Every producer of the queue should pass it (see docs).
+   */
+  bound?: number;
+  /** Count produced and consumed messages and bytes (`stats()`). Stored in Redis like `bound`. */
+  stats?: boolean;
+  /** At most this many jobs of one group leased at once. Stored in Redis like `bound`; 0 removes it. */
+  groupConcurrency?: number;
+  /** Exclusive producer and/or consumer role for this Queue object. */
+  exclusive?: ExclusiveOptions;
+  /**
+   * Adds check in Redis that the queue is not closed (closeQueue) and fail with
+   * QueueClosedError: one more read per add call. Default true when bound, stats or an
+   * exclusive producer is set (those adds read the queue's state anyway), false otherwise.
+   */
+  checkClosed?: boolean;
 }
 
 export interface AddResult {
@@ -77,6 +126,8 @@ export interface LeasedJob<Data> {
   readonly leasedAt: number;
   readonly lastError?: string;
   readonly policy: Readonly<JobPolicy>;
+  /** The job's fairness group, if it has one. */
+  readonly group?: string;
 }
 
 /** A fenced claim on one job: only this token can ack, nack, requeue, reject or touch it. */
@@ -85,6 +136,8 @@ export interface Lease<Data> {
   readonly token: string;
   /** Epoch ms (Redis clock) when the lease runs out unless touched. */
   deadline: number;
+  /** The length the lease was granted for; touch() without extendMs extends by it. */
+  readonly leaseMs: number;
 }
 
 export interface LeaseOptions {
@@ -120,6 +173,7 @@ export interface JobInfo<Data, Result> {
   diedAt?: number;
   result?: Result;
   lastError?: string;
+  group?: string;
 }
 
 export interface QueueCounts {
@@ -155,7 +209,10 @@ export type QueueEventType =
   | 'promoted'
   | 'removed'
   | 'paused'
-  | 'resumed';
+  | 'resumed'
+  | 'closed'
+  | 'reopened'
+  | 'deleted';
 
 /** One job transition, as published by the script that made it. */
 export interface QueueEvent {

@@ -2,6 +2,13 @@ import { PayloadTooLargeError, ValidationError } from './errors.js';
 
 // Printable text with no control characters; braces would change a key's hash slot.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// Half of a surrogate pair alone is not text: it cannot round-trip through UTF-8.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function assertText(field: string, value: string): void {
+  if (CONTROL.test(value)) throw new ValidationError(field, 'must not contain control characters');
+  if (LONE_SURROGATE.test(value)) throw new ValidationError(field, 'must be well-formed text (it holds a lone UTF-16 surrogate)');
+}
 
 export const MAX_QUEUE_NAME_LENGTH = 128;
 export const MAX_JOB_ID_LENGTH = 256;
@@ -13,7 +20,7 @@ export function assertQueueName(name: unknown, field = 'queue name'): asserts na
   if (name.length > MAX_QUEUE_NAME_LENGTH) {
     throw new ValidationError(field, `must be at most ${MAX_QUEUE_NAME_LENGTH} characters, got ${name.length}`);
   }
-  if (CONTROL.test(name)) throw new ValidationError(field, 'must not contain control characters');
+  assertText(field, name);
   if (/[{}]/.test(name)) throw new ValidationError(field, "must not contain '{' or '}' (they would change the Redis Cluster hash slot)");
 }
 
@@ -28,7 +35,7 @@ export function assertJobId(id: unknown, field = 'jobId'): asserts id is string 
   if (id.length > MAX_JOB_ID_LENGTH) {
     throw new ValidationError(field, `must be at most ${MAX_JOB_ID_LENGTH} characters, got ${id.length}`);
   }
-  if (CONTROL.test(id)) throw new ValidationError(field, 'must not contain control characters');
+  assertText(field, id);
 }
 
 export function assertInt(
@@ -52,7 +59,7 @@ export function assertNumber(field: string, value: unknown, min: number, max: nu
 export function assertString(field: string, value: unknown, maxLength = 1024): asserts value is string {
   if (typeof value !== 'string') throw new ValidationError(field, `must be a string, got ${describe(value)}`);
   if (value.length > maxLength) throw new ValidationError(field, `must be at most ${maxLength} characters`);
-  if (CONTROL.test(value)) throw new ValidationError(field, 'must not contain control characters');
+  assertText(field, value);
 }
 
 /** Rejects anything but a plain object whose keys are all in `allowed`. */
@@ -126,4 +133,12 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : String(value);
+}
+
+export function assertBoolean(field: string, value: unknown): asserts value is boolean {
+  if (typeof value !== 'boolean') throw new ValidationError(field, `must be true or false, got ${describe(value)}`);
+}
+
+export function assertFunction(field: string, value: unknown): void {
+  if (typeof value !== 'function') throw new ValidationError(field, `must be a function, got ${describe(value)}`);
 }

@@ -1,11 +1,11 @@
 import { Subject, type Observable } from 'rxjs';
 import type { RedisClient } from './connection.js';
 import { DEFAULT_LEASE_MS, MAX_LEASE_COUNT } from './defaults.js';
-import { UnrecoverableError } from './errors.js';
+import { QueueDeletedError, UnrecoverableError } from './errors.js';
 import { blockDuration, type Queue } from './queue.js';
 import { ackItem, errorText, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type { Lease, LeasedJob } from './types.js';
-import { assertInt, assertOptions, toJson } from './validate.js';
+import { assertFunction, assertInt, assertOptions, toJson } from './validate.js';
 
 /** The job as a handler sees it. */
 export interface Job<Data> extends LeasedJob<Data> {
@@ -41,7 +41,9 @@ export type WorkerEvent<Data, Result> =
   | { type: 'failed'; job: LeasedJob<Data>; error: unknown; willRetry: boolean }
   | { type: 'dead'; job: LeasedJob<Data>; error: unknown }
   | { type: 'lost'; job: LeasedJob<Data> }
-  | { type: 'error'; error: unknown };
+  | { type: 'error'; error: unknown }
+  /** The queue was closed and drained (closeQueue) or deleted: the worker stopped by itself. */
+  | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' };
 
 const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
 const MAX_ERROR_BACKOFF_MS = 5000;
@@ -86,6 +88,7 @@ export class Worker<Data = unknown, Result = unknown> {
   private idle: (() => void) | undefined;
   private flushing: Promise<void> | undefined;
   private beatTimer: NodeJS.Timeout | undefined;
+  private beatDueAt = 0;
   private beating = false;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
   lastActivityAt = 0;
@@ -105,7 +108,7 @@ export class Worker<Data = unknown, Result = unknown> {
     assertInt('blockMs', this.blockMs, { min: 10, max: 2 ** 31 });
     assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: 2 ** 31 });
     this.heartbeat = options.heartbeat ?? true;
-    if (typeof handler !== 'function') throw new TypeError('Worker: handler must be a function');
+    assertFunction('handler', handler);
     if (options.autostart ?? true) this.start();
   }
 
@@ -163,6 +166,10 @@ export class Worker<Data = unknown, Result = unknown> {
       }
       this.lastActivityAt = Date.now();
       this.settled(batch, step.settled);
+      if ((step.closed || step.deleted) && step.leases.length === 0 && !this.stopping) {
+        this.queueEnded(step.deleted);
+        break;
+      }
       if (this.stopping) {
         // Leased while stopping: give them straight back.
         if (step.leases.length) {
@@ -177,6 +184,13 @@ export class Worker<Data = unknown, Result = unknown> {
         woken = await this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
       }
     }
+  }
+
+  /** The queue was closed and is drained (closeQueue), or deleted: this worker stops. */
+  private queueEnded(deleted: boolean): void {
+    if (deleted) this.subject.next({ type: 'error', error: new QueueDeletedError(this.queue.name) });
+    this.subject.next({ type: 'stopped', reason: deleted ? 'queue deleted' : 'queue closed' });
+    void this.close().catch(() => undefined);
   }
 
   private async block(ms: number): Promise<boolean> {
@@ -214,13 +228,14 @@ export class Worker<Data = unknown, Result = unknown> {
     const entry: Active<Data> = {
       lease,
       abort: new AbortController(),
-      leaseLen: lease.job.policy.leaseMs ?? this.leaseMs,
+      leaseLen: lease.leaseMs,
       renewedAt: Date.now(),
       finished: false,
       lost: false,
     };
     this.active.set(lease.token, entry);
     this.running += 1;
+    if (entry.leaseLen < this.leaseMs) this.scheduleBeat();
     const job = this.jobView(entry);
     let promise: Promise<Result>;
     try {
@@ -277,13 +292,15 @@ export class Worker<Data = unknown, Result = unknown> {
 
   private jobView(entry: Active<Data>): Job<Data> {
     const worker = this;
-    return Object.assign(Object.create(null) as object, entry.lease.job, {
+    // A literal, not Object.assign: assign would copy the deadline getter's value once.
+    return {
+      ...entry.lease.job,
       signal: entry.abort.signal,
       get deadline() {
         return entry.lease.deadline;
       },
       async touch(extendMs?: number): Promise<boolean> {
-        const [ok] = await worker.queue.touchMany([entry.lease], extendMs, worker.leaseMs);
+        const [ok] = await worker.queue.touchMany([entry.lease], extendMs);
         if (ok) entry.renewedAt = Date.now();
         else worker.markLost(entry);
         return ok!;
@@ -291,7 +308,7 @@ export class Worker<Data = unknown, Result = unknown> {
       reject(reason = 'rejected'): never {
         throw new UnrecoverableError(reason);
       },
-    }) as Job<Data>;
+    };
   }
 
   private markLost(entry: Active<Data>): void {
@@ -343,16 +360,22 @@ export class Worker<Data = unknown, Result = unknown> {
 
   // ---- heartbeat -------------------------------------------------------------
 
+  /** One timer per worker, ticking at a quarter of the shortest lease held. */
   private scheduleBeat(): void {
-    if (!this.heartbeat || this.beatTimer) return;
+    if (!this.heartbeat) return;
     let shortest = this.leaseMs;
     for (const e of this.active.values()) shortest = Math.min(shortest, e.leaseLen);
+    const period = Math.max(10, Math.floor(shortest / 4));
+    // A job with a shorter lease than the pending tick needs an earlier one.
+    if (this.beatTimer && this.beatDueAt <= Date.now() + period) return;
+    if (this.beatTimer) clearTimeout(this.beatTimer);
+    this.beatDueAt = Date.now() + period;
     this.beatTimer = setTimeout(() => {
       this.beatTimer = undefined;
       void this.beat().finally(() => {
         if (this.started && this.active.size + this.running + (this.stopping ? 0 : 1) > 0) this.scheduleBeat();
       });
-    }, Math.max(10, Math.floor(shortest / 4)));
+    }, period);
     this.beatTimer.unref();
   }
 
@@ -364,11 +387,7 @@ export class Worker<Data = unknown, Result = unknown> {
     if (due.length === 0) return;
     this.beating = true;
     try {
-      const ok = await this.queue.touchMany(
-        due.map((e) => e.lease),
-        undefined,
-        this.leaseMs,
-      );
+      const ok = await this.queue.touchMany(due.map((e) => e.lease));
       due.forEach((e, i) => {
         if (ok[i]) e.renewedAt = now;
         else this.markLost(e);

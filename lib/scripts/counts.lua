@@ -1,7 +1,7 @@
 --!include include/keys.lua
 -- Per-state counts, read atomically. Reply: { pending, working, delayed, completed, dead, paused }
 return {
-  redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO),
+  redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO) + (tonumber(redis.call('HGET', K_META, 'gp')) or 0),
   redis.call('ZCARD', K_WORKING),
   redis.call('ZCARD', K_DELAYED),
   redis.call('ZCARD', K_DONE),

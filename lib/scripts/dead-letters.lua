@@ -19,7 +19,7 @@ end
 if #ids == 0 then return {} end
 
 if op == 'list' then
-  local recs = redis.call('HMGET', K_JOBS, unpack(ids))
+  local recs = hmgetMany(K_JOBS, ids)
   local out = {}
   for i, id in ipairs(ids) do
     out[#out + 1] = id
@@ -29,20 +29,27 @@ if op == 'list' then
   return out
 end
 
-redis.call('ZREM', K_DEAD, unpack(ids))
+callMany('ZREM', K_DEAD, ids)
 if op == 'purge' then
-  redis.call('HDEL', K_JOBS, unpack(ids))
+  callMany('HDEL', K_JOBS, ids)
   for _, id in ipairs(ids) do emit({ type = 'removed', id = id }) end
 else
-  local recs = redis.call('HMGET', K_JOBS, unpack(ids))
+  local recs = hmgetMany(K_JOBS, ids)
+  local moved = {}
   for i, id in ipairs(ids) do
-    local meta, data = decodeMeta(recs[i])
-    meta.f = 0
-    meta.e = nil
-    redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
-    pushPending({ id }, { meta.p or 0 })
-    emit({ type = 'retried', id = id, reason = 'redrive' })
+    local meta, data = decodeMeta(recs[i] or '')
+    if meta then
+      meta.o = meta.f or 0 -- a fresh attempt budget; the failure history stays
+      meta.e = nil
+      redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
+      pushPending({ id }, { meta.p or 0 }, { meta.g or false })
+      emit({ type = 'retried', id = id, reason = 'redrive' })
+      moved[#moved + 1] = id
+    else
+      redis.call('ZADD', K_DEAD, nowMs(), id) -- cannot run: stays dead
+    end
   end
+  ids = moved
 end
 flushWake()
 flushEvents()

@@ -10,11 +10,12 @@ local now = nowMs()
 local stalled, dead = 0, 0
 local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
 if #expired > 0 then
-  redis.call('HDEL', K_LEASES, unpack(expired))
-  redis.call('ZREM', K_WORKING, unpack(expired))
-  local recs = redis.call('HMGET', K_JOBS, unpack(expired))
+  callMany('HDEL', K_LEASES, expired)
+  callMany('ZREM', K_WORKING, expired)
+  local recs = hmgetMany(K_JOBS, expired)
   for i, id in ipairs(expired) do
     if recs[i] then
+      leaseEnded(metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks (include/ext.lua)
       stalled = stalled + 1
       if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
     end
@@ -27,13 +28,13 @@ if nextDue and nextDue <= now then promoted = promoteDue(now, limit) end
 
 local gone = redis.call('ZRANGEBYSCORE', K_DONE, '-inf', now, 'LIMIT', 0, limit)
 if #gone > 0 then
-  redis.call('ZREM', K_DONE, unpack(gone))
-  redis.call('HDEL', K_JOBS, unpack(gone))
-  redis.call('HDEL', K_RESULTS, unpack(gone))
+  callMany('ZREM', K_DONE, gone)
+  callMany('HDEL', K_JOBS, gone)
+  callMany('HDEL', K_RESULTS, gone)
 end
 
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
-if #forgotten > 0 then redis.call('ZREM', K_DEDUP, unpack(forgotten)) end
+if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 
 flushWake()
 flushEvents()

@@ -6,7 +6,7 @@ local now = nowMs()
 local n = tonumber(ARGV[1])
 local ids = {}
 for i = 1, n do ids[i] = ARGV[2 + (i - 1) * 3] end
-local held = redis.call('HMGET', K_LEASES, unpack(ids))
+local held = hmgetMany(K_LEASES, ids)
 local out, working = {}, {}
 for i = 1, n do
   local b = 2 + (i - 1) * 3
@@ -19,5 +19,5 @@ for i = 1, n do
     out[i] = 0
   end
 end
-if #working > 0 then redis.call('ZADD', K_WORKING, 'XX', unpack(working)) end
+if #working > 0 then callMany('ZADD', K_WORKING, working, { 'XX' }) end
 return out

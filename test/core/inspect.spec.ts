@@ -92,7 +92,8 @@ describe('getJob', () => {
     const { id } = await q.add('x', { attempts: 3 });
     const [l] = await q.lease();
     await q.reject(l!, 'bad');
-    expect(await q.getJob(id)).toMatchObject({ state: 'dead', failures: 0, dequeues: 1 });
+    // A rejected delivery is a failed attempt that ends the job at once.
+    expect(await q.getJob(id)).toMatchObject({ state: 'dead', failures: 1, dequeues: 1 });
   });
 
   test('counters follow a mixed history: dequeues, requeues, failures', async () => {

@@ -3,15 +3,42 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Lua's unpack() fails past ~8000 values, so long argument lists go in slices.
+-- `pre` holds options placed before the list (e.g. {'XX'}); returns the last reply.
+local UNPACK_SLICE = 4000 -- even, so field/value and score/member pairs stay whole
+local function callMany(cmd, key, list, pre)
+  local reply
+  for i = 1, #list, UNPACK_SLICE do
+    local args = { key }
+    for _, p in ipairs(pre or {}) do args[#args + 1] = p end
+    for j = i, math.min(i + UNPACK_SLICE - 1, #list) do args[#args + 1] = list[j] end
+    reply = redis.call(cmd, unpack(args))
+  end
+  return reply
+end
+
+local function hmgetMany(key, fields)
+  local out = {}
+  for i = 1, #fields, UNPACK_SLICE do
+    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + UNPACK_SLICE - 1, #fields)))
+    for j = 1, #part do out[#out + 1] = part[j] end
+  end
+  return out
+end
+
 -- A record is "<meta json>\n<data json>"; JSON never holds a raw newline.
 local function splitRecord(rec)
-  local nl = string.find(rec, '\n', 1, true)
+  local nl = string.find(rec, '\n', 1, true) or (#rec + 1)
   return string.sub(rec, 1, nl - 1), string.sub(rec, nl + 1)
 end
 
+-- nil for a record that cannot be decoded: a script must not stop half-way because of
+-- one bad job (scripts do not roll back), so callers dead-letter it untouched instead.
 local function decodeMeta(rec)
   local metaJson, data = splitRecord(rec)
-  return cjson.decode(metaJson), data
+  local ok, meta = pcall(cjson.decode, metaJson)
+  if not ok or type(meta) ~= 'table' then return nil, data end
+  return meta, data
 end
 
 local function encodeRecord(meta, data)
@@ -40,7 +67,9 @@ local function flushEvents()
 end
 
 local wakeNeeded = false
+--!include include/ext.lua
 local function flushWake()
+  extFlush()
   if wakeNeeded then
     if redis.call('RPUSH', K_WAKE, '1') > 16 then
       redis.call('LTRIM', K_WAKE, 0, 15)
@@ -50,12 +79,15 @@ end
 
 local PRIO_SPAN = 4398046511104 -- 2^42: FIFO sequence space within one priority
 
--- Makes ids leasable. Priority-0 ids go to the list in one RPUSH.
-local function pushPending(ids, priorities)
+-- Makes ids leasable. Priority-0 ids go to the list in one RPUSH. groups[i] (optional):
+-- the job's group, whose own list it joins instead (include/ext.lua).
+local function pushPending(ids, priorities, groups)
   local plain = {}
   for i, id in ipairs(ids) do
     local p = priorities[i] or 0
-    if p == 0 then
+    if groups and groups[i] then
+      pushGroup(groups[i], { id })
+    elseif p == 0 then
       plain[#plain + 1] = id
     else
       local seq = redis.call('INCR', K_SEQ) % PRIO_SPAN
@@ -64,13 +96,13 @@ local function pushPending(ids, priorities)
     end
   end
   if #plain > 0 then
-    local len = redis.call('RPUSH', K_PENDING, unpack(plain))
+    local len = callMany('RPUSH', K_PENDING, plain)
     if len == #plain then wakeNeeded = true end
   end
 end
 
 local function pushOne(id, rec)
-  pushPending({ id }, { metaInt(rec, 'p') or 0 })
+  pushPending({ id }, { metaInt(rec, 'p') or 0 }, { metaGroup(rec) or false })
 end
 
 local function addDelayed(id, due)
@@ -86,17 +118,18 @@ end
 local function promoteDue(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'LIMIT', 0, limit)
   if #due > 0 then
-    local recs = redis.call('HMGET', K_JOBS, unpack(due))
-    local ids, prios = {}, {}
+    local recs = hmgetMany(K_JOBS, due)
+    local ids, prios, groups = {}, {}, {}
     for i, id in ipairs(due) do
       if recs[i] then
         ids[#ids + 1] = id
         prios[#prios + 1] = metaInt(recs[i], 'p') or 0
+        groups[#groups + 1] = metaGroup(recs[i]) or false
         emit({ type = 'promoted', id = id })
       end
     end
-    redis.call('ZREM', K_DELAYED, unpack(due))
-    pushPending(ids, prios)
+    callMany('ZREM', K_DELAYED, due)
+    pushPending(ids, prios, groups)
   end
   local nxt = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   if nxt[2] then
@@ -107,20 +140,32 @@ local function promoteDue(now, limit)
   return #due, nil
 end
 
+local function deadLetterUndecodable(id, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  slotsFreed = slotsFreed + 1
+  emit({ type = 'dead', id = id, error = 'job record could not be decoded' })
+end
+
 local function deadLetter(id, meta, data, now, reason)
+  if not meta then return deadLetterUndecodable(id, now) end
   meta.e = reason
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
   redis.call('ZADD', K_DEAD, now, id)
-  emit({ type = 'dead', id = id, attempt = meta.f, error = reason })
+  slotsFreed = slotsFreed + 1 -- a dead job no longer counts against a bound
+  emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
 end
 
 -- Counts a failed attempt; retries (now or after delayMs) or dead-letters.
 local function failAttempt(id, rec, now, reason, delayMs, eventType)
   local meta, data = decodeMeta(rec)
+  if not meta then
+    deadLetterUndecodable(id, now)
+    return 'dead'
+  end
   meta.f = (meta.f or 0) + 1
   meta.e = reason
-  emit({ type = eventType, id = id, attempt = meta.f, error = reason })
-  if meta.f >= (meta.a or 1) then
+  emit({ type = eventType, id = id, attempt = meta.f - (meta.o or 0), error = reason })
+  if meta.f - (meta.o or 0) >= (meta.a or 1) then
     deadLetter(id, meta, data, now, reason)
     return 'dead'
   end
@@ -128,8 +173,8 @@ local function failAttempt(id, rec, now, reason, delayMs, eventType)
   if delayMs > 0 then
     addDelayed(id, now + delayMs)
   else
-    pushPending({ id }, { meta.p or 0 })
+    pushPending({ id }, { meta.p or 0 }, { meta.g or false })
   end
-  emit({ type = 'retried', id = id, attempt = meta.f, delayMs = delayMs })
+  emit({ type = 'retried', id = id, attempt = meta.f - (meta.o or 0), delayMs = delayMs })
   return 'retried'
 end

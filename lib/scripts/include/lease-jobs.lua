@@ -2,7 +2,8 @@
 -- Token of the i-th job is "<reqId>.<i>"; the deadline is now + the job's own leaseMs
 -- (meta l) or the caller's. Returns the flat reply: id, token, deadline, record per job.
 local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit)
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue')
+  -- fields 3.. are read for include/ext.lua at no extra command: g, bound, closed, stats, del, glimit, u
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
   local nextDue = tonumber(flags[2])
   if flags[1] then
     redis.call('DEL', K_WAKE)
@@ -11,6 +12,9 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
   if nextDue and nextDue <= now then
     local _
     _, nextDue = promoteDue(now, promoteLimit)
+  end
+  if flags[3] or flags[4] or flags[5] or flags[6] or flags[7] then
+    return leaseExt(now, reqKey, reqId, count, leaseMs, woken, flags, nextDue)
   end
 
   local taken, fromPrio = {}, {}
@@ -39,13 +43,13 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
     need = need - 1
     i = i + 1
   end
-  if #fromPrio > 0 then redis.call('ZREM', K_PRIO, unpack(fromPrio)) end
+  if #fromPrio > 0 then callMany('ZREM', K_PRIO, fromPrio) end
   if #taken == 0 then
     redis.call('DEL', K_WAKE) -- nothing leasable: any token left is stale
     return {}, nextDue, 0
   end
 
-  local recs = redis.call('HMGET', K_JOBS, unpack(taken))
+  local recs = hmgetMany(K_JOBS, taken)
   local reply, leases, working, leasedIds = {}, {}, {}, {}
   for j, id in ipairs(taken) do
     local rec = recs[j]
@@ -61,12 +65,12 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
       reply[#reply + 1] = token
       reply[#reply + 1] = deadline
       reply[#reply + 1] = rec
-      emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) + 1 })
+      emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
     end
   end
   if #leasedIds > 0 then
-    redis.call('HSET', K_LEASES, unpack(leases))
-    redis.call('ZADD', K_WORKING, unpack(working))
+    callMany('HSET', K_LEASES, leases)
+    callMany('ZADD', K_WORKING, working)
     -- Remembered so that a replay of this request (lost reply) returns these leases.
     redis.call('SET', reqKey, table.concat(leasedIds, '\n'), 'PX', leaseMs)
   end
@@ -82,8 +86,8 @@ local function replayLease(recorded, reqId)
   local ids = {}
   for id in string.gmatch(recorded, '[^\n]+') do ids[#ids + 1] = id end
   local reply = {}
-  local tokens = redis.call('HMGET', K_LEASES, unpack(ids))
-  local recs = redis.call('HMGET', K_JOBS, unpack(ids))
+  local tokens = hmgetMany(K_LEASES, ids)
+  local recs = hmgetMany(K_JOBS, ids)
   for j, id in ipairs(ids) do
     local t = tokens[j]
     if t and recs[j] and string.sub(t, 1, #reqId + 1) == reqId .. '.' then

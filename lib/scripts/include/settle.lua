@@ -11,10 +11,12 @@ local function settleItems(now, base)
   if n == 0 then return out, base + 1 end
   local ids = {}
   for i = 1, n do ids[i] = ARGV[base + (i - 1) * 5 + 2] end
-  local held = redis.call('HMGET', K_LEASES, unpack(ids))
-  local valid = {}
+  local held = hmgetMany(K_LEASES, ids)
+  local valid, seen = {}, {}
   for i = 1, n do
-    if held[i] and held[i] == ARGV[base + (i - 1) * 5 + 3] then
+    -- A lease named twice in one call settles once: the first item wins.
+    if held[i] and held[i] == ARGV[base + (i - 1) * 5 + 3] and not seen[ids[i]] then
+      seen[ids[i]] = true
       valid[#valid + 1] = ids[i]
       out[i] = 1
     else
@@ -22,15 +24,17 @@ local function settleItems(now, base)
     end
   end
   if #valid == 0 then return out, base + 1 + n * 5 end
-  redis.call('HDEL', K_LEASES, unpack(valid))
-  redis.call('ZREM', K_WORKING, unpack(valid))
+  callMany('HDEL', K_LEASES, valid)
+  callMany('ZREM', K_WORKING, valid)
 
   local drop, done, results, dedup = {}, {}, {}, {}
   for i = 1, n do
     if out[i] == 1 then
       local b = base + (i - 1) * 5 + 1
       local op, id, a1, a2 = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 4]
+      leaseEnded(tokenGroup(ARGV[b + 2])) -- nothing for a plain queue's token (include/ext.lua)
       if op == 'a' then
+        slotsFreed = slotsFreed + 1
         local keepMs, dedupMs = string.match(a2, '^(%d+) (%d+)$')
         keepMs, dedupMs = tonumber(keepMs), tonumber(dedupMs)
         if keepMs > 0 then
@@ -53,24 +57,29 @@ local function settleItems(now, base)
             failAttempt(id, rec, now, a1, tonumber(a2), 'failed')
           elseif op == 'q' then
             local meta, data = decodeMeta(rec)
-            meta.r = (meta.r or 0) + 1
-            redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
-            local delayMs = tonumber(a2)
-            if delayMs > 0 then addDelayed(id, now + delayMs) else pushPending({ id }, { meta.p or 0 }) end
-            emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs })
+            if meta then
+              meta.r = (meta.r or 0) + 1
+              redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
+              local delayMs = tonumber(a2)
+              if delayMs > 0 then addDelayed(id, now + delayMs) else pushPending({ id }, { meta.p or 0 }, { meta.g or false }) end
+              emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs })
+            else
+              deadLetterUndecodable(id, now)
+            end
           else
             local meta, data = decodeMeta(rec)
+            if meta then meta.f = (meta.f or 0) + 1 end -- a rejected delivery is a failed one
             deadLetter(id, meta, data, now, a1)
           end
         end
       end
     end
   end
-  if #drop > 0 then redis.call('HDEL', K_JOBS, unpack(drop)) end
+  if #drop > 0 then callMany('HDEL', K_JOBS, drop) end
   if #done > 0 then
-    redis.call('ZADD', K_DONE, unpack(done))
-    redis.call('HSET', K_RESULTS, unpack(results))
+    callMany('ZADD', K_DONE, done)
+    callMany('HSET', K_RESULTS, results)
   end
-  if #dedup > 0 then redis.call('ZADD', K_DEDUP, unpack(dedup)) end
+  if #dedup > 0 then callMany('ZADD', K_DEDUP, dedup) end
   return out, base + 1 + n * 5
 end

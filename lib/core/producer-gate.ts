@@ -1,0 +1,221 @@
+import type { RedisClient } from './connection.js';
+import {
+  ClosedError,
+  QueueClosedError,
+  QueueDeletedError,
+  QueueFullError,
+  QueueInUseError,
+  RelqError,
+  ValidationError,
+} from './errors.js';
+import { blockingPop, sleep, type ExtContext } from './ext-context.js';
+import { extKeys } from './ext-keys.js';
+import { parseHolder } from './identity.js';
+
+/** One job for produce.lua. */
+export interface ProduceItem {
+  id: string;
+  custom: 0 | 1;
+  record: string;
+  priority: number;
+  due: string;
+  group: string;
+}
+
+interface Waiting {
+  items: ProduceItem[];
+  deadline: number;
+  resolve(created: number[]): void;
+  reject(err: unknown): void;
+}
+
+type Reply =
+  | { kind: 'ok'; created: number[] }
+  | { kind: 'full'; free: number; waiters: number }
+  | { kind: 'error'; error: RelqError; all: boolean };
+
+/**
+ * The producer side of a bounded queue for one Queue object. Adds that find the queue full
+ * wait here in arrival order (a local FIFO); the object registers ONE waiter in Redis (the
+ * `waiters` zset, with an expiry renewed by every attempt) and blocks on the `notfull` list
+ * with one dedicated connection, however many adds wait. Settles that free slots push tokens
+ * there; the head add then tries again. See docs/bounded-fair-batch.md.
+ */
+export class ProducerGate {
+  private readonly waiting: Waiting[] = [];
+  private running = false;
+  private registered = false;
+  private blocker: RedisClient | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: ExtContext,
+    readonly waiterId: string,
+    private readonly waiterTtlMs: number,
+    /** The configured bound, for error messages. */
+    private readonly bound: number,
+    /** The producer role's value when exclusive ('' otherwise), read at each attempt. */
+    private readonly roleValue: () => string,
+    private readonly onInUse: () => void,
+    /** This object stores bound / stats / groupConcurrency in Redis (QueueExt.configure). */
+    private readonly hasSettings: boolean,
+    private readonly reconfigure: () => Promise<void>,
+  ) {}
+
+  /** Adds the items, waiting for room (`mode` 'wait') or failing at once when full ('try'). */
+  async submit(items: ProduceItem[], mode: 'wait' | 'try', timeoutMs: number | undefined): Promise<number[]> {
+    if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);
+    if (mode === 'try' || this.waiting.length === 0) {
+      // A try never uses the waiter id: it must not jump ahead of this object's own waiters.
+      const r = await this.attempt(items, mode === 'try' ? 't' : 'w', mode === 'try' ? '' : this.waiterId, this.waiting.length > 0);
+      if (r.kind === 'ok') return r.created;
+      if (r.kind === 'error') throw r.error;
+      if (mode === 'try') throw new QueueFullError(this.ctx.name, this.bound);
+      this.registered = true;
+      if (timeoutMs === 0) {
+        await this.leaveIfIdle();
+        throw new QueueFullError(this.ctx.name, this.bound);
+      }
+    }
+    return new Promise<number[]>((resolve, reject) => {
+      this.waiting.push({ items, deadline: timeoutMs === undefined ? Infinity : Date.now() + timeoutMs, resolve, reject });
+      if (!this.running) void this.loop(true);
+    });
+  }
+
+  private async loop(justFull: boolean): Promise<void> {
+    this.running = true;
+    let blockNext = justFull;
+    try {
+      while (this.waiting.length > 0 && !this.stopped) {
+        this.expire();
+        if (this.waiting.length === 0) break;
+        if (blockNext) {
+          const now = Date.now();
+          const soonest = Math.min(...this.waiting.map((w) => w.deadline));
+          // Never longer than half the registration ttl: each attempt renews it.
+          const ms = Math.max(1, Math.min(soonest - now, this.waiterTtlMs / 2));
+          this.blocker ??= this.ctx.openBlocker();
+          let token: string | null = null;
+          try {
+            token = await blockingPop(this.blocker, extKeys(this.ctx.keys.tag).notfull, ms);
+          } catch (err) {
+            if (this.stopped) break;
+            if (this.blocker.status === 'end') this.blocker = undefined;
+            await sleep(100);
+          }
+          if (token === 'x') {
+            this.failAll(new QueueDeletedError(this.ctx.name));
+            break;
+          }
+          this.expire();
+          if (this.waiting.length === 0) break;
+        }
+        const head = this.waiting[0]!;
+        let r: Reply;
+        try {
+          r = await this.attempt(head.items, 'w', this.waiterId, this.waiting.length > 1);
+        } catch (err) {
+          this.waiting.shift();
+          head.reject(err);
+          blockNext = false;
+          continue;
+        }
+        if (r.kind === 'ok') {
+          this.waiting.shift();
+          this.registered = this.waiting.length > 0;
+          head.resolve(r.created);
+          blockNext = false;
+        } else if (r.kind === 'full') {
+          this.registered = true;
+          blockNext = true;
+        } else if (r.all) {
+          this.failAll(r.error);
+        } else {
+          this.waiting.shift();
+          head.reject(r.error);
+          blockNext = false;
+        }
+      }
+    } finally {
+      this.running = false;
+      if (!this.stopped) await this.leaveIfIdle();
+    }
+  }
+
+  private expire(): void {
+    const now = Date.now();
+    for (let i = 0; i < this.waiting.length; ) {
+      const w = this.waiting[i]!;
+      if (w.deadline <= now) {
+        this.waiting.splice(i, 1);
+        w.reject(new QueueFullError(this.ctx.name, this.bound, `queue '${this.ctx.name}' is still full (bound ${this.bound}) after waiting timeoutMs`));
+      } else i++;
+    }
+  }
+
+  private failAll(err: unknown): void {
+    for (const w of this.waiting.splice(0)) w.reject(err);
+  }
+
+  private async leaveIfIdle(): Promise<void> {
+    if (!this.registered || this.waiting.length > 0) return;
+    this.registered = false;
+    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.waiterId]).catch(() => undefined);
+  }
+
+  private async attempt(items: ProduceItem[], mode: 'w' | 't', waiter: string, keep: boolean): Promise<Reply> {
+    const args: Array<string | number> = [
+      this.ctx.eventsFlag,
+      waiter,
+      mode,
+      keep ? 1 : 0,
+      this.waiterTtlMs,
+      this.roleValue(),
+      this.hasSettings ? 1 : 0,
+      items.length,
+    ];
+    for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due, it.group);
+    let r = (await this.ctx.run('produce', 'add', args)) as [string, ...unknown[]];
+    if (r[0] === 'configure') {
+      // Our settings are gone from Redis (the queue was deleted and is used again): store them.
+      await this.reconfigure();
+      r = (await this.ctx.run('produce', 'add', args)) as [string, ...unknown[]];
+    }
+    switch (r[0]) {
+      case 'ok':
+        return { kind: 'ok', created: r[1] as number[] };
+      case 'full':
+        return { kind: 'full', free: Number(r[1]), waiters: Number(r[2]) };
+      case 'closed':
+        return { kind: 'error', error: new QueueClosedError(this.ctx.name), all: true };
+      case 'deleted':
+        return { kind: 'error', error: new QueueDeletedError(this.ctx.name), all: true };
+      case 'inuse':
+        this.onInUse();
+        return { kind: 'error', error: new QueueInUseError(this.ctx.name, 'producer', parseHolder(r[1] as string)), all: true };
+      case 'toobig':
+        return {
+          kind: 'error',
+          error: new ValidationError('jobs', `${items.length} jobs can never fit in queue '${this.ctx.name}' (bound ${r[1]})`),
+          all: false,
+        };
+      default:
+        return { kind: 'error', error: new RelqError(`relq add: unexpected reply ${String(r[0])}`, 'RELQ_REDIS'), all: false };
+    }
+  }
+
+  /** Releases every waiting add with `err` (the Queue object is closing). */
+  async stop(err: unknown): Promise<void> {
+    this.stopped = true;
+    this.failAll(err);
+    if (this.blocker) {
+      this.ctx.closeBlocker(this.blocker);
+      this.blocker = undefined;
+    }
+    if (this.registered) {
+      this.registered = false;
+      await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.waiterId]).catch(() => undefined);
+    }
+  }
+}

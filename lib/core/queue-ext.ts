@@ -1,0 +1,163 @@
+import { ClosedError, QueueDeletedError, ValidationError } from './errors.js';
+import type { ExtContext } from './ext-context.js';
+import { newIdentity } from './identity.js';
+import { ProducerGate, type ProduceItem } from './producer-gate.js';
+import { RoleLease } from './roles.js';
+import type { QueueOptions, QueueStats } from './types.js';
+import { assertInt, assertOptions } from './validate.js';
+
+export const EXT_OPTION_KEYS = ['bound', 'stats', 'groupConcurrency', 'exclusive', 'checkClosed'] as const;
+const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
+const DEFAULT_ROLE_TTL_MS = 10_000;
+/** A blocked producer's registration lives this long unless renewed (every attempt renews it). */
+const WAITER_TTL_MS = 10_000;
+export const DEFAULT_TOMBSTONE_MS = 10_000;
+
+/** A queue's shared settings and state, as stored in Redis. */
+export interface QueueState {
+  closed: boolean;
+  /** 0: unbounded */
+  bound: number;
+  /** 0: no per-group limit */
+  groupConcurrency: number;
+  stats: boolean;
+  /** Producers blocked on the full queue (registrations not yet expired). */
+  waitingProducers: number;
+}
+
+/**
+ * The bounded / fair / lifecycle / exclusive / stats side of one Queue object
+ * (docs/bounded-fair-batch.md). The Queue keeps its plain add and lease paths untouched
+ * unless these options are used. @internal
+ */
+export class QueueExt {
+  readonly identity = newIdentity();
+  /** Adds go through produce.lua (reads the queue's state) instead of add.lua. */
+  readonly managed: boolean;
+  /** Leases must first store the settings / take the consumer role. */
+  readonly prepareLease: boolean;
+  readonly bound: number;
+  readonly producerRole: RoleLease | undefined;
+  readonly consumerRole: RoleLease | undefined;
+  private readonly gate: ProducerGate;
+  private readonly settings: [bound: string, stats: string, glimit: string] | undefined;
+  private configured: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: ExtContext,
+    options: QueueOptions,
+  ) {
+    const { bound, stats, groupConcurrency, exclusive, checkClosed } = options;
+    if (bound !== undefined) assertInt('bound', bound, { max: 2 ** 40 });
+    if (stats !== undefined && typeof stats !== 'boolean') throw new ValidationError('stats', 'must be a boolean');
+    if (checkClosed !== undefined && typeof checkClosed !== 'boolean') throw new ValidationError('checkClosed', 'must be a boolean');
+    if (groupConcurrency !== undefined) assertInt('groupConcurrency', groupConcurrency, { max: 2 ** 31 });
+    let waitMs = 0;
+    let ttlMs = DEFAULT_ROLE_TTL_MS;
+    if (exclusive !== undefined) {
+      assertOptions('exclusive', exclusive, EXCLUSIVE_KEYS);
+      for (const k of ['producer', 'consumer'] as const) {
+        if (exclusive[k] !== undefined && typeof exclusive[k] !== 'boolean') throw new ValidationError(`exclusive.${k}`, 'must be a boolean');
+      }
+      if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: 2 ** 31 });
+      if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: 2 ** 31 });
+      waitMs = exclusive.waitMs ?? 0;
+      ttlMs = exclusive.ttlMs ?? DEFAULT_ROLE_TTL_MS;
+    }
+    this.bound = bound ?? 0;
+    const anySetting = bound !== undefined || stats !== undefined || groupConcurrency !== undefined;
+    if (anySetting) {
+      this.settings = [
+        bound === undefined ? '' : String(bound),
+        stats === undefined ? '' : stats ? '1' : '0',
+        groupConcurrency === undefined ? '' : String(groupConcurrency),
+      ];
+    }
+    this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, waitMs, ttlMs) : undefined;
+    this.consumerRole = exclusive?.consumer ? new RoleLease(ctx, 'consumer', this.identity, waitMs, ttlMs) : undefined;
+    this.managed =
+      checkClosed ?? (bound !== undefined || stats === true || this.producerRole !== undefined);
+    this.prepareLease = anySetting || this.consumerRole !== undefined;
+    const { host, pid, instance } = this.identity;
+    this.gate = new ProducerGate(
+      ctx,
+      `${host}:${pid}:${instance}`,
+      WAITER_TTL_MS,
+      this.bound,
+      () => (this.producerRole ? this.producerRole.value : ''),
+      () => this.producerRole?.lost(),
+      this.settings !== undefined,
+      () => {
+        this.configured = undefined;
+        return this.configure();
+      },
+    );
+  }
+
+  /** Stores bound / stats / groupConcurrency in Redis, once per Queue object. */
+  configure(): Promise<void> {
+    if (!this.settings) return Promise.resolve();
+    this.configured ??= this.ctx
+      .run('queueAdmin', 'configure', [this.ctx.eventsFlag, 'configure', ...this.settings])
+      .then((r) => {
+        if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
+      })
+      .catch((err: unknown) => {
+        this.configured = undefined; // try again next time
+        throw err;
+      });
+    return this.configured;
+  }
+
+  async produce(items: ProduceItem[], mode: 'wait' | 'try', timeoutMs: number | undefined): Promise<number[]> {
+    await this.configure();
+    if (this.producerRole) await this.producerRole.ensure();
+    return this.gate.submit(items, mode, timeoutMs);
+  }
+
+  async beforeLease(): Promise<void> {
+    await this.configure();
+    if (this.consumerRole) await this.consumerRole.ensure();
+  }
+
+  async closeQueue(): Promise<boolean> {
+    return this.admin('close') as Promise<boolean>;
+  }
+
+  async reopenQueue(): Promise<boolean> {
+    return this.admin('reopen') as Promise<boolean>;
+  }
+
+  private async admin(op: 'close' | 'reopen'): Promise<boolean> {
+    const r = await this.ctx.run('queueAdmin', op === 'close' ? 'closeQueue' : 'reopenQueue', [this.ctx.eventsFlag, op]);
+    if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
+    return r === 1;
+  }
+
+  async state(): Promise<QueueState> {
+    const r = await this.ctx.run('queueAdmin', 'queueState', [this.ctx.eventsFlag, 'state']);
+    if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
+    const [closed, bound, glimit, stats, waiters] = r as number[];
+    return { closed: closed === 1, bound: bound!, groupConcurrency: glimit!, stats: stats === 1, waitingProducers: waiters! };
+  }
+
+  async stats(): Promise<QueueStats> {
+    const [pm, pb, cm, cb] = (await this.ctx.run('queueAdmin', 'stats', [this.ctx.eventsFlag, 'stats'])) as number[];
+    return { produced: { messages: pm!, bytes: pb! }, consumed: { messages: cm!, bytes: cb! } };
+  }
+
+  async deleteQueue(tombstoneMs: number): Promise<number> {
+    const removed = (await this.ctx.run('deleteQueue', 'deleteQueue', [this.ctx.eventsFlag, tombstoneMs])) as number;
+    this.configured = undefined;
+    return removed;
+  }
+
+  /** The Queue object is closing: waiting adds fail, roles are released. */
+  async shutdown(): Promise<void> {
+    await Promise.all([
+      this.gate.stop(new ClosedError(`the Queue object of '${this.ctx.name}' (an add() waiting for room was released)`)),
+      this.producerRole?.release(),
+      this.consumerRole?.release(),
+    ]);
+  }
+}

@@ -1,0 +1,259 @@
+-- Bounded queues, fair groups, queue lifecycle (closed / deleted) and stats.
+-- Included by common.lua (after wakeNeeded, before flushWake). See docs/bounded-fair-batch.md.
+--
+-- These keys are derived from the queue's hash tag instead of being passed in KEYS (per-group
+-- lists cannot be known before the script picks a group). They share the tag, so they live in
+-- the queue's Cluster slot like every declared key. lib/core/ext-keys.ts lists the same names.
+local K_TAG = string.sub(K_JOBS, 1, #K_JOBS - 5) -- K_JOBS is '<tag>:jobs'
+local K_GACTIVE = K_TAG .. ':gactive' -- list  rotation: groups that may lease now, '' = ungrouped jobs
+local K_GSET = K_TAG .. ':gset'       -- set   the group members of gactive (never '')
+local K_GWORK = K_TAG .. ':gwork'     -- hash  group -> its jobs leased now
+local K_GROUPS = K_TAG .. ':groups'   -- set   groups whose pending list is not empty
+local K_WAITERS = K_TAG .. ':waiters' -- zset  blocked producer id -> registration expiry (ms)
+local K_NOTFULL = K_TAG .. ':notfull' -- list  wake-up tokens for blocked producers (BLPOP)
+local K_STATS = K_TAG .. ':stats'     -- hash  pm, pb produced messages/bytes; cm, cb consumed
+local function groupKey(g) return K_TAG .. ':g:' .. g end
+local function roleKey(role) return K_TAG .. ':role:' .. role end
+-- meta fields used here: g (rotation may be non-empty), u ('' is in the rotation), gp (grouped
+-- jobs pending), glimit, bound, closed, stats, del (tombstone of a deleted queue)
+
+local extSeen = false   -- a lease of an extended queue ended in this call: check meta at flush
+local slotsFreed = 0    -- unfinished jobs that finished (completed or dead) in this call
+local endedGroups = {}  -- group -> number of its leases that ended in this call
+local endedOrder = {}
+local glimitCache       -- per-group concurrency limit (0 none), read once per call
+local gFlagSet = false
+
+local function groupLimit()
+  if glimitCache == nil then glimitCache = tonumber(redis.call('HGET', K_META, 'glimit')) or 0 end
+  return glimitCache
+end
+
+-- The group of a record, or nil. A quote inside a JSON string is always escaped, so the
+-- pattern only matches a top-level key (see metaInt).
+local function metaGroup(rec)
+  local metaJson = splitRecord(rec)
+  if string.find(metaJson, '[{,]"g":"') then return cjson.decode(metaJson).g end
+  return nil
+end
+
+-- Lease tokens of extended queues are '<reqId>.<j>*<group>' ('' for ungrouped); plain ones
+-- have no '*'. Returns the group part, or nil for a plain token.
+local function tokenGroup(token)
+  return string.match(token, '^[^.]*%.%d+%*(.*)$')
+end
+
+-- A lease of `group` ('' = ungrouped, nil = plain queue) ended (settled or expired).
+local function leaseEnded(group)
+  if group == nil then return end
+  extSeen = true
+  if group ~= '' then
+    if not endedGroups[group] then endedOrder[#endedOrder + 1] = group end
+    endedGroups[group] = (endedGroups[group] or 0) + 1
+  end
+end
+
+local function activateGroup(g)
+  if redis.call('SADD', K_GSET, g) == 1 then
+    redis.call('RPUSH', K_GACTIVE, g)
+    if not gFlagSet then
+      redis.call('HSET', K_META, 'g', '1')
+      gFlagSet = true
+    end
+    wakeNeeded = true
+  end
+end
+
+-- Makes ids of group g leasable (FIFO within the group).
+local function pushGroup(g, ids)
+  local len = callMany('RPUSH', groupKey(g), ids)
+  redis.call('HINCRBY', K_META, 'gp', #ids)
+  if len == #ids then redis.call('SADD', K_GROUPS, g) end
+  local lim = groupLimit()
+  if lim == 0 or (tonumber(redis.call('HGET', K_GWORK, g)) or 0) < lim then activateGroup(g) end
+end
+
+-- Jobs that count against the bound: pending + working + delayed. Every record is one of
+-- those, completed (in done) or dead.
+local function unfinishedCount()
+  return redis.call('HLEN', K_JOBS) - redis.call('ZCARD', K_DONE) - redis.call('ZCARD', K_DEAD)
+end
+
+-- One token per freed slot, at most one per registered waiter.
+local function notifyWaiters(k)
+  local w = redis.call('ZCARD', K_WAITERS)
+  if w == 0 then return end
+  local add = math.min(k, w - redis.call('LLEN', K_NOTFULL))
+  if add > 0 then
+    local t = {}
+    for i = 1, add do t[i] = '1' end
+    callMany('RPUSH', K_NOTFULL, t)
+  end
+end
+
+-- Runs first in flushWake. Costs nothing unless a lease of an extended queue ended.
+local function extFlush()
+  if not extSeen then return end
+  local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit')
+  glimitCache = tonumber(m[3]) or 0
+  for _, g in ipairs(endedOrder) do
+    local busy = redis.call('HINCRBY', K_GWORK, g, -endedGroups[g])
+    if busy <= 0 then redis.call('HDEL', K_GWORK, g) end
+    if (glimitCache == 0 or busy < glimitCache) and redis.call('LLEN', groupKey(g)) > 0 then activateGroup(g) end
+  end
+  if slotsFreed > 0 then
+    if (tonumber(m[1]) or 0) > 0 then notifyWaiters(slotsFreed) end
+    -- the last unfinished job of a closed queue: blocked consumers must see it drained
+    if m[2] and unfinishedCount() == 0 then wakeNeeded = true end
+  end
+end
+
+-- Same order as leaseJobs in lease-jobs.lua: priority > 0, then FIFO, then priority < 0.
+local function takeUngrouped(count)
+  local taken, fromPrio, low = {}, {}, {}
+  local head = redis.call('ZRANGE', K_PRIO, 0, count - 1, 'WITHSCORES')
+  for i = 1, #head, 2 do
+    if tonumber(head[i + 1]) < 0 then
+      taken[#taken + 1] = head[i]
+      fromPrio[#fromPrio + 1] = head[i]
+    else
+      low[#low + 1] = head[i]
+    end
+  end
+  local need = count - #taken
+  if need > 0 then
+    local popped = redis.call('LPOP', K_PENDING, need)
+    if popped then
+      for _, id in ipairs(popped) do taken[#taken + 1] = id end
+      need = count - #taken
+    end
+  end
+  local i = 1
+  while need > 0 and low[i] do
+    taken[#taken + 1] = low[i]
+    fromPrio[#fromPrio + 1] = low[i]
+    need = need - 1
+    i = i + 1
+  end
+  if #fromPrio > 0 then callMany('ZREM', K_PRIO, fromPrio) end
+  return taken
+end
+
+local function ungroupedPending()
+  return redis.call('LLEN', K_PENDING) > 0 or redis.call('ZCARD', K_PRIO) > 0
+end
+
+-- Round robin over the rotation: one job per turn. Every turn takes a job or removes a
+-- member, so this ends within count + #rotation turns.
+local function takeFair(count, flags, taken, groups)
+  if not flags[9] and ungroupedPending() then
+    redis.call('RPUSH', K_GACTIVE, '')
+    redis.call('HSET', K_META, 'u', '1')
+  end
+  local lim = groupLimit()
+  local gpTaken = 0
+  while #taken < count do
+    local g = redis.call('LMOVE', K_GACTIVE, K_GACTIVE, 'LEFT', 'RIGHT')
+    if not g then
+      redis.call('HDEL', K_META, 'g', 'u')
+      for _, id in ipairs(takeUngrouped(count - #taken)) do
+        taken[#taken + 1] = id
+        groups[#groups + 1] = ''
+      end
+      break
+    end
+    if g == '' then
+      local id = takeUngrouped(1)[1]
+      if id then
+        taken[#taken + 1] = id
+        groups[#groups + 1] = ''
+      else
+        redis.call('RPOP', K_GACTIVE) -- the member just rotated to the tail
+        redis.call('HDEL', K_META, 'u')
+      end
+    else
+      local gk = groupKey(g)
+      local busy = lim > 0 and (tonumber(redis.call('HGET', K_GWORK, g)) or 0) or 0
+      local id
+      if lim == 0 or busy < lim then id = redis.call('LPOP', gk) end
+      if id then
+        taken[#taken + 1] = id
+        groups[#groups + 1] = g
+        gpTaken = gpTaken + 1
+        busy = redis.call('HINCRBY', K_GWORK, g, 1)
+      end
+      local left = redis.call('LLEN', gk)
+      if left == 0 or (lim > 0 and busy >= lim) then
+        redis.call('RPOP', K_GACTIVE)
+        redis.call('SREM', K_GSET, g)
+        if left == 0 then redis.call('SREM', K_GROUPS, g) end
+      end
+    end
+  end
+  if gpTaken > 0 then redis.call('HINCRBY', K_META, 'gp', -gpTaken) end
+end
+
+-- leaseJobs for a queue with groups, a bound, stats, or closed / deleted (flags: the HMGET
+-- of meta in leaseJobs). Third result: 0, 2 closed and drained, 3 deleted.
+local function leaseExt(now, reqKey, reqId, count, leaseMs, woken, flags, nextDue)
+  if flags[7] then
+    -- deleted: each consumer that sees it passes the news to the next blocked one
+    if redis.call('RPUSH', K_WAKE, 'x') > 16 then redis.call('LTRIM', K_WAKE, 0, 15) end
+    local ttl = redis.call('PTTL', K_META)
+    if ttl > 0 then redis.call('PEXPIRE', K_WAKE, ttl) end
+    return {}, nil, 3
+  end
+  glimitCache = tonumber(flags[8]) or 0
+  local taken, groups = {}, {}
+  if flags[3] then
+    takeFair(count, flags, taken, groups)
+  else
+    taken = takeUngrouped(count)
+    for j = 1, #taken do groups[j] = '' end
+  end
+  if #taken == 0 then
+    if flags[5] and unfinishedCount() == 0 then
+      wakeNeeded = true -- closed and drained: the next blocked consumer must see it too
+      return {}, nextDue, 2
+    end
+    redis.call('DEL', K_WAKE)
+    return {}, nextDue, 0
+  end
+
+  local recs = hmgetMany(K_JOBS, taken)
+  local reply, leases, working, leasedIds = {}, {}, {}, {}
+  local bytes = 0
+  for j, id in ipairs(taken) do
+    local rec = recs[j]
+    if rec then
+      local token = reqId .. '.' .. j .. '*' .. groups[j]
+      local deadline = now + (metaInt(rec, 'l') or leaseMs)
+      leases[#leases + 1] = id
+      leases[#leases + 1] = token
+      working[#working + 1] = deadline
+      working[#working + 1] = id
+      leasedIds[#leasedIds + 1] = id
+      reply[#reply + 1] = id
+      reply[#reply + 1] = token
+      reply[#reply + 1] = deadline
+      reply[#reply + 1] = rec
+      bytes = bytes + #rec - string.find(rec, '\n', 1, true)
+      emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
+    elseif groups[j] ~= '' then
+      redis.call('HINCRBY', K_GWORK, groups[j], -1) -- a stale id: its job is gone
+    end
+  end
+  if #leasedIds > 0 then
+    callMany('HSET', K_LEASES, leases)
+    callMany('ZADD', K_WORKING, working)
+    redis.call('SET', reqKey, table.concat(leasedIds, '\n'), 'PX', leaseMs)
+    if flags[6] then
+      redis.call('HINCRBY', K_STATS, 'cm', #leasedIds)
+      redis.call('HINCRBY', K_STATS, 'cb', bytes)
+    end
+  end
+  if woken and #taken == count then
+    if ungroupedPending() or redis.call('LLEN', K_GACTIVE) > 0 then wakeNeeded = true end
+  end
+  return reply, nextDue, 0
+end

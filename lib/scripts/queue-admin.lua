@@ -1,0 +1,79 @@
+--!include include/keys.lua
+--!include include/common.lua
+-- Queue-level settings and lifecycle (lib/core/queue-ext.ts). ARGV: 1 events(0/1), 2 op, 3..
+--   configure  3 bound, 4 stats, 5 glimit: '' leaves a setting alone, '0' removes it
+--   close      closed for adds; wakes blocked consumers and producers.     Reply: 1, or 0 if it was
+--   reopen     open for adds again.                                         Reply: 1, or 0 if it was
+--   state      Reply: { closed 0/1, bound, glimit, stats 0/1, waiters }
+--   stats      Reply: { pm, pb, cm, cb }
+--   leave      3 waiter id: a blocked producer gives up.                    Reply: 1
+-- On a deleted queue (tombstone) every op but stats and leave replies 'deleted'.
+eventsOn = ARGV[1] == '1'
+local op = ARGV[2]
+if op == 'stats' then
+  local s = redis.call('HMGET', K_STATS, 'pm', 'pb', 'cm', 'cb')
+  return { tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0 }
+end
+if op == 'leave' then
+  redis.call('ZREM', K_WAITERS, ARGV[3])
+  if redis.call('ZCARD', K_WAITERS) == 0 then redis.call('DEL', K_NOTFULL) end
+  return 1
+end
+if redis.call('HEXISTS', K_META, 'del') == 1 then return 'deleted' end
+
+local function wakeAll()
+  -- Blocked consumers: one token; each consumer that sees the queue closed and drained
+  -- wakes the next (include/ext.lua). Blocked producers: one token per waiter.
+  wakeNeeded = true
+  local w = redis.call('ZCARD', K_WAITERS)
+  if w > 0 then
+    local t = {}
+    for i = 1, math.min(w, 1000) do t[i] = '1' end
+    callMany('RPUSH', K_NOTFULL, t)
+  end
+end
+
+local result
+if op == 'configure' then
+  local fields = { 'bound', 'stats', 'glimit' }
+  local old = redis.call('HMGET', K_META, 'bound', 'stats', 'glimit')
+  for i, f in ipairs(fields) do
+    local v = ARGV[2 + i]
+    if v == '0' then
+      redis.call('HDEL', K_META, f)
+    elseif v ~= '' then
+      redis.call('HSET', K_META, f, v)
+    end
+  end
+  redis.call('HSET', K_META, 'cfg', '1') -- produce.lua: settings are in place
+  if ARGV[5] ~= '' and (tonumber(old[3]) or 0) ~= tonumber(ARGV[5]) then
+    -- a new group limit: groups parked at the old one may lease again
+    glimitCache = tonumber(ARGV[5])
+    for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do
+      if glimitCache == 0 or (tonumber(redis.call('HGET', K_GWORK, g)) or 0) < glimitCache then activateGroup(g) end
+    end
+  end
+  if ARGV[3] ~= '' and (tonumber(old[1]) or 0) ~= tonumber(ARGV[3]) then
+    -- a new bound: waiters check again (waking them costs their place in line, so only then)
+    local w = redis.call('ZCARD', K_WAITERS)
+    if w > 0 then notifyWaiters(w) end
+  end
+  result = 1
+elseif op == 'close' then
+  result = redis.call('HSETNX', K_META, 'closed', '1')
+  if result == 1 then
+    emit({ type = 'closed' })
+    wakeAll()
+  end
+elseif op == 'reopen' then
+  result = redis.call('HDEL', K_META, 'closed')
+  if result == 1 then emit({ type = 'reopened' }) end
+elseif op == 'state' then
+  local m = redis.call('HMGET', K_META, 'closed', 'bound', 'glimit', 'stats')
+  return { m[1] and 1 or 0, tonumber(m[2]) or 0, tonumber(m[3]) or 0, m[4] and 1 or 0, redis.call('ZCARD', K_WAITERS) }
+else
+  return redis.error_reply('relq: unknown queue-admin op ' .. tostring(op))
+end
+flushWake()
+flushEvents()
+return result
