@@ -83,7 +83,7 @@ for i = 1, n do
   elseif fresh then
     out[i] = 1
     created = created + 1
-    bytes = bytes + #rec - string.find(rec, '\n', 1, true)
+    bytes = bytes + #rec - (string.find(rec, '\n', 1, true) or #rec)
     if due == '' then
       if group ~= '' then
         if not groupIds[group] then

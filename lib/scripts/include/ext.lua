@@ -33,7 +33,10 @@ end
 -- pattern only matches a top-level key (see metaInt).
 local function metaGroup(rec)
   local metaJson = splitRecord(rec)
-  if string.find(metaJson, '[{,]"g":"') then return cjson.decode(metaJson).g end
+  if string.find(metaJson, '[{,]"g":"') then
+    local ok, meta = pcall(cjson.decode, metaJson)
+    if ok and type(meta) == 'table' and type(meta.g) == 'string' then return meta.g end
+  end
   return nil
 end
 
@@ -83,7 +86,7 @@ end
 local function notifyWaiters(k)
   local w = redis.call('ZCARD', K_WAITERS)
   if w == 0 then return end
-  local add = math.min(k, w - redis.call('LLEN', K_NOTFULL))
+  local add = math.min(k, w - redis.call('LLEN', K_NOTFULL), 1000)
   if add > 0 then
     local t = {}
     for i = 1, add do t[i] = '1' end
@@ -237,7 +240,7 @@ local function leaseExt(now, reqKey, reqId, count, leaseMs, woken, flags, nextDu
       reply[#reply + 1] = token
       reply[#reply + 1] = deadline
       reply[#reply + 1] = rec
-      bytes = bytes + #rec - string.find(rec, '\n', 1, true)
+      bytes = bytes + #rec - (string.find(rec, '\n', 1, true) or #rec)
       emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
     elseif groups[j] ~= '' then
       redis.call('HINCRBY', K_GWORK, groups[j], -1) -- a stale id: its job is gone
