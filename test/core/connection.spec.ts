@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { ConnectionError, Queue, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, sleep, waitUntil, within } from './_helpers.js';
+import { Resources, eventsReady, sleep, waitUntil, within } from './_helpers.js';
 
 const PASSWORD = 'Pw-7f3c9e-SECRET';
 
@@ -95,6 +95,64 @@ describe('server down', () => {
     const err = await errorOf(q.add('second'), 5000);
     expect(err).toBeInstanceOf(ConnectionError);
     expect(Date.now() - t).toBeLessThan(5000);
+  });
+});
+
+describe('closing while the server is down', () => {
+  test('Queue.close() and Worker.close() resolve promptly', async () => {
+    const r = await server();
+    const q = res.queue<string>();
+    const obs = res.client();
+    const seen: string[] = [];
+    const w = res.worker(new Worker<string>(q, async (job) => void seen.push(job.data), { blockMs: 500 }));
+    await q.add('x');
+    await waitUntil(() => seen.length === 1, 'job');
+    const sub = q.events().subscribe({ error: () => undefined });
+    await eventsReady(obs, q);
+    await r.kill();
+    await sleep(100);
+    const t = Date.now();
+    await within(w.close(), 5000, 'Worker.close() with the server down');
+    await within(q.close(), 5000, 'Queue.close() with the server down');
+    sub.unsubscribe();
+    expect(Date.now() - t).toBeLessThan(5000);
+    expect(q.isClosed).toBe(true);
+  });
+});
+
+describe('events() and connection loss', () => {
+  test('a subscription made before an outage keeps delivering after the server restarts', async () => {
+    const r = await server();
+    const q = res.queue<string>();
+    const producer = res.twin<string>(q);
+    const obs = res.client();
+    const got: string[] = [];
+    const sub = q.events().subscribe({ next: (e) => got.push(`${e.type}:${e.id ?? ''}`), error: () => undefined });
+    try {
+      await eventsReady(obs, q);
+      await r.restart();
+      // pub/sub is not durable: wait for the automatic re-subscription, then publish
+      await eventually(() => eventsReady(obs, q));
+      const { id } = await eventually(() => producer.add('after'));
+      await waitUntil(() => got.includes(`added:${id}`), 'event after restart', 8000);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test('subscribing while the server is down fails with a typed ConnectionError', async () => {
+    const r = await server({ password: PASSWORD });
+    const q = res.track(new Queue('q', { connection: `redis://:${PASSWORD}@${r.host}:${r.port}`, prefix: uniquePrefix() }));
+    await r.kill();
+    const err = await new Promise<unknown>((resolve) => {
+      const sub = q.events().subscribe({ error: resolve });
+      setTimeout(() => {
+        sub.unsubscribe();
+        resolve(new Error('no error within 8 s'));
+      }, 8000);
+    });
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect(allText(err)).not.toContain(PASSWORD);
   });
 });
 

@@ -198,6 +198,24 @@ describe('waitForResult', () => {
     expect(err).toMatchObject({ jobId: id, reason: 'Error: kaput', code: 'RELQ_JOB_FAILED' });
   });
 
+  test('resolves even when the completion happens while its event connection is reconnecting', async () => {
+    // Pub/sub is not durable: a completion published while the subscriber connection is down
+    // is lost. waitForResult must still learn it (e.g. by re-reading the job on re-subscribe).
+    const q = res.queue<number, string>();
+    const waiter = res.twin<number, string>(q);
+    const obs = res.client();
+    const { id } = await q.add(1);
+    const [l] = await q.lease();
+    const p = waiter.waitForResult(id, { timeoutMs: 3000 }).then(
+      (v) => ({ v }),
+      (e: unknown) => ({ e }),
+    );
+    await eventsReady(obs, q);
+    await obs.client('KILL', 'TYPE', 'pubsub');
+    await q.ack(l!, 'done');
+    expect(await p).toEqual({ v: 'done' });
+  });
+
   test('rejects with TimeoutError when the job does not finish in time', async () => {
     const q = res.queue<number, number>();
     const obs = res.client();
