@@ -211,7 +211,7 @@ describe('waitForResult', () => {
       (e: unknown) => ({ e }),
     );
     await eventsReady(obs, q);
-    await obs.client('KILL', 'TYPE', 'pubsub');
+    await obs.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     await q.ack(l!, 'done');
     expect(await p).toEqual({ v: 'done' });
   });

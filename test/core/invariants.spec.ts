@@ -74,6 +74,30 @@ async function keysOf(obs: Redis, args: string[]): Promise<string[]> {
   }
 }
 
+/** Runs `fn` under MONITOR; returns every key any command (also inside scripts) touched. */
+async function keysTouchedBy(fn: () => Promise<void>): Promise<{ keys: Set<string>; commands: string[][] }> {
+  const obs = res.client();
+  const mon = redisClient(redis);
+  mon.on('error', () => undefined);
+  const seen: string[][] = [];
+  const monitor = await mon.monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
+  try {
+    await fn();
+    await sleep(50);
+  } finally {
+    monitor.disconnect();
+    await closeClient(mon);
+  }
+  const keys = new Set<string>();
+  for (const args of seen) {
+    const cmd = args[0]!.toLowerCase();
+    if (['info', 'command', 'monitor', 'pubsub', 'client', 'hello', 'ping', 'quit', 'select'].includes(cmd)) continue;
+    for (const k of await keysOf(obs, args)) keys.add(k);
+  }
+  return { keys, commands: seen };
+}
+
 describe('key space', () => {
   test('every key any operation reads or writes carries the queue hash tag; nothing outside the prefix exists', async () => {
     const prefix = uniquePrefix();
@@ -81,27 +105,9 @@ describe('key space', () => {
     const tag = `{${prefix}:tagged}`;
     expect(q.keys.tag).toBe(tag);
     const obs = res.client();
-    const mon = redisClient(redis);
-    mon.on('error', () => undefined);
-    const seen: string[][] = [];
-    const monitor = await mon.monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
     const before = await commandStats(obs);
-    try {
-      await exerciseEverything(q, obs);
-      await sleep(50);
-    } finally {
-      monitor.disconnect();
-      await closeClient(mon);
-    }
+    const { keys: touched, commands: seen } = await keysTouchedBy(() => exerciseEverything(q, obs));
     const stats = statsDelta(before, await commandStats(obs));
-    // engine commands, including those run inside scripts (MONITOR shows both)
-    const touched = new Set<string>();
-    for (const args of seen) {
-      const cmd = args[0]!.toLowerCase();
-      if (['info', 'command', 'monitor', 'pubsub', 'client', 'hello', 'ping', 'quit', 'select'].includes(cmd)) continue;
-      for (const k of await keysOf(obs, args)) touched.add(k);
-    }
     expect(touched.size).toBeGreaterThan(10);
     const outside = [...touched].filter((k) => !k.startsWith(`${tag}:`));
     expect(outside).toEqual([]);
@@ -117,6 +123,32 @@ describe('key space', () => {
 
     // ...and the engine itself never ran KEYS or SCAN
     for (const cmd of ['keys', 'scan', 'hscan', 'sscan', 'zscan']) expect([cmd, stats[cmd] ?? 0]).toEqual([cmd, 0]);
+  });
+
+  test('bounded, fair, stats, exclusive and queue-lifecycle operations stay inside the hash tag too', async () => {
+    const prefix = uniquePrefix();
+    const tag = `{${prefix}:ext}`;
+    const opts = { connection: redis.url, prefix, bound: 50, stats: true, groupConcurrency: 1 };
+    const q = res.track(new Queue<string, string>('ext', { ...opts, exclusive: { producer: true, consumer: true } }));
+    const { keys } = await keysTouchedBy(async () => {
+      await q.add('a', { group: 'g1' });
+      await q.add('b', { group: 'g2' });
+      await q.tryAdd('c');
+      await q.tryAddBulk([{ data: 'd', opts: { group: 'g1' } }]);
+      const leases = await q.lease({ count: 10 });
+      await q.ackBatch(leases);
+      await q.stats();
+      await q.queueState();
+      await q.closeQueue();
+      await q.isQueueClosed();
+      await q.reopenQueue();
+      await q.sweep();
+      await q.deleteQueue({ tombstoneMs: 50 });
+    });
+    expect(keys.size).toBeGreaterThan(10);
+    expect([...keys].filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
+    const obs = res.client();
+    expect((await scanKeys(obs, `*${prefix}*`)).filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
   });
 
   test('queueKeys: every key of the data model is `{prefix:name}:<kind>`', async () => {

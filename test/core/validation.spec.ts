@@ -32,7 +32,11 @@ async function errorOf(fn: () => unknown): Promise<unknown> {
 }
 
 /** Asserts a ValidationError (or subclass) for `field`, and that Redis saw no write and no script. */
-async function expectInvalid(fn: () => unknown, field: string | RegExp, type: typeof ValidationError = ValidationError): Promise<ValidationError> {
+async function expectInvalid(
+  fn: () => unknown,
+  field: string | RegExp,
+  type: new (...args: never[]) => ValidationError = ValidationError,
+): Promise<ValidationError> {
   const keysBefore = await obs.dbsize();
   const before = await commandStats(obs);
   const err = await errorOf(fn);
