@@ -94,6 +94,11 @@ export class QueueExt {
     );
   }
 
+  /** This object has bound / stats / groupConcurrency to store in Redis. */
+  get hasSettings(): boolean {
+    return this.settings !== undefined;
+  }
+
   /** Stores bound / stats / groupConcurrency in Redis, once per Queue object. */
   configure(): Promise<void> {
     if (!this.settings) return Promise.resolve();

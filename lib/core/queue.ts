@@ -162,10 +162,9 @@ export class Queue<Data = unknown, Result = unknown> {
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
     // EVALSHA + HSETNX + RPUSH (add.lua).
-    const created =
-      this.ext.managed || mode === 'try' || items.some((it) => it.group !== '')
-        ? await this.ext.produce(items, mode, timeoutMs)
-        : ((await this.run('add', op, args)) as number[]);
+    const managed = this.ext.managed || mode === 'try' || items.some((it) => it.group !== '');
+    if (!managed && this.ext.hasSettings) await this.ext.configure(); // e.g. stats: false, once
+    const created = managed ? await this.ext.produce(items, mode, timeoutMs) : ((await this.run('add', op, args)) as number[]);
     return ids.map((id, i) => ({ id, created: created[i] === 1 }));
   }
 

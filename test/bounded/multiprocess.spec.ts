@@ -1,0 +1,78 @@
+/**
+ * The bound holds for many producers in many processes: 10 producers (Queue objects, each
+ * with its own connection) in 3 child processes add to one queue with bound 25 while a
+ * worker in this process drains it. The unfinished count, read atomically by a script, is
+ * sampled continuously and never exceeds the bound; every job is processed exactly once.
+ */
+import { join } from 'node:path';
+import { Worker } from '../../lib/index.js';
+import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { Resources, sleep, waitUntil } from '../core/_helpers.js';
+
+const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'producers-child.mjs');
+let redis: TestRedis;
+let engine: BuiltEngine;
+const children: EngineChild[] = [];
+const res = new Resources(() => redis);
+
+beforeAll(async () => {
+  redis = await startRedis();
+  engine = buildEngine();
+});
+afterEach(async () => {
+  await Promise.all(children.splice(0).map((c) => c.kill()));
+  await res.closeAll();
+});
+afterAll(async () => {
+  engine?.remove();
+  await redis.stop();
+});
+
+test('bound 25 is never exceeded with 10 producers in 3 processes', async () => {
+  const BOUND = 25;
+  const JOBS = 30; // per producer
+  const prefix = uniquePrefix();
+  const q = res.queue<{ from: string; i: number }>('multi', { prefix, bound: BOUND });
+  await q.queueState(); // exists
+  const split = [4, 3, 3];
+  split.forEach((producers, p) =>
+    children.push(
+      forkChild(engine, FIXTURE, { REDIS_URL: redis.url, PREFIX: prefix, NAME: 'multi', BOUND, PRODUCERS: producers, JOBS, TAG: `p${p}` }),
+    ),
+  );
+  await Promise.all(children.map((c) => c.waitFor((m) => m.type === 'ready')));
+
+  let max = 0;
+  let samples = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const c = await q.counts();
+      max = Math.max(max, c.pending + c.working + c.delayed);
+      samples += 1;
+    }
+  })();
+
+  const seen = new Map<string, number>();
+  await sleep(300); // let the producers fill the queue and block
+  const w = res.worker(
+    new Worker(res.twin<{ from: string; i: number }>(q), async (job) => {
+      const key = `${job.data.from}:${job.data.i}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      await sleep(1);
+    }, { concurrency: 4, blockMs: 500 }),
+  );
+  await Promise.all(children.map((c) => c.waitFor((m) => m.type === 'done', 60_000)));
+  await waitUntil(() => seen.size === 10 * JOBS, 'all jobs processed', 20_000);
+  sampling = false;
+  await sampler;
+  await w.close();
+
+  expect(children.map((c) => c.messages.find((m) => m.type === 'done').added)).toEqual(split.map((p) => p * JOBS));
+  expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  expect(samples).toBeGreaterThan(50);
+  expect(max).toBeLessThanOrEqual(BOUND);
+  expect(max).toBe(BOUND); // it was full: producers really had to wait
+  expect((await q.queueState()).waitingProducers).toBe(0);
+});

@@ -1,0 +1,54 @@
+/** Produced / consumed message and byte counts. */
+import { Queue } from '../../lib/index.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { Resources, commandStats, statsDelta } from '../core/_helpers.js';
+
+let redis: TestRedis;
+const res = new Resources(() => redis);
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(() => res.closeAll());
+afterAll(async () => {
+  await redis.stop();
+});
+
+test('exact after a known sequence: 3 puts totalling 12 bytes, 2 gets', async () => {
+  const q = res.queue<unknown>('s1', { stats: true });
+  await q.add('ab'); // JSON "ab": 4 bytes
+  await q.add(1234); // 1234: 4 bytes
+  await q.add(true); // true: 4 bytes
+  const consumer = res.twin(q); // a consumer counts without options: the flag is in Redis
+  const leases = [...(await consumer.lease()), ...(await consumer.lease())];
+  await consumer.ackBatch(leases);
+  expect(await q.stats()).toEqual({ produced: { messages: 3, bytes: 12 }, consumed: { messages: 2, bytes: 8 } });
+  // a duplicate jobId is not produced again; a redelivery is consumed again
+  await q.add('x', { jobId: 'j' }); // "x": 3 bytes
+  await q.add('x', { jobId: 'j' });
+  const [l] = await consumer.lease(); // true (4 bytes)
+  await consumer.nack(l!, { delayMs: 0 });
+  await consumer.lease({ count: 2 }); // "x" and true again: 7 bytes
+  expect(await q.stats()).toEqual({ produced: { messages: 4, bytes: 15 }, consumed: { messages: 5, bytes: 19 } });
+});
+
+test('stats off: nothing counted, and the plain add costs no extra command', async () => {
+  const q = res.queue('s3');
+  const obs = res.client();
+  await q.add(1);
+  const before = await commandStats(obs);
+  await q.add(2);
+  const d = statsDelta(before, await commandStats(obs));
+  expect(d.hincrby ?? 0).toBe(0);
+  expect(d.hmget ?? 0).toBe(0);
+  expect(await q.stats()).toEqual({ produced: { messages: 0, bytes: 0 }, consumed: { messages: 0, bytes: 0 } });
+});
+
+test('stats: false turns counting off for the queue', async () => {
+  const q = res.queue('s4', { stats: true });
+  await q.add(1);
+  const off = res.twin(q, { stats: false });
+  await off.add(2);
+  await q.add(3);
+  expect((await q.stats()).produced.messages).toBe(1);
+  expect((await q.queueState()).stats).toBe(false);
+});

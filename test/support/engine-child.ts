@@ -1,0 +1,121 @@
+/**
+ * Running the real engine in child processes (several producers in several processes, a
+ * process SIGKILLed while it holds leases or a role).
+ *
+ * A child cannot load TypeScript (Node 20 has no type stripping), and `dist/` may be stale.
+ * So `buildEngine()` transpiles lib/index.ts and lib/core/*.ts (ts.transpileModule: no type
+ * check, well under a second) and copies lib/scripts into a fresh directory under `.tmp/`
+ * (git-ignored) inside the repository, where Node's resolution still finds node_modules.
+ * Children are small .mjs fixtures that `import()` the built engine from RELQ_ENGINE and talk
+ * to the test over the IPC channel (`process.send`).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+
+const ROOT = process.cwd();
+const LIB = join(ROOT, 'lib');
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
+
+export interface BuiltEngine {
+  /** Directory holding index.js (the public API of lib/index.ts), core/ and scripts/. */
+  dir: string;
+  /** Removes the directory. */
+  remove(): void;
+}
+
+/** Transpiles the engine into `.tmp/engine-<random>/lib`. */
+export function buildEngine(): BuiltEngine {
+  const top = join(ROOT, '.tmp', `engine-${randomBytes(4).toString('hex')}`);
+  const out = join(top, 'lib');
+  const sources = [join(LIB, 'index.ts'), ...walk(join(LIB, 'core')).filter((f) => f.endsWith('.ts'))];
+  for (const file of sources) {
+    const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+      fileName: file,
+    });
+    const dest = join(out, relative(LIB, file)).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(dest), { recursive: true });
+    writeFileSync(dest, outputText);
+  }
+  for (const file of walk(join(LIB, 'scripts'))) {
+    const dest = join(out, relative(LIB, file));
+    mkdirSync(dirname(dest), { recursive: true });
+    copyFileSync(file, dest);
+  }
+  return { dir: out, remove: () => rmSync(top, { recursive: true, force: true }) };
+}
+
+export interface EngineChild {
+  proc: ChildProcess;
+  /** Messages received so far. */
+  messages: any[];
+  /** Resolves with the first message for which `match` holds (seen before or after the call). */
+  waitFor(match: (m: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Forks `fixture` (an .mjs file) with the built engine and `env`; stderr is passed through. */
+export function forkChild(engine: BuiltEngine, fixture: string, env: Record<string, string | number>): EngineChild {
+  const proc = fork(fixture, [], {
+    env: { ...process.env, RELQ_ENGINE: engine.dir, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const messages: any[] = [];
+  const listeners = new Set<() => void>();
+  proc.on('message', (m) => {
+    messages.push(m);
+    for (const l of [...listeners]) l();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    proc.on('exit', (code, signal) => {
+      resolve({ code, signal });
+      for (const l of [...listeners]) l();
+    });
+  });
+  return {
+    proc,
+    messages,
+    exited,
+    waitFor(match, timeoutMs = 15_000) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          const m = messages.find(match);
+          if (m !== undefined) {
+            cleanup();
+            resolve(m);
+          } else if (proc.exitCode !== null || proc.signalCode !== null) {
+            cleanup();
+            reject(new Error(`child ${fixture} exited (${proc.exitCode ?? proc.signalCode}) before the awaited message`));
+          }
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`child ${fixture}: no awaited message within ${timeoutMs} ms (got ${JSON.stringify(messages).slice(0, 300)})`));
+        }, timeoutMs);
+        const cleanup = (): void => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+    async kill(signal = 'SIGKILL') {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill(signal);
+        await exited;
+      }
+    },
+  };
+}
