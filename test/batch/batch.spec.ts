@@ -1,0 +1,220 @@
+/**
+ * Batch handlers (BatchWorker): one lease call per batch, one settle for its outcomes,
+ * partial failures, size and waitMs, heartbeats over the whole batch, and a SIGKILLed batch
+ * process whose jobs all come back after their leases expire.
+ */
+import { join } from 'node:path';
+import { BatchWorker, UnrecoverableError, type BatchOutcome, type Job } from '../../lib/index.js';
+import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { Resources, commandStats, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
+
+const FIXTURE = join(process.cwd(), 'test', 'batch', 'fixtures', 'batch-child.mjs');
+let redis: TestRedis;
+let engine: BuiltEngine | undefined;
+const children: EngineChild[] = [];
+const res = new Resources(() => redis);
+const batchWorkers: Array<BatchWorker<any, any>> = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(async () => {
+  await Promise.all(children.splice(0).map((c) => c.kill()));
+  await Promise.all(batchWorkers.splice(0).map((w) => w.close({ drainTimeoutMs: 0 })));
+  await res.closeAll();
+});
+afterAll(async () => {
+  engine?.remove();
+  await redis.stop();
+});
+
+function track<W extends BatchWorker<any, any>>(w: W): W {
+  batchWorkers.push(w);
+  return w;
+}
+
+test('per-job outcomes: completed with results, failed (retried), dead at once', async () => {
+  const q = res.queue<number, string>('b1');
+  await q.addBulk([1, 2, 3, 4].map((data) => ({ data, opts: { attempts: 3, backoff: 0 } })));
+  const sizes: number[] = [];
+  track(
+    new BatchWorker(res.twin<number, string>(q), (jobs: Array<Job<number>>): Array<BatchOutcome<string>> => {
+      sizes.push(jobs.length);
+      return jobs.map((j) => {
+        if (j.data === 2 && j.attempt === 1) return { ok: false, error: new Error('flaky') };
+        if (j.data === 3) return { ok: false, error: 'bad input', retry: false };
+        return { ok: true, result: `r${j.data}` };
+      });
+    }, { size: 10, blockMs: 200 }),
+  );
+  await waitUntil(async () => (await q.counts()).completed === 3, '3 completed');
+  const c = await q.counts();
+  expect(c).toMatchObject({ completed: 3, dead: 1, pending: 0, working: 0 });
+  expect(sizes[0]).toBe(4);
+  const dead = await q.listDead();
+  expect(dead.map((d) => d.data)).toEqual([3]);
+  expect(dead[0]!.lastError).toContain('bad input');
+});
+
+test('a throw fails every job of the batch; UnrecoverableError dead-letters them all', async () => {
+  const q = res.queue<number>('b2');
+  await q.addBulk([1, 2, 3].map((data) => ({ data, opts: { attempts: 2, backoff: 0 } })));
+  let calls = 0;
+  const attempts: number[][] = [];
+  track(
+    new BatchWorker(res.twin<number>(q), (jobs) => {
+      calls += 1;
+      attempts.push(jobs.map((j) => j.attempt));
+      if (calls === 1) throw new Error('boom');
+      throw new UnrecoverableError('give up');
+    }, { size: 10, blockMs: 200 }),
+  );
+  await waitUntil(async () => (await q.counts()).dead === 3, 'all dead');
+  expect(attempts).toEqual([[1, 1, 1], [2, 2, 2]]);
+  expect((await q.listDead()).every((d) => d.lastError?.includes('give up'))).toBe(true);
+});
+
+test('a result of the wrong length fails the batch with a clear error', async () => {
+  const q = res.queue<number>('b3');
+  await q.addBulk([1, 2].map((data) => ({ data, opts: { attempts: 1 } })));
+  track(new BatchWorker(res.twin<number>(q), () => [{ ok: true }], { size: 10, blockMs: 200 }));
+  await waitUntil(async () => (await q.counts()).dead === 2, 'both dead');
+  expect((await q.listDead())[0]!.lastError).toMatch(/array of 2 outcomes/);
+});
+
+test('size is honoured: 25 jobs in batches of at most 10', async () => {
+  const q = res.queue<number>('b4');
+  await q.addBulk(Array.from({ length: 25 }, (_, data) => ({ data })));
+  const sizes: number[] = [];
+  track(new BatchWorker(res.twin<number>(q), (jobs) => void sizes.push(jobs.length), { size: 10, blockMs: 200 }));
+  await waitUntil(() => sizes.reduce((a, b) => a + b, 0) === 25, 'all 25');
+  expect(sizes).toEqual([10, 10, 5]);
+});
+
+test('waitMs: a batch waits for more jobs up to waitMs after its first; without it, it runs at once', async () => {
+  const q = res.queue<number>('b5');
+  const batches: Array<{ size: number; at: number }> = [];
+  const t0 = Date.now();
+  track(new BatchWorker(res.twin<number>(q), (jobs) => void batches.push({ size: jobs.length, at: Date.now() - t0 }), { size: 10, waitMs: 300, blockMs: 5000 }));
+  await sleep(50);
+  await q.addBulk([1, 2, 3].map((data) => ({ data })));
+  await sleep(100);
+  await q.addBulk([4, 5].map((data) => ({ data })));
+  await sleep(50);
+  await q.addBulk([6, 7, 8, 9, 10, 11, 12].map((data) => ({ data }))); // fills the batch: runs now
+  await waitUntil(() => batches.reduce((a, b) => a + b.size, 0) === 12, 'all 12');
+  expect(batches[0]!.size).toBe(10);
+  expect(batches[0]!.at).toBeLessThan(50 + 300); // full before waitMs ran out
+  expect(batches[1]!.size).toBe(2);
+
+  const q2 = res.queue<number>('b5b');
+  const sizes: number[] = [];
+  track(new BatchWorker(res.twin<number>(q2), (jobs) => void sizes.push(jobs.length), { size: 10, blockMs: 5000 }));
+  await sleep(50);
+  await q2.add(1);
+  await sleep(100);
+  await q2.add(2);
+  await waitUntil(() => sizes.length === 2, 'two batches');
+  expect(sizes).toEqual([1, 1]);
+
+  // waitMs runs out: the batch goes with what it has
+  const q3 = res.queue<number>('b5c');
+  const got: Array<{ size: number; waited: number }> = [];
+  let firstAddAt = 0;
+  track(new BatchWorker(res.twin<number>(q3), (jobs) => void got.push({ size: jobs.length, waited: Date.now() - firstAddAt }), { size: 10, waitMs: 200, blockMs: 5000 }));
+  await sleep(50);
+  firstAddAt = Date.now();
+  await q3.addBulk([1, 2].map((data) => ({ data })));
+  await waitUntil(() => got.length === 1, 'one batch');
+  expect(got[0]!.size).toBe(2);
+  expect(got[0]!.waited).toBeGreaterThanOrEqual(180);
+  expect(got[0]!.waited).toBeLessThan(600);
+});
+
+test('one round trip per batch: 99 jobs in batches of 33 take 4 script calls (each lease settles the previous batch)', async () => {
+  const q = res.queue<number>('b6');
+  const obs = res.client();
+  await q.addBulk(Array.from({ length: 100 }, (_, data) => ({ data })));
+  const lq = res.twin<number>(q);
+  await lq.lease({ count: 1 }).then((l) => lq.ackBatch(l)); // loads the lease and settle scripts
+  let batches = 0;
+  let completed = 0;
+  const before = await commandStats(obs);
+  const w = track(new BatchWorker(lq, () => void (batches += 1), { size: 33, blockMs: 60_000 }));
+  w.events.subscribe((e) => e.type === 'completed' && (completed += 1));
+  await waitUntil(() => completed === 99, 'all completed');
+  await sleep(50);
+  const d = statsDelta(before, await commandStats(obs));
+  // lease(33) -> run -> lease+settle -> run -> lease+settle -> run -> settle (+ lease: none) -> block
+  expect(batches).toBe(3);
+  expect(d.evalsha).toBe(4);
+  expect(d.touch ?? 0).toBe(0);
+  expect(await q.counts()).toMatchObject({ completed: 100, pending: 0, working: 0 });
+});
+
+test('heartbeats cover the whole batch: a batch running past its lease keeps every job', async () => {
+  const q = res.queue<number>('b7');
+  await q.addBulk(Array.from({ length: 5 }, (_, data) => ({ data })));
+  const lost: string[] = [];
+  const attempts: number[] = [];
+  const w = track(
+    new BatchWorker(res.twin<number>(q), async (jobs) => {
+      await sleep(900); // 3 lease lengths
+      for (const j of jobs) attempts.push(j.attempt);
+      expect(jobs.every((j) => !j.signal.aborted)).toBe(true);
+    }, { size: 10, leaseMs: 300, blockMs: 200 }),
+  );
+  w.events.subscribe((e) => e.type === 'lost' && lost.push(e.job.id));
+  const sweeper = setInterval(() => void q.sweep().catch(() => undefined), 50);
+  try {
+    await waitUntil(async () => (await q.counts()).completed === 5, 'all completed', 5000);
+  } finally {
+    clearInterval(sweeper);
+  }
+  expect(lost).toEqual([]);
+  expect(attempts).toEqual([1, 1, 1, 1, 1]);
+});
+
+test('close() during a batch waits for it (drainTimeoutMs), then gives unfinished jobs back', async () => {
+  const q = res.queue<number>('b8');
+  await q.addBulk([1, 2, 3].map((data) => ({ data })));
+  let started = false;
+  let aborted = false;
+  const w = new BatchWorker(res.twin<number>(q), async (jobs) => {
+    started = true;
+    await new Promise<void>((resolve) => jobs[0]!.signal.addEventListener('abort', () => resolve()));
+    aborted = true;
+  }, { size: 10, blockMs: 200 });
+  await waitUntil(() => started, 'batch started');
+  await w.close({ drainTimeoutMs: 100 });
+  expect(aborted).toBe(true);
+  expect(await q.counts()).toMatchObject({ pending: 3, working: 0 });
+  const [l] = await q.lease();
+  expect(l!.job.attempt).toBe(1); // given back without a failed attempt
+});
+
+test('a SIGKILLed batch process: every job of its batch is redelivered after expiry, none lost', async () => {
+  engine ??= buildEngine();
+  const prefix = uniquePrefix();
+  const q = res.queue<number>('b9', { prefix });
+  await q.addBulk(Array.from({ length: 15 }, (_, data) => ({ data })));
+  const child = forkChild(engine, FIXTURE, { REDIS_URL: redis.url, PREFIX: prefix, NAME: 'b9', SIZE: 10, LEASE_MS: 500 });
+  children.push(child);
+  const { ids } = await child.waitFor((m) => m.type === 'batch');
+  expect(ids).toHaveLength(10);
+  await child.kill('SIGKILL');
+  expect((await q.counts()).working).toBe(10);
+  await sleep(600);
+  expect((await q.sweep()).stalled).toBe(10);
+  const seen = new Map<string, number>();
+  track(
+    new BatchWorker(res.twin<number>(q), (jobs) => {
+      for (const j of jobs) seen.set(j.id, j.attempt);
+    }, { size: 100, blockMs: 200 }),
+  );
+  await waitUntil(() => seen.size === 15, 'all 15 done');
+  for (const id of ids as string[]) expect(seen.get(id)).toBe(2); // redelivered: second attempt
+  expect([...seen.values()].filter((a) => a === 1)).toHaveLength(5);
+  expect(await q.counts()).toMatchObject({ completed: 15, pending: 0, working: 0, dead: 0 });
+});
