@@ -36,7 +36,7 @@ function track<W extends BatchWorker<any, any>>(w: W): W {
 
 test('per-job outcomes: completed with results, failed (retried), dead at once', async () => {
   const q = res.queue<number, string>('b1');
-  await q.addBulk([1, 2, 3, 4].map((data) => ({ data, opts: { attempts: 3, backoff: 0 } })));
+  await q.addBulk([1, 2, 3, 4].map((data) => ({ data, opts: { attempts: 3, backoff: { type: 'fixed' as const, delayMs: 0 } } })));
   const sizes: number[] = [];
   track(
     new BatchWorker(res.twin<number, string>(q), (jobs: Array<Job<number>>): Array<BatchOutcome<string>> => {
@@ -59,7 +59,7 @@ test('per-job outcomes: completed with results, failed (retried), dead at once',
 
 test('a throw fails every job of the batch; UnrecoverableError dead-letters them all', async () => {
   const q = res.queue<number>('b2');
-  await q.addBulk([1, 2, 3].map((data) => ({ data, opts: { attempts: 2, backoff: 0 } })));
+  await q.addBulk([1, 2, 3].map((data) => ({ data, opts: { attempts: 2, backoff: { type: 'fixed' as const, delayMs: 0 } } })));
   let calls = 0;
   const attempts: number[][] = [];
   track(
