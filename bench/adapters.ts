@@ -5,6 +5,7 @@
 import BeeQueue from 'bee-queue';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
 import { Redis } from 'ioredis';
+import * as relqLib from '../lib/index.js';
 import { Queue as RelqQueue, Worker as RelqWorker } from '../lib/index.js';
 import type { Payload } from './payload.js';
 
@@ -39,11 +40,21 @@ export interface Adapter {
   settings: string[];
   producer(conn: Conn): Promise<Producer>;
   consumer(conn: Conn, concurrency: number, hooks: Hooks): Promise<Consumer>;
-  /** relq only: lease({count}) + ackBatch loop, standing in for a batch-handler mode. */
+  /** relq only: BatchWorker (batch-handler mode), or a lease({count}) + ackBatch loop on engines without it. */
   batchConsumer?(conn: Conn, batchSize: number, hooks: Hooks): Promise<Consumer>;
 }
 
 export const QUEUE_NAME = 'bench';
+
+// The engine's batch-handler mode, where the benchmarked lib/ has it (BatchWorker); older
+// engines are measured with a lease({ count }) + ackBatch() loop instead.
+type BatchWorkerCtor = new (
+  queue: RelqQueue<Payload, unknown>,
+  handler: (jobs: Array<{ data: Payload }>) => unknown,
+  opts: { size: number },
+) => { events: { subscribe(f: (e: { type: string; error?: unknown }) => void): { unsubscribe(): void } }; close(): Promise<void> };
+const BatchWorker = (relqLib as unknown as Record<string, unknown>).BatchWorker as BatchWorkerCtor | undefined;
+export const RELQ_BATCH_MODE: 'BatchWorker' | 'lease+ackBatch' = BatchWorker ? 'BatchWorker' : 'lease+ackBatch';
 
 // ---- relq ------------------------------------------------------------------------
 
@@ -105,6 +116,27 @@ export const relq: Adapter = {
   async batchConsumer(conn, batchSize, hooks) {
     const q = relqQueue(conn);
     await ready(q);
+    if (BatchWorker) {
+      const onStart = hooks.onStart;
+      const bw = new BatchWorker(
+        q,
+        async (jobs) => {
+          if (onStart) for (const j of jobs) onStart(j.data);
+        },
+        { size: batchSize },
+      );
+      const sub = bw.events.subscribe((e) => {
+        if (e.type === 'completed') hooks.onDone();
+        else if (e.type === 'error') console.error('relq batch worker error', e.error);
+      });
+      return {
+        close: async () => {
+          await bw.close();
+          sub.unsubscribe();
+          await q.close();
+        },
+      };
+    }
     let stop = false;
     const loop = (async () => {
       while (!stop) {

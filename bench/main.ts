@@ -21,7 +21,7 @@ import { startRedis, type PrivateRedis } from './redis-server.js';
 import { writeReport, type BenchResults, type RunMeta } from './report.js';
 import { closeWindow, openWindow, percentile, usedMemory, type WindowStats } from './stats.js';
 import { Queue as RelqQueue, Worker as RelqWorker } from '../lib/index.js';
-import { RELQ_QUEUE_OPTIONS, QUEUE_NAME } from './adapters.js';
+import { RELQ_BATCH_MODE, RELQ_QUEUE_OPTIONS, QUEUE_NAME } from './adapters.js';
 
 // ---- configuration -----------------------------------------------------------------
 
@@ -620,7 +620,7 @@ async function run(): Promise<void> {
         node: process.version,
         redis: version,
         libs: libVersions(),
-        cfg: { ...cfg, skip: [...cfg.skip], payloadBytes: payloadBytes() },
+        cfg: { ...cfg, skip: [...cfg.skip], payloadBytes: payloadBytes(), batchMode: RELQ_BATCH_MODE },
       };
       for (const f of [cfg.out, cfg.svg, cfg.json]) mkdirSync(dirname(f), { recursive: true });
       writeFileSync(cfg.json, `${JSON.stringify({ meta, results }, null, 1)}\n`);
