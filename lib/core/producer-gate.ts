@@ -29,6 +29,8 @@ interface Waiting {
   reject(err: unknown): void;
 }
 
+const MAX_BLOCK_MS = 20_000;
+
 type Reply =
   | { kind: 'ok'; created: number[] }
   | { kind: 'full'; free: number; waiters: number }
@@ -37,9 +39,12 @@ type Reply =
 /**
  * The producer side of a bounded queue for one Queue object. Adds that find the queue full
  * wait here in arrival order (a local FIFO); the object registers ONE waiter in Redis (the
- * `waiters` zset, with an expiry renewed by every attempt) and blocks on the `notfull` list
- * with one dedicated connection, however many adds wait. Settles that free slots push tokens
- * there; the head add then tries again. See docs/bounded-fair-batch.md.
+ * `waiters` zset, score = expiry) and blocks on the `notfull` list with one dedicated
+ * connection, however many adds wait. Settles that free slots push tokens there; the head
+ * add then tries again. While waiting, a timer renews the registration every ttl/3 on the
+ * command connection, so the blocking pop keeps its place in Redis's FIFO of blocked
+ * clients; the renewal also forgets expired (crashed) waiters and hands their turn on.
+ * See docs/bounded-fair-batch.md.
  */
 export class ProducerGate {
   private readonly waiting: Waiting[] = [];
@@ -86,6 +91,8 @@ export class ProducerGate {
   private async loop(justFull: boolean): Promise<void> {
     this.running = true;
     let blockNext = justFull;
+    const renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.waiterTtlMs / 3)));
+    renewal.unref();
     try {
       while (this.waiting.length > 0 && !this.stopped) {
         this.expire();
@@ -93,8 +100,9 @@ export class ProducerGate {
         if (blockNext) {
           const now = Date.now();
           const soonest = Math.min(...this.waiting.map((w) => w.deadline));
-          // Never longer than half the registration ttl: each attempt renews it.
-          const ms = Math.max(1, Math.min(soonest - now, this.waiterTtlMs / 2));
+          // The registration is renewed by a timer meanwhile (renew()); the cap only bounds a
+          // wait on a socket that went half-open (blockingPop's watchdog).
+          const ms = Math.max(1, Math.min(soonest - now, MAX_BLOCK_MS));
           this.blocker ??= this.ctx.openBlocker();
           let token: string | null = null;
           try {
@@ -138,9 +146,16 @@ export class ProducerGate {
         }
       }
     } finally {
+      clearInterval(renewal);
       this.running = false;
       if (!this.stopped) await this.leaveIfIdle();
     }
+  }
+
+  /** Keeps this object's waiter registration alive while it waits. */
+  private async renew(): Promise<void> {
+    if (!this.registered || this.stopped || this.ctx.isClosed) return;
+    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'renew', this.waiterId, this.waiterTtlMs]).catch(() => undefined);
   }
 
   private expire(): void {

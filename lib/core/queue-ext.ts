@@ -10,7 +10,7 @@ export const EXT_OPTION_KEYS = ['bound', 'stats', 'groupConcurrency', 'exclusive
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
 const DEFAULT_ROLE_TTL_MS = 10_000;
 /** A blocked producer's registration lives this long unless renewed (every attempt renews it). */
-const WAITER_TTL_MS = 10_000;
+const WAITER_TTL_MS = 3000;
 export const DEFAULT_TOMBSTONE_MS = 10_000;
 
 /** A queue's shared settings and state, as stored in Redis. */

@@ -7,12 +7,27 @@
 --   state      Reply: { closed 0/1, bound, glimit, stats 0/1, waiters }
 --   stats      Reply: { pm, pb, cm, cb }
 --   leave      3 waiter id: a blocked producer gives up.                    Reply: 1
+--   renew      3 waiter id, 4 ttl ms: a blocked producer is still there. Forgets expired
+--              waiters and, if that frees the way, wakes the next one.        Reply: 1
 -- On a deleted queue (tombstone) every op but stats and leave replies 'deleted'.
 eventsOn = ARGV[1] == '1'
 local op = ARGV[2]
 if op == 'stats' then
   local s = redis.call('HMGET', K_STATS, 'pm', 'pb', 'cm', 'cb')
   return { tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0 }
+end
+if op == 'renew' then
+  local now = nowMs()
+  redis.call('ZADD', K_WAITERS, now + tonumber(ARGV[4]), ARGV[3])
+  if redis.call('ZREMRANGEBYSCORE', K_WAITERS, '-inf', now) > 0 then
+    -- a crashed waiter may have been ahead in line with slots free: wake the next one
+    local bound = tonumber(redis.call('HGET', K_META, 'bound')) or 0
+    if bound > 0 then
+      local free = bound - unfinishedCount()
+      if free > 0 then notifyWaiters(free) end
+    end
+  end
+  return 1
 end
 if op == 'leave' then
   redis.call('ZREM', K_WAITERS, ARGV[3])
@@ -70,7 +85,8 @@ elseif op == 'reopen' then
   if result == 1 then emit({ type = 'reopened' }) end
 elseif op == 'state' then
   local m = redis.call('HMGET', K_META, 'closed', 'bound', 'glimit', 'stats')
-  return { m[1] and 1 or 0, tonumber(m[2]) or 0, tonumber(m[3]) or 0, m[4] and 1 or 0, redis.call('ZCARD', K_WAITERS) }
+  local live = redis.call('ZCOUNT', K_WAITERS, '(' .. nowMs(), '+inf') -- expired ones are crashed waiters
+  return { m[1] and 1 or 0, tonumber(m[2]) or 0, tonumber(m[3]) or 0, m[4] and 1 or 0, live }
 else
   return redis.error_reply('relq: unknown queue-admin op ' .. tostring(op))
 end

@@ -76,3 +76,21 @@ test('bound 25 is never exceeded with 10 producers in 3 processes', async () => 
   expect(max).toBe(BOUND); // it was full: producers really had to wait
   expect((await q.queueState()).waitingProducers).toBe(0);
 });
+
+test('a producer SIGKILLed while it waits on the full queue blocks nobody and is forgotten', async () => {
+  const prefix = uniquePrefix();
+  const q = res.queue<{ from: string; i: number }>('crash', { prefix, bound: 1 });
+  await q.add({ from: 'test', i: 0 });
+  const child = forkChild(engine, FIXTURE, { REDIS_URL: redis.url, PREFIX: prefix, NAME: 'crash', BOUND: 1, PRODUCERS: 1, JOBS: 1, TAG: 'dead' });
+  children.push(child);
+  await waitUntil(async () => (await q.queueState()).waitingProducers === 1, 'child waiting');
+  await child.kill('SIGKILL');
+  const newcomer = res.twin<{ from: string; i: number }>(q, { bound: 1 });
+  const adding = newcomer.add({ from: 'test', i: 1 }, { timeoutMs: 5000 });
+  await sleep(100);
+  const [l] = await q.lease();
+  await q.ack(l!);
+  await adding; // not held up by the dead waiter ahead of it
+  await waitUntil(async () => (await q.queueState()).waitingProducers === 0, 'dead waiter forgotten', 5000);
+  expect((await q.lease())[0]!.job.data).toEqual({ from: 'test', i: 1 });
+});
