@@ -28,18 +28,22 @@ local bound = tonumber(m[2]) or 0
 local waiter, ttl = ARGV[2], tonumber(ARGV[5])
 local free = 0
 if bound > 0 then
-  redis.call('ZREMRANGEBYSCORE', K_WAITERS, '-inf', now) -- crashed waiters are forgotten
   local need = 0
   for i = 1, n do
     local b = item(i)
-    if redis.call('HEXISTS', K_JOBS, ARGV[b]) == 0 then
+    if redis.call('HEXISTS', K_JOBS, ARGV[b]) == 0 then -- an existing id (a replay, a duplicate) needs no slot
       local until_ = ARGV[b + 1] == '1' and redis.call('ZSCORE', K_DEDUP, ARGV[b])
       if not (until_ and tonumber(until_) > now) then need = need + 1 end
     end
   end
   if need > bound then return { 'toobig', bound } end
-  local registered = waiter ~= '' and redis.call('ZSCORE', K_WAITERS, waiter)
   local waiting = redis.call('ZCARD', K_WAITERS)
+  local registered = false
+  if waiting > 0 then
+    -- crashed waiters are forgotten
+    waiting = waiting - redis.call('ZREMRANGEBYSCORE', K_WAITERS, '-inf', now)
+    registered = waiter ~= '' and redis.call('ZSCORE', K_WAITERS, waiter) ~= false
+  end
   free = bound - unfinishedCount()
   -- While producers wait, a newcomer queues behind them even if a slot is free.
   if need > free or (waiting > 0 and not registered) then
@@ -58,12 +62,13 @@ if bound > 0 then
       redis.call('ZADD', K_WAITERS, now + ttl, waiter)
     else
       redis.call('ZREM', K_WAITERS, waiter)
+      waiting = waiting - 1
     end
   end
-  if redis.call('ZCARD', K_WAITERS) == 0 then
-    redis.call('DEL', K_NOTFULL)
-  elseif free > 0 then
+  if waiting > 0 and free > 0 then
     notifyWaiters(free) -- room left: the next waiter may take it
+  elseif waiting == 0 and registered then
+    redis.call('DEL', K_NOTFULL) -- the last waiter left: its unused tokens go
   end
 end
 
