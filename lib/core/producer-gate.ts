@@ -33,7 +33,7 @@ const MAX_BLOCK_MS = 20_000;
 
 type Reply =
   | { kind: 'ok'; created: number[] }
-  | { kind: 'full'; free: number; waiters: number }
+  | { kind: 'full'; free: number; waiters: number; bound: number }
   | { kind: 'error'; error: RelqError; all: boolean };
 
 /**
@@ -52,6 +52,8 @@ export class ProducerGate {
   private registered = false;
   private blocker: RedisClient | undefined;
   private stopped = false;
+  /** The bound Redis reported with the last 'full' reply. */
+  private lastBound = 0;
 
   constructor(
     private readonly ctx: ExtContext,
@@ -75,11 +77,11 @@ export class ProducerGate {
       const r = await this.attempt(items, mode === 'try' ? 't' : 'w', mode === 'try' ? '' : this.waiterId, this.waiting.length > 0);
       if (r.kind === 'ok') return r.created;
       if (r.kind === 'error') throw r.error;
-      if (mode === 'try') throw new QueueFullError(this.ctx.name, this.bound);
+      if (mode === 'try') throw new QueueFullError(this.ctx.name, r.bound);
       this.registered = true;
       if (timeoutMs === 0) {
         await this.leaveIfIdle();
-        throw new QueueFullError(this.ctx.name, this.bound);
+        throw new QueueFullError(this.ctx.name, r.bound);
       }
     }
     return new Promise<number[]>((resolve, reject) => {
@@ -164,7 +166,8 @@ export class ProducerGate {
       const w = this.waiting[i]!;
       if (w.deadline <= now) {
         this.waiting.splice(i, 1);
-        w.reject(new QueueFullError(this.ctx.name, this.bound, `queue '${this.ctx.name}' is still full (bound ${this.bound}) after waiting timeoutMs`));
+        const bound = this.lastBound || this.bound;
+        w.reject(new QueueFullError(this.ctx.name, bound, `queue '${this.ctx.name}' is still full (bound ${bound}) after waiting timeoutMs`));
       } else i++;
     }
   }
@@ -201,7 +204,8 @@ export class ProducerGate {
       case 'ok':
         return { kind: 'ok', created: r[1] as number[] };
       case 'full':
-        return { kind: 'full', free: Number(r[1]), waiters: Number(r[2]) };
+        this.lastBound = Number(r[3]);
+        return { kind: 'full', free: Number(r[1]), waiters: Number(r[2]), bound: this.lastBound };
       case 'closed':
         return { kind: 'error', error: new QueueClosedError(this.ctx.name), all: true };
       case 'deleted':

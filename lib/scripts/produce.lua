@@ -9,7 +9,7 @@
 --   queue was deleted and is used again, the reply is 'configure'), 8 n,
 --   then n items of 6 fields: id, custom(0/1), record, priority, due (as in add.lua), group ('' none)
 -- Reply: { 'ok', { 1/0 per job (1 created, 0 duplicate) } } | { 'closed' } | { 'deleted' } | { 'configure' }
---   | { 'inuse', holder } | { 'full', free slots, waiters } | { 'toobig', bound }
+--   | { 'inuse', holder } | { 'full', free slots, waiters, bound } | { 'toobig', bound }
 eventsOn = ARGV[1] == '1'
 local now = nowMs()
 local m = redis.call('HMGET', K_META, 'closed', 'bound', 'stats', 'del', 'glimit', 'cfg')
@@ -54,7 +54,7 @@ if bound > 0 then
         if free > 0 then notifyWaiters(free) end -- free slots: the waiters ahead must use them
       end
     end
-    return { 'full', math.max(free, 0), waiting }
+    return { 'full', math.max(free, 0), waiting, bound }
   end
   free = free - need
   if registered then
