@@ -12,6 +12,7 @@ const DEFAULT_ROLE_TTL_MS = 10_000;
 /** A blocked producer's registration lives this long unless renewed (every attempt renews it). */
 const WAITER_TTL_MS = 3000;
 export const DEFAULT_TOMBSTONE_MS = 10_000;
+const SHUTDOWN_CLEANUP_MS = 1000;
 
 /** A queue's shared settings and state, as stored in Redis. */
 export interface QueueState {
@@ -159,10 +160,15 @@ export class QueueExt {
 
   /** The Queue object is closing: waiting adds fail, roles are released. */
   async shutdown(): Promise<void> {
-    await Promise.all([
+    const cleanup = Promise.all([
       this.gate.stop(new ClosedError(`the Queue object of '${this.ctx.name}' (an add() waiting for room was released)`)),
       this.producerRole?.release(),
       this.consumerRole?.release(),
     ]);
+    // Waiting adds are released at once; the Redis clean-up (leaving the waiters, deleting
+    // held roles) gets a moment, never more: with Redis away, registrations and roles expire.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([cleanup, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_CLEANUP_MS)))]);
+    clearTimeout(timer);
   }
 }
