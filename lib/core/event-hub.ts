@@ -10,12 +10,19 @@ export class EventHub {
   private sub: RedisClient | undefined;
   private ready: Promise<void> | undefined;
   private readonly subject = new Subject<QueueEvent>();
+  private readonly reconnects = new Subject<void>();
   readonly events$: Observable<QueueEvent>;
+  /**
+   * Fires when the subscription is back after a reconnect: transitions published while
+   * it was down were missed, so watchers read the state again.
+   */
+  readonly resubscribed$ = this.reconnects.asObservable();
 
   constructor(
     private readonly client: RedisClient,
     private readonly channel: string,
     private readonly queue: string,
+    private readonly wrapError: (err: unknown) => Error,
   ) {
     this.events$ = new Observable<QueueEvent>((subscriber) => {
       const s = this.subject.subscribe(subscriber);
@@ -30,10 +37,22 @@ export class EventHub {
       const sub = duplicateClient(this.client);
       this.sub = sub;
       sub.on('smessage', (_channel: string, message: string) => this.dispatch(message));
-      this.ready = sub.ssubscribe(this.channel).then(() => undefined);
-      this.ready.catch(() => {
-        this.ready = undefined;
+      let connected = false;
+      sub.on('ready', () => {
+        if (connected && this.sub === sub) this.reconnects.next();
+        connected = true;
       });
+      this.ready = sub.ssubscribe(this.channel).then(
+        () => undefined,
+        (err: unknown) => {
+          if (this.sub === sub) {
+            this.sub = undefined;
+            this.ready = undefined;
+          }
+          sub.disconnect();
+          throw this.wrapError(err);
+        },
+      );
     }
     return this.ready;
   }

@@ -97,7 +97,9 @@ export class Queue<Data = unknown, Result = unknown> {
     }
     this.eventsFlag = options.events === false ? '0' : '1';
     this.handle = openConnection(options.connection);
-    this.hub = new EventHub(this.handle.client, this.keys.byName.events, name);
+    this.hub = new EventHub(this.handle.client, this.keys.byName.events, name, (err) =>
+      wrapRedisError(err, 'events', this.handle),
+    );
     const queue = this;
     this.ext = new QueueExt(
       {
@@ -290,7 +292,8 @@ export class Queue<Data = unknown, Result = unknown> {
 
   /** @internal */
   closeBlocker(b: RedisClient): void {
-    this.allBlockers.delete(b);
+    // A second disconnect() would leave ioredis' disconnect timer running.
+    if (!this.allBlockers.delete(b)) return;
     b.disconnect();
   }
 
@@ -515,12 +518,18 @@ export class Queue<Data = unknown, Result = unknown> {
           if (!done) subscriber.error(new ClosedError(`queue '${this.name}'`));
         },
       });
+      const readState = () =>
+        this.getJob(id)
+          .then((info) => emit(info ? info.state : 'gone'))
+          .catch((err: unknown) => subscriber.error(err));
+      const again = this.hub.resubscribed$.subscribe(() => void readState());
       this.hub
         .open()
-        .then(() => this.getJob(id))
-        .then((info) => emit(info ? info.state : 'gone'))
-        .catch((err: unknown) => subscriber.error(err));
-      return () => sub.unsubscribe();
+        .then(readState, (err: unknown) => subscriber.error(err));
+      return () => {
+        sub.unsubscribe();
+        again.unsubscribe();
+      };
     }).pipe(distinctUntilChanged());
   }
 
@@ -540,6 +549,10 @@ export class Queue<Data = unknown, Result = unknown> {
       );
     } catch (err) {
       if (err instanceof Error && err.name === 'TimeoutError') {
+        // An event lost during a reconnect must not turn a finished job into a timeout.
+        const last = await this.getJob(id);
+        if (last?.state === 'completed') return last.result;
+        if (last?.state === 'dead') throw new JobFailedError(id, last.lastError ?? 'dead-lettered');
         throw new TimeoutError(`job ${id} did not finish within ${timeoutMs} ms`);
       }
       throw err;

@@ -2,22 +2,13 @@ import { Subject, type Observable } from 'rxjs';
 import type { RedisClient } from './connection.js';
 import { DEFAULT_LEASE_MS, MAX_LEASE_COUNT } from './defaults.js';
 import { QueueDeletedError, UnrecoverableError } from './errors.js';
-import { blockDuration, type Queue } from './queue.js';
-import { ackItem, errorText, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import { HeldLease, JobView, type Job } from './job-view.js';
+import { blockDuration, type LeaseStep, type Queue } from './queue.js';
+import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type { Lease, LeasedJob } from './types.js';
 import { assertFunction, assertInt, assertOptions, toJson } from './validate.js';
 
-/** The job as a handler sees it. */
-export interface Job<Data> extends LeasedJob<Data> {
-  /** Aborts when the lease is lost or the worker gives the job back at shutdown. */
-  readonly signal: AbortSignal;
-  /** Current lease deadline (Redis clock, epoch ms). */
-  readonly deadline: number;
-  /** Extends the lease now; false once it is lost. The worker also heartbeats by itself. */
-  touch(extendMs?: number): Promise<boolean>;
-  /** Dead-letters the job at once (no further attempts). */
-  reject(reason?: string): never;
-}
+export type { Job } from './job-view.js';
 
 export type Handler<Data, Result> = (job: Job<Data>) => Promise<Result> | Result;
 
@@ -47,19 +38,17 @@ export type WorkerEvent<Data, Result> =
 
 const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
 const MAX_ERROR_BACKOFF_MS = 5000;
-
-interface Active<Data> {
-  lease: Lease<Data>;
-  abort: AbortController;
-  leaseLen: number;
-  renewedAt: number;
-  /** The handler has returned or thrown. */
-  finished: boolean;
-  lost: boolean;
-}
+/**
+ * An idle wait that times out without a wake-up token means nothing was added, so the
+ * loop waits again without leasing; it leases anyway this often, in case a token was
+ * taken by a consumer that died before leasing.
+ */
+const SAFETY_LEASE_MS = 30_000;
+/** From this concurrency on, two lease calls may be in flight: Redis and Node overlap. */
+const TWO_LANES_FROM = 4;
 
 interface Outcome<Data, Result> {
-  entry: Active<Data>;
+  held: HeldLease<Data>;
   item: SettleItem;
   event: WorkerEvent<Data, Result>;
 }
@@ -75,21 +64,29 @@ export class Worker<Data = unknown, Result = unknown> {
   private readonly blockMs: number;
   private readonly heartbeat: boolean;
   private readonly drainTimeoutMs: number;
-  private readonly active = new Map<string, Active<Data>>();
+  private readonly lanes: number;
+  private readonly held = new Map<string, HeldLease<Data>>();
   private readonly subject = new Subject<WorkerEvent<Data, Result>>();
   private outbox: Array<Outcome<Data, Result>> = [];
   private running = 0;
+  /** Slots promised to lease calls in flight. */
+  private requested = 0;
   private started = false;
   private stopping = false;
-  private blocked = false;
+  /** Lanes waiting on an empty queue (one on Redis, the others on that one). */
+  private idleLanes = 0;
+  private blockingLane = false;
+  private blockWaiters: Array<(woken: boolean) => void> = [];
+  private slotWaiters: Array<() => void> = [];
   private blocker: RedisClient | undefined;
-  private loopDone: Promise<void> | undefined;
-  private wakeLoop: (() => void) | undefined;
-  private idle: (() => void) | undefined;
+  private loopDone: Promise<unknown> | undefined;
+  private onDrained: (() => void) | undefined;
   private flushing: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
   private beatTimer: NodeJS.Timeout | undefined;
   private beatDueAt = 0;
   private beating = false;
+  private lastLeaseAt = 0;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
   lastActivityAt = 0;
 
@@ -109,6 +106,7 @@ export class Worker<Data = unknown, Result = unknown> {
     assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: 2 ** 31 });
     this.heartbeat = options.heartbeat ?? true;
     assertFunction('handler', handler);
+    this.lanes = this.concurrency >= TWO_LANES_FROM ? 2 : 1;
     if (options.autostart ?? true) this.start();
   }
 
@@ -132,7 +130,7 @@ export class Worker<Data = unknown, Result = unknown> {
     this.stopping = false;
     this.blocker = this.queue.openBlocker();
     this.lastActivityAt = Date.now();
-    this.loopDone = this.loop();
+    this.loopDone = Promise.all(Array.from({ length: this.lanes }, () => this.loop()));
     this.scheduleBeat();
   }
 
@@ -142,14 +140,14 @@ export class Worker<Data = unknown, Result = unknown> {
     let woken = false;
     let errorDelay = 0;
     while (!this.stopping) {
-      const free = this.concurrency - this.running;
+      const free = this.concurrency - this.running - this.requested;
       if (free <= 0) {
-        await new Promise<void>((resolve) => (this.wakeLoop = resolve));
-        this.wakeLoop = undefined;
+        await this.waitForSlot();
         continue;
       }
       const batch = this.takeOutbox();
-      let step;
+      let step: LeaseStep<Data>;
+      this.requested += free;
       try {
         step = await this.queue.leaseStep(
           batch.map((o) => o.item),
@@ -163,8 +161,10 @@ export class Worker<Data = unknown, Result = unknown> {
         errorDelay = await this.pauseAfterError(error, errorDelay);
         woken = true;
         continue;
+      } finally {
+        this.requested -= free;
       }
-      this.lastActivityAt = Date.now();
+      this.lastActivityAt = this.lastLeaseAt = Date.now();
       this.settled(batch, step.settled);
       if ((step.closed || step.deleted) && step.leases.length === 0 && !this.stopping) {
         this.queueEnded(step.deleted);
@@ -179,9 +179,10 @@ export class Worker<Data = unknown, Result = unknown> {
       }
       for (const lease of step.leases) this.run(lease);
       woken = false;
-      // Fewer jobs than free slots: the queue is drained (or paused) for now.
-      if (step.leases.length < free && this.outbox.length === 0) {
-        woken = await this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
+      if (step.leases.length < free) {
+        this.notifySlots(); // the unused part of the reservation is free for the other lane
+        // Fewer jobs than free slots: the queue is drained (or paused) for now.
+        if (this.outbox.length === 0) woken = await this.idle(step);
       }
     }
   }
@@ -193,18 +194,49 @@ export class Worker<Data = unknown, Result = unknown> {
     void this.close().catch(() => undefined);
   }
 
-  private async block(ms: number): Promise<boolean> {
-    this.blocked = true;
-    this.lastActivityAt = Date.now();
+  /** Waits for work: one lane blocks on Redis, any other waits for that one. */
+  private async idle(step: LeaseStep<Data>): Promise<boolean> {
+    this.idleLanes += 1;
     if (this.outbox.length) this.flushSoon(); // finished while we decided to wait
+    try {
+      if (this.blockingLane) return await new Promise<boolean>((resolve) => this.blockWaiters.push(resolve));
+      this.blockingLane = true;
+      let woken = false;
+      try {
+        let ms = step.paused ? this.blockMs : blockDuration(step, this.blockMs);
+        for (;;) {
+          woken = await this.block(ms);
+          const timedOutIdle =
+            !woken && !this.stopping && step.nextDue === undefined && this.outbox.length === 0;
+          if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS) break;
+          ms = this.blockMs;
+        }
+      } finally {
+        this.blockingLane = false;
+        for (const resolve of this.blockWaiters.splice(0)) resolve(woken);
+      }
+      return woken;
+    } finally {
+      this.idleLanes -= 1;
+    }
+  }
+
+  private async block(ms: number): Promise<boolean> {
+    this.lastActivityAt = Date.now();
     try {
       return await this.queue.waitForWork(this.blocker!, ms);
     } catch (error) {
       if (!this.stopping) await this.pauseAfterError(error, 0);
       return true;
-    } finally {
-      this.blocked = false;
     }
+  }
+
+  private waitForSlot(): Promise<void> {
+    return new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private notifySlots(): void {
+    for (const resolve of this.slotWaiters.splice(0)) resolve();
   }
 
   private async pauseAfterError(error: unknown, previous: number): Promise<number> {
@@ -213,110 +245,86 @@ export class Worker<Data = unknown, Result = unknown> {
     const delay = Math.min(MAX_ERROR_BACKOFF_MS, previous ? previous * 2 : 100);
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, delay);
-      this.wakeLoop = () => {
+      this.slotWaiters.push(() => {
         clearTimeout(t);
         resolve();
-      };
+      });
     });
-    this.wakeLoop = undefined;
     return delay;
   }
 
   // ---- running handlers ------------------------------------------------------
 
   private run(lease: Lease<Data>): void {
-    const entry: Active<Data> = {
-      lease,
-      abort: new AbortController(),
-      leaseLen: lease.leaseMs,
-      renewedAt: Date.now(),
-      finished: false,
-      lost: false,
-    };
-    this.active.set(lease.token, entry);
+    const held = new HeldLease(lease);
+    this.held.set(lease.token, held);
     this.running += 1;
-    if (entry.leaseLen < this.leaseMs) this.scheduleBeat();
-    const job = this.jobView(entry);
+    if (held.leaseLen < this.leaseMs) this.scheduleBeat();
     let promise: Promise<Result>;
     try {
-      promise = Promise.resolve(this.handler(job));
+      promise = Promise.resolve(this.handler(new JobView(held, this.touchHeld)));
     } catch (error) {
       promise = Promise.reject(error);
     }
     promise.then(
-      (result) => this.finish(entry, this.successOutcome(entry, result)),
-      (error: unknown) => this.finish(entry, this.failureOutcome(entry, error)),
+      (result) => this.finish(held, this.successOutcome(held, result)),
+      (error: unknown) => this.finish(held, this.failureOutcome(held, error)),
     );
   }
 
-  private successOutcome(entry: Active<Data>, result: Result): Outcome<Data, Result> {
+  private readonly touchHeld = async (held: HeldLease<Data>, extendMs?: number): Promise<boolean> => {
+    const [ok] = await this.queue.touchMany([held.lease], extendMs);
+    if (ok) held.renewedAt = Date.now();
+    else this.markLost(held);
+    return ok!;
+  };
+
+  private successOutcome(held: HeldLease<Data>, result: Result): Outcome<Data, Result> {
     try {
       const json = result === undefined ? '' : toJson('result', result, this.queue.maxPayloadBytes);
-      return { entry, item: ackItem(entry.lease, json), event: { type: 'completed', job: entry.lease.job, result } };
+      return { held, item: ackItem(held.lease, json), event: { type: 'completed', job: held.lease.job, result } };
     } catch (error) {
-      return this.failureOutcome(entry, error);
+      return this.failureOutcome(held, error);
     }
   }
 
-  private failureOutcome(entry: Active<Data>, error: unknown): Outcome<Data, Result> {
-    const { job } = entry.lease;
+  private failureOutcome(held: HeldLease<Data>, error: unknown): Outcome<Data, Result> {
+    const { job } = held.lease;
     if (error instanceof UnrecoverableError) {
-      return { entry, item: rejectItem(entry.lease, error), event: { type: 'dead', job, error } };
+      return { held, item: rejectItem(held.lease, error), event: { type: 'dead', job, error } };
     }
     const willRetry = job.attempt < job.maxAttempts;
     return {
-      entry,
-      item: nackItem(entry.lease, error),
+      held,
+      item: nackItem(held.lease, error),
       event: willRetry ? { type: 'failed', job, error, willRetry } : { type: 'dead', job, error },
     };
   }
 
-  private finish(entry: Active<Data>, outcome: Outcome<Data, Result>): void {
-    entry.finished = true;
+  private finish(held: HeldLease<Data>, outcome: Outcome<Data, Result>): void {
+    held.finished = true;
     this.running -= 1;
-    if (entry.lost) {
-      this.active.delete(entry.lease.token);
+    if (held.lost) {
+      this.held.delete(held.lease.token);
     } else {
-      if (outcome.event.type === 'failed' || outcome.event.type === 'dead') {
-        // A 'dead' from the last attempt is also a failure of that attempt.
-        if (outcome.event.type === 'dead' && !(outcome.event.error instanceof UnrecoverableError)) {
-          this.subject.next({ type: 'failed', job: outcome.event.job, error: outcome.event.error, willRetry: false });
-        }
+      // A 'dead' from the last attempt is also a failure of that attempt.
+      const ev = outcome.event;
+      if (ev.type === 'dead' && !(ev.error instanceof UnrecoverableError)) {
+        this.subject.next({ type: 'failed', job: ev.job, error: ev.error, willRetry: false });
       }
       this.outbox.push(outcome);
-      if (this.wakeLoop) this.wakeLoop();
-      else if (this.blocked || this.stopping) this.flushSoon();
+      if (this.slotWaiters.length) this.notifySlots(); // a lane folds the settle into its next lease
+      else if (this.idleLanes === this.lanes || this.stopping) this.flushSoon();
     }
-    if (this.running === 0 && this.idle) this.idle();
+    if (this.running === 0 && this.onDrained) this.onDrained();
   }
 
-  private jobView(entry: Active<Data>): Job<Data> {
-    const worker = this;
-    // A literal, not Object.assign: assign would copy the deadline getter's value once.
-    return {
-      ...entry.lease.job,
-      signal: entry.abort.signal,
-      get deadline() {
-        return entry.lease.deadline;
-      },
-      async touch(extendMs?: number): Promise<boolean> {
-        const [ok] = await worker.queue.touchMany([entry.lease], extendMs);
-        if (ok) entry.renewedAt = Date.now();
-        else worker.markLost(entry);
-        return ok!;
-      },
-      reject(reason = 'rejected'): never {
-        throw new UnrecoverableError(reason);
-      },
-    };
-  }
-
-  private markLost(entry: Active<Data>): void {
-    if (entry.lost) return;
-    entry.lost = true;
-    entry.abort.abort(new Error(`lease of job ${entry.lease.job.id} was lost`));
-    this.subject.next({ type: 'lost', job: entry.lease.job });
-    if (entry.finished) this.active.delete(entry.lease.token);
+  private markLost(held: HeldLease<Data>): void {
+    if (held.lost) return;
+    held.lost = true;
+    held.abort(new Error(`lease of job ${held.lease.job.id} was lost`));
+    this.subject.next({ type: 'lost', job: held.lease.job });
+    if (held.finished) this.held.delete(held.lease.token);
   }
 
   // ---- settling --------------------------------------------------------------
@@ -329,18 +337,18 @@ export class Worker<Data = unknown, Result = unknown> {
 
   private settled(batch: Array<Outcome<Data, Result>>, results: boolean[]): void {
     batch.forEach((o, i) => {
-      this.active.delete(o.entry.lease.token);
+      this.held.delete(o.held.lease.token);
       if (results[i]) this.subject.next(o.event);
-      else this.subject.next({ type: 'lost', job: o.entry.lease.job });
+      else this.subject.next({ type: 'lost', job: o.held.lease.job });
     });
   }
 
-  /** Settles the outbox on its own when the loop cannot fold it into a lease call. */
+  /** Settles the outbox on its own when no lane can fold it into a lease call. */
   private flushSoon(): void {
     if (this.flushing) return;
     this.flushing = (async () => {
       let errorDelay = 0;
-      while (this.outbox.length > 0 && (this.blocked || this.stopping)) {
+      while (this.outbox.length > 0 && (this.idleLanes === this.lanes || this.stopping)) {
         const batch = this.takeOutbox();
         try {
           this.settled(batch, await this.queue.settle(batch.map((o) => o.item)));
@@ -364,7 +372,7 @@ export class Worker<Data = unknown, Result = unknown> {
   private scheduleBeat(): void {
     if (!this.heartbeat) return;
     let shortest = this.leaseMs;
-    for (const e of this.active.values()) shortest = Math.min(shortest, e.leaseLen);
+    for (const h of this.held.values()) shortest = Math.min(shortest, h.leaseLen);
     const period = Math.max(10, Math.floor(shortest / 4));
     // A job with a shorter lease than the pending tick needs an earlier one.
     if (this.beatTimer && this.beatDueAt <= Date.now() + period) return;
@@ -373,7 +381,7 @@ export class Worker<Data = unknown, Result = unknown> {
     this.beatTimer = setTimeout(() => {
       this.beatTimer = undefined;
       void this.beat().finally(() => {
-        if (this.started && this.active.size + this.running + (this.stopping ? 0 : 1) > 0) this.scheduleBeat();
+        if (this.started && this.held.size + this.running + (this.stopping ? 0 : 1) > 0) this.scheduleBeat();
       });
     }, period);
     this.beatTimer.unref();
@@ -383,14 +391,14 @@ export class Worker<Data = unknown, Result = unknown> {
   private async beat(): Promise<void> {
     if (this.beating) return;
     const now = Date.now();
-    const due = [...this.active.values()].filter((e) => !e.lost && now - e.renewedAt >= e.leaseLen / 2);
+    const due = [...this.held.values()].filter((h) => !h.lost && now - h.renewedAt >= h.leaseLen / 2);
     if (due.length === 0) return;
     this.beating = true;
     try {
-      const ok = await this.queue.touchMany(due.map((e) => e.lease));
-      due.forEach((e, i) => {
-        if (ok[i]) e.renewedAt = now;
-        else this.markLost(e);
+      const ok = await this.queue.touchMany(due.map((h) => h.lease));
+      due.forEach((h, i) => {
+        if (ok[i]) h.renewedAt = now;
+        else this.markLost(h);
       });
     } catch (error) {
       this.subject.next({ type: 'error', error });
@@ -414,29 +422,28 @@ export class Worker<Data = unknown, Result = unknown> {
     return this.closing;
   }
 
-  private closing: Promise<void> | undefined;
-
   private async shutdown(drainTimeoutMs: number): Promise<void> {
     if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
-    this.wakeLoop?.();
+    this.notifySlots();
+    for (const resolve of this.blockWaiters.splice(0)) resolve(false);
     await this.loopDone;
     if (this.running > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, drainTimeoutMs);
-        this.idle = () => {
+        this.onDrained = () => {
           clearTimeout(t);
           resolve();
         };
       });
-      this.idle = undefined;
+      this.onDrained = undefined;
     }
-    const unfinished = [...this.active.values()].filter((e) => !e.finished && !e.lost);
-    for (const e of unfinished) {
-      e.lost = true; // its late outcome must not be settled
-      e.abort.abort(new Error('worker is shutting down; the job was given back to the queue'));
+    const unfinished = [...this.held.values()].filter((h) => !h.finished && !h.lost);
+    for (const h of unfinished) {
+      h.lost = true; // its late outcome must not be settled
+      h.abort(new Error('worker is shutting down; the job was given back to the queue'));
     }
     const batch = this.takeOutbox();
-    const items = [...batch.map((o) => o.item), ...unfinished.map((e) => requeueItem(e.lease, 0, 'shutdown'))];
+    const items = [...batch.map((o) => o.item), ...unfinished.map((h) => requeueItem(h.lease, 0, 'shutdown'))];
     if (items.length) {
       try {
         const ok = await this.queue.settle(items);
@@ -448,10 +455,8 @@ export class Worker<Data = unknown, Result = unknown> {
     await this.flushing;
     if (this.beatTimer) clearTimeout(this.beatTimer);
     this.beatTimer = undefined;
-    this.active.clear();
+    this.held.clear();
     this.started = false;
     this.subject.complete();
   }
 }
-
-export { errorText };

@@ -48,7 +48,8 @@ end
 -- Cheap read of one top-level integer meta field without decoding the record. A key
 -- is preceded by '{' or ','; a quote inside a JSON string is always escaped.
 local function metaInt(rec, field)
-  local metaJson = splitRecord(rec)
+  local nl = string.find(rec, '\n', 1, true) or (#rec + 1)
+  local metaJson = string.sub(rec, 1, nl - 1) -- only the meta part: the data is never copied
   local v = string.match(metaJson, '[{,]"' .. field .. '":(%-?%d+)')
   if v then return tonumber(v) end
   return nil

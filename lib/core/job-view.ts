@@ -1,0 +1,93 @@
+import { UnrecoverableError } from './errors.js';
+import type { JobPolicy, Lease, LeasedJob } from './types.js';
+
+/** The job as a handler sees it. */
+export interface Job<Data> extends LeasedJob<Data> {
+  /** Aborts when the lease is lost or the worker gives the job back at shutdown. */
+  readonly signal: AbortSignal;
+  /** Current lease deadline (Redis clock, epoch ms). */
+  readonly deadline: number;
+  /** Extends the lease now; false once it is lost. The worker also heartbeats by itself. */
+  touch(extendMs?: number): Promise<boolean>;
+  /** Dead-letters the job at once (no further attempts). */
+  reject(reason?: string): never;
+}
+
+/** A lease a worker holds, with what it needs to heartbeat and abort it. */
+export class HeldLease<Data> {
+  /** Created on first use of `signal`: most handlers never read it. */
+  private controller: AbortController | undefined;
+  private abortReason: Error | undefined;
+  renewedAt = Date.now();
+  /** The handler has returned or thrown. */
+  finished = false;
+  lost = false;
+
+  constructor(readonly lease: Lease<Data>) {}
+
+  get leaseLen(): number {
+    return this.lease.leaseMs;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    this.abortReason ??= reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** Job fields as own properties; signal, deadline, touch and reject on the prototype. */
+export class JobView<Data> implements Job<Data> {
+  readonly id: string;
+  readonly name: string;
+  readonly data: Data;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly requeues: number;
+  readonly createdAt: number;
+  readonly leasedAt: number;
+  readonly lastError?: string;
+  readonly policy: Readonly<JobPolicy>;
+
+  constructor(
+    private readonly held: HeldLease<Data>,
+    private readonly touchHeld: (held: HeldLease<Data>, extendMs?: number) => Promise<boolean>,
+  ) {
+    const j: LeasedJob<Data> = held.lease.job;
+    this.id = j.id;
+    this.name = j.name;
+    this.data = j.data;
+    this.attempt = j.attempt;
+    this.maxAttempts = j.maxAttempts;
+    this.priority = j.priority;
+    this.requeues = j.requeues;
+    this.createdAt = j.createdAt;
+    this.leasedAt = j.leasedAt;
+    if (j.lastError !== undefined) this.lastError = j.lastError;
+    this.policy = j.policy;
+  }
+
+  get signal(): AbortSignal {
+    return this.held.signal;
+  }
+
+  get deadline(): number {
+    return this.held.lease.deadline;
+  }
+
+  touch(extendMs?: number): Promise<boolean> {
+    return this.touchHeld(this.held, extendMs);
+  }
+
+  reject(reason = 'rejected'): never {
+    throw new UnrecoverableError(reason);
+  }
+}
