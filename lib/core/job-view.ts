@@ -41,6 +41,20 @@ export class HeldLease<Data> {
     this.abortReason ??= reason;
     this.controller?.abort(reason);
   }
+
+  /** A touch found the lease gone: its outcome is not settled. False when already lost. */
+  markLost(): boolean {
+    if (this.lost) return false;
+    this.lost = true;
+    this.abort(new Error(`lease of job ${this.lease.job.id} was lost`));
+    return true;
+  }
+
+  /** Given back at shutdown: its late outcome is not settled. */
+  giveBack(): void {
+    this.lost = true;
+    this.abort(new Error('worker is shutting down; the job was given back to the queue'));
+  }
 }
 
 /** Job fields as own properties; signal, deadline, touch and reject on the prototype. */
@@ -56,6 +70,7 @@ export class JobView<Data> implements Job<Data> {
   readonly leasedAt: number;
   readonly lastError?: string;
   readonly policy: Readonly<JobPolicy>;
+  readonly group?: string;
 
   constructor(
     private readonly held: HeldLease<Data>,
@@ -73,6 +88,7 @@ export class JobView<Data> implements Job<Data> {
     this.leasedAt = j.leasedAt;
     if (j.lastError !== undefined) this.lastError = j.lastError;
     this.policy = j.policy;
+    if (j.group !== undefined) this.group = j.group;
   }
 
   get signal(): AbortSignal {

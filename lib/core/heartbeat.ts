@@ -1,0 +1,83 @@
+import type { HeldLease } from './job-view.js';
+import type { Lease } from './types.js';
+
+export interface HeartbeatHooks<Data> {
+  /** The leases the worker holds now (the beat skips lost ones). */
+  held(): Iterable<HeldLease<Data>>;
+  /** A touch found that the lease is no longer this worker's. */
+  lost(held: HeldLease<Data>): void;
+  /** A beat's touch call failed. */
+  error(error: unknown): void;
+  /** Asked after each tick: whether to keep ticking. */
+  more(): boolean;
+}
+
+type TouchMany<Data> = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => Promise<boolean[]>;
+
+/**
+ * A worker's heartbeat: one timer, ticking at a quarter of the shortest lease held; each
+ * tick touches, in one call, every held lease that has run half its length.
+ */
+export class Heartbeat<Data> {
+  private timer: NodeJS.Timeout | undefined;
+  private dueAt = 0;
+  private beating = false;
+
+  constructor(
+    private readonly touchMany: TouchMany<Data>,
+    private readonly leaseMs: number,
+    private readonly enabled: boolean,
+    private readonly hooks: HeartbeatHooks<Data>,
+  ) {}
+
+  /** Starts the timer, or moves it earlier for a lease shorter than the pending tick allows. */
+  schedule(): void {
+    if (!this.enabled) return;
+    let shortest = this.leaseMs;
+    for (const h of this.hooks.held()) shortest = Math.min(shortest, h.leaseLen);
+    const period = Math.max(10, Math.floor(shortest / 4));
+    if (this.timer && this.dueAt <= Date.now() + period) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.dueAt = Date.now() + period;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.beat().finally(() => {
+        if (this.hooks.more()) this.schedule();
+      });
+    }, period);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** job.touch(): extends one lease now (by `extendMs`, default its own length). */
+  readonly touch = async (held: HeldLease<Data>, extendMs?: number): Promise<boolean> => {
+    const [ok] = await this.touchMany([held.lease], extendMs);
+    if (ok) held.renewedAt = Date.now();
+    else this.hooks.lost(held);
+    return ok!;
+  };
+
+  private async beat(): Promise<void> {
+    if (this.beating) return;
+    const now = Date.now();
+    const due: Array<HeldLease<Data>> = [];
+    for (const h of this.hooks.held()) if (!h.lost && now - h.renewedAt >= h.leaseLen / 2) due.push(h);
+    if (due.length === 0) return;
+    this.beating = true;
+    try {
+      const ok = await this.touchMany(due.map((h) => h.lease));
+      due.forEach((h, i) => {
+        if (ok[i]) h.renewedAt = now;
+        else this.hooks.lost(h);
+      });
+    } catch (error) {
+      this.hooks.error(error);
+    } finally {
+      this.beating = false;
+    }
+  }
+}

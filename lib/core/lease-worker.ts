@@ -1,0 +1,224 @@
+import { Subject, type Observable } from 'rxjs';
+import type { RedisClient } from './connection.js';
+import { DEFAULT_LEASE_MS } from './defaults.js';
+import { QueueDeletedError } from './errors.js';
+import { Heartbeat } from './heartbeat.js';
+import type { HeldLease } from './job-view.js';
+import { Outbox, type Outcome, type WorkerEvent } from './outbox.js';
+import type { LeaseStep, Queue } from './queue.js';
+import { requeueItem } from './settle-items.js';
+import { assertInt } from './validate.js';
+
+/** Options every lease loop has (Worker and BatchWorker document them). */
+export interface LeaseWorkerOptions {
+  leaseMs?: number;
+  blockMs?: number;
+  heartbeat?: boolean;
+  drainTimeoutMs?: number;
+}
+
+const MAX_ERROR_BACKOFF_MS = 5000;
+
+/** The pause after consecutive failed calls: 100 ms, doubling up to 5 s; a success resets it. */
+export class ErrorBackoff {
+  private last = 0;
+
+  next(): number {
+    this.last = Math.min(MAX_ERROR_BACKOFF_MS, this.last ? this.last * 2 : 100);
+    return this.last;
+  }
+
+  reset(): void {
+    this.last = 0;
+  }
+}
+
+/** Waits `ms`, or until the waker handed to `keepWaker` is called. */
+export function wakeableDelay(ms: number, keepWaker: (wake: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    keepWaker(() => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
+/**
+ * What Worker and BatchWorker share: options, start / close, events, the lease call that
+ * settles the outbox, the blocking wait, the error pause, the heartbeat, the end of the
+ * queue, and the last settle at shutdown. Each subclass runs its own loop and handlers.
+ */
+export abstract class LeaseWorker<Data, Result> {
+  readonly leaseMs: number;
+  protected readonly blockMs: number;
+  protected readonly drainTimeoutMs: number;
+  protected readonly subject = new Subject<WorkerEvent<Data, Result>>();
+  protected readonly heartbeat: Heartbeat<Data>;
+  protected readonly outbox: Outbox<Data, Result>;
+  protected started = false;
+  protected stopping = false;
+  protected blocker: RedisClient | undefined;
+  protected loopDone: Promise<unknown> | undefined;
+  private closing: Promise<void> | undefined;
+  private handlersDone: (() => void) | undefined;
+  /** Last time the loop made progress or began a healthy wait (for health checks). */
+  lastActivityAt = 0;
+
+  protected constructor(
+    readonly queue: Queue<Data, Result>,
+    options: LeaseWorkerOptions,
+  ) {
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.blockMs = options.blockMs ?? 5000;
+    this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+    assertInt('leaseMs', this.leaseMs, { min: 10, max: 2 ** 41 });
+    assertInt('blockMs', this.blockMs, { min: 10, max: 2 ** 31 });
+    assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: 2 ** 31 });
+    this.heartbeat = new Heartbeat<Data>((leases, extendMs) => queue.touchMany(leases, extendMs), this.leaseMs, options.heartbeat ?? true, {
+      held: () => this.heldLeases(),
+      lost: (held) => this.leaseLost(held),
+      error: (error) => this.subject.next({ type: 'error', error }),
+      more: () => this.keepBeating(),
+    });
+    this.outbox = new Outbox<Data, Result>((outcome, settled) => this.reportSettled(outcome, settled));
+  }
+
+  /** Jobs whose handler is running now. */
+  abstract get inFlight(): number;
+
+  /** Per-job outcomes of this process's handlers, plus loop errors and 'stopped'. */
+  get events(): Observable<WorkerEvent<Data, Result>> {
+    return this.subject.asObservable();
+  }
+
+  get isRunning(): boolean {
+    return this.started && !this.stopping;
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.stopping = false;
+    this.blocker = this.queue.openBlocker();
+    this.lastActivityAt = Date.now();
+    this.loopDone = this.runLoop();
+  }
+
+  /**
+   * Stops leasing, lets running handlers finish for up to `drainTimeoutMs`, then gives the
+   * unfinished jobs back to pending at once (no failed attempt) and aborts their signals.
+   * Idempotent.
+   */
+  async close(opts: { drainTimeoutMs?: number } = {}): Promise<void> {
+    if (!this.started) return;
+    if (this.stopping) return this.closing;
+    this.stopping = true;
+    this.closing = this.shutdown(opts.drainTimeoutMs ?? this.drainTimeoutMs);
+    return this.closing;
+  }
+
+  // ---- what each worker does its own way ---------------------------------------
+
+  /** Starts the loop(s); resolves when they end. */
+  protected abstract runLoop(): Promise<unknown>;
+  /** Stops the loop(s), drains the handlers, gives back what is unfinished, then `ended()`. */
+  protected abstract shutdown(drainTimeoutMs: number): Promise<void>;
+  /** The leases the heartbeat covers. */
+  protected abstract heldLeases(): Iterable<HeldLease<Data>>;
+  /** Whether the heartbeat ticks again. */
+  protected abstract keepBeating(): boolean;
+  /** An outcome was settled (`settled`), or its lease was found lost. */
+  protected abstract reportSettled(outcome: Outcome<Data, Result>, settled: boolean): void;
+  /** Keeps the waker of an error pause, so that it can be cut short. */
+  protected abstract keepPauseWaker(wake: () => void): void;
+
+  /** A touch found the lease gone. */
+  protected leaseLost(held: HeldLease<Data>): void {
+    held.markLost();
+  }
+
+  // ---- shared steps ---------------------------------------------------------------
+
+  /**
+   * One lease call that also settles the outbox. When it fails, the outcomes stay in the
+   * outbox, the error is reported, and after a pause (growing with `errors`) the result is
+   * undefined.
+   */
+  protected async leaseAndSettle(count: number, woken: boolean, errors: ErrorBackoff): Promise<LeaseStep<Data> | undefined> {
+    const batch = this.outbox.take();
+    let step: LeaseStep<Data>;
+    try {
+      step = await this.queue.leaseStep(
+        batch.map((o) => o.item),
+        count,
+        this.leaseMs,
+        woken,
+      );
+    } catch (error) {
+      this.outbox.putBack(batch);
+      await this.pauseAfterError(error, errors);
+      return undefined;
+    }
+    errors.reset();
+    this.lastActivityAt = Date.now();
+    this.outbox.settled(batch, step.settled);
+    return step;
+  }
+
+  /** Waits for a wake-up token for up to `ms`; true when woken (or after an error). */
+  protected async block(ms: number): Promise<boolean> {
+    this.lastActivityAt = Date.now();
+    try {
+      return await this.queue.waitForWork(this.blocker!, ms);
+    } catch (error) {
+      await this.pauseAfterError(error);
+      return true;
+    }
+  }
+
+  /** Reports a loop error and pauses (not while stopping). */
+  protected async pauseAfterError(error: unknown, errors = new ErrorBackoff()): Promise<void> {
+    if (this.stopping) return;
+    this.subject.next({ type: 'error', error });
+    await wakeableDelay(errors.next(), (wake) => this.keepPauseWaker(wake));
+  }
+
+  /** The queue was closed and is drained (closeQueue), or deleted: this worker stops. */
+  protected queueEnded(deleted: boolean): void {
+    if (deleted) this.subject.next({ type: 'error', error: new QueueDeletedError(this.queue.name) });
+    this.subject.next({ type: 'stopped', reason: deleted ? 'queue deleted' : 'queue closed' });
+    void this.close().catch(() => undefined);
+  }
+
+  /** Shutdown: waits up to `ms` for `handlersFinished()`. */
+  protected async drainHandlers(ms: number): Promise<void> {
+    await wakeableDelay(ms, (wake) => (this.handlersDone = wake));
+    this.handlersDone = undefined;
+  }
+
+  /** The running handlers have all finished (ends a shutdown's drain wait). */
+  protected handlersFinished(): void {
+    this.handlersDone?.();
+  }
+
+  /** Shutdown: settles the outbox and gives `unfinished` back to pending, in one call. */
+  protected async settleLast(unfinished: Array<HeldLease<Data>>): Promise<void> {
+    const batch = this.outbox.take();
+    const items = [...batch.map((o) => o.item), ...unfinished.map((h) => requeueItem(h.lease, 0, 'shutdown'))];
+    if (items.length === 0) return;
+    try {
+      const ok = await this.queue.settle(items);
+      this.outbox.settled(batch, ok.slice(0, batch.length));
+    } catch (error) {
+      this.subject.next({ type: 'error', error });
+    }
+  }
+
+  /** The end of a shutdown. */
+  protected ended(): void {
+    this.heartbeat.stop();
+    this.started = false;
+    this.subject.complete();
+  }
+}
