@@ -44,9 +44,13 @@ export function openConnection(input: ConnectionInput | undefined): ClientHandle
  * A second connection to the same server for blocking commands or subscriptions,
  * which would otherwise stall every other command on the shared one.
  */
-export function duplicateClient(client: RedisClient): RedisClient {
+export function duplicateClient(client: RedisClient, purpose: 'blocking' | 'subscriber' = 'blocking'): RedisClient {
   // A blocking wait outlives any reply timeout; relq guards it with its own watchdog.
-  const dup = client instanceof Cluster ? client.duplicate() : client.duplicate({ commandTimeout: undefined });
+  // On a Cluster, sharded pub/sub must follow each channel's slot to its node.
+  const dup =
+    client instanceof Cluster
+      ? client.duplicate([], purpose === 'subscriber' ? { shardedSubscribers: true } : {})
+      : client.duplicate({ commandTimeout: undefined });
   dup.on('error', () => undefined);
   return dup;
 }

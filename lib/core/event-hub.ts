@@ -34,7 +34,7 @@ export class EventHub {
   /** Resolves once the subscription is active, so no later transition is missed. */
   open(): Promise<void> {
     if (!this.ready) {
-      const sub = duplicateClient(this.client);
+      const sub = duplicateClient(this.client, 'subscriber');
       this.sub = sub;
       sub.on('smessage', (_channel: string, message: string) => this.dispatch(message));
       let connected = false;

@@ -1,0 +1,117 @@
+import { firstValueFrom, filter, take, toArray } from 'rxjs';
+import { Queue, Worker } from '../../lib/index.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+}, 60_000);
+afterAll(() => cluster?.stop());
+
+// Many names, so the queues land on every master: a key outside the queue's slot
+// would fail only on some of them.
+const NAMES = Array.from({ length: 24 }, (_, i) => `cq-${i}-${'x'.repeat(i % 5)}`);
+
+test('queues with many names span every master', async () => {
+  const client = cluster.client();
+  const slots = await Promise.all(NAMES.map(async (n) => Number(await client.call('CLUSTER', 'KEYSLOT', `{relq:${n}}`))));
+  // 16384 slots in 3 ranges of ~5461: all three ranges must be hit.
+  const ranges = new Set(slots.map((s) => Math.floor(s / 5462)));
+  expect(ranges.size).toBe(3);
+});
+
+test('every operation works on a Redis Cluster, for queues on every master', async () => {
+  const client = cluster.client();
+  for (const name of NAMES) {
+    const q = new Queue<{ n: number }, number>(name, { connection: client });
+    const a = await q.add({ n: 1 }, { jobId: `${name}-a` });
+    expect(a.created).toBe(true);
+    expect((await q.add({ n: 1 }, { jobId: `${name}-a` })).created).toBe(false);
+    await q.addBulk([{ data: { n: 2 } }, { data: { n: 3 }, opts: { priority: 5 } }, { data: { n: 4 }, opts: { delayMs: 50 } }]);
+    const leases = await q.lease({ count: 10, leaseMs: 200 });
+    expect(leases.map((l) => l.job.data.n)).toEqual([3, 1, 2]);
+    expect(await q.touch(leases[0]!, 500)).toBe(true);
+    expect(await q.ack(leases[0]!, 3)).toBe(true);
+    expect(await q.nack(leases[1]!, { error: 'x', delayMs: 0 })).toBe(true);
+    expect(await q.reject(leases[2]!, 'bad')).toBe(true);
+    await new Promise((r) => setTimeout(r, 60));
+    const more = await q.lease({ count: 10, leaseMs: 50, blockMs: 200 });
+    expect(more.map((l) => l.job.data.n).sort()).toEqual([1, 4]);
+    await new Promise((r) => setTimeout(r, 80));
+    expect((await q.sweep()).stalled).toBe(2);
+    expect(await q.counts()).toMatchObject({ pending: 2, completed: 1, dead: 1 });
+    expect((await q.getJob(leases[0]!.job.id))?.result).toBe(3);
+    expect((await q.listDead()).map((d) => d.data.n)).toEqual([2]);
+    expect(await q.retryDead({ limit: 10 })).toHaveLength(1);
+    await q.pause();
+    expect(await q.lease()).toEqual([]);
+    await q.resume();
+    await q.close();
+  }
+  expect(client.status).toBe('ready'); // a client passed in stays open
+});
+
+/** The events subscription is live once a probe job's 'added' event comes through it. */
+async function subscribed(q: Queue<{ n: number }, number>): Promise<void> {
+  const added = firstValueFrom(q.events().pipe(filter((e) => e.type === 'added' && e.id === 'probe')));
+  let got = false;
+  void added.then(() => (got = true));
+  for (let i = 0; i < 100 && !got; i++) {
+    await q.add({ n: 0 }, { jobId: 'probe', keepCompletedMs: 0, dedupWindowMs: 0 });
+    await Promise.race([added, new Promise((r) => setTimeout(r, 100))]);
+    if (!got) {
+      // not seen yet: take the probe out again so the next add publishes 'added' anew
+      const [l] = await q.lease();
+      if (l) await q.ack(l);
+    }
+  }
+  const [l] = await q.lease();
+  if (l) await q.ack(l);
+}
+
+test('a worker, events and waitForResult on a cluster', async () => {
+  const client = cluster.client();
+  for (const name of NAMES.slice(0, 6)) {
+    const q = new Queue<{ n: number }, number>(`w-${name}`, { connection: client });
+    const seen = firstValueFrom(
+      q.events().pipe(
+        filter((e) => e.type === 'completed' && e.id !== 'probe'),
+        take(3),
+        toArray(),
+      ),
+    );
+    await subscribed(q);
+    const worker = new Worker(q, async (job) => job.data.n * 2, { concurrency: 4, blockMs: 200 });
+    const ids = await Promise.all([1, 2, 3].map(async (n) => (await q.add({ n })).id));
+    await expect(q.waitForResult(ids[2]!, { timeoutMs: 5000 })).resolves.toBe(6);
+    expect((await seen).map((e) => e.id).sort()).toEqual([...ids].sort());
+    await worker.close();
+    await q.close();
+  }
+});
+
+test('bounded, grouped and stats queues work on a cluster (their derived keys share the slot)', async () => {
+  const client = cluster.client();
+  for (const name of NAMES.slice(0, 9)) {
+    const q = new Queue<{ n: number }, number>(`b-${name}`, {
+      connection: client,
+      bound: 3,
+      stats: true,
+      groupConcurrency: 1,
+      checkClosed: true,
+    });
+    await q.add({ n: 1 }, { group: 'a' });
+    await q.add({ n: 2 }, { group: 'a' });
+    await q.add({ n: 3 }, { group: 'b' });
+    await expect(q.tryAdd({ n: 4 })).rejects.toThrow(/full/i);
+    const leases = await q.lease({ count: 3 });
+    // one per group at a time
+    expect(leases.map((l) => l.job.data.n).sort()).toEqual([1, 3]);
+    expect(await q.ackBatch(leases)).toEqual([true, true]);
+    expect((await q.stats()).produced).toMatchObject({ messages: 3 });
+    await q.closeQueue();
+    await expect(q.add({ n: 5 })).rejects.toThrow(/closed/i);
+    await q.deleteQueue();
+    await q.close();
+  }
+});
