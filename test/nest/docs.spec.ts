@@ -5,8 +5,10 @@ import { fileURLToPath } from 'node:url';
 // docs/nest.md's quick start is the sample app's source, word for word: `npm run typecheck`
 // compiles it and test/sample/sample.e2e-spec.ts runs it, so the docs compile as written.
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const doc = readFileSync(join(root, 'docs', 'nest.md'), 'utf8');
-const blocks = [...doc.matchAll(/<!-- file: (\S+) -->\n```ts\n([\s\S]*?)\n```/g)].map((m) => ({ path: m[1]!, code: m[2]! }));
+const fileBlocks = (doc: string) =>
+  [...doc.matchAll(/<!-- file: (\S+) -->\n```ts\n([\s\S]*?)\n```/g)].map((m) => ({ path: m[1]!, code: m[2]! }));
+const blocks = fileBlocks(readFileSync(join(root, 'docs', 'nest.md'), 'utf8'));
+const readmeBlocks = fileBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
 
 test('the quick start shows module, producer, processor, health and main', () => {
   expect(blocks.map((b) => b.path)).toEqual(
@@ -22,5 +24,18 @@ test('the quick start shows module, producer, processor, health and main', () =>
 });
 
 test.each(blocks.map((b) => [b.path, b.code] as const))('docs/nest.md shows %s as it is', (path, code) => {
+  expect(code).toBe(readFileSync(join(root, path), 'utf8').trimEnd());
+});
+
+test('the README shows the Nest module, feature module, processor and health', () => {
+  expect(readmeBlocks.map((b) => b.path)).toEqual([
+    'sample/src/app.module.ts',
+    'sample/src/emails/emails.module.ts',
+    'sample/src/emails/email.processor.ts',
+    'sample/src/health/health.controller.ts',
+  ]);
+});
+
+test.each(readmeBlocks.map((b) => [b.path, b.code] as const))('README.md shows %s as it is', (path, code) => {
   expect(code).toBe(readFileSync(join(root, path), 'utf8').trimEnd());
 });
