@@ -1,5 +1,6 @@
 --!include include/keys.lua
 --!include include/common.lua
+--!include include/add-jobs.lua
 -- Adds jobs on the managed path (lib/core/queue-ext.ts): refuses a closed or deleted queue,
 -- fences an exclusive producer, enforces the bound with blocked-producer waiters, routes
 -- grouped jobs to their group, counts stats. Checks come first, then the writes.
@@ -12,6 +13,7 @@
 --   | { 'inuse', holder } | { 'full', free slots, waiters, bound } | { 'toobig', bound }
 eventsOn = ARGV[1] == '1'
 local now = nowMs()
+local function clock() return now end
 local m = redis.call('HMGET', K_META, 'closed', 'bound', 'stats', 'del', 'glimit', 'cfg')
 if m[4] then return { 'deleted' } end
 if m[1] then return { 'closed' } end
@@ -32,8 +34,7 @@ if bound > 0 then
   for i = 1, n do
     local b = item(i)
     if redis.call('HEXISTS', K_JOBS, ARGV[b]) == 0 then -- an existing id (a replay, a duplicate) needs no slot
-      local until_ = ARGV[b + 1] == '1' and redis.call('ZSCORE', K_DEDUP, ARGV[b])
-      if not (until_ and tonumber(until_) > now) then need = need + 1 end
+      if not (ARGV[b + 1] == '1' and inDedupWindow(ARGV[b], clock)) then need = need + 1 end
     end
   end
   if need > bound then return { 'toobig', bound } end
@@ -72,47 +73,7 @@ if bound > 0 then
   end
 end
 
-local out, plainIds, plainPrios, groupIds, groupOrder = {}, {}, {}, {}, {}
-local created, bytes = 0, 0
-for i = 1, n do
-  local b = item(i)
-  local id, custom, rec, prio, due, group = ARGV[b], ARGV[b + 1] == '1', ARGV[b + 2], tonumber(ARGV[b + 3]), ARGV[b + 4], ARGV[b + 5]
-  local fresh = true
-  if custom then
-    local until_ = redis.call('ZSCORE', K_DEDUP, id)
-    if until_ and tonumber(until_) > now then fresh = false end
-  end
-  if fresh and redis.call('HSETNX', K_JOBS, id, rec) == 0 then
-    -- as in add.lua: an existing generated id is this request replayed
-    out[i] = custom and 0 or 1
-  elseif fresh then
-    out[i] = 1
-    created = created + 1
-    bytes = bytes + #rec - (string.find(rec, '\n', 1, true) or #rec)
-    if due == '' then
-      if group ~= '' then
-        if not groupIds[group] then
-          groupIds[group] = {}
-          groupOrder[#groupOrder + 1] = group
-        end
-        local g = groupIds[group]
-        g[#g + 1] = id
-      else
-        plainIds[#plainIds + 1] = id
-        plainPrios[#plainPrios + 1] = prio
-      end
-    else
-      local at = tonumber(string.sub(due, 2))
-      if string.sub(due, 1, 1) == 'd' then at = now + at end
-      addDelayed(id, at)
-    end
-    emit({ type = 'added', id = id })
-  else
-    out[i] = 0
-  end
-end
-if #plainIds > 0 then pushPending(plainIds, plainPrios) end
-for _, g in ipairs(groupOrder) do pushGroup(g, groupIds[g]) end
+local out, created, bytes = addJobs(9, 6, n, clock, m[3])
 if m[3] and created > 0 then
   redis.call('HINCRBY', K_STATS, 'pm', created)
   redis.call('HINCRBY', K_STATS, 'pb', bytes)

@@ -41,6 +41,11 @@ local function decodeMeta(rec)
   return meta, data
 end
 
+-- Size of a record's data part.
+local function dataBytes(rec)
+  return #rec - (string.find(rec, '\n', 1, true) or #rec)
+end
+
 local function encodeRecord(meta, data)
   return cjson.encode(meta) .. '\n' .. data
 end

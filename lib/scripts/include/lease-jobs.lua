@@ -1,25 +1,10 @@
--- Leases up to `count` jobs: priority > 0 first, then the FIFO list, then priority < 0.
--- Token of the i-th job is "<reqId>.<i>"; the deadline is now + the job's own leaseMs
--- (meta l) or the caller's. Returns the flat reply: id, token, deadline, record per job.
-local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit)
-  -- fields 3.. are read for include/ext.lua at no extra command: g, bound, closed, stats, del, glimit, u
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
-  local nextDue = tonumber(flags[2])
-  if flags[1] then
-    redis.call('DEL', K_WAKE)
-    return {}, nextDue, 1
-  end
-  if nextDue and nextDue <= now then
-    local _
-    _, nextDue = promoteDue(now, promoteLimit)
-  end
-  if flags[3] or flags[4] or flags[5] or flags[6] or flags[7] then
-    return leaseExt(now, reqKey, reqId, count, leaseMs, woken, flags, nextDue)
-  end
+-- Leasing, for lease.lua. A plain queue takes ungrouped jobs; a queue with groups, a bound,
+-- stats, or closed / deleted (include/ext.lua) also rotates over groups and keeps its books.
 
-  local taken, fromPrio = {}, {}
+-- Takes up to `count` ungrouped ids: priority > 0 first, then the FIFO list, then priority < 0.
+local function takeUngrouped(count)
+  local taken, fromPrio, low = {}, {}, {}
   local head = redis.call('ZRANGE', K_PRIO, 0, count - 1, 'WITHSCORES')
-  local low = {}
   for i = 1, #head, 2 do
     if tonumber(head[i + 1]) < 0 then
       taken[#taken + 1] = head[i]
@@ -44,17 +29,79 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
     i = i + 1
   end
   if #fromPrio > 0 then callMany('ZREM', K_PRIO, fromPrio) end
-  if #taken == 0 then
-    redis.call('DEL', K_WAKE) -- nothing leasable: any token left is stale
-    return {}, nextDue, 0
-  end
+  return taken
+end
 
+local function ungroupedPending()
+  return redis.call('LLEN', K_PENDING) > 0 or redis.call('ZCARD', K_PRIO) > 0
+end
+
+-- Round robin over the rotation: one job per turn. Every turn takes a job or removes a
+-- member, so this ends within count + #rotation turns.
+local function takeFair(count, flags, taken, groups)
+  if not flags[9] and ungroupedPending() then
+    redis.call('RPUSH', K_GACTIVE, '')
+    redis.call('HSET', K_META, 'u', '1')
+  end
+  local lim = groupLimit()
+  local gpTaken = 0
+  while #taken < count do
+    local g = redis.call('LMOVE', K_GACTIVE, K_GACTIVE, 'LEFT', 'RIGHT')
+    if not g then
+      redis.call('HDEL', K_META, 'g', 'u')
+      for _, id in ipairs(takeUngrouped(count - #taken)) do
+        taken[#taken + 1] = id
+        groups[#groups + 1] = ''
+      end
+      break
+    end
+    if g == '' then
+      local id = takeUngrouped(1)[1]
+      if id then
+        taken[#taken + 1] = id
+        groups[#groups + 1] = ''
+      else
+        redis.call('RPOP', K_GACTIVE) -- the member just rotated to the tail
+        redis.call('HDEL', K_META, 'u')
+      end
+    else
+      local gk = groupKey(g)
+      local busy = lim > 0 and (tonumber(redis.call('HGET', K_GWORK, g)) or 0) or 0
+      local id
+      if lim == 0 or busy < lim then id = redis.call('LPOP', gk) end
+      if id then
+        taken[#taken + 1] = id
+        groups[#groups + 1] = g
+        gpTaken = gpTaken + 1
+        busy = redis.call('HINCRBY', K_GWORK, g, 1)
+      end
+      local left = redis.call('LLEN', gk)
+      if left == 0 or (lim > 0 and busy >= lim) then
+        redis.call('RPOP', K_GACTIVE)
+        redis.call('SREM', K_GSET, g)
+        if left == 0 then redis.call('SREM', K_GROUPS, g) end
+      end
+    end
+  end
+  if gpTaken > 0 then redis.call('HINCRBY', K_META, 'gp', -gpTaken) end
+end
+
+-- Leases the taken ids: token "<reqId>.<j>" ("<reqId>.<j>*<group>" when `groups` is given: an
+-- extended queue), deadline now + the job's own leaseMs (meta l) or the caller's. Returns the
+-- flat reply (id, token, deadline, record per job), how many were leased and, with `groups`,
+-- their data bytes.
+local function grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
   local recs = hmgetMany(K_JOBS, taken)
   local reply, leases, working, leasedIds = {}, {}, {}, {}
+  local bytes = 0
   for j, id in ipairs(taken) do
     local rec = recs[j]
     if rec then -- a job removed while pending has no record: skip its stale id
       local token = reqId .. '.' .. j
+      if groups then
+        token = token .. '*' .. groups[j]
+        bytes = bytes + dataBytes(rec)
+      end
       local deadline = now + (metaInt(rec, 'l') or leaseMs)
       leases[#leases + 1] = id
       leases[#leases + 1] = token
@@ -66,6 +113,8 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
       reply[#reply + 1] = deadline
       reply[#reply + 1] = rec
       emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
+    elseif groups and groups[j] ~= '' then
+      redis.call('HINCRBY', K_GWORK, groups[j], -1) -- its group counted it as leased
     end
   end
   if #leasedIds > 0 then
@@ -74,9 +123,60 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
     -- Remembered so that a replay of this request (lost reply) returns these leases.
     redis.call('SET', reqKey, table.concat(leasedIds, '\n'), 'PX', leaseMs)
   end
+  return reply, #leasedIds, bytes
+end
+
+-- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time and
+-- a state: 0, 1 paused, 2 closed and drained, 3 deleted.
+local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit)
+  -- fields 3.. are read for include/ext.lua at no extra command: g, bound, closed, stats, del, glimit, u
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
+  local nextDue = tonumber(flags[2])
+  if flags[1] then
+    redis.call('DEL', K_WAKE)
+    return {}, nextDue, 1
+  end
+  if nextDue and nextDue <= now then
+    local _
+    _, nextDue = promoteDue(now, promoteLimit)
+  end
+  local ext = flags[3] or flags[4] or flags[5] or flags[6] or flags[7]
+  local taken, groups
+  if not ext then
+    taken = takeUngrouped(count)
+  elseif flags[7] then
+    -- deleted: each consumer that sees it passes the news to the next blocked one
+    if redis.call('RPUSH', K_WAKE, 'x') > 16 then redis.call('LTRIM', K_WAKE, 0, 15) end
+    local ttl = redis.call('PTTL', K_META)
+    if ttl > 0 then redis.call('PEXPIRE', K_WAKE, ttl) end
+    return {}, nil, 3
+  else
+    glimitCache = tonumber(flags[8]) or 0
+    taken, groups = {}, {}
+    if flags[3] then
+      takeFair(count, flags, taken, groups)
+    else
+      taken = takeUngrouped(count)
+      for j = 1, #taken do groups[j] = '' end
+    end
+  end
+  if #taken == 0 then
+    if flags[5] and unfinishedCount() == 0 then
+      wakeNeeded = true -- closed and drained: the next blocked consumer must see it too
+      return {}, nextDue, 2
+    end
+    redis.call('DEL', K_WAKE) -- nothing leasable: any token left is stale
+    return {}, nextDue, 0
+  end
+
+  local reply, leased, bytes = grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
+  if flags[6] and leased > 0 then
+    redis.call('HINCRBY', K_STATS, 'cm', leased)
+    redis.call('HINCRBY', K_STATS, 'cb', bytes)
+  end
   -- A woken leaser that leaves work behind wakes the next blocked one.
   if woken and #taken == count then
-    if redis.call('LLEN', K_PENDING) > 0 or redis.call('ZCARD', K_PRIO) > 0 then wakeNeeded = true end
+    if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
   return reply, nextDue, 0
 end

@@ -1,0 +1,53 @@
+-- Adding jobs, for add.lua (plain) and produce.lua (managed).
+
+-- A custom id whose idempotency window is still open (its job finished recently). `clock()`
+-- returns now; it is called only when needed, so a plain add reads Redis time only then.
+local function inDedupWindow(id, clock)
+  local until_ = redis.call('ZSCORE', K_DEDUP, id)
+  return until_ and tonumber(until_) > clock()
+end
+
+-- Adds n jobs given in ARGV as items of `width` fields from `base`: id, custom (1 when the
+-- caller chose the id: an idempotency key), record, priority, due ('' now | 'd<ms>' after a
+-- delay | 'a<ms>' at an absolute time), and when width is 6 a group ('' none). A duplicate
+-- custom id writes nothing. Returns 1 (created) / 0 (duplicate) per job, the number created
+-- and, when `countBytes`, the data bytes created.
+local function addJobs(base, width, n, clock, countBytes)
+  local out, plainIds, plainPrios, groupIds, groupOrder = {}, {}, {}, {}, {}
+  local created, bytes = 0, 0
+  for i = 1, n do
+    local b = base + (i - 1) * width
+    local id, custom, rec = ARGV[b], ARGV[b + 1] == '1', ARGV[b + 2]
+    if custom and inDedupWindow(id, clock) then
+      out[i] = 0
+    elseif redis.call('HSETNX', K_JOBS, id, rec) == 0 then
+      -- An existing custom id is a duplicate. An existing generated id can only be
+      -- this very request replayed after a lost reply, so it was created.
+      out[i] = custom and 0 or 1
+    else
+      out[i] = 1
+      created = created + 1
+      if countBytes then bytes = bytes + dataBytes(rec) end
+      local due, group = ARGV[b + 4], width > 5 and ARGV[b + 5] or ''
+      if due ~= '' then
+        local at = tonumber(string.sub(due, 2))
+        if string.sub(due, 1, 1) == 'd' then at = clock() + at end
+        addDelayed(id, at)
+      elseif group ~= '' then
+        if not groupIds[group] then
+          groupIds[group] = {}
+          groupOrder[#groupOrder + 1] = group
+        end
+        local g = groupIds[group]
+        g[#g + 1] = id
+      else
+        plainIds[#plainIds + 1] = id
+        plainPrios[#plainPrios + 1] = tonumber(ARGV[b + 3])
+      end
+      emit({ type = 'added', id = id })
+    end
+  end
+  if #plainIds > 0 then pushPending(plainIds, plainPrios) end
+  for _, g in ipairs(groupOrder) do pushGroup(g, groupIds[g]) end
+  return out, created, bytes
+end
