@@ -11,8 +11,13 @@ export interface HandlerStatus {
   concurrency: number;
   /** Jobs this handler is running now. */
   active: number;
-  /** Leased jobs waiting for one of this handler's slots. */
+  /** Leased jobs waiting for one of this handler's slots (0 for batch handlers). */
   waiting: number;
+  /**
+   * Batch handlers: the batch settings and the batches running now (`concurrency` is then
+   * the most batches at once, `active` the jobs in running batches).
+   */
+  batch?: { size: number; waitMs: number; running: number };
 }
 
 /**

@@ -2,13 +2,20 @@
 export { QueueModule } from './queue.module.js';
 export { QueueRegistry } from './queue.registry.js';
 export { InjectQueue, OnQueueEvent, Process, Processor } from './decorators/index.js';
-export type { ProcessDecorator, ProcessMethod } from './decorators/index.js';
+export type {
+  BatchProcessDecorator,
+  BatchProcessMethod,
+  BatchProcessOptionsArg,
+  BatchProcessResult,
+  ProcessDecorator,
+  ProcessMethod,
+} from './decorators/index.js';
 export { getQueueOptionsToken, getQueueToken, RELQ_MODULE_OPTIONS } from './tokens.js';
 export { RelqConfigError } from './errors.js';
 export { QueueHealthIndicator } from './health/queue-health.indicator.js';
 export type { QueueHealthDetails, QueueHealthIndicatorResult } from './health/queue-health.indicator.js';
 export { QueueHealthService } from './health/queue-health.service.js';
-export type { QueueHealth, RedisHealth, RelqHealthReport } from './health/queue-health.service.js';
+export type { QueueBoundUsage, QueueHealth, RedisHealth, RelqHealthReport } from './health/queue-health.service.js';
 export type { ProcessorStatus } from './worker-host.js';
 export type { HandlerStatus } from './handler-router.js';
 export type { SweeperStatus } from './sweeper.js';
@@ -17,6 +24,23 @@ export type * from './interfaces/processor-options.interface.js';
 
 // The engine types a Nest app needs most, so that one import path suffices.
 export { Queue } from '../core/queue.js';
-export { UnrecoverableError } from '../core/errors.js';
+export {
+  ClosedError,
+  QueueClosedError,
+  QueueDeletedError,
+  QueueFullError,
+  QueueInUseError,
+  UnrecoverableError,
+} from '../core/errors.js';
 export type { Job } from '../core/worker.js';
-export type { JobOptions, JobInfo, JobState, LeasedJob, QueueCounts } from '../core/types.js';
+export type { BatchOutcome } from '../core/batch-worker.js';
+export type { QueueState } from '../core/queue-ext.js';
+export type {
+  ExclusiveOptions,
+  JobOptions,
+  JobInfo,
+  JobState,
+  LeasedJob,
+  QueueCounts,
+  QueueStats,
+} from '../core/types.js';

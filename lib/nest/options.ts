@@ -1,4 +1,4 @@
-import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT } from '../core/defaults.js';
+import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from '../core/defaults.js';
 import { RelqError, ValidationError } from '../core/errors.js';
 import type { ConnectionInput, JobPolicy, QueueOptions } from '../core/types.js';
 import { assertInt, assertNumber, assertOptions, assertPrefix, assertQueueName } from '../core/validate.js';
@@ -44,6 +44,8 @@ export interface ResolvedRootOptions {
 
 export interface ResolvedQueueOptions {
   name: string;
+  /** reopenQueue() at startup, closeQueue() on shutdown. */
+  closeOnShutdown: boolean;
   /** What the engine's Queue constructor gets, minus the connection. */
   engine: Omit<QueueOptions, 'connection'>;
   /** A connection of its own, instead of the shared one. */
@@ -68,14 +70,31 @@ export const DEFAULT_BLOCK_MS = 5000;
 export const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
 
 const ROOT_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'sweeper', 'shutdown', 'workers', 'health'];
-const QUEUE_KEYS = ['name', 'connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'sweeper', 'health'];
+const QUEUE_KEYS = [
+  'name',
+  'connection',
+  'prefix',
+  'defaults',
+  'maxPayloadBytes',
+  'events',
+  'sweeper',
+  'health',
+  'bound',
+  'stats',
+  'groupConcurrency',
+  'exclusive',
+  'checkClosed',
+  'closeOnShutdown',
+];
+const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'];
+const BATCH_KEYS = ['size', 'waitMs'];
 const DEFAULTS_KEYS = ['job', 'processor'];
 const PROCESSOR_DEFAULT_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat'];
 const SWEEPER_KEYS = ['enabled', 'intervalMs', 'jitter', 'limit'];
 const HEALTH_KEYS = ['timeoutMs', 'maxPending', 'maxDead', 'loopStallMs', 'sweeperStaleMs'];
 const THRESHOLD_KEYS = ['maxPending', 'maxDead'];
 const PROCESSOR_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'scope', 'durable'];
-const PROCESS_KEYS = ['concurrency'];
+const PROCESS_KEYS = ['concurrency', 'batch'];
 
 /** Runs `check`, turning the engine's validation errors into a config error naming `where`. */
 export function validating<T>(where: string, check: () => T): T {
@@ -162,6 +181,8 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
     if (maxPayloadBytes !== undefined) engine.maxPayloadBytes = maxPayloadBytes;
     const events = raw.events ?? root.events;
     if (events !== undefined) engine.events = events;
+    checkQueueExtensions(raw, engine);
+    checkBoolean('closeOnShutdown', raw.closeOnShutdown);
     let health: HealthThresholds = { maxPending: root.health.maxPending, maxDead: root.health.maxDead };
     if (raw.health !== undefined) {
       assertOptions('health', raw.health, THRESHOLD_KEYS);
@@ -169,6 +190,7 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
     }
     return {
       name: raw.name,
+      closeOnShutdown: raw.closeOnShutdown ?? false,
       engine,
       connection: raw.connection,
       processorDefaults: { ...root.processorDefaults, ...defaults.processor },
@@ -220,14 +242,82 @@ export function checkProcessorOptions(where: string, options: unknown): Processo
   });
 }
 
-/** Checks `@Process()` options; returns the handler's concurrency limit. */
-export function checkProcessOptions(where: string, options: unknown, fallback: number | undefined): number {
+export interface ResolvedBatch {
+  size: number;
+  waitMs: number;
+}
+
+/**
+ * Checks `@Process()` options; returns the handler's concurrency limit (for a batch
+ * handler: batches at once, `batchFallback` when not given) and its batch settings.
+ */
+export function checkProcessOptions(
+  where: string,
+  options: unknown,
+  fallback: number | undefined,
+  batchFallback: number | undefined,
+): { concurrency: number; batch: ResolvedBatch | undefined } {
   return validating(where, () => {
     assertOptions('options', options, PROCESS_KEYS);
-    const c = (options as ProcessOptions).concurrency ?? fallback ?? 1;
+    const o = options as ProcessOptions;
+    let batch: ResolvedBatch | undefined;
+    if (o.batch !== undefined) {
+      assertOptions('batch', o.batch, BATCH_KEYS);
+      assertInt('batch.size', o.batch.size, { min: 1, max: MAX_LEASE_COUNT });
+      const waitMs = o.batch.waitMs ?? 0;
+      assertInt('batch.waitMs', waitMs, { max: 2 ** 31 });
+      batch = { size: o.batch.size, waitMs };
+    }
+    const c = o.concurrency ?? (batch ? batchFallback : fallback) ?? 1;
     assertInt('concurrency', c, { min: 1, max: 1000 });
-    return c;
+    return { concurrency: c, batch };
   });
+}
+
+/**
+ * Checks the bounded / fair / lifecycle / exclusive / stats options of a queue (the engine
+ * checks them again) and copies them into the engine's options.
+ */
+function checkQueueExtensions(raw: RegisterQueueOptions, engine: Omit<QueueOptions, 'connection'>): void {
+  if (raw.bound !== undefined) {
+    assertInt('bound', raw.bound, { max: 2 ** 40 });
+    engine.bound = raw.bound;
+  }
+  if (raw.stats !== undefined) {
+    checkBoolean('stats', raw.stats);
+    engine.stats = raw.stats;
+  }
+  if (raw.groupConcurrency !== undefined) {
+    assertInt('groupConcurrency', raw.groupConcurrency, { max: 2 ** 31 });
+    engine.groupConcurrency = raw.groupConcurrency;
+  }
+  const ex = raw.exclusive;
+  if (ex !== undefined) {
+    assertOptions('exclusive', ex, EXCLUSIVE_KEYS);
+    checkBoolean('exclusive.producer', ex.producer);
+    checkBoolean('exclusive.consumer', ex.consumer);
+    if (ex.waitMs !== undefined) assertInt('exclusive.waitMs', ex.waitMs, { max: 2 ** 31 });
+    if (ex.ttlMs !== undefined) assertInt('exclusive.ttlMs', ex.ttlMs, { min: 30, max: 2 ** 31 });
+    engine.exclusive = { ...ex };
+  }
+  if (raw.checkClosed !== undefined) {
+    checkBoolean('checkClosed', raw.checkClosed);
+    if (raw.checkClosed === false) {
+      // The engine would take the plain add path, which reads nothing of the queue's state.
+      const needs = [
+        raw.bound ? `bound: ${raw.bound}` : '',
+        raw.stats ? 'stats: true' : '',
+        ex?.producer ? 'exclusive.producer' : '',
+      ].filter(Boolean);
+      if (needs.length) {
+        throw new ValidationError(
+          'checkClosed',
+          `false would let adds skip the queue's state, so ${needs.join(', ')} would not be enforced; leave checkClosed out`,
+        );
+      }
+    }
+    engine.checkClosed = raw.checkClosed;
+  }
 }
 
 function checkDefaults(field: string, d: QueueDefaults | undefined): QueueDefaults {

@@ -1,12 +1,15 @@
 import type { ProcessorEventType } from './interfaces/processor-options.interface.js';
-import type { ResolvedWorkerSettings } from './options.js';
+import type { ResolvedBatch, ResolvedWorkerSettings } from './options.js';
 
 /** One `@Process()` method. */
 export interface HandlerDefinition {
   /** undefined: the default handler. */
   jobName: string | undefined;
   methodName: string;
+  /** Jobs at once; for a batch handler, batches at once. */
   concurrency: number;
+  /** A batch handler (`@Process({ batch })`): the processor's only handler. */
+  batch?: ResolvedBatch;
 }
 
 /** One `@OnQueueEvent()` method. */

@@ -120,8 +120,13 @@ export class ProcessorExplorer implements OnModuleInit {
               'each job name (and the default @Process()) takes exactly one method',
           );
         }
-        const concurrency = checkProcessOptions(`${where} ${className}.${methodName} @Process()`, pm.options, handlerDefault);
-        handlers.push({ jobName: pm.jobName, methodName, concurrency });
+        const { concurrency, batch } = checkProcessOptions(
+          `${where} ${className}.${methodName} @Process()`,
+          pm.options,
+          handlerDefault,
+          options.concurrency,
+        );
+        handlers.push(batch ? { jobName: pm.jobName, methodName, concurrency, batch } : { jobName: pm.jobName, methodName, concurrency });
       }
       const em = Reflect.getMetadata(ON_QUEUE_EVENT_METADATA, method) as OnQueueEventMetadata | undefined;
       for (const type of em?.types ?? []) {
@@ -136,6 +141,15 @@ export class ProcessorExplorer implements OnModuleInit {
     if (handlers.length === 0) {
       throw new RelqConfigError(`${where}: no @Process() method; add one (the default handler) or @Process('job-name') methods`);
     }
+    const batchHandler = handlers.find((h) => h.batch);
+    if (batchHandler && handlers.length > 1) {
+      const others = handlers.filter((h) => h !== batchHandler).map((h) => `${className}.${h.methodName}`);
+      throw new RelqConfigError(
+        `${where}: ${className}.${batchHandler.methodName} is a batch handler (@Process({ batch })), so it must be the ` +
+          `processor's only @Process() method, but there is also ${others.join(', ')}: one lease loop leases whole batches ` +
+          'for that one method. Move the other handlers to a processor of another queue',
+      );
+    }
     if (options.concurrency !== undefined) {
       const over = handlers.find((h) => h.concurrency > options.concurrency!);
       if (over) {
@@ -146,7 +160,8 @@ export class ProcessorExplorer implements OnModuleInit {
     }
     const settings = resolveWorkerSettings(
       where,
-      options,
+      // A batch processor runs as many batches at once as its handler's concurrency.
+      batchHandler ? { ...options, concurrency: batchHandler.concurrency } : options,
       handlers.map((h) => h.concurrency),
       entry.options,
       this.options,

@@ -5,7 +5,9 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
+  type OnModuleInit,
 } from '@nestjs/common';
+import type { Queue } from '../core/queue.js';
 import { RelqConfigError } from './errors.js';
 import type { ResolvedRootOptions } from './options.js';
 import type { ProcessorDefinition } from './processor-definition.js';
@@ -15,18 +17,29 @@ import { QueueSweeper } from './sweeper.js';
 import { RELQ_RESOLVED_OPTIONS } from './tokens.js';
 import { WorkerHost } from './worker-host.js';
 
+/** Longest wait for closeQueue() / reopenQueue() at shutdown / startup (Redis may be away). */
+const LIFECYCLE_TIMEOUT_MS = 2000;
+const REOPEN_RETRY_MAX_MS = 5000;
+
 /**
  * Owns what runs: lease loops (one WorkerHost per processor class) and sweepers (one per
- * queue). Starts them in onApplicationBootstrap, stops them in beforeApplicationShutdown
- * (draining running handlers), closes queues and the shared connection in
- * onApplicationShutdown. @internal
+ * queue). Reopens `closeOnShutdown` queues in onModuleInit, starts loops and sweepers in
+ * onApplicationBootstrap. In beforeApplicationShutdown it stops them (draining running
+ * handlers), closes `closeOnShutdown` queues, then closes the Queue objects, which releases
+ * add() calls waiting for room on a full queue (before the HTTP server waits for the
+ * requests making them). Closes the shared connection in onApplicationShutdown. @internal
  */
 @Injectable()
-export class ProcessorOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class ProcessorOrchestrator
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private readonly logger = new Logger('relq');
   private readonly hosts: WorkerHost[] = [];
   private readonly sweepers = new Map<string, QueueSweeper>();
+  private readonly reopenTimers = new Set<NodeJS.Timeout>();
   private bootstrapped = false;
+  private opened = false;
+  private stopping: Promise<void> | undefined;
   private shutDown = false;
 
   constructor(
@@ -52,6 +65,18 @@ export class ProcessorOrchestrator implements OnApplicationBootstrap, BeforeAppl
     return [...this.sweepers.values()];
   }
 
+  /** `closeOnShutdown` queues are open while the app runs: reopened before anything starts. */
+  async onModuleInit(): Promise<void> {
+    if (this.opened) return;
+    this.opened = true;
+    await Promise.all(
+      this.store
+        .all()
+        .filter((e) => e.options.closeOnShutdown)
+        .map((e) => this.reopen(e.queue, 0)),
+    );
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     if (this.bootstrapped) return;
     this.bootstrapped = true;
@@ -69,11 +94,9 @@ export class ProcessorOrchestrator implements OnApplicationBootstrap, BeforeAppl
     await Promise.all(this.hosts.map((h) => h.start()));
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all([
-      ...this.hosts.map((h) => h.stop()),
-      ...[...this.sweepers.values()].map((s) => s.stop()),
-    ]);
+  beforeApplicationShutdown(): Promise<void> {
+    this.stopping ??= this.stopAll();
+    return this.stopping;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -84,4 +107,68 @@ export class ProcessorOrchestrator implements OnApplicationBootstrap, BeforeAppl
     await this.store.closeAll();
     await this.connection.close();
   }
+
+  private async stopAll(): Promise<void> {
+    for (const t of this.reopenTimers) clearTimeout(t);
+    this.reopenTimers.clear();
+    // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
+    await Promise.all([...this.hosts.map((h) => h.stop()), ...[...this.sweepers.values()].map((s) => s.stop())]);
+    // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
+    await Promise.all(
+      this.store
+        .all()
+        .filter((e) => e.options.closeOnShutdown)
+        .map((e) => this.closeQueue(e.queue)),
+    );
+    // 3. Closing the Queue objects releases add() calls still waiting for room (ClosedError),
+    //    so that nothing (an HTTP request blocked in add(), say) holds up the rest of app.close().
+    await this.store.closeAll();
+  }
+
+  private async closeQueue(queue: Queue<unknown, unknown>): Promise<void> {
+    try {
+      const closed = await withTimeout(queue.closeQueue(), LIFECYCLE_TIMEOUT_MS, 'closeQueue()');
+      this.logger.log(`queue '${queue.name}' ${closed ? 'closed' : 'was already closed'} (closeOnShutdown)`);
+    } catch (err) {
+      this.logger.warn(`queue '${queue.name}': closeQueue() on shutdown failed, the queue stays open: ${text(err)}`);
+    }
+  }
+
+  /** reopenQueue(), retried in the background while Redis cannot be reached. */
+  private async reopen(queue: Queue<unknown, unknown>, attempt: number): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const reopened = await withTimeout(queue.reopenQueue(), LIFECYCLE_TIMEOUT_MS, 'reopenQueue()');
+      if (reopened) this.logger.log(`queue '${queue.name}' reopened (closeOnShutdown)`);
+      else if (attempt > 0) this.logger.log(`queue '${queue.name}' is open (closeOnShutdown)`);
+    } catch (err) {
+      if (this.stopping) return;
+      const delay = Math.min(REOPEN_RETRY_MAX_MS, 250 * 2 ** attempt);
+      if (attempt === 0) {
+        this.logger.warn(
+          `queue '${queue.name}': reopenQueue() at startup failed (closeOnShutdown), retrying in the background; ` +
+            `until it succeeds, adds to a closed queue fail with QueueClosedError: ${text(err)}`,
+        );
+      }
+      const timer = setTimeout(() => {
+        this.reopenTimers.delete(timer);
+        void this.reopen(queue, attempt + 1);
+      }, delay);
+      timer.unref();
+      this.reopenTimers.add(timer);
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined);
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function text(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -2,8 +2,11 @@ import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type { Queue } from '../core/queue.js';
 
+import { BatchWorker } from '../core/batch-worker.js';
 import { Worker, type WorkerEvent } from '../core/worker.js';
+import { BatchRouter } from './batch-router.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
+import type { ResolvedBatch } from './options.js';
 import type { ProcessorDefinition } from './processor-definition.js';
 
 /** How a lease loop is doing, for status pages and the health check. */
@@ -32,53 +35,88 @@ export interface ProcessorStatus {
 
 const ERROR_LOG_EVERY_MS = 10_000;
 
+/** A lease loop: the engine's Worker, or one of a batch processor's BatchWorkers. */
+type Runner = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
+
 /**
- * Runs one processor class: an engine `Worker` whose handler is the class's router, its
- * outcome events delivered to `@OnQueueEvent()` methods, and start/stop at runtime (a
- * stopped Worker is replaced by a new one on start). @internal
+ * Runs one processor class: an engine `Worker` whose handler is the class's router (or,
+ * for a batch processor, `concurrency` engine `BatchWorker`s calling its batch method),
+ * its outcome events delivered to `@OnQueueEvent()` methods, and start/stop at runtime (a
+ * stopped loop is replaced by a new one on start). @internal
  */
 export class WorkerHost {
-  readonly router: HandlerRouter;
-  private worker: Worker<unknown, unknown> | undefined;
-  private subscription: Subscription | undefined;
+  readonly router: HandlerRouter | BatchRouter;
+  private runners: Runner[] = [];
+  private subscriptions: Subscription[] = [];
   private stopping: Promise<void> | undefined;
   private lastError: string | null = null;
   private lastErrorAt: number | null = null;
   private lastErrorLogAt = 0;
+  private stoppedLogged = false;
 
   constructor(
     readonly def: ProcessorDefinition,
     private readonly queue: Queue<unknown, unknown>,
     private readonly logger: Logger,
   ) {
-    this.router = new HandlerRouter(def);
+    const batch = def.handlers[0]?.batch;
+    this.router = batch ? new BatchRouter(def) : new HandlerRouter(def);
+  }
+
+  /** The batch settings of a batch processor. */
+  get batch(): ResolvedBatch | undefined {
+    return this.def.handlers[0]?.batch;
   }
 
   get isRunning(): boolean {
-    return this.worker?.isRunning ?? false;
+    return this.runners.some((r) => r.isRunning);
   }
 
   /** Starts the lease loop (no-op when running). Resolves once a running stop() finished. */
   async start(): Promise<void> {
     await this.stopping;
-    if (this.worker?.isRunning) return;
-    // A loop that stopped by itself (its queue was closed) is replaced.
-    this.subscription?.unsubscribe();
-    this.worker = undefined;
+    if (this.isRunning) return;
+    // A loop that stopped by itself (its queue was closed or deleted) is replaced.
+    this.release();
     const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
-    const worker = new Worker<unknown, unknown>(this.queue, this.router.handle, {
-      concurrency,
-      leaseMs,
-      blockMs,
-      heartbeat,
-      drainTimeoutMs,
-      autostart: false,
-    });
-    this.subscription = worker.events.subscribe((event) => this.onEvent(event));
-    this.worker = worker;
-    worker.start();
+    const batch = this.batch;
+    if (batch) {
+      const handler = (this.router as BatchRouter).handle;
+      for (let i = 0; i < concurrency; i++) {
+        this.runners.push(
+          new BatchWorker<unknown, unknown>(this.queue, handler, {
+            size: batch.size,
+            waitMs: batch.waitMs,
+            leaseMs,
+            blockMs,
+            heartbeat,
+            drainTimeoutMs,
+            autostart: false,
+          }),
+        );
+      }
+    } else {
+      this.runners.push(
+        new Worker<unknown, unknown>(this.queue, (this.router as HandlerRouter).handle, {
+          concurrency,
+          leaseMs,
+          blockMs,
+          heartbeat,
+          drainTimeoutMs,
+          autostart: false,
+        }),
+      );
+    }
+    this.stoppedLogged = false;
+    for (const runner of this.runners) {
+      this.subscriptions.push(runner.events.subscribe((event) => this.onEvent(event)));
+      runner.start();
+    }
     this.logger.log(
-      `${this.def.className} consumes queue '${this.def.queueName}' (concurrency ${concurrency}, lease ${leaseMs} ms)`,
+      `${this.def.className} consumes queue '${this.def.queueName}' ` +
+        (batch
+          ? `in batches of up to ${batch.size} (wait ${batch.waitMs} ms, ${concurrency} at once, lease ${leaseMs} ms)`
+          : `(concurrency ${concurrency}, lease ${leaseMs} ms)`),
     );
   }
 
@@ -88,27 +126,34 @@ export class WorkerHost {
    */
   stop(drainTimeoutMs = this.def.settings.drainTimeoutMs): Promise<void> {
     if (this.stopping) return this.stopping;
-    const worker = this.worker;
-    if (!worker) return Promise.resolve();
+    const runners = this.runners;
+    if (runners.length === 0) return Promise.resolve();
     this.stopping = (async () => {
-      const inFlight = worker.inFlight;
+      const inFlight = this.inFlight;
       if (inFlight > 0) {
         this.logger.log(`${this.def.className}: stopping, waiting up to ${drainTimeoutMs} ms for ${inFlight} running job(s)`);
       }
       try {
-        await worker.close({ drainTimeoutMs });
+        await Promise.all(runners.map((r) => r.close({ drainTimeoutMs })));
       } finally {
-        this.subscription?.unsubscribe();
-        this.subscription = undefined;
-        this.worker = undefined;
+        this.release();
         this.stopping = undefined;
       }
     })();
     return this.stopping;
   }
 
+  private get inFlight(): number {
+    return this.runners.reduce((n, r) => n + r.inFlight, 0);
+  }
+
+  private release(): void {
+    for (const s of this.subscriptions) s.unsubscribe();
+    this.subscriptions = [];
+    this.runners = [];
+  }
+
   status(loopStallMs: number | undefined, now = Date.now()): ProcessorStatus {
-    const worker = this.worker;
     const base = {
       processor: this.def.className,
       queue: this.def.queueName,
@@ -117,16 +162,23 @@ export class WorkerHost {
       lastErrorAt: this.lastErrorAt,
       handlers: this.router.status(),
     };
-    if (!worker || !worker.isRunning) {
-      return { ...base, state: 'stopped', alive: false, inFlight: worker?.inFlight ?? 0, lastActivityAt: null };
+    const running = this.runners.filter((r) => r.isRunning);
+    if (running.length === 0) {
+      return { ...base, state: 'stopped', alive: false, inFlight: this.inFlight, lastActivityAt: null };
     }
     const stallMs = loopStallMs ?? this.def.settings.blockMs + 10_000;
-    const inFlight = worker.inFlight;
-    const last = worker.lastActivityAt;
+    const inFlight = this.inFlight;
+    const last = Math.max(...running.map((r) => r.lastActivityAt));
+    // A batch loop is busy while it holds a batch; a per-job loop when every slot is taken.
+    const busy = this.batch
+      ? running.every((r) => r.inFlight > 0)
+      : inFlight >= this.def.settings.concurrency;
+    // Only a loop that holds nothing can be wedged (a long handler is not a stall).
+    const stalled = running.some((r) => r.inFlight === 0 && now - r.lastActivityAt > stallMs);
     let state: ProcessorStatus['state'];
     if (this.lastErrorAt !== null && this.lastErrorAt >= last) state = 'erroring';
-    else if (inFlight >= this.def.settings.concurrency) state = 'busy';
-    else if (now - last > stallMs) state = 'stalled';
+    else if (busy) state = 'busy';
+    else if (stalled) state = 'stalled';
     else state = inFlight > 0 ? 'working' : 'idle';
     return { ...base, state, alive: state !== 'erroring' && state !== 'stalled', inFlight, lastActivityAt: last };
   }
@@ -182,8 +234,18 @@ export class WorkerHost {
         }
         break;
       }
+      case 'stopped':
+        // Every BatchWorker of a batch processor reports it: say it once.
+        if (!this.stoppedLogged) {
+          this.stoppedLogged = true;
+          this.logger.log(
+            `${this.def.className}: lease loop of '${q}' stopped by itself (${event.reason}); ` +
+              'QueueRegistry.startWorkers() starts it again',
+          );
+        }
+        break;
       default: {
-        // Newer engine events (e.g. the loop stopping by itself when its queue is closed).
+        // Newer engine events.
         const other = event as { type: string; reason?: string };
         this.logger.warn(`${this.def.className}: lease loop of '${q}': ${other.type}${other.reason ? ` (${other.reason})` : ''}`);
       }

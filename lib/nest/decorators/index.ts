@@ -1,4 +1,12 @@
 export { InjectQueue } from './inject-queue.decorator.js';
 export { Processor } from './processor.decorator.js';
-export { Process, type ProcessDecorator, type ProcessMethod } from './process.decorator.js';
+export {
+  Process,
+  type BatchProcessDecorator,
+  type BatchProcessMethod,
+  type BatchProcessOptionsArg,
+  type BatchProcessResult,
+  type ProcessDecorator,
+  type ProcessMethod,
+} from './process.decorator.js';
 export { OnQueueEvent } from './on-queue-event.decorator.js';

@@ -1,5 +1,6 @@
 import type { Job } from '../../core/worker.js';
-import type { ProcessOptions } from '../interfaces/processor-options.interface.js';
+import type { BatchOutcome } from '../../core/batch-worker.js';
+import type { BatchProcessOptions, ProcessOptions } from '../interfaces/processor-options.interface.js';
 import { PROCESS_METADATA } from '../tokens.js';
 
 /** What `@Process()` records on a method. @internal */
@@ -18,20 +19,45 @@ export type ProcessDecorator = <M extends ProcessMethod>(
   descriptor: TypedPropertyDescriptor<M>,
 ) => void;
 
+/** What a batch handler returns: nothing (all completed), or one outcome per job, in order. */
+export type BatchProcessResult = ReadonlyArray<BatchOutcome<unknown>> | void | undefined;
+
+/** A batch method: takes the jobs of one batch. */
+export type BatchProcessMethod = (jobs: Array<Job<never>>) => BatchProcessResult | Promise<BatchProcessResult>;
+
+export type BatchProcessDecorator = <M extends BatchProcessMethod>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+/** `@Process()` options of a batch handler. */
+export type BatchProcessOptionsArg = ProcessOptions & { batch: BatchProcessOptions };
+
 /**
  * Marks the handler of a `@Processor()` class. `@Process()` is the default handler;
  * `@Process('welcome')` handles jobs added with `{ name: 'welcome' }`. Its return value
  * completes the job (the result is stored); a throw is a failed attempt (retried with
  * backoff, dead-lettered after the last); `UnrecoverableError` or `job.reject()`
  * dead-letters at once.
+ *
+ * `@Process({ batch: { size, waitMs } })` (optionally with a name) is a batch handler: the
+ * method gets `Job[]` and returns nothing or one `{ ok: true, result? }` /
+ * `{ ok: false, error?, retry? }` per job; a throw fails them all. It must be the only
+ * `@Process()` method of its class.
  */
+export function Process(options: BatchProcessOptionsArg): BatchProcessDecorator;
+export function Process(jobName: string, options: BatchProcessOptionsArg): BatchProcessDecorator;
 export function Process(options?: ProcessOptions): ProcessDecorator;
 export function Process(jobName: string, options?: ProcessOptions): ProcessDecorator;
-export function Process(nameOrOptions?: string | ProcessOptions, maybeOptions: ProcessOptions = {}): ProcessDecorator {
+export function Process(
+  nameOrOptions?: string | ProcessOptions,
+  maybeOptions: ProcessOptions = {},
+): ProcessDecorator & BatchProcessDecorator {
   const jobName = typeof nameOrOptions === 'string' ? nameOrOptions : undefined;
   const options = typeof nameOrOptions === 'object' && nameOrOptions !== null ? nameOrOptions : maybeOptions;
-  return (target, key, descriptor) => {
-    const method = descriptor.value;
+  const decorator = (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
+    const method: unknown = descriptor.value;
     if (typeof method !== 'function') {
       throw new TypeError(`@Process() must decorate a method; ${describeMember(target, key)} is not one`);
     }
@@ -41,6 +67,7 @@ export function Process(nameOrOptions?: string | ProcessOptions, maybeOptions: P
     const meta: ProcessMetadata = { jobName, options };
     Reflect.defineMetadata(PROCESS_METADATA, meta, method);
   };
+  return decorator as ProcessDecorator & BatchProcessDecorator;
 }
 
 function describeMember(target: object, key: string | symbol): string {

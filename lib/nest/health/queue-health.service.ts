@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { RedisClient } from '../../core/connection.js';
-import type { QueueCounts } from '../../core/types.js';
+import type { QueueState } from '../../core/queue-ext.js';
+import type { QueueCounts, QueueStats } from '../../core/types.js';
 import type { ResolvedRootOptions } from '../options.js';
 import { ProcessorOrchestrator } from '../processor.orchestrator.js';
 import { QueueStore } from '../queue.store.js';
@@ -19,10 +20,30 @@ export interface RedisHealth {
   error?: string;
 }
 
+/** How full a bounded queue is. */
+export interface QueueBoundUsage {
+  /** The bound stored in Redis (set by this app's `bound` or another producer's). */
+  limit: number;
+  /** pending + working + delayed: what the bound counts. */
+  unfinished: number;
+  /** limit − unfinished, at least 0. */
+  free: number;
+  /** unfinished / limit (may exceed 1 after a dead-letter redrive). */
+  usage: number;
+  /** Producers (Queue objects in any process) blocked in add() until there is room. */
+  waitingProducers: number;
+}
+
 export interface QueueHealth {
   healthy: boolean;
   /** Null when Redis could not be read. */
   counts: QueueCounts | null;
+  /** closeQueue() was called (adds fail, consumers drain and stop); null when unknown. */
+  closed: boolean | null;
+  /** Null when the queue is unbounded (or Redis could not be read). */
+  bound: QueueBoundUsage | null;
+  /** Produced / consumed messages and bytes; null when stats are off for the queue (or unknown). */
+  stats: QueueStats | null;
   thresholds: { maxPending?: number; maxDead?: number };
   sweeper: (SweeperStatus & { healthy: boolean }) | null;
   processors: ProcessorStatus[];
@@ -44,8 +65,11 @@ export interface RelqHealthReport {
 /**
  * The health check without @nestjs/terminus: Redis reachable (and its PING latency),
  * each lease loop alive (progressing or waiting, not wedged), each sweeper's last run,
- * and per-queue backlog and dead-letter counts against the optional thresholds. It never
- * throws: failures become `problems`.
+ * and per-queue backlog and dead-letter counts against the optional thresholds. Per queue
+ * it also reports whether it is closed, how full a bounded queue is (and how many
+ * producers wait for room) and the produced / consumed stats when they are on: details,
+ * not problems (a full bounded queue is backpressure at work). It never throws: failures
+ * become `problems`.
  */
 @Injectable()
 export class QueueHealthService {
@@ -77,12 +101,35 @@ export class QueueHealthService {
       this.store.all().map(async ({ queue, options }) => {
         const qp: string[] = [];
         let counts: QueueCounts | null = null;
+        let state: QueueState | null = null;
+        let stats: QueueStats | null = null;
         if (reachable.get(queue.client)) {
-          try {
-            counts = await withTimeout(queue.counts(), timeoutMs, 'counts');
-          } catch (err) {
-            qp.push(`counts unavailable: ${message(err)}`);
+          const [c, st] = await Promise.allSettled([
+            withTimeout(queue.counts(), timeoutMs, 'counts'),
+            withTimeout(queue.queueState(), timeoutMs, 'queueState'),
+          ]);
+          if (c.status === 'fulfilled') counts = c.value;
+          else qp.push(`counts unavailable: ${message(c.reason)}`);
+          if (st.status === 'fulfilled') state = st.value;
+          else qp.push(`state unavailable: ${message(st.reason)}`);
+          if (state?.stats) {
+            try {
+              stats = await withTimeout(queue.stats(), timeoutMs, 'stats');
+            } catch (err) {
+              qp.push(`stats unavailable: ${message(err)}`);
+            }
           }
+        }
+        let bound: QueueBoundUsage | null = null;
+        if (state && state.bound > 0 && counts) {
+          const unfinished = counts.pending + counts.working + counts.delayed;
+          bound = {
+            limit: state.bound,
+            unfinished,
+            free: Math.max(0, state.bound - unfinished),
+            usage: Math.round((unfinished / state.bound) * 1000) / 1000,
+            waitingProducers: state.waitingProducers,
+          };
         }
         const { maxPending, maxDead } = options.health;
         if (counts && maxPending !== undefined && counts.pending > maxPending) {
@@ -120,7 +167,17 @@ export class QueueHealthService {
         const thresholds: QueueHealth['thresholds'] = {};
         if (maxPending !== undefined) thresholds.maxPending = maxPending;
         if (maxDead !== undefined) thresholds.maxDead = maxDead;
-        queues[queue.name] = { healthy: qp.length === 0, counts, thresholds, sweeper, processors, problems: qp };
+        queues[queue.name] = {
+          healthy: qp.length === 0,
+          counts,
+          closed: state ? state.closed : null,
+          bound,
+          stats,
+          thresholds,
+          sweeper,
+          processors,
+          problems: qp,
+        };
         for (const p of qp) problems.push(`queue '${queue.name}': ${p}`);
       }),
     );

@@ -1,5 +1,5 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
-import type { ConnectionInput, JobPolicy } from '../../core/types.js';
+import type { ConnectionInput, ExclusiveOptions, JobPolicy } from '../../core/types.js';
 
 /** Lease-loop settings shared by every processor unless its `@Processor()` says otherwise. */
 export interface ProcessorDefaults {
@@ -95,6 +95,31 @@ export interface RegisterQueueOptions {
   events?: boolean;
   sweeper?: SweeperOptions | false;
   health?: HealthThresholds;
+  /**
+   * Bounded queue: at most this many unfinished jobs (pending + working + delayed). `add()`
+   * on a full queue waits for room (its `timeoutMs` ends the wait with QueueFullError);
+   * `tryAdd()` fails at once. Stored in Redis, last writer wins; `0` removes a stored bound.
+   * Give every app that produces to the queue the same value. Default: unbounded.
+   */
+  bound?: number;
+  /** Count produced and consumed messages and bytes (`queue.stats()`, health details). Default false. */
+  stats?: boolean;
+  /** Fair groups: at most this many jobs of one `group` leased at once (stored in Redis; `0` removes it). */
+  groupConcurrency?: number;
+  /** Exclusive producer and/or consumer role of this app's Queue object (QueueInUseError for a second one). */
+  exclusive?: ExclusiveOptions;
+  /**
+   * Adds read the queue's state and fail with QueueClosedError once it is closed. Default:
+   * true with `bound`, `stats` or `exclusive.producer` (which need it; `false` is then an
+   * error), else false.
+   */
+  checkClosed?: boolean;
+  /**
+   * The queue is open while this app runs: `reopenQueue()` at startup, `closeQueue()` on
+   * shutdown (after the drain, before the connections close), so that consumers elsewhere
+   * finish what is left and stop. For the queue's one producing app. Default false.
+   */
+  closeOnShutdown?: boolean;
 }
 
 /** A factory function's arguments come from `inject`; typed by the factory itself. */

@@ -21,10 +21,28 @@ export interface ProcessorOptions {
   durable?: boolean;
 }
 
+/** `@Process({ batch })`: the method receives `Job[]`, leased and settled together. */
+export interface BatchProcessOptions {
+  /** Most jobs per batch, 1 to 1000. */
+  size: number;
+  /** After the first job of a batch, wait up to this long (ms) for the batch to fill. Default 0. */
+  waitMs?: number;
+}
+
 /** `@Process(name?, options)`: one handler method. */
 export interface ProcessOptions {
-  /** Jobs this handler runs at once. Default `defaults.processor.concurrency`, else 1. */
+  /**
+   * Jobs this handler runs at once. Default `defaults.processor.concurrency`, else 1.
+   * For a batch handler: batches run at once (one lease loop and blocking connection
+   * each), default the processor's `concurrency`, else 1.
+   */
   concurrency?: number;
+  /**
+   * A batch handler: the method gets `Job[]` (up to `size`) and returns nothing (all
+   * completed), one outcome per job (`{ ok: true, result? }` / `{ ok: false, error?, retry? }`),
+   * or throws (every job of the batch fails). It must be the processor's only `@Process()`.
+   */
+  batch?: BatchProcessOptions;
 }
 
 /** Worker-local outcomes a processor can listen to with `@OnQueueEvent()`. */
