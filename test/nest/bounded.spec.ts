@@ -226,6 +226,52 @@ test('closeOnShutdown: the queue is closed when the producing app stops (consume
   await waitFor(() => handled.includes(6), 3000, 'the restarted consumer to take the new job');
 });
 
+test('closeOnShutdown with Redis away: the app starts and stops anyway, within the 2 s limits of reopen and close', async () => {
+  const t0 = Date.now();
+  const app = await startApp({
+    imports: [
+      // Nothing listens on port 1: every call fails. (disconnectTimeout: ioredis otherwise keeps
+      // the socket that is still trying to connect for 2 s after app.close(), delaying Jest's exit.)
+      QueueModule.forRoot({
+        connection: { host: '127.0.0.1', port: 1, disconnectTimeout: 100 },
+        workers: { enabled: false },
+        sweeper: false,
+      }),
+      ordersModule({ closeOnShutdown: true }),
+    ],
+  });
+  const startMs = Date.now() - t0;
+  const t1 = Date.now();
+  await app.close();
+  const closeMs = Date.now() - t1;
+  expect(startMs).toBeLessThan(3000);
+  expect(closeMs).toBeLessThan(4000);
+});
+
+test('registerQueueAsync takes the same options from a factory', async () => {
+  const prefix = uniquePrefix();
+  @Module({
+    imports: [QueueModule.registerQueueAsync({ name: 'orders', useFactory: () => ({ bound: 2, stats: true }) })],
+    providers: [OrdersProducer],
+  })
+  class M {}
+  const app = await start(QueueModule.forRoot({ connection: redis.url, prefix, workers: { enabled: false } }), M);
+  const { queue } = app.get(OrdersProducer);
+  await queue.addBulk([{ data: { n: 1 } }, { data: { n: 2 } }]);
+  await expect(queue.tryAdd({ n: 3 })).rejects.toBeInstanceOf(QueueFullError);
+  expect(await queue.queueState()).toMatchObject({ bound: 2, stats: true });
+  expect(await queue.stats()).toMatchObject({ produced: { messages: 2 } });
+
+  const bad = await startApp({
+    imports: [
+      QueueModule.forRoot({ connection: redis.url, prefix }),
+      QueueModule.registerQueueAsync({ name: 'broken', useFactory: () => ({ bound: -5 }) }),
+    ],
+  }).catch((e: unknown) => e);
+  expect(bad).toBeInstanceOf(RelqConfigError);
+  expect((bad as Error).message).toMatch(/registerQueue\('broken'\): bound: must be between 0/);
+});
+
 test('per-queue stats, groupConcurrency and exclusive reach the engine', async () => {
   const prefix = uniquePrefix();
   const root = () => QueueModule.forRoot({ connection: redis.url, prefix, workers: { enabled: false }, sweeper: false });
