@@ -3,6 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { Queue } from '../core/queue.js';
 
 import { BatchWorker } from '../core/batch-worker.js';
+import { QueueInUseError } from '../core/errors.js';
 import { Worker, type WorkerEvent } from '../core/worker.js';
 import { BatchRouter } from './batch-router.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
@@ -19,9 +20,11 @@ export interface ProcessorStatus {
    * - `working`: running handlers, with free slots
    * - `busy`: every slot taken
    * - `erroring`: its last Redis call failed; it retries with backoff
+   * - `standby`: another app holds the queue's exclusive consumer role (`exclusive: { consumer:
+   *   true }`); it retries with backoff and takes over when the role is free (alive)
    * - `stalled`: running but neither progressing nor waiting for longer than `loopStallMs`
    */
-  state: 'stopped' | 'idle' | 'working' | 'busy' | 'erroring' | 'stalled';
+  state: 'stopped' | 'idle' | 'working' | 'busy' | 'erroring' | 'standby' | 'stalled';
   /** Running and not wedged (stopped loops count as not alive). */
   alive: boolean;
   concurrency: number;
@@ -53,6 +56,8 @@ export class WorkerHost {
   private lastErrorAt: number | null = null;
   private lastErrorLogAt = 0;
   private stoppedLogged = false;
+  /** The last error was QueueInUseError: another app is the exclusive consumer. */
+  private standby = false;
 
   constructor(
     readonly def: ProcessorDefinition,
@@ -176,7 +181,7 @@ export class WorkerHost {
     // Only a loop that holds nothing can be wedged (a long handler is not a stall).
     const stalled = running.some((r) => r.inFlight === 0 && now - r.lastActivityAt > stallMs);
     let state: ProcessorStatus['state'];
-    if (this.lastErrorAt !== null && this.lastErrorAt >= last) state = 'erroring';
+    if (this.lastErrorAt !== null && this.lastErrorAt >= last) state = this.standby ? 'standby' : 'erroring';
     else if (busy) state = 'busy';
     else if (stalled) state = 'stalled';
     else state = inFlight > 0 ? 'working' : 'idle';
@@ -226,11 +231,18 @@ export class WorkerHost {
         break;
       case 'error': {
         const now = Date.now();
+        const standby = event.error instanceof QueueInUseError;
+        const first = standby !== this.standby || this.lastErrorAt === null;
         this.lastError = text(event.error);
         this.lastErrorAt = now;
-        if (now - this.lastErrorLogAt >= ERROR_LOG_EVERY_MS) {
+        this.standby = standby;
+        if (first || now - this.lastErrorLogAt >= ERROR_LOG_EVERY_MS) {
           this.lastErrorLogAt = now;
-          this.logger.warn(`${this.def.className}: lease loop of '${q}' cannot reach Redis, retrying: ${this.lastError}`);
+          if (standby) {
+            this.logger.log(`${this.def.className}: standing by, ${this.lastError}; it takes over when that role is free`);
+          } else {
+            this.logger.warn(`${this.def.className}: lease loop of '${q}' cannot reach Redis, retrying: ${this.lastError}`);
+          }
         }
         break;
       }

@@ -288,6 +288,45 @@ test('per-queue stats, groupConcurrency and exclusive reach the engine', async (
   expect((conflict as QueueInUseError).holder).toMatchObject({ pid: process.pid, instance: first.get(OrdersProducer).queue.identity.instance });
 });
 
+test('exclusive consumer: the second app stands by (healthy) and takes over when the first stops', async () => {
+  const prefix = uniquePrefix();
+  const handledBy: string[] = [];
+  function consumerApp(label: string) {
+    @Processor('orders', { blockMs: 200 })
+    class OrdersConsumer {
+      @Process()
+      run(): void {
+        handledBy.push(label);
+      }
+    }
+    @Module({
+      imports: [QueueModule.registerQueue({ name: 'orders', exclusive: { consumer: true, ttlMs: 1000 } })],
+      providers: [OrdersConsumer],
+    })
+    class ConsumerModule {}
+    return startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix, sweeper: false }), ConsumerModule] });
+  }
+  const first = await consumerApp('first');
+  const producer = observe('orders', prefix);
+  await producer.add({ n: 1 });
+  await waitFor(() => handledBy.length === 1, 3000, 'the first app to consume');
+  const second = await consumerApp('second');
+  apps.push(second);
+  const registry = second.get(QueueRegistry);
+  await waitFor(() => registry.getProcessors()[0]!.state === 'standby', 3000, 'the second app to stand by');
+  expect(registry.getProcessors()[0]).toMatchObject({ alive: true, lastError: expect.stringMatching(/already has an exclusive consumer/) });
+  const health = await second.get(QueueHealthService).check();
+  expect(health.healthy).toBe(true);
+
+  await producer.add({ n: 2 });
+  await waitFor(() => handledBy.length === 2, 3000, 'the first app to consume again');
+  await first.close(); // releases the role
+  await producer.add({ n: 3 });
+  await waitFor(() => handledBy.length === 3, 8000, 'the second app to take over');
+  expect(handledBy).toEqual(['first', 'first', 'second']);
+  expect(registry.getProcessors()[0]!.state).not.toBe('standby');
+});
+
 test('health details: bound usage, waiting producers, closed state and stats per queue', async () => {
   const prefix = uniquePrefix();
 
