@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, Scope } from '@nestjs/common';
+import { REQUEST } from '@nestjs/core';
 import type { TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
@@ -299,6 +300,34 @@ test('shutdown gives a batch that does not finish within drainTimeoutMs back to 
   apps.length = 0;
   expect(Date.now() - t0).toBeLessThan(1500);
   for (const a of added) expect(await observer.getJob(a.id)).toMatchObject({ state: 'pending', failures: 0, requeues: 1 });
+});
+
+test('a request-scoped batch processor gets an instance per batch, with the Job[] as REQUEST', async () => {
+  const prefix = uniquePrefix();
+  let instances = 0;
+  const seen: Array<{ instance: number; same: boolean; size: number }> = [];
+
+  @Processor('scoped', { scope: Scope.REQUEST })
+  class ScopedBatch {
+    private readonly n = ++instances;
+    constructor(@Inject(REQUEST) private readonly batch: Array<Job<unknown>>) {}
+
+    @Process({ batch: { size: 2 } })
+    run(jobs: Array<Job<unknown>>): void {
+      seen.push({ instance: this.n, same: this.batch === jobs, size: jobs.length });
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: 'scoped' })], providers: [ScopedBatch] })
+  class M {}
+
+  const observer = observe('scoped', prefix);
+  await observer.addBulk(Array.from({ length: 4 }, () => ({ data: {} })));
+  await start(root(prefix), M);
+  await waitFor(() => seen.length === 2, 3000, 'two batches');
+  expect(seen).toEqual([
+    { instance: 1, same: true, size: 2 },
+    { instance: 2, same: true, size: 2 },
+  ]);
 });
 
 describe('bootstrap errors for batch handlers', () => {
