@@ -7,6 +7,7 @@ import type { HeldLease } from './job-view.js';
 import { Outbox, type Outcome, type WorkerEvent } from './outbox.js';
 import type { LeaseStep, Queue } from './queue.js';
 import { requeueItem } from './settle-items.js';
+import type { Lease } from './types.js';
 import { assertInt } from './validate.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
@@ -75,7 +76,8 @@ export abstract class LeaseWorker<Data, Result> {
     assertInt('leaseMs', this.leaseMs, { min: 10, max: 2 ** 41 });
     assertInt('blockMs', this.blockMs, { min: 10, max: 2 ** 31 });
     assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: 2 ** 31 });
-    this.heartbeat = new Heartbeat<Data>((leases, extendMs) => queue.touchMany(leases, extendMs), this.leaseMs, options.heartbeat ?? true, {
+    const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => queue.touchMany(leases, extendMs);
+    this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, {
       held: () => this.heldLeases(),
       lost: (held) => this.leaseLost(held),
       error: (error) => this.subject.next({ type: 'error', error }),
@@ -128,7 +130,7 @@ export abstract class LeaseWorker<Data, Result> {
   protected abstract heldLeases(): Iterable<HeldLease<Data>>;
   /** Whether the heartbeat ticks again. */
   protected abstract keepBeating(): boolean;
-  /** An outcome was settled (`settled`), or its lease was found lost. */
+  /** A settle call answered for `outcome`: `settled`, or false when its lease was already lost. */
   protected abstract reportSettled(outcome: Outcome<Data, Result>, settled: boolean): void;
   /** Keeps the waker of an error pause, so that it can be cut short. */
   protected abstract keepPauseWaker(wake: () => void): void;
@@ -149,12 +151,7 @@ export abstract class LeaseWorker<Data, Result> {
     const batch = this.outbox.take();
     let step: LeaseStep<Data>;
     try {
-      step = await this.queue.leaseStep(
-        batch.map((o) => o.item),
-        count,
-        this.leaseMs,
-        woken,
-      );
+      step = await this.queue.leaseStep(batch.map((o) => o.item), count, this.leaseMs, woken);
     } catch (error) {
       this.outbox.putBack(batch);
       await this.pauseAfterError(error, errors);

@@ -1,5 +1,6 @@
 -- Bounded queues, fair groups, queue lifecycle (closed / deleted) and stats.
--- Included by common.lua (after wakeNeeded, before flushWake). See docs/bounded-fair-batch.md.
+-- Included by common.lua (after wakeNeeded, before flushWake); leasing from groups is in
+-- lease-jobs.lua, adding to them in add-jobs.lua. See docs/bounded-fair-batch.md.
 --
 -- These keys are derived from the queue's hash tag instead of being passed in KEYS (per-group
 -- lists cannot be known before the script picks a group). They share the tag, so they live in
