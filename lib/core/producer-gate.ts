@@ -52,6 +52,8 @@ export class ProducerGate {
   private registered = false;
   private blocker: RedisClient | undefined;
   private stopped = false;
+  /** The waiting add whose attempt is in flight. */
+  private attempting: Waiting | undefined;
   /** The bound Redis reported with the last 'full' reply. */
   private lastBound = 0;
 
@@ -78,6 +80,8 @@ export class ProducerGate {
       if (r.kind === 'ok') return r.created;
       if (r.kind === 'error') throw r.error;
       if (mode === 'try') throw new QueueFullError(this.ctx.name, r.bound);
+      // Closed while the first attempt was in flight: there is nothing left to wait on.
+      if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);
       this.registered = true;
       if (timeoutMs === 0) {
         await this.leaveIfIdle();
@@ -85,6 +89,10 @@ export class ProducerGate {
       }
     }
     return new Promise<number[]>((resolve, reject) => {
+      if (this.stopped) {
+        reject(new ClosedError(`queue '${this.ctx.name}'`));
+        return;
+      }
       this.waiting.push({ items, deadline: timeoutMs === undefined ? Infinity : Date.now() + timeoutMs, resolve, reject });
       if (!this.running) void this.loop(true);
     });
@@ -123,14 +131,17 @@ export class ProducerGate {
         }
         const head = this.waiting[0]!;
         let r: Reply;
+        this.attempting = head;
         try {
           r = await this.attempt(head.items, 'w', this.waiterId, this.waiting.length > 1);
         } catch (err) {
           this.waiting.shift();
+          this.attempting = undefined;
           head.reject(err);
           blockNext = false;
           continue;
         }
+        this.attempting = undefined;
         if (r.kind === 'ok') {
           this.waiting.shift();
           this.registered = this.waiting.length > 0;
@@ -150,6 +161,8 @@ export class ProducerGate {
     } finally {
       clearInterval(renewal);
       this.running = false;
+      // Stopped while the head's attempt was in flight and the queue was still full.
+      if (this.stopped) this.failAll(new ClosedError(`queue '${this.ctx.name}'`));
       if (!this.stopped) await this.leaveIfIdle();
     }
   }
@@ -227,7 +240,11 @@ export class ProducerGate {
   /** Releases every waiting add with `err` (the Queue object is closing). */
   async stop(err: unknown): Promise<void> {
     this.stopped = true;
-    this.failAll(err);
+    for (const w of this.waiting.splice(0)) {
+      // An attempt in flight may have added the job: its reply settles it, not the stop.
+      if (w === this.attempting) this.waiting.push(w);
+      else w.reject(err);
+    }
     if (this.blocker) {
       this.ctx.closeBlocker(this.blocker);
       this.blocker = undefined;
