@@ -52,10 +52,6 @@ function observe(name: string, prefix: string): EngineQueue {
   return q;
 }
 
-// ENGINE_RACE: Redis registers the waiter before the add's first reply reaches the producer;
-// a Queue.close() in that window leaves the add pending forever (an engine bug in
-// lib/core/producer-gate.ts, reported). The tests let the reply arrive before closing.
-
 /** Settles `p` into what it resolved or rejected with, without throwing. */
 function outcome<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
   return p.then(
@@ -122,7 +118,6 @@ test('a producer blocked in add() on a full queue is released by app.close() wit
   const blocked = outcome(queue.add({ n: 3 })); // no timeoutMs: would wait forever
   const blockedBulk = outcome(queue.addBulk([{ data: { n: 4 } }, { data: { n: 5 } }]));
   await waitFor(async () => (await queue.queueState()).waitingProducers === 1, 2000, 'the add to register as a waiter');
-  await sleep(50); // see ENGINE_RACE
 
   const t0 = Date.now();
   await app.close();
@@ -171,7 +166,6 @@ test('an HTTP request blocked in add() does not hold up app.close() (released be
   const pending = outcome(fetch(url, { method: 'POST' })); // blocks in add()
   const observer = observe('orders', prefix);
   await waitFor(async () => (await observer.queueState()).waitingProducers === 1, 2000, 'the request to wait for room');
-  await sleep(50); // see ENGINE_RACE
 
   const t0 = Date.now();
   await app.close();
