@@ -212,7 +212,9 @@ export type QueueEventType =
   | 'resumed'
   | 'closed'
   | 'reopened'
-  | 'deleted';
+  | 'deleted'
+  /** New stats totals (queues with `stats: true`), after adds or leases. */
+  | 'stats';
 
 /** One job transition, as published by the script that made it. */
 export interface QueueEvent {
@@ -223,6 +225,10 @@ export interface QueueEvent {
   error?: string;
   delayMs?: number;
   reason?: string;
+  /** 'stats' after adds: produced totals so far. */
+  produced?: { messages: number; bytes: number };
+  /** 'stats' after leases: consumed totals so far. */
+  consumed?: { messages: number; bytes: number };
 }
 
 export interface DeadLetter<Data> {

@@ -52,3 +52,30 @@ test('stats: false turns counting off for the queue', async () => {
   expect((await q.stats()).produced.messages).toBe(1);
   expect((await q.queueState()).stats).toBe(false);
 });
+
+test('stats totals are published as events, from the scripts that change them', async () => {
+  const q = res.queue<unknown>('s-ev', { stats: true });
+  const observer = res.twin(q);
+  const seen: Array<{ produced?: unknown; consumed?: unknown }> = [];
+  const sub = observer.events().subscribe((e) => {
+    if (e.type === 'stats') seen.push({ produced: e.produced, consumed: e.consumed });
+  });
+  try {
+    // the subscription is live once an event of ours comes through it
+    for (let i = 0; i < 50 && seen.length === 0; i++) {
+      await q.add('ab'); // 4 bytes each
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const producedBefore = (await q.stats()).produced;
+    await q.addBulk([{ data: 1234 }, { data: true }]); // 8 bytes
+    await res.twin(q).lease({ count: 2 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen.at(-2)).toEqual({
+      produced: { messages: producedBefore.messages + 2, bytes: producedBefore.bytes + 8 },
+      consumed: undefined,
+    });
+    expect(seen.at(-1)).toEqual({ produced: undefined, consumed: { messages: 2, bytes: 8 } });
+  } finally {
+    sub.unsubscribe();
+  }
+});

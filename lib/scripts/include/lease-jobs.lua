@@ -171,8 +171,9 @@ local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit
 
   local reply, leased, bytes = grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
   if flags[6] and leased > 0 then
-    redis.call('HINCRBY', K_STATS, 'cm', leased)
-    redis.call('HINCRBY', K_STATS, 'cb', bytes)
+    local cm = redis.call('HINCRBY', K_STATS, 'cm', leased)
+    local cb = redis.call('HINCRBY', K_STATS, 'cb', bytes)
+    emit({ type = 'stats', consumed = { messages = cm, bytes = cb } })
   end
   -- A woken leaser that leaves work behind wakes the next blocked one.
   if woken and #taken == count then
