@@ -1,7 +1,7 @@
 import { DEFAULT_POLICY, MAX_PRIORITY } from './defaults.js';
 import { ValidationError } from './errors.js';
 import type { RecordMeta } from './record.js';
-import type { Backoff, JobOptions, JobPolicy } from './types.js';
+import type { Backoff, JobPolicy } from './types.js';
 import { assertInt, assertJobId, assertNumber, assertOptions, assertQueueName, assertString } from './validate.js';
 
 const JOB_OPTION_KEYS = [

@@ -7,7 +7,7 @@ import {
   type RedisClient,
 } from './connection.js';
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from './defaults.js';
-import { ClosedError, JobFailedError, QueueDeletedError, RelqError, TimeoutError, ValidationError } from './errors.js';
+import { ClosedError, JobFailedError, QueueDeletedError, TimeoutError, ValidationError } from './errors.js';
 import { EventHub } from './event-hub.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { prepareJob, resolvePolicy } from './job-options.js';
@@ -573,7 +573,7 @@ export class Queue<Data = unknown, Result = unknown> {
 
   /** addBulk that fails at once with QueueFullError when the jobs do not all fit now. */
   tryAddBulk(jobs: ReadonlyArray<BulkJob<Data>>): Promise<AddResult[]> {
-    if (!Array.isArray(jobs)) throw new RelqError('tryAddBulk: expects an array of { data, opts }', 'RELQ_INVALID_ARGUMENT');
+    if (!Array.isArray(jobs)) throw new ValidationError('jobs', 'tryAddBulk expects an array of { data, opts }');
     return this.addMany(jobs, 'addBulk', 'try');
   }
 

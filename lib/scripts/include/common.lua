@@ -107,10 +107,6 @@ local function pushPending(ids, priorities, groups)
   end
 end
 
-local function pushOne(id, rec)
-  pushPending({ id }, { metaInt(rec, 'p') or 0 }, { metaGroup(rec) or false })
-end
-
 local function addDelayed(id, due)
   redis.call('ZADD', K_DELAYED, due, id)
   local cur = tonumber(redis.call('HGET', K_META, 'nextDue'))
