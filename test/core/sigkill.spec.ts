@@ -3,69 +3,39 @@
  * SIGKILL. After its lease expires, sweep() returns the job and another worker
  * completes it with attempt 2.
  *
- * The child cannot load TypeScript itself, so beforeAll transpiles lib/core (and copies
- * lib/scripts) into a temp dir inside the repository (.tmp/ is git-ignored), where
- * Node's module resolution still finds node_modules.
+ * The child cannot load TypeScript itself, so beforeAll transpiles the engine with
+ * test/support/engine-child.ts into .tmp/ (git-ignored), where Node still finds node_modules.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import ts from 'typescript';
+import { join } from 'node:path';
 import { Worker } from '../../lib/index.js';
+import { buildEngine, type BuiltEngine } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { Resources, redisNow, sleep, waitUntil } from './_helpers.js';
 
 const ROOT = process.cwd();
-const LIB = join(ROOT, 'lib');
 const FIXTURE = join(ROOT, 'test', 'core', 'fixtures', 'sigkill-child.mjs');
 
 let redis: TestRedis;
-let engineDir: string;
+let engine: BuiltEngine;
 let child: ChildProcess | undefined;
 const res = new Resources(() => redis);
 
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? walk(p) : [p];
-  });
-}
-
-/** lib/core/*.ts -> <out>/core/*.js (ES modules), lib/scripts/** copied as is. */
-function buildEngine(out: string): void {
-  for (const file of walk(join(LIB, 'core')).filter((f) => f.endsWith('.ts'))) {
-    const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
-      fileName: file,
-    });
-    const dest = join(out, relative(LIB, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(dest), { recursive: true });
-    writeFileSync(dest, outputText);
-  }
-  for (const file of walk(join(LIB, 'scripts'))) {
-    const dest = join(out, relative(LIB, file));
-    mkdirSync(dirname(dest), { recursive: true });
-    copyFileSync(file, dest);
-  }
-}
-
 beforeAll(async () => {
   redis = await startRedis();
-  engineDir = join(ROOT, '.tmp', `sigkill-${randomBytes(4).toString('hex')}`, 'lib');
-  buildEngine(engineDir);
+  engine = buildEngine();
 });
 afterEach(() => res.closeAll());
 afterAll(async () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  rmSync(dirname(engineDir), { recursive: true, force: true });
+  engine?.remove();
   await redis.stop();
 });
 
 /** Starts the child; resolves with the leases it printed. */
 function leaseInChild(url: string, prefix: string, name: string, leaseMs: number) {
   return new Promise<Array<{ id: string; token: string; deadline: number; attempt: number }>>((resolve, reject) => {
-    const c = spawn(process.execPath, [FIXTURE, engineDir, url, prefix, name, String(leaseMs)], {
+    const c = spawn(process.execPath, [FIXTURE, engine.dir, url, prefix, name, String(leaseMs)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = c;
