@@ -1,6 +1,6 @@
 /**
- * Foreign CPU load: what other processes on the machine (tests, builds of other
- * sessions) used while the bench ran, from /proc (Linux only; elsewhere it reports
+ * Foreign CPU load: what other processes on the machine (tests, builds and other
+ * programs) used while the bench ran, from /proc (Linux only; elsewhere it reports
  * nothing). Busy CPU of the whole machine minus this process and the private Redis.
  */
 import { readFileSync } from 'node:fs';
@@ -63,7 +63,7 @@ export class ForeignLoad {
   /**
    * Waits (in 0.4 s probes) until other processes use less than `threshold` cores, for
    * at most `maxMs`. Returns the ms waited. Reduces, not removes, interference from
-   * other sessions' test runs on a shared machine.
+   * other test runs on a shared machine.
    */
   async waitQuiet(threshold: number, maxMs: number): Promise<number> {
     const t0 = Date.now();

@@ -143,7 +143,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
       by: ok === undefined ? '' : ok ? `+${(((x - 0.9) / 0.9) * 100).toFixed(0)}%` : `${(((x - 0.9) / 0.9) * 100).toFixed(0)}%`,
     });
   }
-  L.push('## Issue 5 targets (same-run medians)', '');
+  L.push('## Targets (same-run medians)', '');
   L.push('| target | relq | goal | met? | margin |', '| --- | --- | --- | --- | --- |');
   for (const t of targets) L.push(`| ${t.name} | ${t.value} | ${t.target} | ${t.ok === undefined ? 'n/a' : t.ok ? '**yes**' : '**no**'} | ${t.by} |`);
   L.push('');
@@ -302,7 +302,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     const p90 = xs[Math.floor(xs.length * 0.9)]!;
     L.push('## Load from other processes during the run', '');
-    L.push(`Other processes on this ${meta.nproc}-core machine (other sessions' tests and builds) used ${mean.toFixed(2)} cores on average during the run (p90 ${p90.toFixed(2)}, max ${xs[xs.length - 1]!.toFixed(2)}; /proc/stat minus the bench and its Redis, sampled every 0.5 s). Mean foreign load during each measurement (cores, median over reps):`, '');
+    L.push(`Other processes on this ${meta.nproc}-core machine used ${mean.toFixed(2)} cores on average during the run (p90 ${p90.toFixed(2)}, max ${xs[xs.length - 1]!.toFixed(2)}; /proc/stat minus the bench and its Redis, sampled every 0.5 s). Mean foreign load during each measurement (cores, median over reps):`, '');
     const phases: Array<[string, string]> = [
       ['addOne', 'add one by one'],
       ['addBatch', 'add batches'],
