@@ -12,18 +12,9 @@ import {
   Worker,
   extKeys,
 } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, scanKeys, sleep, statsDelta, waitUntil, within } from '../core/_helpers.js';
+import { useRedis, commandStats, scanKeys, sleep, statsDelta, waitUntil, within } from '../core/_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 /** pending + working + delayed, as the bound counts them. */
 async function unfinished(q: Queue<any, any>): Promise<number> {

@@ -1,17 +1,7 @@
 /** Produced / consumed message and byte counts. */
-import { Queue } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, statsDelta } from '../core/_helpers.js';
+import { useRedis, commandStats, statsDelta } from '../core/_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 test('exact after a known sequence: 3 puts totalling 12 bytes, 2 gets', async () => {
   const q = res.queue<unknown>('s1', { stats: true });

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { Queue } from '../../lib/index.js';
 import type { QueueOptions } from '../../lib/index.js';
 import type { Worker } from '../../lib/index.js';
-import { redisClient, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -38,12 +38,34 @@ export function within<T>(p: Promise<T>, ms: number, what = 'operation'): Promis
 }
 
 /** Everything a test opened, closed in afterEach (queues, workers, raw clients). */
+/**
+ * One private Redis for the whole spec file; every queue, worker and client made through
+ * the returned Resources is closed after each test, and the server after the file.
+ */
+export function useRedis(): Resources {
+  let redis: TestRedis | undefined;
+  const res = new Resources(() => redis!);
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(() => res.closeAll());
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  return res;
+}
+
 export class Resources {
   private readonly workers: Array<Worker<any, any>> = [];
   private readonly queues: Array<Queue<any, any>> = [];
   private readonly clients: Redis[] = [];
 
   constructor(private readonly redis: () => TestRedis) {}
+
+  /** The Redis server these resources use. */
+  get server(): TestRedis {
+    return this.redis();
+  }
 
   /** A queue on its own connection, with a unique prefix unless given. */
   queue<D = any, R = any>(name = 'q', opts: QueueOptions = {}): Queue<D, R> {

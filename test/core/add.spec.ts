@@ -1,16 +1,8 @@
 import { Queue } from '../../lib/index.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, queueKeysIn, sleep, statsDelta } from './_helpers.js';
+import { uniquePrefix } from '../support/redis.js';
+import { useRedis, commandStats, queueKeysIn, sleep, statsDelta } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 describe('add', () => {
   test('returns a new id with created: true; ids are distinct; the job is pending with its data', async () => {
@@ -170,8 +162,8 @@ describe('jobId idempotency', () => {
 
   test('the same jobId on two different queues is two jobs', async () => {
     const prefix = uniquePrefix();
-    const a = res.track(new Queue('a', { connection: redis.url, prefix }));
-    const b = res.track(new Queue('b', { connection: redis.url, prefix }));
+    const a = res.track(new Queue('a', { connection: res.server.url, prefix }));
+    const b = res.track(new Queue('b', { connection: res.server.url, prefix }));
     expect((await a.add(1, { jobId: 'j' })).created).toBe(true);
     expect((await b.add(2, { jobId: 'j' })).created).toBe(true);
   });

@@ -3,18 +3,9 @@
  * limit up to 100,000, listDead / retryDead / purgeDead up to 10,000.
  */
 import type { Queue } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, sleep } from './_helpers.js';
+import { useRedis, sleep } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 const N = 10_000;
 

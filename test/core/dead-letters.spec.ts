@@ -1,16 +1,7 @@
 import type { Queue } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, redisNow, sleep } from './_helpers.js';
+import { useRedis, redisNow, sleep } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 /** Adds `names` and dead-letters each (one by one, so they die in order). */
 async function killAll(q: Queue<string>, names: string[]): Promise<string[]> {

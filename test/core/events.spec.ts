@@ -1,16 +1,7 @@
 import { JobFailedError, TimeoutError, Worker, type JobState, type QueueEvent } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, eventsReady, sleep, waitUntil } from './_helpers.js';
+import { useRedis, eventsReady, sleep, waitUntil } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 const fixed0 = { type: 'fixed' as const, delayMs: 0, jitter: 0 };
 

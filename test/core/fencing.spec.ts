@@ -1,16 +1,7 @@
 import type { Lease, Queue } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, sleep } from './_helpers.js';
+import { useRedis, sleep } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 /** One job leased twice: `old` expired and was swept, `cur` holds it now (attempt 2). */
 async function twoHolders(q: Queue<string, string>) {

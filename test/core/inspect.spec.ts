@@ -1,15 +1,6 @@
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, redisNow, sleep } from './_helpers.js';
+import { useRedis, redisNow, sleep } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 describe('getJob', () => {
   test('null for an unknown id', async () => {

@@ -7,18 +7,10 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
 import { scriptSources } from '../../lib/core/scripts.js';
-import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, closeClient, commandStats, eventsReady, redisNow, scanKeys, sleep, statsDelta, waitUntil } from './_helpers.js';
+import { redisClient, uniquePrefix } from '../support/redis.js';
+import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, sleep, statsDelta, waitUntil } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 /** Runs every public operation of Queue and Worker on `q` at least once. */
 async function exerciseEverything(q: Queue<any, any>, obs: Redis): Promise<void> {
@@ -77,7 +69,7 @@ async function keysOf(obs: Redis, args: string[]): Promise<string[]> {
 /** Runs `fn` under MONITOR; returns every key any command (also inside scripts) touched. */
 async function keysTouchedBy(fn: () => Promise<void>): Promise<{ keys: Set<string>; commands: string[][] }> {
   const obs = res.client();
-  const mon = redisClient(redis);
+  const mon = redisClient(res.server);
   mon.on('error', () => undefined);
   const seen: string[][] = [];
   const monitor = await mon.monitor();
@@ -101,7 +93,7 @@ async function keysTouchedBy(fn: () => Promise<void>): Promise<{ keys: Set<strin
 describe('key space', () => {
   test('every key any operation reads or writes carries the queue hash tag; nothing outside the prefix exists', async () => {
     const prefix = uniquePrefix();
-    const q = res.track(new Queue('tagged', { connection: redis.url, prefix }));
+    const q = res.track(new Queue('tagged', { connection: res.server.url, prefix }));
     const tag = `{${prefix}:tagged}`;
     expect(q.keys.tag).toBe(tag);
     const obs = res.client();
@@ -119,7 +111,7 @@ describe('key space', () => {
     const mine = all.filter((k) => k.includes(prefix));
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
-    if (redis.source !== 'env') expect(all.filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
+    if (res.server.source !== 'env') expect(all.filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
 
     // ...and the engine itself never ran KEYS or SCAN
     for (const cmd of ['keys', 'scan', 'hscan', 'sscan', 'zscan']) expect([cmd, stats[cmd] ?? 0]).toEqual([cmd, 0]);
@@ -128,7 +120,7 @@ describe('key space', () => {
   test('bounded, fair, stats, exclusive and queue-lifecycle operations stay inside the hash tag too', async () => {
     const prefix = uniquePrefix();
     const tag = `{${prefix}:ext}`;
-    const opts = { connection: redis.url, prefix, bound: 50, stats: true, groupConcurrency: 1 };
+    const opts = { connection: res.server.url, prefix, bound: 50, stats: true, groupConcurrency: 1 };
     const q = res.track(new Queue<string, string>('ext', { ...opts, exclusive: { producer: true, consumer: true } }));
     const { keys } = await keysTouchedBy(async () => {
       await q.add('a', { group: 'g1' });

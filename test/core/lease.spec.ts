@@ -1,15 +1,6 @@
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, engineCalls, redisNow, sleep, statsDelta } from './_helpers.js';
+import { useRedis, commandStats, engineCalls, redisNow, sleep, statsDelta } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 async function leaseAllOneByOne(q: { lease: (o: { count: number }) => Promise<Array<{ job: { data: unknown } }>> }) {
   const seen: unknown[] = [];

@@ -4,18 +4,10 @@
  */
 import type { Redis } from 'ioredis';
 import { ClosedError, Queue, Worker } from '../../lib/index.js';
-import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, closeClient, eventsReady, sleep, waitUntil, within } from './_helpers.js';
+import { redisClient, uniquePrefix } from '../support/redis.js';
+import { useRedis, closeClient, eventsReady, sleep, waitUntil, within } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 async function clientCount(obs: Redis): Promise<number> {
   const list = (await obs.client('LIST')) as string;
@@ -39,7 +31,7 @@ describe('close()', () => {
     const obs = res.client();
     await obs.ping();
     const baseline = await clientCount(obs);
-    const q = new Queue<string, string>('q', { connection: redis.url, prefix: uniquePrefix() });
+    const q = new Queue<string, string>('q', { connection: res.server.url, prefix: uniquePrefix() });
     const w = await useEverything(q);
     expect(await clientCount(obs)).toBeGreaterThan(baseline + 1);
     await w.close();
@@ -49,7 +41,7 @@ describe('close()', () => {
 
   test('a client passed in is never closed; only the duplicates relq made are', async () => {
     const obs = res.client();
-    const own = redisClient(redis);
+    const own = redisClient(res.server);
     own.on('error', () => undefined);
     try {
       await own.ping();

@@ -1,16 +1,7 @@
 import { Worker } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, sleep, waitUntil } from './_helpers.js';
+import { useRedis, sleep, waitUntil } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 describe('pause / resume', () => {
   test('while paused lease returns nothing and adds go on; after resume it leases', async () => {

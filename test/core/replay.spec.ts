@@ -5,18 +5,9 @@
 import type { Queue } from '../../lib/index.js';
 import { encodeRecord } from '../../lib/core/record.js';
 import { ackItem, nackItem, rejectItem, requeueItem } from '../../lib/core/settle-items.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources } from './_helpers.js';
+import { useRedis } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 type Script = (...args: Array<string | number>) => Promise<unknown>;
 function script(q: Queue<any, any>, name: string): Script {

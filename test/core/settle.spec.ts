@@ -1,17 +1,8 @@
 import { ValidationError } from '../../lib/index.js';
 import { ackItem, requeueItem } from '../../lib/core/settle-items.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, redisNow, sleep } from './_helpers.js';
+import { useRedis, redisNow, sleep } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 const fixed = (delayMs: number) => ({ type: 'fixed' as const, delayMs, jitter: 0 });
 

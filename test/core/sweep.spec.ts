@@ -1,16 +1,7 @@
 import type { Queue } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, sleep } from './_helpers.js';
+import { useRedis, sleep } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 /** Writes one job record as is, through the engine's own add script (no JS validation). */
 function rawAdd(q: Queue<any, any>, id: string, record: string): Promise<unknown> {

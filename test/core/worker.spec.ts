@@ -1,16 +1,7 @@
 import { UnrecoverableError, Worker, type WorkerEvent } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, sleep, waitUntil, within } from './_helpers.js';
+import { useRedis, sleep, waitUntil, within } from './_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 /** Runs `fn` every `ms` until the returned stop() is awaited. */
 function every(ms: number, fn: () => Promise<unknown>): () => Promise<void> {

@@ -4,18 +4,9 @@
  * and every path that returns a job to pending (nack, requeue, sweep, delayed, redrive).
  */
 import { Queue, ValidationError, Worker, extKeys } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
+import { useRedis, commandStats, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
 
-let redis: TestRedis;
-const res = new Resources(() => redis);
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(() => res.closeAll());
-afterAll(async () => {
-  await redis.stop();
-});
+const res = useRedis();
 
 type G = { g: string; i: number };
 

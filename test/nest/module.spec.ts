@@ -15,7 +15,7 @@ import {
   type QueueModuleOptionsFactory,
 } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { startApp, waitFor } from './helpers.js';
+import { startApp } from './helpers.js';
 
 let redis: TestRedis;
 const apps: TestingModule[] = [];
