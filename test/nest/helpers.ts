@@ -1,5 +1,6 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { ModuleMetadata } from '@nestjs/common';
+import { startRedis, type TestRedis } from '../support/redis.js';
 
 /** Compiles and initialises (onModuleInit + onApplicationBootstrap) a testing module. */
 export async function startApp(metadata: ModuleMetadata): Promise<TestingModule> {
@@ -41,4 +42,38 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => 
   let resolve!: (v: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+export interface AppBed {
+  /** The spec file's private Redis. */
+  readonly redis: TestRedis;
+  /** Apps started with `start`, closed after each test (a test may empty it to close them itself). */
+  readonly apps: TestingModule[];
+  start(...imports: NonNullable<ModuleMetadata['imports']>): Promise<TestingModule>;
+}
+
+/** A private Redis for the spec file, and every app started through the bed closed after each test. */
+export function useApps(): AppBed {
+  let redis: TestRedis | undefined;
+  const apps: TestingModule[] = [];
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    while (apps.length) await apps.pop()!.close();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  return {
+    get redis() {
+      return redis!;
+    },
+    apps,
+    async start(...imports) {
+      const app = await startApp({ imports });
+      apps.push(app);
+      return app;
+    },
+  };
 }

@@ -1,28 +1,11 @@
 import { Module } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { deferred, sleep, startApp, waitFor } from './helpers.js';
+import { uniquePrefix } from '../support/redis.js';
+import { deferred, sleep, waitFor, useApps } from './helpers.js';
 
-let redis: TestRedis;
-const apps: TestingModule[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  while (apps.length) await apps.pop()!.close();
-});
-afterAll(async () => {
-  await redis.stop();
-});
-
-async function start(...imports: NonNullable<Parameters<typeof startApp>[0]['imports']>): Promise<TestingModule> {
-  const app = await startApp({ imports });
-  apps.push(app);
-  return app;
-}
+const bed = useApps();
+const { apps, start } = bed;
 
 test('a handler running longer than its lease stays leased thanks to the heartbeat', async () => {
   const prefix = uniquePrefix();
@@ -44,7 +27,7 @@ test('a handler running longer than its lease stays leased thanks to the heartbe
   class M {}
 
   const app = await start(
-    QueueModule.forRoot({ connection: redis.url, prefix, defaults: { processor: { blockMs: 200 } }, sweeper: { intervalMs: 100 } }),
+    QueueModule.forRoot({ connection: bed.redis.url, prefix, defaults: { processor: { blockMs: 200 } }, sweeper: { intervalMs: 100 } }),
     M,
   );
   const queue = app.get(QueueRegistry).getQueue('long');
@@ -90,7 +73,7 @@ test('shutdown during a long job gives it back to pending at once; the next app 
 
   const root = () =>
     QueueModule.forRoot({
-      connection: redis.url,
+      connection: bed.redis.url,
       prefix,
       shutdown: { drainTimeoutMs: 300 },
       defaults: { processor: { blockMs: 200 } },
@@ -106,7 +89,7 @@ test('shutdown during a long job gives it back to pending at once; the next app 
   const closeMs = Date.now() - t0;
   expect(closeMs).toBeLessThan(2000); // drain 300 ms + give-back, not the 30 s lease
 
-  const observer = new EngineQueue<{ n: number }, string>('reports', { connection: redis.url, prefix });
+  const observer = new EngineQueue<{ n: number }, string>('reports', { connection: bed.redis.url, prefix });
   try {
     const info = await observer.getJob(id);
     expect(info).toMatchObject({ state: 'pending', failures: 0, requeues: 1 });
@@ -146,7 +129,7 @@ test('a handler that finishes within the drain timeout is acked during shutdown'
   class M {}
 
   const app = await start(
-    QueueModule.forRoot({ connection: redis.url, prefix, shutdown: { drainTimeoutMs: 3000 }, defaults: { processor: { blockMs: 200 } } }),
+    QueueModule.forRoot({ connection: bed.redis.url, prefix, shutdown: { drainTimeoutMs: 3000 }, defaults: { processor: { blockMs: 200 } } }),
     M,
   );
   const queue = app.get(QueueRegistry).getQueue('drain');
@@ -154,7 +137,7 @@ test('a handler that finishes within the drain timeout is acked during shutdown'
   await started.promise;
   await app.close();
   apps.length = 0;
-  const observer = new EngineQueue('drain', { connection: redis.url, prefix });
+  const observer = new EngineQueue('drain', { connection: bed.redis.url, prefix });
   try {
     expect(await observer.getJob(id)).toMatchObject({ state: 'completed', result: 'finished' });
   } finally {
@@ -165,8 +148,8 @@ test('a handler that finishes within the drain timeout is acked during shutdown'
 test('the sweeper reclaims leases that expired elsewhere; it can be disabled', async () => {
   const prefix = uniquePrefix();
   // A crashed consumer: leased with a short lease and never settled.
-  const crashed = new EngineQueue('swept', { connection: redis.url, prefix });
-  const other = new EngineQueue('unswept', { connection: redis.url, prefix });
+  const crashed = new EngineQueue('swept', { connection: bed.redis.url, prefix });
+  const other = new EngineQueue('unswept', { connection: bed.redis.url, prefix });
   try {
     const a = await crashed.add({}, { attempts: 5 });
     const b = await other.add({}, { attempts: 5 });
@@ -174,7 +157,7 @@ test('the sweeper reclaims leases that expired elsewhere; it can be disabled', a
     await other.lease({ leaseMs: 50 });
 
     const app = await start(
-      QueueModule.forRoot({ connection: redis.url, prefix, sweeper: { intervalMs: 100, jitter: 0.5 } }),
+      QueueModule.forRoot({ connection: bed.redis.url, prefix, sweeper: { intervalMs: 100, jitter: 0.5 } }),
       QueueModule.registerQueue({ name: 'swept' }, { name: 'unswept', sweeper: false }),
     );
     await waitFor(async () => (await crashed.getJob(a.id))?.state === 'pending', 3000, 'swept back to pending');

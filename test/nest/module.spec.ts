@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, type TestingModule } from '@nestjs/testing';
+import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
   getQueueToken,
@@ -14,27 +14,11 @@ import {
   type QueueModuleOptions,
   type QueueModuleOptionsFactory,
 } from '../../lib/nest/index.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { startApp } from './helpers.js';
+import { uniquePrefix } from '../support/redis.js';
+import { startApp, useApps } from './helpers.js';
 
-let redis: TestRedis;
-const apps: TestingModule[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  while (apps.length) await apps.pop()!.close();
-});
-afterAll(async () => {
-  await redis.stop();
-});
-
-async function start(...imports: NonNullable<Parameters<typeof startApp>[0]['imports']>): Promise<TestingModule> {
-  const app = await startApp({ imports });
-  apps.push(app);
-  return app;
-}
+const bed = useApps();
+const { apps, start } = bed;
 
 /** A stand-in for @nestjs/config's ConfigService. */
 @Injectable()
@@ -80,7 +64,7 @@ describe('wiring', () => {
     @Module({ imports: [QueueModule.registerQueue({ name: 'pings' })] })
     class OtherFeature {}
 
-    const app = await start(QueueModule.forRoot({ connection: redis.url, prefix }), PingModule, OtherFeature);
+    const app = await start(QueueModule.forRoot({ connection: bed.redis.url, prefix }), PingModule, OtherFeature);
     const producer = app.get(PingProducer);
     expect(producer.queue).toBeInstanceOf(Queue);
     expect(producer.queue.prefix).toBe(prefix);
@@ -91,7 +75,7 @@ describe('wiring', () => {
 
   test('forRootAsync with useFactory + inject (ConfigService) and registerQueueAsync', async () => {
     const prefix = uniquePrefix();
-    const Config = configModule({ REDIS_URL: redis.url, PREFIX: prefix, ATTEMPTS: '7' });
+    const Config = configModule({ REDIS_URL: bed.redis.url, PREFIX: prefix, ATTEMPTS: '7' });
 
     @Module({
       imports: [
@@ -125,7 +109,7 @@ describe('wiring', () => {
     @Injectable()
     class RelqConfig implements QueueModuleOptionsFactory {
       createRelqOptions(): QueueModuleOptions {
-        return { connection: redis.url, prefix };
+        return { connection: bed.redis.url, prefix };
       }
     }
     const app = await start(QueueModule.forRootAsync({ useClass: RelqConfig }), PingModule);
@@ -136,7 +120,7 @@ describe('wiring', () => {
   });
 
   test('a client passed in is shared and left open', async () => {
-    const client = new Redis(redis.url);
+    const client = new Redis(bed.redis.url);
     try {
       const app = await start(QueueModule.forRoot({ connection: client, prefix: uniquePrefix() }), PingModule);
       const { queue } = app.get(PingProducer);
@@ -154,7 +138,7 @@ describe('role switch', () => {
   test('workers: { enabled: false } produces but runs no lease loop; QueueRegistry can start and stop loops', async () => {
     const app = await start(
       QueueModule.forRoot({
-        connection: redis.url,
+        connection: bed.redis.url,
         prefix: uniquePrefix(),
         workers: { enabled: false },
         defaults: { processor: { blockMs: 200 } },
@@ -201,7 +185,7 @@ describe('bootstrap errors', () => {
     }
     @Module({ imports: [QueueModule.registerQueue({ name: 'elsewhere' })], providers: [Orphan] })
     class M {}
-    const err = await bootError(QueueModule.forRoot({ connection: redis.url }), M);
+    const err = await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M);
     expect(err).toBeInstanceOf(RelqConfigError);
     expect(err.message).toMatch(/@Processor\('nowhere'\) Orphan: queue 'nowhere' is not registered\. Add QueueModule\.registerQueue\(\{ name: 'nowhere' \}\)/);
     expect(err.message).toMatch(/registered queues: elsewhere/);
@@ -217,7 +201,7 @@ describe('bootstrap errors', () => {
     }
     @Module({ imports: [QueueModule.registerQueue({ name: 'dupe' })], providers: [Dupe] })
     class M {}
-    const err = await bootError(QueueModule.forRoot({ connection: redis.url }), M);
+    const err = await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M);
     expect(err).toBeInstanceOf(RelqConfigError);
     expect(err.message).toMatch(/@Processor\('dupe'\) Dupe: two handlers for job name 'welcome', Dupe\.one and Dupe\.two/);
   });
@@ -232,7 +216,7 @@ describe('bootstrap errors', () => {
     }
     @Module({ imports: [QueueModule.registerQueue({ name: 'd2' })], providers: [TwoDefaults] })
     class M1 {}
-    expect((await bootError(QueueModule.forRoot({ connection: redis.url }), M1)).message).toMatch(/two default handlers/);
+    expect((await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M1)).message).toMatch(/two default handlers/);
 
     @Processor('shared')
     class A {
@@ -246,13 +230,13 @@ describe('bootstrap errors', () => {
     }
     @Module({ imports: [QueueModule.registerQueue({ name: 'shared' })], providers: [A, B] })
     class M2 {}
-    expect((await bootError(QueueModule.forRoot({ connection: redis.url }), M2)).message).toMatch(
+    expect((await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M2)).message).toMatch(
       /queue 'shared' has two processors, A and B/,
     );
   });
 
   test('invalid options: root, queue, processor and handler', async () => {
-    const typo = await bootError(QueueModule.forRoot({ connection: redis.url, sweeper: { intervalMS: 5 } as never }));
+    const typo = await bootError(QueueModule.forRoot({ connection: bed.redis.url, sweeper: { intervalMS: 5 } as never }));
     expect(typo).toBeInstanceOf(RelqConfigError);
     expect(typo.message).toMatch(/forRoot\(\) options: sweeper: unknown option 'intervalMS'/);
 
@@ -260,7 +244,7 @@ describe('bootstrap errors', () => {
     expect(badUrl.message).toMatch(/connection: expected a redis:\/\/ or rediss:\/\/ URL/);
 
     const badQueue = await bootError(
-      QueueModule.forRoot({ connection: redis.url }),
+      QueueModule.forRoot({ connection: bed.redis.url }),
       QueueModule.registerQueue({ name: 'q', defaults: { job: { attempts: 0 } } }),
     );
     expect(badQueue).toBeInstanceOf(RelqConfigError);
@@ -273,7 +257,7 @@ describe('bootstrap errors', () => {
     }
     @Module({ imports: [QueueModule.registerQueue({ name: 'p' })], providers: [BadProcessor] })
     class M1 {}
-    expect((await bootError(QueueModule.forRoot({ connection: redis.url }), M1)).message).toMatch(
+    expect((await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M1)).message).toMatch(
       /@Processor\('p'\) BadProcessor: concurrency: must be between 1 and 1000, got 0/,
     );
 
@@ -284,7 +268,7 @@ describe('bootstrap errors', () => {
     }
     @Module({ imports: [QueueModule.registerQueue({ name: 'h' })], providers: [TooWide] })
     class M2 {}
-    expect((await bootError(QueueModule.forRoot({ connection: redis.url }), M2)).message).toMatch(
+    expect((await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M2)).message).toMatch(
       /TooWide\.run has concurrency 5, above the processor's concurrency 2/,
     );
 
@@ -292,7 +276,7 @@ describe('bootstrap errors', () => {
     class NoHandler {}
     @Module({ imports: [QueueModule.registerQueue({ name: 'none' })], providers: [NoHandler] })
     class M3 {}
-    expect((await bootError(QueueModule.forRoot({ connection: redis.url }), M3)).message).toMatch(/no @Process\(\) method/);
+    expect((await bootError(QueueModule.forRoot({ connection: bed.redis.url }), M3)).message).toMatch(/no @Process\(\) method/);
 
     expect(() => QueueModule.forRootAsync({})).toThrow(/exactly one of useFactory, useClass or useExisting/);
   });
@@ -305,7 +289,7 @@ describe('bootstrap errors', () => {
     class A {}
     @Module({ imports: [QueueModule.registerQueue({ name: 'twice', maxPayloadBytes: 2000 })] })
     class B {}
-    const twice = await bootError(QueueModule.forRoot({ connection: redis.url }), A, B);
+    const twice = await bootError(QueueModule.forRoot({ connection: bed.redis.url }), A, B);
     expect(twice.message).toMatch(/queue 'twice' is registered more than once with different options/);
   });
 });
@@ -320,7 +304,7 @@ test('the bootstrap leaves no connection open when it fails early (jest would no
 test('tests may override a queue provider with a mock; its processor is then skipped, not an error', async () => {
   const mock = { add: async () => ({ id: 'mock-1', created: true }) };
   const moduleRef = await Test.createTestingModule({
-    imports: [QueueModule.forRoot({ connection: redis.url, prefix: uniquePrefix() }), PingModule],
+    imports: [QueueModule.forRoot({ connection: bed.redis.url, prefix: uniquePrefix() }), PingModule],
   })
     .overrideProvider(getQueueToken('pings'))
     .useValue(mock)

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Module, Scope } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
-import type { TestingModule } from '@nestjs/testing';
 import {
   InjectQueue,
   OnQueueEvent,
@@ -13,36 +12,20 @@ import {
   type Job,
   type LeasedJob,
 } from '../../lib/nest/index.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { deferred, sleep, startApp, waitFor } from './helpers.js';
+import { uniquePrefix } from '../support/redis.js';
+import { deferred, sleep, waitFor, useApps } from './helpers.js';
 
-let redis: TestRedis;
-const apps: TestingModule[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  while (apps.length) await apps.pop()!.close();
-});
-afterAll(async () => {
-  await redis.stop();
-});
+const bed = useApps();
+const { start } = bed;
 
 function root(extra: Record<string, unknown> = {}) {
   return QueueModule.forRoot({
-    connection: redis.url,
+    connection: bed.redis.url,
     prefix: uniquePrefix(),
     defaults: { processor: { blockMs: 200, leaseMs: 1000 } },
     shutdown: { drainTimeoutMs: 200 },
     ...extra,
   });
-}
-
-async function start(...imports: NonNullable<Parameters<typeof startApp>[0]['imports']>): Promise<TestingModule> {
-  const app = await startApp({ imports });
-  apps.push(app);
-  return app;
 }
 
 interface Mail {
