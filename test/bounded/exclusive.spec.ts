@@ -6,28 +6,13 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { QueueInUseError, Worker } from '../../lib/index.js';
-import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, sleep, waitUntil, within } from '../core/_helpers.js';
+import { useEngineChildren } from '../support/engine-child.js';
+import { uniquePrefix } from '../support/redis.js';
+import { useRedis, sleep, waitUntil, within } from '../core/_helpers.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'role-child.mjs');
-let redis: TestRedis;
-let engine: BuiltEngine;
-const children: EngineChild[] = [];
-const res = new Resources(() => redis);
-
-beforeAll(async () => {
-  redis = await startRedis();
-  engine = buildEngine();
-});
-afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => c.kill()));
-  await res.closeAll();
-});
-afterAll(async () => {
-  engine?.remove();
-  await redis.stop();
-});
+const kids = useEngineChildren();
+const res = useRedis();
 
 test('a second producer gets QueueInUseError naming the holder; after close() the role is free', async () => {
   const a = res.queue('x1', { exclusive: { producer: true } });
@@ -82,8 +67,7 @@ test('exclusive consumer: a second Worker reports QueueInUseError and takes over
 
 test('a SIGKILLed holder: its roles are recovered after their ttl', async () => {
   const prefix = uniquePrefix();
-  const child = forkChild(engine, FIXTURE, { REDIS_URL: redis.url, PREFIX: prefix, NAME: 'x4', TTL_MS: 600 });
-  children.push(child);
+  const child = kids.fork(FIXTURE, { REDIS_URL: res.server.url, PREFIX: prefix, NAME: 'x4', TTL_MS: 600 });
   const { identity } = await child.waitFor((m) => m.type === 'holding');
   const q = res.queue('x4', { prefix, exclusive: { producer: true, consumer: true, ttlMs: 600 } });
   const err = await q.add(1).catch((e: unknown) => e);

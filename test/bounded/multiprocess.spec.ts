@@ -6,28 +6,14 @@
  */
 import { join } from 'node:path';
 import { Worker } from '../../lib/index.js';
-import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, sleep, waitUntil } from '../core/_helpers.js';
+import { useEngineChildren } from '../support/engine-child.js';
+import { uniquePrefix } from '../support/redis.js';
+import { useRedis, sleep, waitUntil } from '../core/_helpers.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'producers-child.mjs');
-let redis: TestRedis;
-let engine: BuiltEngine;
-const children: EngineChild[] = [];
-const res = new Resources(() => redis);
-
-beforeAll(async () => {
-  redis = await startRedis();
-  engine = buildEngine();
-});
-afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => c.kill()));
-  await res.closeAll();
-});
-afterAll(async () => {
-  engine?.remove();
-  await redis.stop();
-});
+const kids = useEngineChildren();
+const { children } = kids;
+const res = useRedis();
 
 test('bound 25 is never exceeded with 10 producers in 3 processes', async () => {
   const BOUND = 25;
@@ -37,9 +23,7 @@ test('bound 25 is never exceeded with 10 producers in 3 processes', async () => 
   await q.queueState(); // exists
   const split = [4, 3, 3];
   split.forEach((producers, p) =>
-    children.push(
-      forkChild(engine, FIXTURE, { REDIS_URL: redis.url, PREFIX: prefix, NAME: 'multi', BOUND, PRODUCERS: producers, JOBS, TAG: `p${p}` }),
-    ),
+    kids.fork(FIXTURE, { REDIS_URL: res.server.url, PREFIX: prefix, NAME: 'multi', BOUND, PRODUCERS: producers, JOBS, TAG: `p${p}` }),
   );
   await Promise.all(children.map((c) => c.waitFor((m) => m.type === 'ready')));
 
@@ -81,8 +65,7 @@ test('a producer SIGKILLed while it waits on the full queue blocks nobody and is
   const prefix = uniquePrefix();
   const q = res.queue<{ from: string; i: number }>('crash', { prefix, bound: 1 });
   await q.add({ from: 'test', i: 0 });
-  const child = forkChild(engine, FIXTURE, { REDIS_URL: redis.url, PREFIX: prefix, NAME: 'crash', BOUND: 1, PRODUCERS: 1, JOBS: 1, TAG: 'dead' });
-  children.push(child);
+  const child = kids.fork(FIXTURE, { REDIS_URL: res.server.url, PREFIX: prefix, NAME: 'crash', BOUND: 1, PRODUCERS: 1, JOBS: 1, TAG: 'dead' });
   await waitUntil(async () => (await q.queueState()).waitingProducers === 1, 'child waiting');
   await child.kill('SIGKILL');
   const newcomer = res.twin<{ from: string; i: number }>(q, { bound: 1 });

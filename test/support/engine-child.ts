@@ -119,3 +119,30 @@ export function forkChild(engine: BuiltEngine, fixture: string, env: Record<stri
     },
   };
 }
+
+export interface EngineChildren {
+  /** Children forked in the current test; all are killed after it. */
+  readonly children: EngineChild[];
+  fork(fixture: string, env: Record<string, string | number>): EngineChild;
+}
+
+/** Builds the engine once for the spec file and kills every forked child after each test. */
+export function useEngineChildren(): EngineChildren {
+  let engine: BuiltEngine | undefined;
+  const children: EngineChild[] = [];
+  beforeAll(() => {
+    engine = buildEngine();
+  });
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map((c) => c.kill()));
+  });
+  afterAll(() => engine?.remove());
+  return {
+    children,
+    fork(fixture, env) {
+      const child = forkChild(engine!, fixture, env);
+      children.push(child);
+      return child;
+    },
+  };
+}
