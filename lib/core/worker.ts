@@ -46,6 +46,8 @@ const TWO_LANES_FROM = 4;
 export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, Result> {
   readonly concurrency: number;
   private readonly lanes: number;
+  /** Most slots one lease call asks for. */
+  private readonly laneCap: number;
   private readonly held = new Map<string, HeldLease<Data>>();
   private running = 0;
   /** Slots promised to lease calls in flight. */
@@ -70,6 +72,9 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.concurrency = concurrency;
     assertFunction('handler', handler);
     this.lanes = this.concurrency >= TWO_LANES_FROM ? 2 : 1;
+    // Each lane leases at most its share, so one lane's script runs in Redis while Node
+    // runs the other lane's jobs; one lane taking every free slot would serialise them.
+    this.laneCap = Math.ceil(this.concurrency / this.lanes);
     if (options.autostart ?? true) this.start();
   }
 
@@ -90,7 +95,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     let woken = false;
     const errors = new ErrorBackoff();
     while (!this.stopping) {
-      const free = this.concurrency - this.running - this.requested;
+      const free = Math.min(this.laneCap, this.concurrency - this.running - this.requested);
       if (free <= 0) {
         await this.waitForSlot();
         continue;
