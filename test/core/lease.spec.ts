@@ -167,6 +167,19 @@ describe('lease', () => {
     expect((await q.getJob(short!.job.id))!.state).toBe('pending');
   });
 
+  test('meta-like keys in the data or in a string of the meta do not change the lease length', async () => {
+    const q = res.queue<Record<string, unknown>>();
+    // The scripts read per-job fields from the record without decoding it: only a top-level
+    // meta key may count, not the same text in the data or inside the job's name.
+    await q.add({ l: 60_000, f: 5, o: 1 }, { name: 'x,"l":70000' });
+    await q.add({ nested: { l: 80_000 } }, { leaseMs: 400, name: '{"l":90000' });
+    const [a, b] = await q.lease({ count: 2, leaseMs: 1000 });
+    expect(a!.job.data).toEqual({ l: 60_000, f: 5, o: 1 });
+    expect(a!.deadline - a!.job.leasedAt).toBe(1000);
+    expect(a!.job.attempt).toBe(1);
+    expect(b!.deadline - b!.job.leasedAt).toBe(400);
+  });
+
   test('queue defaults.leaseMs applies to jobs without their own', async () => {
     const q = res.queue<string>('q', { defaults: { leaseMs: 2500 } });
     await q.add('x');

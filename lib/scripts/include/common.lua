@@ -50,14 +50,20 @@ local function encodeRecord(meta, data)
   return cjson.encode(meta) .. '\n' .. data
 end
 
--- Cheap read of one top-level integer meta field without decoding the record. A key
--- is preceded by '{' or ','; a quote inside a JSON string is always escaped.
+-- Cheap read of one top-level integer meta field without decoding or copying the record:
+-- the first '"<field>":' preceded by '{' or ',' before the newline. A quote inside a JSON
+-- string is always escaped, so only a key matches.
 local function metaInt(rec, field)
+  local key = '"' .. field .. '":'
   local nl = string.find(rec, '\n', 1, true) or (#rec + 1)
-  local metaJson = string.sub(rec, 1, nl - 1) -- only the meta part: the data is never copied
-  local v = string.match(metaJson, '[{,]"' .. field .. '":(%-?%d+)')
-  if v then return tonumber(v) end
-  return nil
+  local init = 1
+  while true do
+    local s, e = string.find(rec, key, init, true)
+    if not s or s > nl then return nil end
+    local before = string.byte(rec, s - 1)
+    if before == 123 or before == 44 then return tonumber(string.match(rec, '^%-?%d+', e + 1)) end
+    init = e + 1
+  end
 end
 
 -- Events are collected during a script and published once, as one JSON array.
