@@ -76,7 +76,7 @@ export const relq: Adapter = {
   label: 'relq',
   settings: [
     'Queue `defaults: { keepCompletedMs: 0 }` (completed jobs deleted at once; default keeps them 1 h).',
-    'Everything else default: `events` on (one SPUBLISH per script call), Worker `leaseMs` 30 s, `blockMs` 5 s, heartbeat on.',
+    'Everything else default: `events` on (nothing is published while nobody listens, as in the bench), Worker `leaseMs` 30 s, `blockMs` 5 s, heartbeat on.',
     'Producer and worker use separate `Queue` objects (separate connections), as separate processes would.',
   ],
   async producer(conn) {

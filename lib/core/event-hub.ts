@@ -2,13 +2,21 @@ import { Observable, Subject, share } from 'rxjs';
 import { duplicateClient, type RedisClient } from './connection.js';
 import type { QueueEvent } from './types.js';
 
+/** How long a listener's announcement lasts, and how often it is renewed. */
+const LISTEN_TTL_MS = 30_000;
+const LISTEN_RENEW_MS = 10_000;
+
 /**
  * One sharded pub/sub subscription per queue object, opened on the first subscriber
- * and closed after the last. Scripts publish each call's transitions as one JSON array.
+ * and closed after the last. Scripts publish each call's transitions as one JSON array,
+ * but only while the listeners key exists: the hub sets it (with an expiry, renewed)
+ * before it reports the subscription ready, so no script after that skips publishing.
  */
 export class EventHub {
   private sub: RedisClient | undefined;
   private ready: Promise<void> | undefined;
+  private renew: NodeJS.Timeout | undefined;
+  private announced = false;
   private readonly subject = new Subject<QueueEvent>();
   private readonly reconnects = new Subject<void>();
   readonly events$: Observable<QueueEvent>;
@@ -21,6 +29,7 @@ export class EventHub {
   constructor(
     private readonly client: RedisClient,
     private readonly channel: string,
+    private readonly listenersKey: string,
     private readonly queue: string,
     private readonly wrapError: (err: unknown) => Error,
   ) {
@@ -39,11 +48,20 @@ export class EventHub {
       sub.on('smessage', (_channel: string, message: string) => this.dispatch(message));
       let connected = false;
       sub.on('ready', () => {
-        if (connected && this.sub === sub) this.reconnects.next();
+        if (connected && this.sub === sub) {
+          void this.announce().catch(() => undefined); // the key may be gone with a restarted server
+          this.reconnects.next();
+        }
         connected = true;
       });
       this.ready = sub.ssubscribe(this.channel).then(
-        () => undefined,
+        async () => {
+          await this.announce();
+          if (this.sub !== sub) return;
+          this.announced = true;
+          this.renew = setInterval(() => void this.announce().catch(() => undefined), LISTEN_RENEW_MS);
+          this.renew.unref();
+        },
         (err: unknown) => {
           if (this.sub === sub) {
             this.sub = undefined;
@@ -55,6 +73,15 @@ export class EventHub {
       );
     }
     return this.ready;
+  }
+
+  /** True while this hub is subscribed and has announced itself. */
+  get listening(): boolean {
+    return this.announced;
+  }
+
+  private announce(): Promise<unknown> {
+    return this.client.set(this.listenersKey, '1', 'PX', LISTEN_TTL_MS);
   }
 
   private dispatch(message: string): void {
@@ -74,6 +101,9 @@ export class EventHub {
     const sub = this.sub;
     this.sub = undefined;
     this.ready = undefined;
+    this.announced = false;
+    clearInterval(this.renew);
+    // The key is left to expire: other processes may still be listening.
     sub?.disconnect();
     return Promise.resolve();
   }

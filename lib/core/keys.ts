@@ -18,6 +18,7 @@ export const QUEUE_KEYS = [
   'dedup',
   'events',
   'seq',
+  'listeners',
 ] as const;
 
 export type QueueKeyName = (typeof QUEUE_KEYS)[number];

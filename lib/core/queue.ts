@@ -9,6 +9,7 @@ import {
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from './defaults.js';
 import { ClosedError, JobFailedError, QueueDeletedError, TimeoutError, ValidationError } from './errors.js';
 import { EventHub } from './event-hub.js';
+import { ListenerProbe } from './listener-probe.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { prepareJob, resolvePolicy } from './job-options.js';
 import { queueKeys, type QueueKeys } from './keys.js';
@@ -69,6 +70,7 @@ export class Queue<Data = unknown, Result = unknown> {
   readonly maxPayloadBytes: number;
   private readonly handle: ClientHandle;
   private readonly eventsFlag: '0' | '1';
+  private readonly listeners: ListenerProbe;
   private readonly ids = new IdGenerator();
   private readonly hub: EventHub;
   private readonly idleBlockers: RedisClient[] = [];
@@ -97,9 +99,10 @@ export class Queue<Data = unknown, Result = unknown> {
     }
     this.eventsFlag = options.events === false ? '0' : '1';
     this.handle = openConnection(options.connection);
-    this.hub = new EventHub(this.handle.client, this.keys.byName.events, name, (err) =>
+    this.hub = new EventHub(this.handle.client, this.keys.byName.events, this.keys.byName.listeners, name, (err) =>
       wrapRedisError(err, 'events', this.handle),
     );
+    this.listeners = new ListenerProbe(this.handle.client, this.keys.byName.listeners, () => this.hub.listening);
     const queue = this;
     this.ext = new QueueExt(
       {
@@ -148,7 +151,8 @@ export class Queue<Data = unknown, Result = unknown> {
     this.assertOpen();
     if (jobs.length === 0) return [];
     const now = Date.now();
-    const args: Array<string | number> = [this.eventsFlag, jobs.length];
+    const events = this.eventsFlag === '1' && this.listeners.listening() ? '1' : '0';
+    const args: Array<string | number> = [events, jobs.length];
     const ids: string[] = [];
     const items: ProduceItem[] = [];
     jobs.forEach((job, i) => {

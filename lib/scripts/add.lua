@@ -5,7 +5,7 @@
 --   id, custom (1 when the caller chose the id: an idempotency key), record,
 --   priority, due ('' now | 'd<ms>' after a delay | 'a<ms>' at an absolute time)
 -- Reply: 1 per job created, 0 when a custom id already exists (nothing written).
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local now
 local function clock()
   if not now then now = nowMs() end

@@ -4,7 +4,7 @@
 --   list:    { id, record, diedAt, ... } oldest first
 --   redrive: back to pending with a fresh attempt budget; reply = ids moved
 --   purge:   deleted for good; reply = ids removed
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local op = ARGV[2]
 local ids
 if ARGV[3] == 'ids' then

@@ -6,7 +6,7 @@
 -- role waiters learn of it and fail with a clear error. Lease replay records (one per lease
 -- request) are not listed anywhere; each expires after its lease length.
 -- ARGV: 1 events(0/1), 2 tombstone ms. Reply: number of keys removed.
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local ttl = tonumber(ARGV[2])
 local removed = 0
 local function unlink(keys)

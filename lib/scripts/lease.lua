@@ -3,18 +3,18 @@
 --!include include/settle.lua
 --!include include/lease-jobs.lua
 -- Settles finished leases, then leases up to `count` more, in one round trip.
--- KEYS[15] = this request's replay record.
+-- KEYS[16] = this request's replay record.
 -- ARGV: 1 events(0/1), 2 reqId, 3 count, 4 leaseMs, 5 woken(0/1), 6 promoteLimit, 7.. settle items
 -- Reply: { settled 0/1 per item, {now, nextDue or -1, paused, id, token, deadline, record, ...} }
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local now = nowMs()
 local settled = settleItems(now, 7)
-local recorded = redis.call('GET', KEYS[15])
+local recorded = redis.call('GET', KEYS[16])
 local reply, nextDue, paused
 if recorded then
   reply, nextDue, paused = replayLease(recorded, ARGV[2]), nil, 0
 else
-  reply, nextDue, paused = leaseJobs(now, KEYS[15], ARGV[2], tonumber(ARGV[3]),
+  reply, nextDue, paused = leaseJobs(now, KEYS[16], ARGV[2], tonumber(ARGV[3]),
     tonumber(ARGV[4]), ARGV[5] == '1', tonumber(ARGV[6]))
 end
 flushWake()

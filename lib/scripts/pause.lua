@@ -1,7 +1,7 @@
 --!include include/keys.lua
 --!include include/common.lua
 -- Stops or restarts leasing (adds go on). ARGV: 1 events(0/1), 2 'pause' | 'resume'.
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 if ARGV[2] == 'pause' then
   redis.call('HSET', K_META, 'paused', '1')
   emit({ type = 'paused' })

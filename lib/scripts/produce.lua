@@ -11,7 +11,7 @@
 --   then n items of 6 fields: id, custom(0/1), record, priority, due (as in add.lua), group ('' none)
 -- Reply: { 'ok', { 1/0 per job (1 created, 0 duplicate) } } | { 'closed' } | { 'deleted' } | { 'configure' }
 --   | { 'inuse', holder } | { 'full', free slots, waiters, bound } | { 'toobig', bound }
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local now = nowMs()
 local function clock() return now end
 local m = redis.call('HMGET', K_META, 'closed', 'bound', 'stats', 'del', 'glimit', 'cfg')

@@ -10,7 +10,7 @@
 --   renew      3 waiter id, 4 ttl ms: a blocked producer is still there. Forgets expired
 --              waiters and, if that frees the way, wakes the next one.        Reply: 1
 -- On a deleted queue (tombstone) every op but stats and leave replies 'deleted'.
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local op = ARGV[2]
 if op == 'stats' then
   local s = redis.call('HMGET', K_STATS, 'pm', 'pb', 'cm', 'cb')

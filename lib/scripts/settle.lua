@@ -3,7 +3,7 @@
 --!include include/settle.lua
 -- Settles leases (ack, nack, requeue, reject) without leasing more.
 -- ARGV: 1 events(0/1), 2.. settle items. Reply: 0/1 per item.
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local now = nowMs()
 local settled = settleItems(now, 2)
 flushWake()

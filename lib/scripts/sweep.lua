@@ -3,7 +3,7 @@
 -- One bounded pass of housekeeping. ARGV: 1 events(0/1), 2 limit per kind.
 -- Expired leases count as a failed attempt: back to pending, or dead past the limit.
 -- Reply: { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now }
-eventsOn = ARGV[1] == '1'
+eventsArg = ARGV[1] == '1'
 local limit = tonumber(ARGV[2])
 local now = nowMs()
 

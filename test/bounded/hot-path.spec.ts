@@ -7,6 +7,7 @@
 import { Queue } from '../../lib/index.js';
 import { ackItem } from '../../lib/core/settle-items.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitUntil } from '../core/_helpers.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -29,7 +30,33 @@ function diff(a: Record<string, number>, b: Record<string, number>): Record<stri
   return out;
 }
 
-test('plain add and lease+settle run the same commands as before', async () => {
+async function countCommands(
+  q: Queue<number>,
+  obs: ReturnType<typeof redisClient>,
+  n: number,
+): Promise<{ add: Record<string, number>; lease: Record<string, number>; addMs: number }> {
+  const s0 = await commandStats(obs);
+  const t0 = Date.now();
+  for (let i = 0; i < n; i++) await q.add(i);
+  const addMs = Date.now() - t0;
+  const s1 = await commandStats(obs);
+  const add = diff(s0, s1);
+  delete add.info;
+
+  let prev = await q.leaseStep([], 1, 10_000, false);
+  const s2 = await commandStats(obs);
+  for (let i = 1; i < n; i++) {
+    prev = await q.leaseStep([ackItem(prev.leases[0]!, '')], 1, 10_000, false);
+  }
+  const s3 = await commandStats(obs);
+  await q.ack(prev.leases[0]!);
+  const leaseCmds = diff(s2, s3);
+  delete leaseCmds.info;
+  const lease = Object.fromEntries(Object.entries(leaseCmds).map(([k, v]) => [k, v / (n - 1)]));
+  return { add, lease, addMs };
+}
+
+test('plain add and lease+settle run the same commands as before; nothing is published while nobody listens', async () => {
   const N = 200;
   const q = new Queue<number>('hot', { connection: redis.url, prefix: uniquePrefix() });
   const obs = redisClient(redis);
@@ -37,25 +64,29 @@ test('plain add and lease+settle run the same commands as before', async () => {
     await q.add(0); // loads the scripts (EVALSHA fails once, EVAL follows)
     const [first] = await q.lease({ leaseMs: 10_000 });
     await q.ack(first!);
-    const s0 = await commandStats(obs);
-    for (let i = 0; i < N; i++) await q.add(i);
-    const s1 = await commandStats(obs);
-    const addCmds = diff(s0, s1);
-    delete addCmds.info;
-    // N adds: EVALSHA + HSETNX + RPUSH (+ SPUBLISH, events on) each, nothing else; the one
-    // extra RPUSH is the wake-up token of the first add into the empty pending list.
-    expect(addCmds).toEqual({ evalsha: N, hsetnx: N, rpush: N + 1, spublish: N });
 
-    let prev = await q.leaseStep([], 1, 10_000, false);
-    const s2 = await commandStats(obs);
-    for (let i = 1; i < N; i++) {
-      prev = await q.leaseStep([ackItem(prev.leases[0]!, '')], 1, 10_000, false);
+    const quiet = await countCommands(q, obs, N);
+    // N adds: EVALSHA + HSETNX + RPUSH each; the one extra RPUSH is the wake-up token of
+    // the first add into the empty pending list. The producer re-reads the listeners key
+    // (EXISTS) at most once a second.
+    const probes = quiet.add.exists ?? 0;
+    delete quiet.add.exists;
+    expect(quiet.add).toEqual({ evalsha: N, hsetnx: N, rpush: N + 1 });
+    expect(probes).toBeLessThanOrEqual(1 + Math.ceil(quiet.addMs / 1000));
+    // per lease call: the baseline with the events' SPUBLISH replaced by one EXISTS
+    const { spublish: _published, ...quietLease } = LEASE_BASELINE;
+    expect(quiet.lease).toEqual({ ...quietLease, exists: 1 });
+
+    // with a listener: every add and lease call checks the key and publishes
+    const listener = q.events().subscribe();
+    try {
+      await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 'listener announced');
+      const heard = await countCommands(q, obs, N);
+      expect(heard.add).toEqual({ evalsha: N, hsetnx: N, rpush: N + 1, exists: N, spublish: N });
+      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1 });
+    } finally {
+      listener.unsubscribe();
     }
-    const s3 = await commandStats(obs);
-    const leaseCmds = diff(s2, s3);
-    delete leaseCmds.info;
-    const per = Object.fromEntries(Object.entries(leaseCmds).map(([k, v]) => [k, v / (N - 1)]));
-    expect(per).toEqual(LEASE_BASELINE);
   } finally {
     obs.disconnect();
     await q.close();

@@ -167,7 +167,8 @@ export async function eventsReady(c: Redis, q: Queue<any, any>, subscribers = 1)
   await waitUntil(
     async () => {
       const r = (await c.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
-      return Number(r[1]) >= subscribers;
+      // subscribed, and announced: scripts publish only while the listeners key exists
+      return Number(r[1]) >= subscribers && (await c.exists(q.keys.byName.listeners)) === 1;
     },
     'event subscription',
     5000,

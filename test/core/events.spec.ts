@@ -104,6 +104,67 @@ describe('events()', () => {
   });
 });
 
+describe('publishing only while someone listens', () => {
+  test('nothing is published without a listener; a new listener gets every later transition at once, and added events within a second', async () => {
+    const q = res.queue<string>();
+    const watcher = res.twin<string>(q);
+    const obs = res.client();
+    const published = async () => {
+      const info = await obs.info('commandstats');
+      return Number(/cmdstat_spublish:calls=(\d+)/.exec(info)?.[1] ?? 0);
+    };
+    await q.add('warm-up'); // the producer now knows that nobody listens
+    await q.ack((await q.lease())[0]!);
+    const before = await published();
+    await q.add('unheard');
+    await q.ack((await q.lease())[0]!);
+    expect(await published()).toBe(before);
+    expect(await obs.exists(q.keys.byName.listeners)).toBe(0);
+
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(obs, q);
+      const ttl = await obs.pttl(q.keys.byName.listeners);
+      expect(ttl).toBeGreaterThan(25_000);
+      expect(ttl).toBeLessThanOrEqual(30_000);
+      // The producer's last reading (nobody) may be up to a second old: its adds may go
+      // unannounced until then, but leases and settles check the key in the script itself.
+      const a = await q.add('a');
+      await q.ack((await q.lease())[0]!);
+      await waitUntil(() => got.some((e) => e.id === a.id && e.type === 'completed'), 'completed event of a');
+      expect(got.filter((e) => e.id === a.id).map((e) => e.type).filter((t) => t !== 'added')).toEqual(['leased', 'completed']);
+      await sleep(1100);
+      await q.add('b'); // starts a new reading
+      await sleep(50);
+      const b = await q.add('b');
+      await waitUntil(() => got.some((e) => e.id === b.id && e.type === 'added'), 'added event of b');
+    } finally {
+      sub.unsubscribe();
+    }
+    // The announcement is left to expire: another process may still be listening.
+    await waitUntil(async () => {
+      const r = (await obs.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
+      return Number(r[1]) === 0;
+    }, 'unsubscribe');
+    expect(await obs.pttl(q.keys.byName.listeners)).toBeGreaterThan(0);
+  });
+
+  test('a listener announces itself again when its connection comes back (the key may be gone with the server)', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    const sub = q.events().subscribe();
+    try {
+      await eventsReady(obs, q);
+      await obs.del(q.keys.byName.listeners); // as after a restart without persistence
+      await obs.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 're-announced', 5000);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+});
+
 describe('watch(id)', () => {
   test('emits states until completed, from another Queue instance', async () => {
     const q = res.queue<string>();

@@ -66,11 +66,18 @@ local function metaInt(rec, field)
   end
 end
 
--- Events are collected during a script and published once, as one JSON array.
+-- Events are collected during a script and published once, as one JSON array, when the
+-- caller asked for them (ARGV[1]) and some process listens: nobody subscribed, no encoding
+-- and no SPUBLISH. Listeners keep K_LISTEN alive (lib/core/event-hub.ts).
 local events = {}
-local eventsOn = false
+local eventsArg = false
+local listening
+local function eventsOn()
+  if listening == nil then listening = eventsArg and redis.call('EXISTS', K_LISTEN) == 1 end
+  return listening
+end
 local function emit(ev)
-  if eventsOn then events[#events + 1] = ev end
+  if eventsOn() then events[#events + 1] = ev end
 end
 local function flushEvents()
   if #events > 0 then

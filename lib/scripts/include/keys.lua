@@ -14,3 +14,4 @@ local K_WAKE = KEYS[11]     -- list  wake-up tokens for blocked leasers (BLPOP)
 local K_DEDUP = KEYS[12]    -- zset  finished custom job id -> end of its idempotency window
 local K_EVENTS = KEYS[13]   -- sharded pub/sub channel of job transitions
 local K_SEQ = KEYS[14]      -- string sequence for FIFO order among prioritized jobs
+local K_LISTEN = KEYS[15]   -- string present while some process listens to K_EVENTS (expires)

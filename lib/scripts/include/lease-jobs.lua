@@ -112,7 +112,7 @@ local function grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
       reply[#reply + 1] = token
       reply[#reply + 1] = deadline
       reply[#reply + 1] = rec
-      if eventsOn then
+      if eventsOn() then
         emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
       end
     elseif groups and groups[j] ~= '' then
