@@ -151,27 +151,32 @@ export class Queue<Data = unknown, Result = unknown> {
     this.assertOpen();
     if (jobs.length === 0) return [];
     const now = Date.now();
-    const events = this.eventsFlag === '1' && this.listeners.listening() ? '1' : '0';
-    const args: Array<string | number> = [events, jobs.length];
-    const ids: string[] = [];
     const items: ProduceItem[] = [];
+    let grouped = false;
     jobs.forEach((job, i) => {
       const field = jobs.length === 1 && op === 'add' ? 'opts' : `jobs[${i}].opts`;
       if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
       const dataJson = toJson(op === 'add' ? 'data' : `jobs[${i}].data`, job.data, this.maxPayloadBytes);
       const prepared = prepareJob(field, job.opts, this.defaults, now);
+      const custom = prepared.id === undefined ? 0 : 1;
       const id = prepared.id ?? this.ids.next();
-      ids.push(id);
-      args.push(id, prepared.id ? 1 : 0, encodeRecord(prepared.meta, dataJson), prepared.priority, prepared.due);
-      items.push({ id, custom: prepared.id ? 1 : 0, record: args[args.length - 3] as string, priority: prepared.priority, due: prepared.due, group: prepared.group });
+      items.push({ id, custom, record: encodeRecord(prepared.meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group });
+      if (prepared.group !== '') grouped = true;
       if (op === 'add' && job.opts?.timeoutMs !== undefined) timeoutMs = job.opts.timeoutMs;
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
     // EVALSHA + HSETNX + RPUSH (add.lua).
-    const managed = this.ext.managed || mode === 'try' || items.some((it) => it.group !== '');
-    if (!managed && this.ext.hasSettings) await this.ext.configure(); // e.g. stats: false, once
-    const created = managed ? await this.ext.produce(items, mode, timeoutMs) : ((await this.run('add', op, args)) as number[]);
-    return ids.map((id, i) => ({ id, created: created[i] === 1 }));
+    let created: number[];
+    if (this.ext.managed || mode === 'try' || grouped) {
+      created = await this.ext.produce(items, mode, timeoutMs);
+    } else {
+      if (this.ext.hasSettings) await this.ext.configure(); // e.g. stats: false, once
+      const events = this.eventsFlag === '1' && this.listeners.listening() ? '1' : '0';
+      const args: Array<string | number> = [events, items.length];
+      for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due);
+      created = (await this.run('add', op, args)) as number[];
+    }
+    return items.map((it, i) => ({ id: it.id, created: created[i] === 1 }));
   }
 
   // ---- leasing ---------------------------------------------------------------

@@ -84,11 +84,46 @@ export function assertOptions<T>(
  * other class instances without toJSON. Keys such as `__proto__` stay plain data.
  */
 export function toJson(field: string, value: unknown, maxBytes: number): string {
-  checkJsonValue(field, value, new Set());
+  // The quick walk accepts the usual payload without building paths; anything it doubts
+  // (a bad value, or nesting deep enough to hide a cycle) gets the walk that names the path.
+  if (!isPlainJson(value, 0)) checkJsonValue(field, value, new Set());
   const json = JSON.stringify(value);
-  const bytes = Buffer.byteLength(json);
-  if (bytes > maxBytes) throw new PayloadTooLargeError(field, bytes, maxBytes);
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: count bytes only near the limit.
+  if (json.length * 3 > maxBytes) {
+    const bytes = Buffer.byteLength(json);
+    if (bytes > maxBytes) throw new PayloadTooLargeError(field, bytes, maxBytes);
+  }
   return json;
+}
+
+const QUICK_DEPTH = 32;
+
+/** True when `value` is certainly plain JSON data (see checkJsonValue for the rules). */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth >= QUICK_DEPTH) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key of Object.keys(value)) {
+    if (!isPlainJson((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
 }
 
 function checkJsonValue(path: string, value: unknown, seen: Set<object>): void {

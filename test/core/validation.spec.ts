@@ -271,6 +271,18 @@ describe('payloads', () => {
     await expectInvalid(() => q.add(data), field);
   });
 
+  test('deep nesting: plain data 100 levels down is accepted; a bad value or a cycle that deep is refused with its path', async () => {
+    const q = newQueue('q');
+    const nest = (depth: number, leaf: unknown): unknown => (depth === 0 ? leaf : { d: nest(depth - 1, leaf) });
+    const { id } = await q.add(nest(100, [1, 'x', null]));
+    expect((await q.getJob(id))!.data).toEqual(nest(100, [1, 'x', null]));
+    const deepPath = `data${'.d'.repeat(100)}`;
+    await expectInvalid(() => q.add(nest(100, 1n)), deepPath);
+    const loop: Record<string, unknown> = {};
+    loop.again = nest(60, loop);
+    await expectInvalid(() => q.add(loop), `data.again${'.d'.repeat(60)}`);
+  });
+
   test('Dates and null-prototype objects are fine', async () => {
     const q = newQueue('q');
     const bare = Object.assign(Object.create(null) as object, { a: 1 });
