@@ -7,6 +7,8 @@ end
 -- `pre` holds options placed before the list (e.g. {'XX'}); returns the last reply.
 local UNPACK_SLICE = 4000 -- even, so field/value and score/member pairs stay whole
 local function callMany(cmd, key, list, pre)
+  if #list == 0 then return nil end
+  if not pre and #list <= UNPACK_SLICE then return redis.call(cmd, key, unpack(list)) end
   local reply
   for i = 1, #list, UNPACK_SLICE do
     local args = { key }
@@ -18,6 +20,8 @@ local function callMany(cmd, key, list, pre)
 end
 
 local function hmgetMany(key, fields)
+  if #fields == 0 then return {} end
+  if #fields <= UNPACK_SLICE then return redis.call('HMGET', key, unpack(fields)) end
   local out = {}
   for i = 1, #fields, UNPACK_SLICE do
     local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + UNPACK_SLICE - 1, #fields)))
