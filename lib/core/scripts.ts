@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { QUEUE_KEYS } from './keys.js';
 
-/** Lua files in lib/scripts; each receives the queue keys (+ `extraKeys`) as KEYS. */
+/** Lua files in lib/scripts, one per operation; each receives the queue keys (+ `extraKeys`). */
 const SCRIPT_FILES = {
   add: { file: 'add.lua', extraKeys: 0 },
   lease: { file: 'lease.lua', extraKeys: 1 },
@@ -21,50 +23,138 @@ const SCRIPT_FILES = {
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
+const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
+
+/** Shared helpers, defined once in the library; begin.lua binds each call's keys. */
+const PRELUDE = ['keys.lua', 'common.lua', 'settle.lua', 'lease-jobs.lua', 'add-jobs.lua', 'begin.lua'];
 
 const SCRIPT_DIR = new URL('../scripts/', import.meta.url);
 const INCLUDE = /^--!include (\S+)\s*$/gm;
 
-function readScript(file: string, seen = new Set<string>()): string {
-  if (seen.has(file)) return '';
-  seen.add(file);
+function readLua(file: string): string {
   const text = readFileSync(new URL(file, SCRIPT_DIR), 'utf8');
-  return text.replace(INCLUDE, (_m, inc: string) => readScript(inc, seen));
+  return text.replace(INCLUDE, (_m, inc: string) => readLua(inc));
 }
 
-let sources: Record<ScriptName, string> | undefined;
+export interface ScriptCode {
+  /** Function library: the prelude once, then one registered function per operation. */
+  library: string;
+  libraryName: string;
+  functionName: Record<ScriptName, string>;
+  /** Each operation's own code (lib/scripts/<name>.lua), without the prelude. */
+  bodies: Record<ScriptName, string>;
+  /** The same operations as stand-alone scripts (EVALSHA), where functions cannot be loaded. */
+  scripts: Record<ScriptName, string>;
+}
 
-/** Script sources with includes resolved; read from disk once per process. */
-export function scriptSources(): Record<ScriptName, string> {
-  sources ??= Object.fromEntries(
-    Object.entries(SCRIPT_FILES).map(([name, s]) => [name, readScript(s.file)]),
+let code: ScriptCode | undefined;
+
+/**
+ * The Lua code, read from disk once per process. The library's name carries a hash of its
+ * code, so processes running different relq versions never call each other's functions.
+ */
+export function scriptCode(): ScriptCode {
+  if (code) return code;
+  const prelude = PRELUDE.map((f) => readLua(`include/${f}`)).join('\n');
+  const bodies = Object.fromEntries(NAMES.map((n) => [n, readLua(SCRIPT_FILES[n].file)])) as Record<ScriptName, string>;
+  const hash = createHash('sha1')
+    .update(prelude)
+    .update(NAMES.map((n) => bodies[n]).join('\n'))
+    .digest('hex')
+    .slice(0, 12);
+  const libraryName = `relq_${hash}`;
+  const functionName = Object.fromEntries(NAMES.map((n) => [n, `${libraryName}_${n}`])) as Record<ScriptName, string>;
+  const library = [
+    `#!lua name=${libraryName}`,
+    prelude,
+    ...NAMES.map((n) => `redis.register_function('${functionName[n]}', function(keys, args)\nbegin(keys, args)\n${bodies[n]}\nend)`),
+  ].join('\n');
+  // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
+  const scripts = Object.fromEntries(
+    NAMES.map((n) => [n, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[n]}`]),
   ) as Record<ScriptName, string>;
-  return sources;
+  code = { library, libraryName, functionName, bodies, scripts };
+  return code;
 }
 
 type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
-const installed = new WeakSet<RedisClient>();
 
-/**
- * Registers the scripts on a client as ioredis commands: EVALSHA, with EVAL when the
- * server answers NOSCRIPT (after a restart or failover the script cache is empty).
- */
-export function installScripts(client: RedisClient): void {
-  if (installed.has(client)) return;
-  const src = scriptSources();
-  for (const [name, s] of Object.entries(SCRIPT_FILES)) {
-    client.defineCommand(`relq_${name}`, { numberOfKeys: QUEUE_KEYS.length + s.extraKeys, lua: src[name as ScriptName] });
+interface ClientState {
+  /** 'function': FCALL, loading the library when the server lacks it; 'script': EVALSHA. */
+  mode: 'function' | 'script';
+  loading?: Promise<boolean>;
+}
+const states = new WeakMap<RedisClient, ClientState>();
+
+function stateOf(client: RedisClient): ClientState {
+  let s = states.get(client);
+  if (!s) {
+    s = { mode: 'function' };
+    states.set(client, s);
   }
-  installed.add(client);
+  return s;
 }
 
-export function runScript(
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Loads the library on the server (every master of a Cluster). False when the server
+ * refuses functions (no FUNCTION command, or an ACL without it): the client then uses
+ * scripts. A restarted or flushed server simply gets the library again on the next call.
+ */
+async function loadLibrary(client: RedisClient): Promise<boolean> {
+  const { library } = scriptCode();
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  try {
+    await Promise.all(nodes.map((n) => n.call('FUNCTION', 'LOAD', 'REPLACE', library)));
+    return true;
+  } catch (err) {
+    if (/unknown command|NOPERM|no permissions/i.test(messageOf(err))) return false;
+    throw err;
+  }
+}
+
+/** Registers the stand-alone scripts: EVALSHA, with EVAL when the server answers NOSCRIPT. */
+function scriptCommand(client: RedisClient, name: ScriptName): ScriptCommand {
+  const key = `relq_${name}`;
+  const c = client as unknown as Record<string, ScriptCommand | undefined>;
+  if (!c[key]) {
+    client.defineCommand(key, {
+      numberOfKeys: QUEUE_KEYS.length + SCRIPT_FILES[name].extraKeys,
+      lua: scriptCode().scripts[name],
+    });
+  }
+  return c[key]!;
+}
+
+/**
+ * Runs one operation as one atomic call: FCALL of the relq library (its helpers are
+ * compiled once on the server instead of on every call), or EVALSHA where the server
+ * refuses functions.
+ */
+export async function runScript(
   client: RedisClient,
   name: ScriptName,
   keys: readonly string[],
   args: ReadonlyArray<string | number>,
 ): Promise<unknown> {
-  installScripts(client);
-  const cmd = (client as unknown as Record<string, ScriptCommand>)[`relq_${name}`]!;
-  return cmd.call(client, ...keys, ...args);
+  const state = stateOf(client);
+  if (state.mode === 'function') {
+    const fn = scriptCode().functionName[name];
+    try {
+      return await client.fcall(fn, keys.length, ...keys, ...args);
+    } catch (err) {
+      const msg = messageOf(err);
+      const missing = /Function not found/i.test(msg);
+      if (!missing && !/unknown command/i.test(msg)) throw err;
+      if (missing) {
+        state.loading ??= loadLibrary(client).finally(() => (state.loading = undefined));
+        if (await state.loading) return client.fcall(fn, keys.length, ...keys, ...args);
+      }
+      state.mode = 'script';
+    }
+  }
+  return scriptCommand(client, name).call(client, ...keys, ...args);
 }

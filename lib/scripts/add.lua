@@ -1,6 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
---!include include/add-jobs.lua
 -- Adds jobs. ARGV: 1 events(0/1), 2 n, then n items of 5 fields:
 --   id, custom (1 when the caller chose the id: an idempotency key), record,
 --   priority, due ('' now | 'd<ms>' after a delay | 'a<ms>' at an absolute time)

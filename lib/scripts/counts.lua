@@ -1,4 +1,3 @@
---!include include/keys.lua
 -- Per-state counts, read atomically. Reply: { pending, working, delayed, completed, dead, paused }
 return {
   redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO) + (tonumber(redis.call('HGET', K_META, 'gp')) or 0),

@@ -1,5 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
 -- Dead-letter management. ARGV: 1 events(0/1), 2 op, 3 offset|'ids', 4 limit, 5.. ids
 --   list:    { id, record, diedAt, ... } oldest first
 --   redrive: back to pending with a fresh attempt budget; reply = ids moved

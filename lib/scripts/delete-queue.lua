@@ -1,5 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
 -- Deletes a queue: every key (the declared ones, the derived ones of include/ext.lua, each
 -- group's list), then leaves a tombstone (meta del=1 that expires after ARGV[2] ms) and
 -- wake-up tokens with the same expiry, so that blocked consumers, blocked producers and

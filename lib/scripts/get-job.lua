@@ -1,4 +1,3 @@
---!include include/keys.lua
 -- Reads one job. ARGV: 1 id.
 -- Reply: { state, record, score (deadline / due / retention end / death time), result } or {}.
 local id = ARGV[1]

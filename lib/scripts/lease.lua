@@ -1,7 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
---!include include/settle.lua
---!include include/lease-jobs.lua
 -- Settles finished leases, then leases up to `count` more, in one round trip.
 -- KEYS[16] = this request's replay record.
 -- ARGV: 1 events(0/1), 2 reqId, 3 count, 4 leaseMs, 5 woken(0/1), 6 promoteLimit, 7.. settle items

@@ -1,5 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
 -- Stops or restarts leasing (adds go on). ARGV: 1 events(0/1), 2 'pause' | 'resume'.
 eventsArg = ARGV[1] == '1'
 if ARGV[2] == 'pause' then

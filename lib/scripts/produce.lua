@@ -1,6 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
---!include include/add-jobs.lua
 -- Adds jobs on the managed path (lib/core/queue-ext.ts): refuses a closed or deleted queue,
 -- fences an exclusive producer, enforces the bound with blocked-producer waiters, routes
 -- grouped jobs to their group, counts stats. Checks come first, then the writes.

@@ -1,5 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
 -- Exclusive producer / consumer roles (lib/core/roles.ts). The role key holds the holder's
 -- identity and expires unless the holder refreshes it, so a crashed holder's role is
 -- recovered after its ttl. Releasing it wakes one process blocked waiting for the role.

@@ -1,6 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
---!include include/settle.lua
 -- Settles leases (ack, nack, requeue, reject) without leasing more.
 -- ARGV: 1 events(0/1), 2.. settle items. Reply: 0/1 per item.
 eventsArg = ARGV[1] == '1'

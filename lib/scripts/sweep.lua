@@ -1,5 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
 -- One bounded pass of housekeeping. ARGV: 1 events(0/1), 2 limit per kind.
 -- Expired leases count as a failed attempt: back to pending, or dead past the limit.
 -- Reply: { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now }

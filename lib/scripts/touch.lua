@@ -1,5 +1,3 @@
---!include include/keys.lua
---!include include/common.lua
 -- Extends leases (heartbeat). ARGV: 1 n, then n items of: id, token, extendMs.
 -- Reply per item: the new deadline, or 0 when that token no longer holds the job.
 local now = nowMs()

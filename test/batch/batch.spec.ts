@@ -148,7 +148,7 @@ test('one round trip per batch: 99 jobs in batches of 33 take 4 script calls (ea
   const d = statsDelta(before, await commandStats(obs));
   // lease(33) -> run -> lease+settle -> run -> lease+settle -> run -> settle (+ lease: none) -> block
   expect(batches).toBe(3);
-  expect(d.evalsha).toBe(4);
+  expect(d.fcall).toBe(4);
   expect(d.touch ?? 0).toBe(0);
   expect(await q.counts()).toMatchObject({ completed: 100, pending: 0, working: 0 });
 });

@@ -85,7 +85,7 @@ describe('bound', () => {
     const before = await commandStats(obs);
     await sleep(600); // blocked: no polling (at most one registration renewal, every second)
     const during = statsDelta(before, await commandStats(obs));
-    expect(during.evalsha ?? 0).toBeLessThanOrEqual(1);
+    expect(during.fcall ?? 0).toBeLessThanOrEqual(1);
     expect(during.hsetnx ?? 0).toBe(0);
     expect(done).toBe(false);
     const [lease] = await consumer.lease();

@@ -61,17 +61,17 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
   const q = new Queue<number>('hot', { connection: redis.url, prefix: uniquePrefix() });
   const obs = redisClient(redis);
   try {
-    await q.add(0); // loads the scripts (EVALSHA fails once, EVAL follows)
+    await q.add(0); // loads the scripts (the first FCALL finds no library; it is loaded)
     const [first] = await q.lease({ leaseMs: 10_000 });
     await q.ack(first!);
 
     const quiet = await countCommands(q, obs, N);
-    // N adds: EVALSHA + HSETNX + RPUSH each; the one extra RPUSH is the wake-up token of
+    // N adds: FCALL + HSETNX + RPUSH each; the one extra RPUSH is the wake-up token of
     // the first add into the empty pending list. The producer re-reads the listeners key
     // (EXISTS) at most once a second.
     const probes = quiet.add.exists ?? 0;
     delete quiet.add.exists;
-    expect(quiet.add).toEqual({ evalsha: N, hsetnx: N, rpush: N + 1 });
+    expect(quiet.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1 });
     expect(probes).toBeLessThanOrEqual(1 + Math.ceil(quiet.addMs / 1000));
     // per lease call: the baseline with the events' SPUBLISH replaced by one EXISTS
     const { spublish: _published, ...quietLease } = LEASE_BASELINE;
@@ -82,7 +82,7 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
     try {
       await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 'listener announced');
       const heard = await countCommands(q, obs, N);
-      expect(heard.add).toEqual({ evalsha: N, hsetnx: N, rpush: N + 1, exists: N, spublish: N });
+      expect(heard.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1, exists: N, spublish: N });
       expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1 });
     } finally {
       listener.unsubscribe();
@@ -95,11 +95,11 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
 
 // Measured on the engine before bounded/fair/batch (commit 1ed02d8): one lease call that
 // acks one job and leases the next.
-// 16 commands: EVALSHA, TIME; settle: HMGET leases, HDEL leases, ZREM working, ZADD done,
+// 16 commands: FCALL (EVALSHA then), TIME; settle: HMGET leases, HDEL leases, ZREM working, ZADD done,
 // HSET results; lease: HMGET meta, GET replay record, ZRANGE prio, LPOP pending, HMGET jobs,
 // HSET leases, ZADD working, SET replay record; SPUBLISH events.
 const LEASE_BASELINE: Record<string, number> = {
-  evalsha: 1,
+  fcall: 1,
   time: 1,
   hmget: 3,
   hdel: 1,

@@ -134,9 +134,14 @@ export function statsDelta(before: Record<string, number>, after: Record<string,
   return out;
 }
 
-/** Script calls (EVAL + EVALSHA) and blocking pops in a delta: what the engine sent. */
+/** Calls of relq's Lua (FCALL, or EVALSHA / EVAL where functions are refused) in a delta. */
+export function scriptCalls(d: Record<string, number>): number {
+  return (d.fcall ?? 0) + (d.evalsha ?? 0) + (d.eval ?? 0);
+}
+
+/** Script calls and blocking pops in a delta: what the engine sent. */
 export function engineCalls(d: Record<string, number>): number {
-  return (d.evalsha ?? 0) + (d.eval ?? 0) + (d.blpop ?? 0);
+  return scriptCalls(d) + (d.blpop ?? 0);
 }
 
 /** All keys matching `pattern` (SCAN, in tests only). */

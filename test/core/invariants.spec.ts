@@ -6,8 +6,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
-import { scriptSources } from '../../lib/core/scripts.js';
-import { redisClient, uniquePrefix } from '../support/redis.js';
+import { scriptCode } from '../../lib/core/scripts.js';
+import { redisClient, startRedis, uniquePrefix } from '../support/redis.js';
 import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, sleep, statsDelta, waitUntil } from './_helpers.js';
 
 const res = useRedis();
@@ -103,7 +103,7 @@ describe('key space', () => {
     expect(touched.size).toBeGreaterThan(10);
     const outside = [...touched].filter((k) => !k.startsWith(`${tag}:`));
     expect(outside).toEqual([]);
-    expect(seen.some((a) => ['evalsha', 'eval'].includes(a[0]!.toLowerCase()))).toBe(true);
+    expect(seen.some((a) => ['fcall', 'evalsha', 'eval'].includes(a[0]!.toLowerCase()))).toBe(true);
     expect(seen.some((a) => a[0]!.toLowerCase() === 'hsetnx')).toBe(true); // commands run inside scripts were seen too
 
     // what exists now (SCAN here, in the test only)
@@ -180,18 +180,20 @@ describe('no KEYS / SCAN in the engine', () => {
     expect(hits).toEqual([]);
   });
 
-  test('the resolved Lua sources use neither KEYS nor SCAN commands', () => {
-    for (const [name, src] of Object.entries(scriptSources())) {
+  test('the Lua code (library and scripts) uses neither KEYS nor SCAN commands', () => {
+    const { library, scripts } = scriptCode();
+    for (const [name, src] of [['library', library], ...Object.entries(scripts)] as Array<[string, string]>) {
       expect([name, /redis\.p?call\(\s*['"](keys|scan|hscan|sscan|zscan)['"]/i.test(src)]).toEqual([name, false]);
     }
   });
 });
 
 describe('Redis server time', () => {
-  test('every time-dependent script reads TIME itself', () => {
-    const src = scriptSources();
-    for (const name of ['add', 'lease', 'settle', 'touch', 'sweep'] as const) {
-      expect([name, src[name].includes("redis.call('TIME')") && /nowMs\(\)/.test(src[name])]).toEqual([name, true]);
+  test('every time-dependent operation reads TIME itself', () => {
+    const { library, bodies } = scriptCode();
+    expect(library).toMatch(/local function nowMs\(\)\n\s+local t = redis\.call\('TIME'\)/);
+    for (const name of ['add', 'lease', 'settle', 'touch', 'sweep', 'produce'] as const) {
+      expect([name, /nowMs\(\)/.test(bodies[name])]).toEqual([name, true]);
     }
   });
 
@@ -230,62 +232,93 @@ describe('Redis server time', () => {
   });
 });
 
-describe('NOSCRIPT recovery', () => {
-  test('every operation still works after SCRIPT FLUSH before it', async () => {
+/** Every operation once, with `flush()` (the server forgetting relq's Lua) before each. */
+async function everyOperationAfter(q: Queue<string, string>, flush: () => Promise<unknown>): Promise<void> {
+  await flush();
+  const { id } = await q.add('x', { attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
+  await flush();
+  await q.addBulk([{ data: 'y' }, { data: 'z', opts: { attempts: 1 } }]);
+  await flush();
+  expect((await q.getJob(id))!.state).toBe('pending');
+  await flush();
+  expect((await q.counts()).pending).toBe(3);
+  await flush();
+  const [l1, l2, l3] = await q.lease({ count: 3 });
+  await flush();
+  expect(await q.touch(l1!, 1000)).toBe(true);
+  await flush();
+  expect(await q.nack(l1!, { error: 'e' })).toBe(true);
+  await flush();
+  expect(await q.ack(l2!, 'r')).toBe(true);
+  await flush();
+  expect(await q.reject(l3!, 'no')).toBe(true);
+  await flush();
+  expect(await q.ackBatch([])).toEqual([]);
+  await flush();
+  await q.sweep();
+  await flush();
+  await q.pause();
+  await flush();
+  await q.resume();
+  await flush();
+  expect((await q.listDead()).map((d) => d.data)).toEqual(['z']);
+  await flush();
+  expect(await q.retryDead({ limit: 1 })).toHaveLength(1);
+  await flush();
+  const [l4] = await q.lease();
+  await flush();
+  expect(await q.requeue(l4!)).toBe(true);
+  await flush();
+  expect(await q.purgeDead({ limit: 1 })).toEqual([]);
+}
+
+describe('the server forgetting the Lua code (restart without persistence, FLUSH)', () => {
+  test('every operation still works after FUNCTION FLUSH before it: the library is loaded again', async () => {
     const q = res.queue<string, string>();
     const obs = res.client();
-    const flush = () => obs.script('FLUSH');
     const before = await commandStats(obs);
-    await flush();
-    const { id } = await q.add('x', { attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
-    await flush();
-    await q.addBulk([{ data: 'y' }, { data: 'z', opts: { attempts: 1 } }]);
-    await flush();
-    expect((await q.getJob(id))!.state).toBe('pending');
-    await flush();
-    expect((await q.counts()).pending).toBe(3);
-    await flush();
-    const [l1, l2, l3] = await q.lease({ count: 3 });
-    await flush();
-    expect(await q.touch(l1!, 1000)).toBe(true);
-    await flush();
-    expect(await q.nack(l1!, { error: 'e' })).toBe(true);
-    await flush();
-    expect(await q.ack(l2!, 'r')).toBe(true);
-    await flush();
-    expect(await q.reject(l3!, 'no')).toBe(true);
-    await flush();
-    expect(await q.ackBatch([])).toEqual([]);
-    await flush();
-    await q.sweep();
-    await flush();
-    await q.pause();
-    await flush();
-    await q.resume();
-    await flush();
-    expect((await q.listDead()).map((d) => d.data)).toEqual(['z']);
-    await flush();
-    expect(await q.retryDead({ limit: 1 })).toHaveLength(1);
-    await flush();
-    const [l4] = await q.lease();
-    await flush();
-    expect(await q.requeue(l4!)).toBe(true);
-    await flush();
-    expect(await q.purgeDead({ limit: 1 })).toEqual([]);
+    await everyOperationAfter(q, () => obs.call('FUNCTION', 'FLUSH'));
     const stats = statsDelta(before, await commandStats(obs));
-    expect(stats.eval ?? 0).toBeGreaterThan(0); // the EVAL fallback was taken
+    expect(stats['function|load']).toBeGreaterThanOrEqual(15); // again after each flush followed by a call
+    expect((stats.evalsha ?? 0) + (stats.eval ?? 0)).toBe(0);
   });
 
-  test('a running Worker keeps processing across SCRIPT FLUSH', async () => {
+  test('a running Worker keeps processing across FUNCTION FLUSH', async () => {
     const q = res.queue<number>();
     const obs = res.client();
     let done = 0;
     res.worker(new Worker<number>(q, async () => void (done += 1), { blockMs: 500 }));
     await q.add(1);
     await waitUntil(() => done === 1, 'first job');
-    await obs.script('FLUSH');
+    await obs.call('FUNCTION', 'FLUSH');
     await q.add(2);
-    await waitUntil(() => done === 2, 'job after SCRIPT FLUSH');
+    await waitUntil(() => done === 2, 'job after FUNCTION FLUSH');
     expect((await q.counts()).completed).toBe(2);
+  });
+
+  test('where an ACL refuses FUNCTION, the same operations run as scripts (EVALSHA, EVAL after SCRIPT FLUSH)', async () => {
+    const server = await startRedis({ controllable: true });
+    const admin = redisClient(server);
+    try {
+      await admin.call('ACL', 'SETUSER', 'nofunctions', 'on', '>secret-pw', '~*', '&*', '+@all', '-function');
+      const q = new Queue<string, string>('acl', {
+        connection: { host: server.host, port: server.port, username: 'nofunctions', password: 'secret-pw' },
+        prefix: uniquePrefix(),
+      });
+      try {
+        const before = await commandStats(admin);
+        await everyOperationAfter(q, () => admin.script('FLUSH'));
+        const stats = statsDelta(before, await commandStats(admin));
+        expect(stats.eval).toBeGreaterThan(0); // the EVAL fallback after each SCRIPT FLUSH
+        expect(stats.evalsha).toBeGreaterThan(0);
+        expect(stats['function|load'] ?? 0).toBe(0);
+        expect(await admin.call('FUNCTION', 'LIST')).toEqual([]);
+      } finally {
+        await q.close();
+      }
+    } finally {
+      admin.disconnect();
+      await server.stop();
+    }
   });
 });

@@ -4,23 +4,22 @@
  */
 import type { Queue } from '../../lib/index.js';
 import { encodeRecord } from '../../lib/core/record.js';
+import { runScript, type ScriptName } from '../../lib/core/scripts.js';
 import { ackItem, nackItem, rejectItem, requeueItem } from '../../lib/core/settle-items.js';
 import { useRedis } from './_helpers.js';
 
 const res = useRedis();
 
-type Script = (...args: Array<string | number>) => Promise<unknown>;
-function script(q: Queue<any, any>, name: string): Script {
-  const fn = (q.client as unknown as Record<string, Script>)[`relq_${name}`];
-  if (!fn) throw new Error(`script relq_${name} is not installed on the client`);
-  return fn.bind(q.client);
+type Script = (keys: readonly string[], args: Array<string | number>) => Promise<unknown>;
+function script(q: Queue<any, any>, name: ScriptName): Script {
+  return (keys, args) => runScript(q.client, name, keys, args);
 }
 
 /** Raw relq_lease call exactly as Queue.leaseStep builds it. */
 function leaseRaw(q: Queue<any, any>, reqId: string, count: number, leaseMs: number, items: Array<Array<string | number>> = []) {
   const args: Array<string | number> = ['1', reqId, count, leaseMs, 0, 1000, items.length];
   for (const it of items) args.push(...it);
-  return script(q, 'lease')(...q.keys.all, q.keys.request(reqId), ...args) as Promise<[number[], Array<string | number>]>;
+  return script(q, 'lease')([...q.keys.all, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
 }
 
 describe('replayed settle', () => {
@@ -161,8 +160,8 @@ describe('replayed add', () => {
       { id: 'gen.2', custom: false, data: 'prio', priority: 3 },
       { id: 'gen.3', custom: false, data: 'delayed', due: 'd60000' },
     ]);
-    expect(await add(...q.keys.all, ...args)).toEqual([1, 1, 1]);
-    expect(await add(...q.keys.all, ...args)).toEqual([1, 1, 1]);
+    expect(await add(q.keys.all, args)).toEqual([1, 1, 1]);
+    expect(await add(q.keys.all, args)).toEqual([1, 1, 1]);
     expect(await obs.hlen(q.keys.byName.jobs)).toBe(3);
     expect(await obs.llen(q.keys.byName.pending)).toBe(1);
     expect(await obs.zcard(q.keys.byName.prio)).toBe(1);
@@ -176,7 +175,7 @@ describe('replayed add', () => {
     const obs = res.client();
     const { id } = await q.add('x');
     await q.counts();
-    const again = (await script(q, 'add')(...q.keys.all, ...addArgs([{ id, custom: false, data: 'x' }]))) as number[];
+    const again = (await script(q, 'add')(q.keys.all, addArgs([{ id, custom: false, data: 'x' }]))) as number[];
     expect(again).toEqual([1]);
     expect(await obs.llen(q.keys.byName.pending)).toBe(1);
   });

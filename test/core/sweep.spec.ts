@@ -1,12 +1,12 @@
 import type { Queue } from '../../lib/index.js';
+import { runScript } from '../../lib/core/scripts.js';
 import { useRedis, sleep } from './_helpers.js';
 
 const res = useRedis();
 
 /** Writes one job record as is, through the engine's own add script (no JS validation). */
 function rawAdd(q: Queue<any, any>, id: string, record: string): Promise<unknown> {
-  const add = (q.client as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>).relq_add!;
-  return add.call(q.client, ...q.keys.all, '1', 1, id, 0, record, 0, '');
+  return runScript(q.client, 'add', q.keys.all, ['1', 1, id, 0, record, 0, '']);
 }
 
 const zero = { stalled: 0, deadLettered: 0, promoted: 0, completedRemoved: 0, dedupForgotten: 0 };

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { PayloadTooLargeError, Queue, RelqError, ValidationError, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, statsDelta } from './_helpers.js';
+import { Resources, commandStats, scriptCalls, statsDelta } from './_helpers.js';
 
 let redis: TestRedis;
 let obs: Redis;
@@ -49,7 +49,7 @@ async function expectInvalid(
   expect(v.code).toBe('RELQ_INVALID_ARGUMENT');
   expect(v.message).toContain(v.field);
   expect(await obs.dbsize()).toBe(keysBefore);
-  expect((d.evalsha ?? 0) + (d.eval ?? 0)).toBe(0);
+  expect(scriptCalls(d)).toBe(0);
   return v;
 }
 

@@ -65,7 +65,7 @@ const root = (prefix: string, extra: Record<string, unknown> = {}) =>
 async function scriptCalls(): Promise<number> {
   const info = await admin.info('commandstats');
   let n = 0;
-  for (const m of info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+)/g)) n += Number(m[2]);
+  for (const m of info.matchAll(/cmdstat_(fcall|evalsha|eval):calls=(\d+)/g)) n += Number(m[2]);
   return n;
 }
 

@@ -73,8 +73,8 @@ end
 -- Events are collected during a script and published once, as one JSON array, when the
 -- caller asked for them (ARGV[1]) and some process listens: nobody subscribed, no encoding
 -- and no SPUBLISH. Listeners keep K_LISTEN alive (lib/core/event-hub.ts).
-local events = {}
-local eventsArg = false
+local events      -- per call (reset by begin())
+local eventsArg   -- ARGV[1] == '1', set by each function that publishes
 local listening
 local function eventsOn()
   if listening == nil then listening = eventsArg and redis.call('EXISTS', K_LISTEN) == 1 end
@@ -89,7 +89,7 @@ local function flushEvents()
   end
 end
 
-local wakeNeeded = false
+local wakeNeeded  -- per call
 --!include include/ext.lua
 local function flushWake()
   extFlush()

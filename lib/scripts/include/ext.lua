@@ -5,25 +5,26 @@
 -- These keys are derived from the queue's hash tag instead of being passed in KEYS (per-group
 -- lists cannot be known before the script picks a group). They share the tag, so they live in
 -- the queue's Cluster slot like every declared key. lib/core/ext-keys.ts lists the same names.
-local K_TAG = string.sub(K_JOBS, 1, #K_JOBS - 5) -- K_JOBS is '<tag>:jobs'
-local K_GACTIVE = K_TAG .. ':gactive' -- list  rotation: groups that may lease now, '' = ungrouped jobs
-local K_GSET = K_TAG .. ':gset'       -- set   the group members of gactive (never '')
-local K_GWORK = K_TAG .. ':gwork'     -- hash  group -> its jobs leased now
-local K_GROUPS = K_TAG .. ':groups'   -- set   groups whose pending list is not empty
-local K_WAITERS = K_TAG .. ':waiters' -- zset  blocked producer id -> registration expiry (ms)
-local K_NOTFULL = K_TAG .. ':notfull' -- list  wake-up tokens for blocked producers (BLPOP)
-local K_STATS = K_TAG .. ':stats'     -- hash  pm, pb produced messages/bytes; cm, cb consumed
+local K_TAG      -- '<tag>' (from K_JOBS = '<tag>:jobs')
+local K_GACTIVE  -- list  rotation: groups that may lease now, '' = ungrouped jobs
+local K_GSET     -- set   the group members of gactive (never '')
+local K_GWORK    -- hash  group -> its jobs leased now
+local K_GROUPS   -- set   groups whose pending list is not empty
+local K_WAITERS  -- zset  blocked producer id -> registration expiry (ms)
+local K_NOTFULL  -- list  wake-up tokens for blocked producers (BLPOP)
+local K_STATS    -- hash  pm, pb produced messages/bytes; cm, cb consumed
 local function groupKey(g) return K_TAG .. ':g:' .. g end
 local function roleKey(role) return K_TAG .. ':role:' .. role end
 -- meta fields used here: g (rotation may be non-empty), u ('' is in the rotation), gp (grouped
 -- jobs pending), glimit, bound, closed, stats, del (tombstone of a deleted queue)
 
-local extSeen = false   -- a lease of an extended queue ended in this call: check meta at flush
-local slotsFreed = 0    -- unfinished jobs that finished (completed or dead) in this call
-local endedGroups = {}  -- group -> number of its leases that ended in this call
-local endedOrder = {}
-local glimitCache       -- per-group concurrency limit (0 none), read once per call
-local gFlagSet = false
+-- per call (reset by begin()):
+local extSeen      -- a lease of an extended queue ended in this call: check meta at flush
+local slotsFreed   -- unfinished jobs that finished (completed or dead) in this call
+local endedGroups  -- group -> number of its leases that ended in this call
+local endedOrder
+local glimitCache  -- per-group concurrency limit (0 none), read once per call
+local gFlagSet
 
 local function groupLimit()
   if glimitCache == nil then glimitCache = tonumber(redis.call('HGET', K_META, 'glimit')) or 0 end

@@ -1,0 +1,13 @@
+-- Binds one call's keys and arguments and resets the per-call state. A function library is
+-- loaded once and its upvalues outlive a call, so nothing may carry over from the last one.
+local function begin(keys, args)
+  KEYS, ARGV = keys, args
+  K_JOBS, K_PENDING, K_PRIO, K_DELAYED, K_WORKING = keys[1], keys[2], keys[3], keys[4], keys[5]
+  K_LEASES, K_DONE, K_RESULTS, K_DEAD, K_META = keys[6], keys[7], keys[8], keys[9], keys[10]
+  K_WAKE, K_DEDUP, K_EVENTS, K_SEQ, K_LISTEN = keys[11], keys[12], keys[13], keys[14], keys[15]
+  K_TAG = string.sub(K_JOBS, 1, #K_JOBS - 5)
+  K_GACTIVE, K_GSET, K_GWORK = K_TAG .. ':gactive', K_TAG .. ':gset', K_TAG .. ':gwork'
+  K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS = K_TAG .. ':groups', K_TAG .. ':waiters', K_TAG .. ':notfull', K_TAG .. ':stats'
+  events, eventsArg, listening, wakeNeeded = {}, false, nil, false
+  extSeen, slotsFreed, endedGroups, endedOrder, glimitCache, gFlagSet = false, 0, {}, {}, nil, false
+end
