@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     console.log(`\nprofile: relq ${label}, events ${queueOptions.events ? 'on' : 'off'}, ${n} jobs: ${Math.round((n * 1000) / ms)} jobs/s`);
     console.log(`  Node CPU ${((cpu.user + cpu.system) / n).toFixed(1)} µs/job (user ${(cpu.user / n).toFixed(1)}, sys ${(cpu.system / n).toFixed(1)}), ${(((cpu.user + cpu.system) / 1000 / ms) * 100).toFixed(0)}% of one core`);
     console.log(`  Redis CPU ${((win.redisCpuSec * 1e6) / n).toFixed(1)} µs/job, ${((win.redisCpuSec * 1e5) / ms).toFixed(0)}% of one core`);
-    const scripts = ['evalsha', 'eval'].filter((k) => win.calls[k]);
+    const scripts = ['fcall', 'evalsha', 'eval'].filter((k) => win.calls[k]);
     console.log(
       `  Redis time inside commands: ${Object.entries(win.usec).sort((x, y) => y[1] - x[1]).slice(0, 6).map(([k, u]) => `${k} ${(u / n).toFixed(1)} µs/job (${(u / win.calls[k]!).toFixed(1)} µs/call)`).join(', ')}${scripts.length ? ' — script time includes its inner commands' : ''}`,
     );

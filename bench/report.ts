@@ -204,7 +204,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
 
   // ---- redis work
   L.push('## Work per job', '');
-  L.push('Redis commands per job from `INFO commandstats` over the whole phase (`CONFIG RESETSTAT` before it): every command Redis executed, including `EVALSHA`/`EVAL` themselves, each command run inside a script, `MULTI`/`EXEC`, blocking pops, and the workers\' start-up commands. Client commands per job (≈ round trips) from `MONITOR` on a short separate run of ' + fmt(meta.cfg.monitorJobs, 0) + ' jobs: each command a client sent counts once, a `MULTI…EXEC` block counts once. CPU per job: Node `process.cpuUsage()` of the bench process (library + bench loop) and Redis `used_cpu_user+sys`, over the phase.', '');
+  L.push('Redis commands per job from `INFO commandstats` over the whole phase (`CONFIG RESETSTAT` before it): every command Redis executed, including `FCALL` (or `EVALSHA`/`EVAL`) itself, each command run inside it, `MULTI`/`EXEC`, blocking pops, and the workers\' start-up commands. Client commands per job (≈ round trips) from `MONITOR` on a short separate run of ' + fmt(meta.cfg.monitorJobs, 0) + ' jobs: each command a client sent counts once, a `MULTI…EXEC` block counts once. CPU per job: Node `process.cpuUsage()` of the bench process (library + bench loop) and Redis `used_cpu_user+sys`, over the phase.', '');
   L.push(`| per job | ${libs.map((l) => LABEL[l]).join(' | ')} | relq / BullMQ | relq / bee-queue |`, `| --- | ${libs.map(() => '---').join(' | ')} | --- | --- |`);
   const work: Array<[string, string, number]> = [
     ['Redis commands per add (one by one)', 'addOne.cmds', 2],

@@ -32,7 +32,7 @@ function parseInfo(text: string): Map<string, string> {
 export interface ServerSnapshot {
   /** command name -> calls (script-internal calls included; Redis counts them too). */
   calls: Map<string, number>;
-  /** command name -> µs spent (for EVALSHA: the whole script, inner commands included). */
+  /** command name -> µs spent (for FCALL / EVALSHA: the whole call, inner commands included). */
   usec: Map<string, number>;
   cpuSec: number;
 }

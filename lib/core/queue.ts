@@ -165,7 +165,7 @@ export class Queue<Data = unknown, Result = unknown> {
       if (op === 'add' && job.opts?.timeoutMs !== undefined) timeoutMs = job.opts.timeoutMs;
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
-    // EVALSHA + HSETNX + RPUSH (add.lua).
+    // FCALL + HSETNX + RPUSH (add.lua).
     let created: number[];
     if (this.ext.managed || mode === 'try' || grouped) {
       created = await this.ext.produce(items, mode, timeoutMs);
