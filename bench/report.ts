@@ -104,7 +104,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
       value: `${fmt(x, digits)} ${unit}`,
       target: `≤ ${max} ${unit}`,
       ok,
-      by: ok === undefined ? '' : ok ? `${(((max - x) / max) * 100).toFixed(0)}% under` : `${(((x - max) / max) * 100).toFixed(0)}% over`,
+      by: ok === undefined ? '' : ok ? (shown === max ? 'at the bound' : `${(((max - shown) / max) * 100).toFixed(0)}% under`) : `${(((shown - max) / max) * 100).toFixed(0)}% over`,
     });
   };
   ratioTarget('add, one by one', med('relq', 'addOne.rate'), med('bullmq', 'addOne.rate'), 2.2);
