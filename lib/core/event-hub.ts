@@ -54,23 +54,26 @@ export class EventHub {
         }
         connected = true;
       });
-      this.ready = sub.ssubscribe(this.channel).then(
-        async () => {
-          await this.announce();
-          if (this.sub !== sub) return;
-          this.announced = true;
-          this.renew = setInterval(() => void this.announce().catch(() => undefined), LISTEN_RENEW_MS);
-          this.renew.unref();
-        },
-        (err: unknown) => {
-          if (this.sub === sub) {
-            this.sub = undefined;
-            this.ready = undefined;
-          }
-          sub.disconnect();
-          throw this.wrapError(err);
-        },
-      );
+      this.ready = sub
+        .ssubscribe(this.channel)
+        .then(() => this.announce())
+        .then(
+          () => {
+            if (this.sub !== sub) return;
+            this.announced = true;
+            this.renew = setInterval(() => void this.announce().catch(() => undefined), LISTEN_RENEW_MS);
+            this.renew.unref();
+          },
+          (err: unknown) => {
+            // neither subscribed nor announced: the next subscriber tries again
+            if (this.sub === sub) {
+              this.sub = undefined;
+              this.ready = undefined;
+            }
+            sub.disconnect();
+            throw this.wrapError(err);
+          },
+        );
     }
     return this.ready;
   }
