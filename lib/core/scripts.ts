@@ -11,8 +11,9 @@ const SCRIPT_FILES = {
   settle: { file: 'settle.lua', extraKeys: 0 },
   touch: { file: 'touch.lua', extraKeys: 0 },
   sweep: { file: 'sweep.lua', extraKeys: 0 },
-  getJob: { file: 'get-job.lua', extraKeys: 0 },
-  counts: { file: 'counts.lua', extraKeys: 0 },
+  // read-only: they still run when Redis refuses writes (maxmemory reached)
+  getJob: { file: 'get-job.lua', extraKeys: 0, readOnly: true },
+  counts: { file: 'counts.lua', extraKeys: 0, readOnly: true },
   pause: { file: 'pause.lua', extraKeys: 0 },
   deadLetters: { file: 'dead-letters.lua', extraKeys: 0 },
   // bounded queues, groups, lifecycle, roles (lib/core/queue-ext.ts)
@@ -67,7 +68,11 @@ export function scriptCode(): ScriptCode {
   const library = [
     `#!lua name=${libraryName}`,
     prelude,
-    ...NAMES.map((n) => `redis.register_function('${functionName[n]}', function(keys, args)\nbegin(keys, args)\n${bodies[n]}\nend)`),
+    ...NAMES.map(
+      (n) =>
+        `redis.register_function{function_name = '${functionName[n]}', flags = { ${'readOnly' in SCRIPT_FILES[n] ? "'no-writes'" : ''} },\n` +
+        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[n]}\nend}`,
+    ),
   ].join('\n');
   // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
   const scripts = Object.fromEntries(

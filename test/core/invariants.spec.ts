@@ -272,6 +272,38 @@ async function everyOperationAfter(q: Queue<string, string>, flush: () => Promis
   expect(await q.purgeDead({ limit: 1 })).toEqual([]);
 }
 
+describe('the server refusing writes (maxmemory reached)', () => {
+  test('adds and leases fail whole with RELQ_REDIS (nothing half-written); reads still answer; all works again after', async () => {
+    const server = await startRedis({ controllable: true });
+    const admin = redisClient(server);
+    const q = new Queue<string>('oom', { connection: server.url, prefix: uniquePrefix() });
+    try {
+      const { id } = await q.add('before');
+      const before = await scanKeys(admin);
+      await admin.config('SET', 'maxmemory', '1'); // noeviction: every write is refused
+      const addErr = await q.add('refused').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(addErr).toMatchObject({ code: 'RELQ_REDIS', message: expect.stringMatching(/OOM/) });
+      await expect(q.lease()).rejects.toMatchObject({ code: 'RELQ_REDIS' });
+      // read-only functions are flagged no-writes, so they still run
+      expect(await q.counts()).toMatchObject({ pending: 1, working: 0 });
+      expect((await q.getJob(id))!.state).toBe('pending');
+      expect(await scanKeys(admin)).toEqual(before);
+      await admin.config('SET', 'maxmemory', '0');
+      const [l] = await q.lease();
+      expect(l!.job.data).toBe('before');
+      expect(await q.ack(l!)).toBe(true);
+      expect((await q.add('after')).created).toBe(true);
+    } finally {
+      await q.close();
+      admin.disconnect();
+      await server.stop();
+    }
+  });
+});
+
 describe('the server forgetting the Lua code (restart without persistence, FLUSH)', () => {
   test('every operation still works after FUNCTION FLUSH before it: the library is loaded again', async () => {
     const q = res.queue<string, string>();
