@@ -126,3 +126,15 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
 function sameBackoff(a: Backoff, b: Backoff): boolean {
   return a.type === b.type && a.delayMs === b.delayMs && a.maxDelayMs === b.maxDelayMs && a.jitter === b.jitter;
 }
+
+/**
+ * Records of jobs added without options, which differ only in their time: the meta is
+ * prepared and encoded once per policy, and each record is the time spliced into it. The
+ * result is exactly `encodeRecord(prepareJob(field, undefined, defaults, now).meta, dataJson)`.
+ */
+export function plainRecordMaker(defaults: JobPolicy): (now: number, dataJson: string) => string {
+  const { t: _t, ...rest } = prepareJob('opts', undefined, defaults, 0).meta;
+  const tail = JSON.stringify(rest).slice(1); // '"a":3}' or '}'
+  const sep = tail === '}' ? '' : ',';
+  return (now, dataJson) => `{"t":${now}${sep}${tail}\n${dataJson}`;
+}

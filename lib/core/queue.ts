@@ -11,7 +11,7 @@ import { ClosedError, JobFailedError, QueueDeletedError, TimeoutError, Validatio
 import { EventHub } from './event-hub.js';
 import { ListenerProbe } from './listener-probe.js';
 import { IdGenerator, newRequestId } from './ids.js';
-import { prepareJob, resolvePolicy } from './job-options.js';
+import { plainRecordMaker, prepareJob, resolvePolicy } from './job-options.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
@@ -67,6 +67,7 @@ export class Queue<Data = unknown, Result = unknown> {
   readonly prefix: string;
   readonly keys: QueueKeys;
   readonly defaults: Readonly<JobPolicy>;
+  private readonly plainRecord: (now: number, dataJson: string) => string;
   readonly maxPayloadBytes: number;
   private readonly handle: ClientHandle;
   private readonly eventsFlag: '0' | '1';
@@ -91,6 +92,7 @@ export class Queue<Data = unknown, Result = unknown> {
     this.prefix = prefix;
     this.keys = queueKeys(prefix, name);
     this.defaults = Object.freeze(resolvePolicy('defaults', options.defaults));
+    this.plainRecord = plainRecordMaker(this.defaults);
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (options.events !== undefined) assertBoolean('events', options.events);
     const conn: unknown = options.connection;
@@ -154,9 +156,14 @@ export class Queue<Data = unknown, Result = unknown> {
     const items: ProduceItem[] = [];
     let grouped = false;
     jobs.forEach((job, i) => {
-      const field = jobs.length === 1 && op === 'add' ? 'opts' : `jobs[${i}].opts`;
       if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
       const dataJson = toJson(op === 'add' ? 'data' : `jobs[${i}].data`, job.data, this.maxPayloadBytes);
+      if (job.opts === undefined) {
+        // the common case: nothing to check, the meta is the queue's defaults
+        items.push({ id: this.ids.next(), custom: 0, record: this.plainRecord(now, dataJson), priority: 0, due: '', group: '' });
+        return;
+      }
+      const field = jobs.length === 1 && op === 'add' ? 'opts' : `jobs[${i}].opts`;
       const prepared = prepareJob(field, job.opts, this.defaults, now);
       const custom = prepared.id === undefined ? 0 : 1;
       const id = prepared.id ?? this.ids.next();

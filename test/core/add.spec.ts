@@ -168,3 +168,25 @@ describe('jobId idempotency', () => {
     expect((await b.add(2, { jobId: 'j' })).created).toBe(true);
   });
 });
+
+describe('jobs added without options', () => {
+  const policies = [
+    {},
+    { attempts: 7, backoff: { type: 'fixed' as const, delayMs: 250, jitter: 0 } },
+    { leaseMs: 4000, keepCompletedMs: 0, dedupWindowMs: 10 },
+  ];
+
+  test.each(policies)('store exactly the record a job with empty options gets (queue defaults %j)', async (defaults) => {
+    const q = res.queue<{ n: number }>('plain', { defaults });
+    const obs = res.client();
+    const bare = await q.add({ n: 1 });
+    const empty = await q.add({ n: 1 }, {});
+    const [r1, r2] = (await obs.hmget(q.keys.byName.jobs, bare.id, empty.id)) as [string, string];
+    const withoutTime = (r: string) => r.replace(/^\{"t":\d+/, '{"t":0');
+    expect(withoutTime(r1)).toBe(withoutTime(r2));
+    expect(r1).toMatch(/^\{"t":\d{13}[,}]/);
+    const [l] = await q.lease();
+    expect(l!.job.policy).toEqual((await q.lease())[0]!.job.policy);
+    expect(l!.job.maxAttempts).toBe(defaults.attempts ?? 3);
+  });
+});
