@@ -9,10 +9,10 @@ import {
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from './defaults.js';
 import { ClosedError, JobFailedError, QueueDeletedError, TimeoutError, ValidationError } from './errors.js';
 import { EventHub } from './event-hub.js';
-import { ListenerProbe } from './listener-probe.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { plainRecordMaker, prepareJob, resolvePolicy } from './job-options.js';
 import { queueKeys, type QueueKeys } from './keys.js';
+import { ListenerProbe } from './listener-probe.js';
 import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
 import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
