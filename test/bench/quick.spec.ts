@@ -1,0 +1,44 @@
+/**
+ * The benchmark's short mode works end to end: `npm run bench -- --quick` starts its own
+ * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor, and writes the
+ * report, the chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const LIBS = ['relq', 'bullmq', 'bee-queue', 'ioredis'];
+
+test('npm run bench -- --quick measures every library and writes report, chart and numbers', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'relq-bench-'));
+  try {
+    const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
+    const child = spawn(process.execPath, ['scripts/run-bench.mjs', '--quick', '--out', out.md, '--json', out.json, '--svg', out.svg], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    child.stdout.on('data', (b: Buffer) => (log += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (log += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    if (code !== 0) throw new Error(`bench exited with ${code}:\n${log.slice(-3000)}`);
+
+    const { results } = JSON.parse(readFileSync(out.json, 'utf8')) as { results: { samples: Record<string, Record<string, number[]>> } };
+    for (const lib of LIBS) {
+      for (const figure of ['addOne.rate', 'addBatch.rate', 'proc10.rate', 'lat.p50']) {
+        const values = results.samples[lib]?.[figure] ?? [];
+        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
+      }
+    }
+    expect(results.samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
+
+    const md = readFileSync(out.md, 'utf8');
+    expect(md).toContain('## Targets (same-run medians)');
+    const targetRows = md.split('## Targets')[1]!.split('\n## ')[0]!.split('\n').filter((l) => /^\| .+ \| \*\*(yes|no)\*\*|n\/a/.test(l));
+    expect(targetRows.length).toBeGreaterThanOrEqual(10);
+    expect(readFileSync(out.svg, 'utf8')).toMatch(/^<svg[\s>]/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 300_000);
