@@ -1,4 +1,4 @@
-import { MAX_LEASE_COUNT } from './defaults.js';
+import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT } from './defaults.js';
 import { UnrecoverableError, ValidationError } from './errors.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { ErrorBackoff, LeaseWorker } from './lease-worker.js';
@@ -25,6 +25,11 @@ export type BatchHandler<Data, Result> = (
 export interface BatchWorkerOptions {
   /** Most jobs per batch (1 to 1000). */
   size: number;
+  /**
+   * Batches run at once (1 to 64). Each is leased, run and settled on its own, so one
+   * batch's script call overlaps another's handler. Default 1: batches run one after another.
+   */
+  concurrency?: number;
   /** After the first job of a batch, wait up to this long for the batch to fill. Default 0. */
   waitMs?: number;
   /** Lease length for jobs without their own leaseMs. Default 30 s. */
@@ -39,23 +44,25 @@ export interface BatchWorkerOptions {
   autostart?: boolean;
 }
 
-const OPTION_KEYS = ['size', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
+const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
 
 /**
  * Runs a handler on batches of jobs: one lease call fetches a batch (and settles the
  * previous one in the same script call), the handler gets `Job[]`, and its per-job outcomes
- * are settled together. Heartbeats cover every job of the running batch in one touch call.
- * One batch runs at a time; run several BatchWorkers for more. Stops by itself when its
- * queue is closed and drained, or deleted ('stopped' event).
+ * are settled together. Heartbeats cover every held job in one touch call. Up to
+ * `concurrency` batches run at once, each in its own lane; idle lanes share one blocking
+ * wait. Stops by itself when its queue is closed and drained, or deleted ('stopped' event).
  */
 export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<Data, Result> {
   readonly size: number;
+  readonly concurrency: number;
   readonly waitMs: number;
-  private current: Array<HeldLease<Data>> = [];
-  private running = false;
+  /** The batches held now: filling or running, one per busy lane. */
+  private readonly batches = new Set<Array<HeldLease<Data>>>();
+  private runningBatches = 0;
   private endStopSignal: () => void = () => undefined;
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
-  private wakeSleep: (() => void) | undefined;
+  private pauseWakers: Array<() => void> = [];
 
   constructor(
     queue: Queue<Data, Result>,
@@ -64,23 +71,37 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   ) {
     assertOptions('batch worker options', options, OPTION_KEYS);
     assertInt('size', options.size, { min: 1, max: MAX_LEASE_COUNT });
+    const concurrency = options.concurrency ?? 1;
+    assertInt('concurrency', concurrency, { min: 1, max: MAX_BATCH_CONCURRENCY });
     const waitMs = options.waitMs ?? 0;
     assertInt('waitMs', waitMs, { max: 2 ** 31 });
     super(queue, options);
     this.size = options.size;
+    this.concurrency = concurrency;
     this.waitMs = waitMs;
     if (typeof handler !== 'function') throw new ValidationError('handler', 'must be a function');
     if (options.autostart ?? true) this.start();
   }
 
-  /** Jobs of the batch running now. */
+  /** Jobs of the batches held now. */
   override get inFlight(): number {
-    return this.current.length;
+    let n = 0;
+    for (const batch of this.batches) n += batch.length;
+    return n;
   }
 
-  // ---- the loop --------------------------------------------------------------
+  /** Batches held now (filling or running): at most `concurrency`. */
+  get batchesHeld(): number {
+    return this.batches.size;
+  }
 
-  protected override async runLoop(): Promise<void> {
+  // ---- the lanes ---------------------------------------------------------------
+
+  protected override runLoop(): Promise<unknown> {
+    return Promise.all(Array.from({ length: this.concurrency }, () => this.lane()));
+  }
+
+  private async lane(): Promise<void> {
     let woken = false;
     const errors = new ErrorBackoff();
     while (!this.stopping) {
@@ -98,36 +119,31 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
         woken = await this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
         continue;
       }
-      this.hold(step.leases);
-      if (this.current.length < this.size && this.waitMs > 0) await this.fill();
+      const batch: Array<HeldLease<Data>> = [];
+      this.batches.add(batch);
+      this.hold(batch, step.leases);
+      if (batch.length < this.size && this.waitMs > 0) await this.fill(batch);
       if (this.stopping) break; // shutdown gives the held jobs back
       // The handler may hang: shutdown stops waiting for it after drainTimeoutMs.
-      await Promise.race([this.runBatch(), this.stopSignal]);
+      await Promise.race([this.runBatch(batch), this.stopSignal]);
     }
   }
 
-  private hold(leases: Array<Lease<Data>>): void {
-    for (const lease of leases) this.current.push(new HeldLease(lease));
+  private hold(batch: Array<HeldLease<Data>>, leases: Array<Lease<Data>>): void {
+    for (const lease of leases) batch.push(new HeldLease(lease));
     this.heartbeat.schedule();
   }
 
-  /** Waits up to waitMs (from now) for more jobs, holding them in the current batch. */
-  private async fill(): Promise<void> {
+  /** Waits up to waitMs (from now) for more jobs, holding them in `batch`. */
+  private async fill(batch: Array<HeldLease<Data>>): Promise<void> {
     const until = Date.now() + this.waitMs;
-    while (this.current.length < this.size && !this.stopping) {
+    while (batch.length < this.size && !this.stopping) {
       const left = until - Date.now();
       if (left <= 0) break;
-      let woken: boolean;
+      if (!(await this.blockAtMost(left)) || this.stopping) continue;
       try {
-        woken = await this.queue.waitForWork(this.blocker!, left);
-      } catch (error) {
-        if (!this.stopping) this.subject.next({ type: 'error', error });
-        break;
-      }
-      if (!woken || this.stopping) continue;
-      try {
-        const more = await this.queue.leaseStep([], this.size - this.current.length, this.leaseMs, true);
-        this.hold(more.leases);
+        const more = await this.queue.leaseStep([], this.size - batch.length, this.leaseMs, true);
+        this.hold(batch, more.leases);
       } catch (error) {
         this.subject.next({ type: 'error', error });
         break;
@@ -135,16 +151,26 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     }
   }
 
+  /** The shared blocking wait, given up by this caller after `ms`. */
+  private async blockAtMost(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const cut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([this.block(ms), cut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** A shutdown also ends an error pause. */
   protected override keepPauseWaker(wake: () => void): void {
-    this.wakeSleep = wake;
+    this.pauseWakers.push(wake);
   }
 
   // ---- running a batch ---------------------------------------------------------
 
-  private async runBatch(): Promise<void> {
-    const held = this.current;
-    this.running = true;
+  private async runBatch(held: Array<HeldLease<Data>>): Promise<void> {
+    this.runningBatches += 1;
     const jobs = held.map((h) => new JobView(h, this.heartbeat.touch));
     let outcomes: Array<Outcome<Data, Result>>;
     try {
@@ -153,14 +179,14 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     } catch (error) {
       outcomes = held.map((h) => failureOutcome(h, error, error instanceof UnrecoverableError));
     }
-    if (this.current === held) this.current = [];
-    this.running = false;
+    this.batches.delete(held);
+    this.runningBatches -= 1;
     // Jobs whose lease was lost (or given back at shutdown) are not settled.
     for (const o of outcomes) {
       if (o.held.lost) this.subject.next({ type: 'lost', job: o.held.lease.job });
       else this.outbox.push(o);
     }
-    this.handlersFinished();
+    if (this.runningBatches === 0) this.handlersFinished();
   }
 
   private fromReturned(held: Array<HeldLease<Data>>, returned: ReadonlyArray<BatchOutcome<Result>> | void): Array<Outcome<Data, Result>> {
@@ -192,29 +218,36 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
 
   // ---- heartbeat ---------------------------------------------------------------
 
-  protected override heldLeases(): Iterable<HeldLease<Data>> {
-    return this.current;
+  protected override *heldLeases(): Iterable<HeldLease<Data>> {
+    for (const batch of this.batches) yield* batch;
   }
 
   protected override keepBeating(): boolean {
-    return this.current.length > 0;
+    return this.inFlight > 0;
   }
 
   // ---- stopping ------------------------------------------------------------------
 
-  /** Lets the running batch finish (up to drainTimeoutMs), then gives its jobs back. */
+  /** Lets running batches finish (up to drainTimeoutMs), then gives their jobs back. */
   protected override async shutdown(drainTimeoutMs: number): Promise<void> {
-    if (this.running) await this.drainHandlers(drainTimeoutMs);
-    // Still held: a batch that did not finish in time, or jobs leased while filling.
-    const unfinished = this.current.filter((h) => !h.lost);
-    this.current = [];
+    if (this.runningBatches > 0) await this.drainHandlers(drainTimeoutMs);
+    // Still held: batches that did not finish in time, or jobs leased while filling.
+    const unfinished = this.takeHeld();
     for (const h of unfinished) h.giveBack();
     if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
-    this.wakeSleep?.();
+    for (const wake of this.pauseWakers.splice(0)) wake();
     this.endStopSignal();
     await this.loopDone;
-    await this.settleLast(unfinished);
+    // Leased by a call that was in flight when the close began.
+    await this.settleLast([...unfinished, ...this.takeHeld()]);
     this.ended();
+  }
+
+  /** Held jobs not lost yet; they are no longer held. */
+  private takeHeld(): Array<HeldLease<Data>> {
+    const held = [...this.heldLeases()].filter((h) => !h.lost);
+    this.batches.clear();
+    return held;
   }
 }
 

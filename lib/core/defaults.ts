@@ -16,3 +16,5 @@ export const MAX_PRIORITY = 1000;
 export const MAX_LEASE_COUNT = 1000;
 /** Bound of each kind of work done by one sweep call. */
 export const DEFAULT_SWEEP_LIMIT = 1000;
+/** Most batches one BatchWorker runs at once. */
+export const MAX_BATCH_CONCURRENCY = 64;

@@ -63,6 +63,7 @@ export abstract class LeaseWorker<Data, Result> {
   protected loopDone: Promise<unknown> | undefined;
   private closing: Promise<void> | undefined;
   private handlersDone: (() => void) | undefined;
+  private blocking: Promise<boolean> | undefined;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
   lastActivityAt = 0;
 
@@ -163,9 +164,18 @@ export abstract class LeaseWorker<Data, Result> {
     return step;
   }
 
-  /** Waits for a wake-up token for up to `ms`; true when woken (or after an error). */
-  protected async block(ms: number): Promise<boolean> {
+  /**
+   * Waits for a wake-up token for up to `ms`; true when woken (or after an error). The
+   * blocking connection serves one wait at a time, so callers that arrive during a wait
+   * share it.
+   */
+  protected block(ms: number): Promise<boolean> {
     this.lastActivityAt = Date.now();
+    this.blocking ??= this.blockOnce(ms).finally(() => (this.blocking = undefined));
+    return this.blocking;
+  }
+
+  private async blockOnce(ms: number): Promise<boolean> {
     try {
       return await this.queue.waitForWork(this.blocker!, ms);
     } catch (error) {
@@ -183,6 +193,7 @@ export abstract class LeaseWorker<Data, Result> {
 
   /** The queue was closed and is drained (closeQueue), or deleted: this worker stops. */
   protected queueEnded(deleted: boolean): void {
+    if (this.stopping) return; // another lane saw it first
     if (deleted) this.subject.next({ type: 'error', error: new QueueDeletedError(this.queue.name) });
     this.subject.next({ type: 'stopped', reason: deleted ? 'queue deleted' : 'queue closed' });
     void this.close().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from '../core/defaults.js';
+import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT } from '../core/defaults.js';
 import { RelqError, ValidationError } from '../core/errors.js';
 import type { ConnectionInput, JobPolicy, QueueOptions } from '../core/types.js';
 import { assertInt, assertNumber, assertOptions, assertPrefix, assertQueueName } from '../core/validate.js';
@@ -269,7 +269,7 @@ export function checkProcessOptions(
       batch = { size: o.batch.size, waitMs };
     }
     const c = o.concurrency ?? (batch ? batchFallback : fallback) ?? 1;
-    assertInt('concurrency', c, { min: 1, max: 1000 });
+    assertInt('concurrency', c, { min: 1, max: batch ? MAX_BATCH_CONCURRENCY : 1000 });
     return { concurrency: c, batch };
   });
 }

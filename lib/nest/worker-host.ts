@@ -38,24 +38,23 @@ export interface ProcessorStatus {
 
 const ERROR_LOG_EVERY_MS = 10_000;
 
-/** A lease loop: the engine's Worker, or one of a batch processor's BatchWorkers. */
+/** A lease loop: the engine's Worker, or a batch processor's BatchWorker. */
 type Runner = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
 
 /**
  * Runs one processor class: an engine `Worker` whose handler is the class's router (or,
- * for a batch processor, `concurrency` engine `BatchWorker`s calling its batch method),
+ * for a batch processor, an engine `BatchWorker` running `concurrency` batches at once),
  * its outcome events delivered to `@OnQueueEvent()` methods, and start/stop at runtime (a
  * stopped loop is replaced by a new one on start). @internal
  */
 export class WorkerHost {
   readonly router: HandlerRouter | BatchRouter;
-  private runners: Runner[] = [];
-  private subscriptions: Subscription[] = [];
+  private runner: Runner | undefined;
+  private subscription: Subscription | undefined;
   private stopping: Promise<void> | undefined;
   private lastError: string | null = null;
   private lastErrorAt: number | null = null;
   private lastErrorLogAt = 0;
-  private stoppedLogged = false;
   /** The last error was QueueInUseError: another app is the exclusive consumer. */
   private standby = false;
 
@@ -74,7 +73,7 @@ export class WorkerHost {
   }
 
   get isRunning(): boolean {
-    return this.runners.some((r) => r.isRunning);
+    return this.runner?.isRunning ?? false;
   }
 
   /** Starts the lease loop (no-op when running). Resolves once a running stop() finished. */
@@ -85,42 +84,23 @@ export class WorkerHost {
     this.release();
     const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
     const batch = this.batch;
-    if (batch) {
-      const handler = (this.router as BatchRouter).handle;
-      for (let i = 0; i < concurrency; i++) {
-        this.runners.push(
-          new BatchWorker<unknown, unknown>(this.queue, handler, {
-            size: batch.size,
-            waitMs: batch.waitMs,
-            leaseMs,
-            blockMs,
-            heartbeat,
-            drainTimeoutMs,
-            autostart: false,
-          }),
-        );
-      }
-    } else {
-      this.runners.push(
-        new Worker<unknown, unknown>(this.queue, (this.router as HandlerRouter).handle, {
-          concurrency,
-          leaseMs,
-          blockMs,
-          heartbeat,
-          drainTimeoutMs,
-          autostart: false,
-        }),
-      );
-    }
-    this.stoppedLogged = false;
-    for (const runner of this.runners) {
-      this.subscriptions.push(runner.events.subscribe((event) => this.onEvent(event)));
-      runner.start();
-    }
+    const common = { leaseMs, blockMs, heartbeat, drainTimeoutMs, autostart: false };
+    // A batch handler's own concurrency is its batches at once (it defaults to the processor's).
+    const runner: Runner = batch
+      ? new BatchWorker<unknown, unknown>(this.queue, (this.router as BatchRouter).handle, {
+          ...common,
+          size: batch.size,
+          waitMs: batch.waitMs,
+          concurrency: this.def.handlers[0]!.concurrency,
+        })
+      : new Worker<unknown, unknown>(this.queue, (this.router as HandlerRouter).handle, { ...common, concurrency });
+    this.runner = runner;
+    this.subscription = runner.events.subscribe((event) => this.onEvent(event));
+    runner.start();
     this.logger.log(
       `${this.def.className} consumes queue '${this.def.queueName}' ` +
         (batch
-          ? `in batches of up to ${batch.size} (wait ${batch.waitMs} ms, ${concurrency} at once, lease ${leaseMs} ms)`
+          ? `in batches of up to ${batch.size} (wait ${batch.waitMs} ms, ${runner.concurrency} at once, lease ${leaseMs} ms)`
           : `(concurrency ${concurrency}, lease ${leaseMs} ms)`),
     );
   }
@@ -131,15 +111,15 @@ export class WorkerHost {
    */
   stop(drainTimeoutMs = this.def.settings.drainTimeoutMs): Promise<void> {
     if (this.stopping) return this.stopping;
-    const runners = this.runners;
-    if (runners.length === 0) return Promise.resolve();
+    const runner = this.runner;
+    if (!runner) return Promise.resolve();
     this.stopping = (async () => {
       const inFlight = this.inFlight;
       if (inFlight > 0) {
         this.logger.log(`${this.def.className}: stopping, waiting up to ${drainTimeoutMs} ms for ${inFlight} running job(s)`);
       }
       try {
-        await Promise.all(runners.map((r) => r.close({ drainTimeoutMs })));
+        await runner.close({ drainTimeoutMs });
       } finally {
         this.release();
         this.stopping = undefined;
@@ -149,13 +129,13 @@ export class WorkerHost {
   }
 
   private get inFlight(): number {
-    return this.runners.reduce((n, r) => n + r.inFlight, 0);
+    return this.runner?.inFlight ?? 0;
   }
 
   private release(): void {
-    for (const s of this.subscriptions) s.unsubscribe();
-    this.subscriptions = [];
-    this.runners = [];
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.runner = undefined;
   }
 
   status(loopStallMs: number | undefined, now = Date.now()): ProcessorStatus {
@@ -167,19 +147,17 @@ export class WorkerHost {
       lastErrorAt: this.lastErrorAt,
       handlers: this.router.status(),
     };
-    const running = this.runners.filter((r) => r.isRunning);
-    if (running.length === 0) {
+    const runner = this.runner;
+    if (!runner?.isRunning) {
       return { ...base, state: 'stopped', alive: false, inFlight: this.inFlight, lastActivityAt: null };
     }
     const stallMs = loopStallMs ?? this.def.settings.blockMs + 10_000;
     const inFlight = this.inFlight;
-    const last = Math.max(...running.map((r) => r.lastActivityAt));
-    // A batch loop is busy while it holds a batch; a per-job loop when every slot is taken.
-    const busy = this.batch
-      ? running.every((r) => r.inFlight > 0)
-      : inFlight >= this.def.settings.concurrency;
+    const last = runner.lastActivityAt;
+    // A batch loop is busy while every lane holds a batch; a per-job loop when every slot is taken.
+    const busy = runner instanceof BatchWorker ? runner.batchesHeld >= runner.concurrency : inFlight >= runner.concurrency;
     // Only a loop that holds nothing can be wedged (a long handler is not a stall).
-    const stalled = running.some((r) => r.inFlight === 0 && now - r.lastActivityAt > stallMs);
+    const stalled = inFlight === 0 && now - last > stallMs;
     let state: ProcessorStatus['state'];
     if (this.lastErrorAt !== null && this.lastErrorAt >= last) state = this.standby ? 'standby' : 'erroring';
     else if (busy) state = 'busy';
@@ -247,14 +225,10 @@ export class WorkerHost {
         break;
       }
       case 'stopped':
-        // Every BatchWorker of a batch processor reports it: say it once.
-        if (!this.stoppedLogged) {
-          this.stoppedLogged = true;
-          this.logger.log(
-            `${this.def.className}: lease loop of '${q}' stopped by itself (${event.reason}); ` +
-              'QueueRegistry.startWorkers() starts it again',
-          );
-        }
+        this.logger.log(
+          `${this.def.className}: lease loop of '${q}' stopped by itself (${event.reason}); ` +
+            'QueueRegistry.startWorkers() starts it again',
+        );
         break;
       default: {
         // Newer engine events.

@@ -218,3 +218,92 @@ test('a SIGKILLed batch process: every job of its batch is redelivered after exp
   expect([...seen.values()].filter((a) => a === 1)).toHaveLength(5);
   expect(await q.counts()).toMatchObject({ completed: 15, pending: 0, working: 0, dead: 0 });
 });
+
+describe('concurrency: several batches at once', () => {
+  test('two lanes run two batches at the same time, never more; every job is settled once', async () => {
+    const q = res.queue<number>('c1');
+    await q.addBulk(Array.from({ length: 60 }, (_, data) => ({ data })));
+    let running = 0;
+    let peak = 0;
+    const seen: number[] = [];
+    const w = track(
+      new BatchWorker(res.twin<number>(q), async (jobs) => {
+        running += 1;
+        peak = Math.max(peak, running);
+        await sleep(30);
+        for (const j of jobs) seen.push(j.data);
+        running -= 1;
+      }, { size: 10, concurrency: 2, blockMs: 200 }),
+    );
+    let completed = 0;
+    w.events.subscribe((e) => e.type === 'completed' && (completed += 1));
+    await waitUntil(() => completed === 60, 'all 60 completed');
+    expect(peak).toBe(2);
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(await q.counts()).toMatchObject({ completed: 60, pending: 0, working: 0 });
+  });
+
+  test('lanes share one blocking wait (one BLPOP at a time on the connection), and adds still wake them at once', async () => {
+    const q = res.queue<number>('c2');
+    const wq = res.twin<number>(q);
+    // Instrumentation only: counts the waits in flight on the worker's blocking connection.
+    let waiting = 0;
+    let peakWaiting = 0;
+    const waitForWork = wq.waitForWork.bind(wq);
+    wq.waitForWork = async (blocker, ms) => {
+      waiting += 1;
+      peakWaiting = Math.max(peakWaiting, waiting);
+      try {
+        return await waitForWork(blocker, ms);
+      } finally {
+        waiting -= 1;
+      }
+    };
+    const batches: number[] = [];
+    track(new BatchWorker(wq, (jobs) => void batches.push(jobs.length), { size: 10, waitMs: 100, concurrency: 3, blockMs: 2000 }));
+    await sleep(100); // every lane found the queue empty
+    for (let round = 1; round <= 3; round++) {
+      const t0 = Date.now();
+      await q.addBulk(Array.from({ length: round }, (_, data) => ({ data })));
+      await waitUntil(() => batches.reduce((a, b) => a + b, 0) === (round * (round + 1)) / 2, `round ${round} done`, 3000);
+      expect(Date.now() - t0).toBeLessThan(800); // waitMs, not the 2 s block
+      await sleep(150);
+    }
+    expect(peakWaiting).toBe(1);
+  });
+
+  test('close() waits for every running batch, then gives the unfinished ones back', async () => {
+    const q = res.queue<number>('c3');
+    await q.addBulk(Array.from({ length: 6 }, (_, data) => ({ data })));
+    let started = 0;
+    const w = new BatchWorker(res.twin<number>(q), async (jobs) => {
+      started += 1;
+      if (jobs.some((j) => j.data < 3)) return; // the first batch finishes
+      await new Promise<void>((resolve) => jobs[0]!.signal.addEventListener('abort', () => resolve()));
+    }, { size: 3, concurrency: 2, blockMs: 200 });
+    await waitUntil(() => started === 2, 'two batches started');
+    expect(w.inFlight).toBe(3); // the finished batch is no longer held
+    await w.close({ drainTimeoutMs: 100 });
+    expect(await q.counts()).toMatchObject({ completed: 3, pending: 3, working: 0 });
+  });
+
+  test('a closed and drained queue stops every lane, with one stopped event', async () => {
+    const q = res.queue<number>('c4');
+    await q.addBulk([1, 2].map((data) => ({ data })));
+    const w = track(new BatchWorker(res.twin<number>(q), () => undefined, { size: 1, concurrency: 4, blockMs: 200 }));
+    const stopped: string[] = [];
+    w.events.subscribe((e) => e.type === 'stopped' && stopped.push(e.reason));
+    await waitUntil(async () => (await q.counts()).completed === 2, 'both done');
+    await q.closeQueue();
+    await waitUntil(() => !w.isRunning && stopped.length > 0, 'worker stopped');
+    await sleep(100);
+    expect(stopped).toEqual(['queue closed']);
+  });
+
+  test('concurrency is checked before anything runs', () => {
+    const q = res.queue<number>('c5');
+    for (const concurrency of [0, 65, 1.5]) {
+      expect(() => new BatchWorker(q, () => undefined, { size: 10, concurrency, autostart: false })).toThrow(/concurrency: must be/);
+    }
+  });
+});

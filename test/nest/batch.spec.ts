@@ -274,6 +274,11 @@ test('batches run longer than their lease stay leased (heartbeat); concurrency r
   await waitFor(async () => (await observer.counts()).completed === 4, 3000, 'all completed');
   expect(most).toBe(2);
   for (const a of added) expect(await observer.getJob(a.id)).toMatchObject({ failures: 0, dequeues: 1 });
+  // Both lanes idle now share one blocking connection: admin, observer, the app's shared one and it.
+  await sleep(100);
+  const list = String(await admin.client('LIST')).trim().split('\n');
+  expect(list.filter((c) => c.includes('cmd=blpop'))).toHaveLength(1);
+  expect(list).toHaveLength(4);
 });
 
 test('shutdown gives a batch that does not finish within drainTimeoutMs back to pending at once', async () => {
@@ -364,7 +369,8 @@ describe('bootstrap errors for batch handlers', () => {
     [{ batch: { size: 10, waitMs: -1 } }, /batch\.waitMs: must be between 0/],
     [{ batch: { size: 10, wait: 5 } }, /batch: unknown option 'wait' \(known: size, waitMs\)/],
     [{ batch: 10 }, /batch: must be an object, got/],
-    [{ batch: { size: 10 }, concurrency: 0 }, /concurrency: must be between 1 and 1000, got 0/],
+    [{ batch: { size: 10 }, concurrency: 0 }, /concurrency: must be between 1 and 64, got 0/],
+    [{ batch: { size: 10 }, concurrency: 65 }, /concurrency: must be between 1 and 64, got 65/],
   ])('%j', async (options, message) => {
     @Processor('sized')
     class Sized {
