@@ -40,8 +40,8 @@ export interface Adapter {
   settings: string[];
   producer(conn: Conn): Promise<Producer>;
   consumer(conn: Conn, concurrency: number, hooks: Hooks): Promise<Consumer>;
-  /** relq only: BatchWorker (batch-handler mode), or a lease({count}) + ackBatch loop on engines without it. */
-  batchConsumer?(conn: Conn, batchSize: number, hooks: Hooks): Promise<Consumer>;
+  /** relq only: BatchWorker (batch-handler mode) running `batches` at once, or as many lease({count}) + ackBatch loops on engines without it. */
+  batchConsumer?(conn: Conn, batchSize: number, batches: number, hooks: Hooks): Promise<Consumer>;
 }
 
 export const QUEUE_NAME = 'bench';
@@ -51,7 +51,7 @@ export const QUEUE_NAME = 'bench';
 type BatchWorkerCtor = new (
   queue: RelqQueue<Payload, unknown>,
   handler: (jobs: Array<{ data: Payload }>) => unknown,
-  opts: { size: number },
+  opts: { size: number; concurrency?: number },
 ) => { events: { subscribe(f: (e: { type: string; error?: unknown }) => void): { unsubscribe(): void } }; close(): Promise<void> };
 const BatchWorker = (relqLib as unknown as Record<string, unknown>).BatchWorker as BatchWorkerCtor | undefined;
 export const RELQ_BATCH_MODE: 'BatchWorker' | 'lease+ackBatch' = BatchWorker ? 'BatchWorker' : 'lease+ackBatch';
@@ -113,32 +113,38 @@ export const relq: Adapter = {
       },
     };
   },
-  async batchConsumer(conn, batchSize, hooks) {
+  async batchConsumer(conn, batchSize, batches, hooks) {
     const q = relqQueue(conn);
     await ready(q);
     if (BatchWorker) {
       const onStart = hooks.onStart;
-      const bw = new BatchWorker(
-        q,
-        async (jobs) => {
-          if (onStart) for (const j of jobs) onStart(j.data);
-        },
-        { size: batchSize },
+      const handler = async (jobs: Array<{ data: Payload }>) => {
+        if (onStart) for (const j of jobs) onStart(j.data);
+      };
+      let workers: Array<InstanceType<BatchWorkerCtor>>;
+      try {
+        workers = [new BatchWorker(q, handler, { size: batchSize, concurrency: batches })];
+      } catch (error) {
+        // An engine whose BatchWorker has no `concurrency` (--ref): one worker per batch.
+        if (!/unknown option 'concurrency'/.test(String(error))) throw error;
+        workers = Array.from({ length: batches }, () => new BatchWorker(q, handler, { size: batchSize }));
+      }
+      const subs = workers.map((w) =>
+        w.events.subscribe((e) => {
+          if (e.type === 'completed') hooks.onDone();
+          else if (e.type === 'error') console.error('relq batch worker error', e.error);
+        }),
       );
-      const sub = bw.events.subscribe((e) => {
-        if (e.type === 'completed') hooks.onDone();
-        else if (e.type === 'error') console.error('relq batch worker error', e.error);
-      });
       return {
         close: async () => {
-          await bw.close();
-          sub.unsubscribe();
+          await Promise.all(workers.map((w) => w.close()));
+          for (const sub of subs) sub.unsubscribe();
           await q.close();
         },
       };
     }
     let stop = false;
-    const loop = (async () => {
+    const loops = Array.from({ length: batches }, async () => {
       while (!stop) {
         const leases = await q.lease({ count: batchSize, blockMs: 200 });
         if (leases.length === 0) continue;
@@ -146,11 +152,11 @@ export const relq: Adapter = {
         const ok = await q.ackBatch(leases);
         for (const x of ok) if (x) hooks.onDone();
       }
-    })();
+    });
     return {
       close: async () => {
         stop = true;
-        await loop;
+        await Promise.all(loops);
         await q.close();
       },
     };

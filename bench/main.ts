@@ -31,6 +31,7 @@ const { values: argv } = parseArgs({
     n: { type: 'string' },
     reps: { type: 'string' },
     'batch-size': { type: 'string' },
+    'batch-concurrency': { type: 'string' },
     libs: { type: 'string' },
     skip: { type: 'string' },
     backlogs: { type: 'string' },
@@ -50,6 +51,7 @@ if (argv.help) {
   --n N              jobs per figure (default 20,000)
   --reps R           repetitions (default 3)
   --batch-size B     relq lease({count}) size for the batch-mode row (default 100)
+  --batch-concurrency C  batches at once in the batch-mode row (default 2)
   --libs a,b         subset of relq,bullmq,bee-queue,ioredis
   --skip a,b         skip phases: floor,add,process,latency,memory,idle,monitor,backlog
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
@@ -67,6 +69,7 @@ const cfg = {
   n: Number(argv.n ?? (quick ? 2000 : 20_000)),
   reps: Number(argv.reps ?? (quick ? 1 : 3)),
   batchSize: Number(argv['batch-size'] ?? 100),
+  batchConcurrency: Number(argv['batch-concurrency'] ?? 2),
   addBatch: 1000,
   concurrencies: [1, 10, 50],
   latencyRate: 500,
@@ -295,7 +298,7 @@ async function main(): Promise<void> {
         }
       }
       if (cfg.libs.includes('relq')) {
-        await processOnce(conn, adm, flush, 'relq', 'procBatch', (hooks) => lib('relq').batchConsumer!(conn, cfg.batchSize, hooks));
+        await processOnce(conn, adm, flush, 'relq', 'procBatch', (hooks) => lib('relq').batchConsumer!(conn, cfg.batchSize, cfg.batchConcurrency, hooks));
       }
     }
 

@@ -30,6 +30,8 @@ export interface RunMeta {
     n: number;
     reps: number;
     batchSize: number;
+    /** Batches at once (absent in runs before it existed: 1). */
+    batchConcurrency?: number;
     addBatch: number;
     latencyRate: number;
     latencySec: number;
@@ -345,15 +347,17 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
 }
 
 function batchLabel(meta: RunMeta): string {
+  const c = meta.cfg.batchConcurrency ?? 1;
   return meta.cfg.batchMode === 'BatchWorker'
-    ? `BatchWorker, size ${meta.cfg.batchSize}`
+    ? `BatchWorker, size ${meta.cfg.batchSize}, ${c} at once`
     : `lease({count: ${meta.cfg.batchSize}}) + ackBatch`;
 }
 
 function batchNote(meta: RunMeta): string {
+  const c = meta.cfg.batchConcurrency ?? 1;
   return meta.cfg.batchMode === 'BatchWorker'
-    ? `\\* Batch mode: the engine's \`BatchWorker\` (batch-handler mode), \`size: ${meta.cfg.batchSize}\`, one worker, handler called with the whole batch.`
-    : `\\* Batch mode: the benchmarked engine has no batch-handler mode; this row is relq's own \`lease({ count: ${meta.cfg.batchSize} })\` + \`ackBatch()\` loop (one consumer, two round trips per ${meta.cfg.batchSize} jobs).`;
+    ? `\\* Batch mode: the engine's \`BatchWorker\` (batch-handler mode), \`size: ${meta.cfg.batchSize}, concurrency: ${c}\` (${c === 1 ? 'one batch' : `${c} batches`} at once, ${c * meta.cfg.batchSize} jobs in flight), one worker, handler called with the whole batch.`
+    : `\\* Batch mode: the benchmarked engine has no batch-handler mode; this row is relq's own \`lease({ count: ${meta.cfg.batchSize} })\` + \`ackBatch()\` loop (${c === 1 ? 'one loop' : `${c} loops`}, two round trips per ${meta.cfg.batchSize} jobs).`;
 }
 
 // ---- SVG -----------------------------------------------------------------------------
@@ -424,7 +428,7 @@ export function chart(meta: RunMeta, r: BenchResults): string {
     out.push(`<text x="${lx + 17}" y="${H - 22}" fill="#222">${esc(LABEL[l]!)}</text>`);
     lx += 30 + LABEL[l]!.length * 7;
   }
-  out.push(`<text x="${W - m.r}" y="${H - 22}" text-anchor="end" fill="#666" font-size="10">${esc(meta.cfg.batchMode === 'BatchWorker' ? `* BatchWorker, size ${meta.cfg.batchSize}` : '* lease({count}) + ackBatch loop (no batch-handler mode)')}</text>`);
+  out.push(`<text x="${W - m.r}" y="${H - 22}" text-anchor="end" fill="#666" font-size="10">${esc(meta.cfg.batchMode === 'BatchWorker' ? `* BatchWorker, size ${meta.cfg.batchSize}, ${meta.cfg.batchConcurrency ?? 1} at once` : '* lease({count}) + ackBatch loop (no batch-handler mode)')}</text>`);
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
