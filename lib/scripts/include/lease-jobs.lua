@@ -121,7 +121,14 @@ local function grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
   end
   if #leasedIds > 0 then
     callMany('HSET', K_LEASES, leases)
-    callMany('ZADD', K_WORKING, working)
+    -- Backwards: ids mostly ascend, and a small zset (listpack) inserts by scanning from its
+    -- head, so descending members each stop at once (a 100-job ZADD costs a third).
+    local backwards, n = {}, #working
+    for i = n - 1, 1, -2 do
+      backwards[n - i] = working[i]
+      backwards[n - i + 1] = working[i + 1]
+    end
+    callMany('ZADD', K_WORKING, backwards)
     -- Remembered so that a replay of this request (lost reply) returns these leases.
     redis.call('SET', reqKey, table.concat(leasedIds, '\n'), 'PX', leaseMs)
   end
