@@ -1,6 +1,6 @@
 /**
  * Profiles one relq figure in isolation: `npm run bench -- --profile [--mode process|add|batch]
- * [--concurrency 10] [--n 50000]`. run-bench starts this file under `node --cpu-prof`;
+ * [--concurrency 10] [--batch-size 100 --batch-concurrency 2] [--n 50000]`. run-bench starts this file under `node --cpu-prof`;
  * the queue is filled by a child process (not profiled), so the profile holds the
  * measured phase only (plus idle time). Afterwards run-bench summarises the profile
  * with bench/analyze-profile.mjs. Also prints Redis commands per job, by command.
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { Queue, Worker } from '../lib/index.js';
+import { BatchWorker, Queue, Worker } from '../lib/index.js';
 import { QUEUE_NAME, RELQ_QUEUE_OPTIONS } from './adapters.js';
 import { makePayload, type Payload } from './payload.js';
 import { startRedis } from './redis-server.js';
@@ -24,6 +24,7 @@ const { values: a } = parseArgs({
     concurrency: { type: 'string', default: '10' },
     n: { type: 'string', default: '50000' },
     'batch-size': { type: 'string', default: '100' },
+    'batch-concurrency': { type: 'string', default: '2' },
     fill: { type: 'boolean', default: false },
     port: { type: 'string' },
     quick: { type: 'boolean', default: false },
@@ -68,13 +69,18 @@ async function main(): Promise<void> {
       label = 'add, awaited one by one';
       for (let i = 0; i < n; i++) await q.add(makePayload(i));
     } else if (mode === 'batch') {
-      label = `lease({count: ${a['batch-size']}}) + ackBatch`;
+      // What the bench's batch-mode row runs: one BatchWorker, --batch-concurrency batches at once.
+      const batches = Number(a['batch-concurrency']);
+      label = `BatchWorker, size ${a['batch-size']}, ${batches} at once`;
       let done = 0;
-      while (done < n) {
-        const leases = await q.lease({ count: Number(a['batch-size']), blockMs: 200 });
-        const ok = await q.ackBatch(leases);
-        done += ok.filter(Boolean).length;
-      }
+      let resolve!: () => void;
+      const finished = new Promise<void>((r) => (resolve = r));
+      const w = new BatchWorker<Payload, unknown>(q, async () => undefined, { size: Number(a['batch-size']), concurrency: batches });
+      w.events.subscribe((e) => {
+        if (e.type === 'completed' && ++done === n) resolve();
+      });
+      await finished;
+      closeWorker = () => w.close();
     } else {
       label = `Worker, concurrency ${c}`;
       let done = 0;

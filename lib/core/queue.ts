@@ -17,7 +17,7 @@ import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
 import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
 import type { ProduceItem } from './producer-gate.js';
-import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import { ackItem, appendSettleItems, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type {
   AddResult,
   BulkJob,
@@ -226,8 +226,8 @@ export class Queue<Data = unknown, Result = unknown> {
   async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean): Promise<LeaseStep<Data>> {
     if (this.ext.prepareLease) await this.ext.beforeLease();
     const reqId = newRequestId();
-    const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, items.length];
-    for (const item of items) args.push(...item);
+    const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT];
+    const decodeSettled = appendSettleItems(args, items);
     const [settled, head] = (await this.run('lease', 'lease', args, [this.keys.request(reqId)])) as [
       number[],
       Array<string | number>,
@@ -244,7 +244,7 @@ export class Queue<Data = unknown, Result = unknown> {
       });
     }
     return {
-      settled: settled.map((s) => s === 1),
+      settled: decodeSettled(settled),
       leases,
       now,
       nextDue: nextDue >= 0 ? nextDue : undefined,
@@ -358,10 +358,9 @@ export class Queue<Data = unknown, Result = unknown> {
   /** Settles any mix of outcomes in one script call. @internal */
   async settle(items: SettleItem[]): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const args: Array<string | number> = [this.eventsFlag, items.length];
-    for (const item of items) args.push(...item);
-    const out = (await this.run('settle', 'settle', args)) as number[];
-    return out.map((v) => v === 1);
+    const args: Array<string | number> = [this.eventsFlag];
+    const decodeSettled = appendSettleItems(args, items);
+    return decodeSettled((await this.run('settle', 'settle', args)) as number[]);
   }
 
   /** Extends the lease by `extendMs` from now (default: its own lease length). False once lost. */

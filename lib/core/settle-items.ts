@@ -6,6 +6,42 @@ export type SettleItem = [op: 'a' | 'n' | 'q' | 'r', id: string, token: string, 
 
 const MAX_ERROR_TEXT = 4096;
 
+/**
+ * Appends `items` to a lease or settle call's arguments (include/settle.lua): acks without a
+ * result that share the first such ack's policy go as id and token only (a busy worker's
+ * usual outcome: 2 arguments instead of 5), after the others in full. The script settles in
+ * that order, so when a job is named twice (the first item wins) everything goes in full.
+ * Returns the decoder of the script's answer: one boolean per item, in the order of `items`.
+ */
+export function appendSettleItems(args: Array<string | number>, items: readonly SettleItem[]): (answer: readonly number[]) => boolean[] {
+  let full: number[] = [];
+  let plain: number[] = [];
+  let shared: string | number = '';
+  const ids = new Set<string>();
+  for (let i = 0; i < items.length; i++) {
+    const it = items[i]!;
+    ids.add(it[1]);
+    if (it[0] === 'a' && it[3] === '' && (plain.length === 0 || it[4] === shared)) {
+      shared = it[4];
+      plain.push(i);
+    } else full.push(i);
+  }
+  if (ids.size < items.length && plain.length > 0) {
+    full = items.map((_, i) => i);
+    plain = [];
+  }
+  args.push(full.length);
+  for (const i of full) args.push(...items[i]!);
+  args.push(plain.length, plain.length ? shared : '');
+  for (const i of plain) args.push(items[i]![1], items[i]![2]);
+  return (answer) => {
+    const settled = new Array<boolean>(items.length);
+    for (let k = 0; k < full.length; k++) settled[full[k]!] = answer[k] === 1;
+    for (let k = 0; k < plain.length; k++) settled[plain[k]!] = answer[full.length + k] === 1;
+    return settled;
+  };
+}
+
 export function ackItem(lease: Lease<unknown>, resultJson: string): SettleItem {
   const { keepCompletedMs, dedupWindowMs } = lease.job.policy;
   return ['a', lease.job.id, lease.token, resultJson, `${keepCompletedMs} ${dedupWindowMs}`];

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../lib/index.js';
-import { ackItem, requeueItem } from '../../lib/core/settle-items.js';
+import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/settle-items.js';
 import { useRedis, redisNow, sleep } from './_helpers.js';
 
 const res = useRedis();
@@ -355,5 +355,42 @@ describe('touch', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       await expect(q.touch(l!, bad)).rejects.toBeInstanceOf(ValidationError);
     }
+  });
+});
+
+describe('settle items on the wire', () => {
+  test('acks without a result go compact, the rest in full; answers come back in the caller\'s order', async () => {
+    const q = res.queue<number, string>();
+    await q.addBulk([0, 1, 2, 3, 4].map((data) => ({ data, opts: data === 3 ? { keepCompletedMs: 0 } : undefined })));
+    const leases = await q.lease({ count: 5 });
+    const byData = (d: number) => leases.find((l) => l.job.data === d)!;
+    const stale = { ...byData(1), token: `${byData(1).token}x` };
+    const items = [
+      ackItem(byData(0), ''), // compact
+      ackItem(stale, ''), // compact, wrong token
+      ackItem(byData(2), '"r2"'), // a result: full
+      ackItem(byData(3), ''), // another policy: full
+      ackItem(byData(4), ''), // compact
+    ];
+    const args: Array<string | number> = [];
+    appendSettleItems(args, items);
+    // 2 full items of 5 fields, then 3 compact acks of 2
+    expect(args.length).toBe(1 + 2 * 5 + 2 + 3 * 2);
+    expect(await q.settle(items)).toEqual([true, false, true, true, true]);
+    expect((await q.getJob(byData(2).job.id))!.result).toBe('r2');
+    expect(await q.getJob(byData(3).job.id)).toBeNull(); // keepCompletedMs 0: removed
+    expect(await q.counts()).toMatchObject({ completed: 3, working: 1 });
+  });
+
+  test('a job named twice goes all in full, so the first item still wins', async () => {
+    const q = res.queue();
+    const { id } = await q.add('x');
+    const [l] = await q.lease();
+    const items = [ackItem(l!, ''), requeueItem(l!, 0, 'again')];
+    const args: Array<string | number> = [];
+    appendSettleItems(args, items);
+    expect(args.length).toBe(1 + 2 * 5 + 2);
+    expect(await q.settle(items)).toEqual([true, false]);
+    expect((await q.getJob(id))!.state).toBe('completed');
   });
 });

@@ -1,21 +1,36 @@
--- Ends leases in bulk. ARGV[base] = n, then n items of 5 fields: op, id, token, a1, a2.
+-- Ends leases in bulk. From ARGV[base]: n full items of 5 fields (op, id, token, a1, a2),
+-- then m acks without a result sharing one a2 (a busy worker's usual outcome: 2 fields each):
+--   n, n x (op, id, token, a1, a2), m, shared a2, m x (id, token)
 --   a  ack      a1 = result json ('' for none), a2 = "<keepMs> <dedupMs>"
 --   n  nack     a1 = error text,  a2 = retry delay ms (backoff computed by the client)
 --   q  requeue  a1 = reason,      a2 = delay ms (not a failed attempt)
 --   r  reject   a1 = reason                   (dead letter at once)
 -- Only the current token of a job settles it; any other token changes nothing.
--- Returns a 0/1 per item and the index of the first ARGV after the items.
+-- Returns a 0/1 per item (the n full ones, then the m acks) and the index of the first ARGV
+-- after the items.
 local function settleItems(now, base)
   local n = tonumber(ARGV[base])
+  local p = base + 1 + n * 5
+  local m = tonumber(ARGV[p])
+  local after = p + 2 + m * 2
   local out = {}
-  if n == 0 then return out, base + 1 end
-  local ids = {}
-  for i = 1, n do ids[i] = ARGV[base + (i - 1) * 5 + 2] end
+  if n + m == 0 then return out, after end
+  local ops, ids, tokens, a1s, a2s = {}, {}, {}, {}, {}
+  for i = 1, n do
+    local b = base + (i - 1) * 5 + 1
+    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  end
+  local shared = ARGV[p + 1]
+  for j = 1, m do
+    local b, i = p + 2 + (j - 1) * 2, n + j
+    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = 'a', ARGV[b], ARGV[b + 1], '', shared
+  end
+  n = n + m
   local held = hmgetMany(K_LEASES, ids)
   local valid, seen = {}, {}
   for i = 1, n do
     -- A lease named twice in one call settles once: the first item wins.
-    if held[i] and held[i] == ARGV[base + (i - 1) * 5 + 3] and not seen[ids[i]] then
+    if held[i] and held[i] == tokens[i] and not seen[ids[i]] then
       seen[ids[i]] = true
       valid[#valid + 1] = ids[i]
       out[i] = 1
@@ -23,16 +38,15 @@ local function settleItems(now, base)
       out[i] = 0
     end
   end
-  if #valid == 0 then return out, base + 1 + n * 5 end
+  if #valid == 0 then return out, after end
   callMany('HDEL', K_LEASES, valid)
   callMany('ZREM', K_WORKING, valid)
 
   local drop, done, results, dedup = {}, {}, {}, {}
   for i = 1, n do
     if out[i] == 1 then
-      local b = base + (i - 1) * 5 + 1
-      local op, id, a1, a2 = ARGV[b], ARGV[b + 1], ARGV[b + 3], ARGV[b + 4]
-      leaseEnded(tokenGroup(ARGV[b + 2])) -- nothing for a plain queue's token (include/ext.lua)
+      local op, id, a1, a2 = ops[i], ids[i], a1s[i], a2s[i]
+      leaseEnded(tokenGroup(tokens[i])) -- nothing for a plain queue's token (include/ext.lua)
       if op == 'a' then
         slotsFreed = slotsFreed + 1
         local keepMs, dedupMs = string.match(a2, '^(%d+) (%d+)$')
@@ -81,5 +95,5 @@ local function settleItems(now, base)
     callMany('HSET', K_RESULTS, results)
   end
   if #dedup > 0 then callMany('ZADD', K_DEDUP, dedup) end
-  return out, base + 1 + n * 5
+  return out, after
 end
