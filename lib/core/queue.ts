@@ -179,8 +179,16 @@ export class Queue<Data = unknown, Result = unknown> {
     } else {
       if (this.ext.hasSettings) await this.ext.configure(); // e.g. stats: false, once
       const events = this.eventsFlag === '1' && this.listeners.listening() ? '1' : '0';
-      const args: Array<string | number> = [events, items.length];
-      for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due);
+      const args: Array<string | number> = [events];
+      // Jobs without options go as id and record only (add.lua); the others in full.
+      if (items.every((it) => it.custom === 0 && it.priority === 0 && it.due === '')) {
+        args.push(0, items.length);
+        for (const it of items) args.push(it.id, it.record);
+      } else {
+        args.push(items.length);
+        for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due);
+        args.push(0);
+      }
       created = (await this.run('add', op, args)) as number[];
     }
     return items.map((it, i) => ({ id: it.id, created: created[i] === 1 }));

@@ -43,6 +43,27 @@ describe('addBulk', () => {
     expect(leases.map((l) => l.job.data.i)).toEqual([...Array(10).keys()]);
   });
 
+  test('jobs with and without options in one call keep their order (short and full forms)', async () => {
+    const q = res.queue<string>();
+    const out = await q.addBulk([
+      { data: 'a' },
+      { data: 'b', opts: { jobId: 'custom-b' } },
+      { data: 'c' },
+      { data: 'd', opts: { attempts: 7 } },
+      { data: 'e' },
+    ]);
+    expect(out.map((r) => r.created)).toEqual([true, true, true, true, true]);
+    const leases = await q.lease({ count: 5 });
+    expect(leases.map((l) => l.job.data)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(leases.map((l) => l.job.id)).toEqual(out.map((r) => r.id));
+    expect(leases[3]!.job.maxAttempts).toBe(7);
+    // all without options: the short form, same order
+    const plain = await q.addBulk(['f', 'g', 'h'].map((data) => ({ data })));
+    const more = await q.lease({ count: 3 });
+    expect(more.map((l) => l.job.data)).toEqual(['f', 'g', 'h']);
+    expect(more.map((l) => l.job.id)).toEqual(plain.map((r) => r.id));
+  });
+
   test('100 jobs are one FCALL (one round trip)', async () => {
     const q = res.queue();
     const obs = res.client();

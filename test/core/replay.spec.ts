@@ -147,6 +147,7 @@ describe('replayed add', () => {
     for (const it of items) {
       args.push(it.id, it.custom ? 1 : 0, encodeRecord({ t: Date.now(), a: 3, ...(it.priority ? { p: it.priority } : {}) }, JSON.stringify(it.data)), it.priority ?? 0, it.due ?? '');
     }
+    args.push(0); // no jobs in the short form
     return args;
   }
 

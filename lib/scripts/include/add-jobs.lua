@@ -9,15 +9,25 @@ end
 
 -- Adds n jobs given in ARGV as items of `width` fields from `base`: id, custom (1 when the
 -- caller chose the id: an idempotency key), record, priority, due ('' now | 'd<ms>' after a
--- delay | 'a<ms>' at an absolute time), and when width is 6 a group ('' none). A duplicate
--- custom id writes nothing. Returns 1 (created) / 0 (duplicate) per job, the number created
--- and, when `countBytes`, the data bytes created.
-local function addJobs(base, width, n, clock, countBytes)
+-- delay | 'a<ms>' at an absolute time), and when width is 6 a group ('' none); then, from
+-- `plainBase`, m jobs of 2 fields (id, record) with a generated id and nothing else (the
+-- usual add: 2 arguments instead of 5; a caller sends one kind or the other, so that jobs
+-- keep their order). A duplicate custom id writes nothing. Returns 1
+-- (created) / 0 (duplicate) per job, the number created and, when `countBytes`, the data
+-- bytes created.
+local function addJobs(base, width, n, clock, countBytes, plainBase, m)
   local out, plainIds, plainPrios, groupIds, groupOrder = {}, {}, {}, {}, {}
   local created, bytes = 0, 0
-  for i = 1, n do
-    local b = base + (i - 1) * width
-    local id, custom, rec = ARGV[b], ARGV[b + 1] == '1', ARGV[b + 2]
+  for i = 1, n + (m or 0) do
+    local id, custom, rec, prio, due, group
+    if i <= n then
+      local b = base + (i - 1) * width
+      id, custom, rec, prio, due = ARGV[b], ARGV[b + 1] == '1', ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+      group = width > 5 and ARGV[b + 5] or ''
+    else
+      local b = plainBase + (i - n - 1) * 2
+      id, custom, rec, prio, due, group = ARGV[b], false, ARGV[b + 1], 0, '', ''
+    end
     if custom and inDedupWindow(id, clock) then
       out[i] = 0
     elseif redis.call('HSETNX', K_JOBS, id, rec) == 0 then
@@ -28,7 +38,6 @@ local function addJobs(base, width, n, clock, countBytes)
       out[i] = 1
       created = created + 1
       if countBytes then bytes = bytes + dataBytes(rec) end
-      local due, group = ARGV[b + 4], width > 5 and ARGV[b + 5] or ''
       if due ~= '' then
         local at = tonumber(string.sub(due, 2))
         if string.sub(due, 1, 1) == 'd' then at = clock() + at end
@@ -42,7 +51,7 @@ local function addJobs(base, width, n, clock, countBytes)
         g[#g + 1] = id
       else
         plainIds[#plainIds + 1] = id
-        plainPrios[#plainPrios + 1] = tonumber(ARGV[b + 3])
+        plainPrios[#plainPrios + 1] = tonumber(prio)
       end
       emit({ type = 'added', id = id })
     end
