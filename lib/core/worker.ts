@@ -125,6 +125,9 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       }
       for (const lease of step.leases) this.run(lease);
       woken = false;
+      // Every slot asked for was filled: more may be waiting, so the lanes idling behind
+      // this one lease too. (Waking them on every wake-up would add an empty lease call.)
+      if (step.leases.length === free) this.releaseIdleLanes();
       if (step.leases.length < free) {
         this.notifySlots(); // the unused part of the reservation is free for the other lane
         // Fewer jobs than free slots: the queue is drained (or paused) for now.
@@ -133,7 +136,10 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     }
   }
 
-  /** Waits for work: one lane blocks on Redis, any other waits for that one. */
+  /**
+   * Waits for work: one lane blocks on Redis, any other waits until that one leases every
+   * slot it asked for (or the worker stops).
+   */
   private async idle(step: LeaseStep<Data>): Promise<boolean> {
     this.idleLanes += 1;
     if (this.outbox.length) this.flushSoon(); // finished while we decided to wait
@@ -152,12 +158,16 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
         }
       } finally {
         this.blockingLane = false;
-        for (const resolve of this.blockWaiters.splice(0)) resolve(woken);
+        if (this.stopping) this.releaseIdleLanes();
       }
       return woken;
     } finally {
       this.idleLanes -= 1;
     }
+  }
+
+  private releaseIdleLanes(): void {
+    for (const resolve of this.blockWaiters.splice(0)) resolve(false);
   }
 
   private waitForSlot(): Promise<void> {
@@ -258,7 +268,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   protected override async shutdown(drainTimeoutMs: number): Promise<void> {
     if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
     this.notifySlots();
-    for (const resolve of this.blockWaiters.splice(0)) resolve(false);
+    this.releaseIdleLanes();
     await this.loopDone;
     if (this.running > 0) await this.drainHandlers(drainTimeoutMs);
     const unfinished = [...this.held.values()].filter((h) => !h.finished && !h.lost);

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type WorkerEvent } from '../../lib/index.js';
-import { useRedis, sleep, waitUntil, within } from './_helpers.js';
+import { commandStats, scriptCalls, statsDelta, useRedis, sleep, waitUntil, within } from './_helpers.js';
 
 const res = useRedis();
 
@@ -269,6 +269,51 @@ describe('Worker', () => {
     await waitUntil(() => started, 'handler start');
     await w.close({ drainTimeoutMs: 3000 });
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'ok', requeues: 0 });
+  });
+
+  test('a job added to an idle worker costs one lease call: the second lane leases only when the first filled its slots', async () => {
+    const q = res.queue<number>();
+    const obs = res.client();
+    let done = 0;
+    res.worker(new Worker<number>(res.twin<number>(q), async () => void (done += 1), { concurrency: 10, blockMs: 5000 }));
+    await q.add(0); // warm-up: the library is loaded, both lanes end up idle
+    await waitUntil(() => done === 1, 'warm-up job');
+    await sleep(200);
+    for (let i = 1; i <= 5; i++) {
+      const before = await commandStats(obs);
+      await q.add(i);
+      await waitUntil(() => done === i + 1, `job ${i}`);
+      await sleep(100); // its ack is settled
+      const d = statsDelta(before, await commandStats(obs));
+      expect(scriptCalls(d)).toBe(3); // add, one lease, the ack
+      expect(d.lpop).toBe(1);
+    }
+    // A burst fills the first lane's 5 slots, so the second lane leases too: all 10 run at once.
+    let running = 0;
+    let most = 0;
+    const q2 = res.queue<number>();
+    const release: Array<() => void> = [];
+    res.worker(
+      new Worker<number>(res.twin<number>(q2), async () => {
+        running += 1;
+        most = Math.max(most, running);
+        await new Promise<void>((r) => release.push(r));
+        running -= 1;
+      }, { concurrency: 10, blockMs: 5000 }),
+    );
+    await sleep(200);
+    await q2.addBulk(Array.from({ length: 12 }, (_, data) => ({ data })));
+    await waitUntil(() => running === 10, 'ten running');
+    expect(most).toBe(10);
+    let finished = 0;
+    await waitUntil(() => {
+      while (release.length) {
+        release.shift()!();
+        finished += 1;
+      }
+      return finished === 12;
+    }, 'all 12 ran');
+    expect(most).toBe(10);
   });
 
   test('close() on an idle worker blocked on an empty queue returns promptly', async () => {
