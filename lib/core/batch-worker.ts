@@ -162,9 +162,9 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     }
   }
 
-  /** A shutdown also ends an error pause. */
+  /** A shutdown also ends an error pause (each lane has at most one at a time). */
   protected override keepPauseWaker(wake: () => void): void {
-    this.pauseWakers.push(wake);
+    this.pauseWakers = [...this.pauseWakers.slice(Math.max(0, this.pauseWakers.length - this.concurrency + 1)), wake];
   }
 
   // ---- running a batch ---------------------------------------------------------
