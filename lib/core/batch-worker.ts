@@ -50,8 +50,8 @@ const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'hea
  * Runs a handler on batches of jobs: one lease call fetches a batch (and settles the
  * previous one in the same script call), the handler gets `Job[]`, and its per-job outcomes
  * are settled together. Heartbeats cover every held job in one touch call. Up to
- * `concurrency` batches run at once, each in its own lane; idle lanes share one blocking
- * wait. Stops by itself when its queue is closed and drained, or deleted ('stopped' event).
+ * `concurrency` batches run at once, each in its own lane; one idle lane at a time waits on
+ * Redis. Stops by itself when its queue is closed and drained, or deleted ('stopped' event).
  */
 export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<Data, Result> {
   readonly size: number;
@@ -63,6 +63,9 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private endStopSignal: () => void = () => undefined;
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
   private pauseWakers: Array<() => void> = [];
+  /** A lane waits on Redis for the idle ones, which queue here. */
+  private laneWaiting = false;
+  private idleLanes: Array<(next: 'lease' | 'wait') => void> = [];
 
   constructor(
     queue: Queue<Data, Result>,
@@ -116,7 +119,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       }
       woken = false;
       if (step.leases.length === 0) {
-        woken = await this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
+        woken = await this.idle(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
         continue;
       }
       const batch: Array<HeldLease<Data>> = [];
@@ -124,9 +127,39 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       this.hold(batch, step.leases);
       if (batch.length < this.size && this.waitMs > 0) await this.fill(batch);
       if (this.stopping) break; // shutdown gives the held jobs back
+      // A full batch: more may be waiting, so the idle lanes lease too. Otherwise one of
+      // them takes over the wait on Redis while this lane runs its batch.
+      this.releaseIdleLanes(batch.length === this.size ? 'lease' : 'one waits');
       // The handler may hang: shutdown stops waiting for it after drainTimeoutMs.
       await Promise.race([this.runBatch(batch), this.stopSignal]);
     }
+  }
+
+  /**
+   * A lane with nothing to do. One lane at a time waits on Redis; the others queue behind it
+   * and lease only when released, so a wake-up costs one lease call, not one per lane.
+   * Resolves true when woken by a wake-up token.
+   */
+  private async idle(ms: number): Promise<boolean> {
+    for (;;) {
+      if (!this.laneWaiting) {
+        this.laneWaiting = true;
+        try {
+          return await this.block(ms);
+        } finally {
+          this.laneWaiting = false;
+          if (this.stopping) this.releaseIdleLanes('lease');
+        }
+      }
+      const next = await new Promise<'lease' | 'wait'>((resolve) => this.idleLanes.push(resolve));
+      if (next === 'lease' || this.stopping) return false;
+    }
+  }
+
+  /** Lets every idle lane lease, or hands the wait on Redis to one of them. */
+  private releaseIdleLanes(how: 'lease' | 'one waits'): void {
+    if (how === 'lease') for (const resolve of this.idleLanes.splice(0)) resolve('lease');
+    else this.idleLanes.shift()?.('wait');
   }
 
   private hold(batch: Array<HeldLease<Data>>, leases: Array<Lease<Data>>): void {
@@ -235,6 +268,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     const unfinished = this.takeHeld();
     for (const h of unfinished) h.giveBack();
     if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
+    this.releaseIdleLanes('lease');
     for (const wake of this.pauseWakers.splice(0)) wake();
     this.endStopSignal();
     await this.loopDone;
