@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BatchWorker, UnrecoverableError, type BatchOutcome, type Job } from '../../lib/index.js';
 import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, scriptCalls, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
+import { Gate, Resources, commandStats, commandsPerIdleAdd, scriptCalls, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'batch', 'fixtures', 'batch-child.mjs');
 let redis: TestRedis;
@@ -280,39 +280,18 @@ describe('concurrency: several batches at once', () => {
     await q.add(0); // warm-up: the library is loaded, every lane ends up idle
     await waitUntil(() => sizes.length === 1, 'warm-up batch');
     await sleep(200);
-    for (let i = 1; i <= 5; i++) {
-      const before = await commandStats(obs);
-      await q.add(i);
-      await waitUntil(() => sizes.length === i + 1, `batch ${i}`);
-      await sleep(100); // settled by the lane's next lease call
-      const d = statsDelta(before, await commandStats(obs));
-      expect(scriptCalls(d)).toBe(3); // the add, one lease, the lease call that settles it
-    }
+    const deltas = await commandsPerIdleAdd(q, obs, () => sizes.length);
+    // the add, one lease, the lease call that settles it
+    expect(deltas.map(scriptCalls)).toEqual([3, 3, 3, 3, 3]);
     // 35 jobs at once: the first lane's full batch releases the others, which lease too.
-    let running = 0;
-    let most = 0;
+    const gate = new Gate();
     const q2 = res.queue<number>('c7');
-    const release: Array<() => void> = [];
-    track(
-      new BatchWorker(res.twin<number>(q2), async (jobs) => {
-        running += jobs.length;
-        most = Math.max(most, running);
-        await new Promise<void>((r) => release.push(r));
-        running -= jobs.length;
-      }, { size: 10, concurrency: 3, blockMs: 5000 }),
-    );
+    track(new BatchWorker(res.twin<number>(q2), (jobs) => gate.enter(jobs.length), { size: 10, concurrency: 3, blockMs: 5000 }));
     await sleep(200);
     await q2.addBulk(Array.from({ length: 35 }, (_, data) => ({ data })));
-    await waitUntil(() => running === 30, 'three batches running');
-    let finished = 0;
-    await waitUntil(() => {
-      while (release.length) {
-        release.shift()!();
-        finished += 1;
-      }
-      return finished === 4;
-    }, 'all four batches ran');
-    expect(most).toBe(30);
+    await waitUntil(() => gate.running === 30, 'three batches running');
+    await gate.openUntil(4, 'all four batches ran');
+    expect(gate.most).toBe(30);
   });
 
   test('close() waits for every running batch, then gives the unfinished ones back', async () => {

@@ -26,6 +26,52 @@ export async function waitUntil(
   }
 }
 
+/**
+ * Adds `n` jobs one at a time to a queue whose idle consumer processes them; returns the
+ * commands each cost, its settle included (`processed()` counts the consumer's jobs).
+ */
+export async function commandsPerIdleAdd(q: Queue<number, any>, obs: Redis, processed: () => number, n = 5): Promise<Array<Record<string, number>>> {
+  const deltas: Array<Record<string, number>> = [];
+  for (let i = 1; i <= n; i++) {
+    const start = processed();
+    const before = await commandStats(obs);
+    await q.add(i);
+    await waitUntil(() => processed() === start + 1, `job ${i}`);
+    await sleep(100); // its outcome is settled
+    deltas.push(statsDelta(before, await commandStats(obs)));
+  }
+  return deltas;
+}
+
+/**
+ * Holds handlers until opened: `enter(weight)` counts a handler (or a batch of `weight`
+ * jobs) as running, the most at once in `most`, and waits; `openUntil(n)` lets them through
+ * until `n` have passed.
+ */
+export class Gate {
+  running = 0;
+  most = 0;
+  private passed = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  async enter(weight = 1): Promise<void> {
+    this.running += weight;
+    this.most = Math.max(this.most, this.running);
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running -= weight;
+  }
+
+  openUntil(n: number, what: string): Promise<void> {
+    return waitUntil(() => {
+      for (let open = this.waiting.shift(); open; open = this.waiting.shift()) {
+        open();
+        this.passed += 1;
+      }
+      return this.passed === n;
+    }, what);
+  }
+}
+
 /** Rejects if `p` does not settle within `ms`. */
 export function within<T>(p: Promise<T>, ms: number, what = 'operation'): Promise<T> {
   let timer: NodeJS.Timeout;

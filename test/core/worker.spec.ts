@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type WorkerEvent } from '../../lib/index.js';
-import { commandStats, scriptCalls, statsDelta, useRedis, sleep, waitUntil, within } from './_helpers.js';
+import { Gate, commandsPerIdleAdd, scriptCalls, useRedis, sleep, waitUntil, within } from './_helpers.js';
 
 const res = useRedis();
 
@@ -279,41 +279,18 @@ describe('Worker', () => {
     await q.add(0); // warm-up: the library is loaded, both lanes end up idle
     await waitUntil(() => done === 1, 'warm-up job');
     await sleep(200);
-    for (let i = 1; i <= 5; i++) {
-      const before = await commandStats(obs);
-      await q.add(i);
-      await waitUntil(() => done === i + 1, `job ${i}`);
-      await sleep(100); // its ack is settled
-      const d = statsDelta(before, await commandStats(obs));
-      expect(scriptCalls(d)).toBe(3); // add, one lease, the ack
-      expect(d.lpop).toBe(1);
-    }
+    const deltas = await commandsPerIdleAdd(q, obs, () => done);
+    expect(deltas.map(scriptCalls)).toEqual([3, 3, 3, 3, 3]); // add, one lease, the ack
+    expect(deltas.map((d) => d.lpop)).toEqual([1, 1, 1, 1, 1]);
     // A burst fills the first lane's 5 slots, so the second lane leases too: all 10 run at once.
-    let running = 0;
-    let most = 0;
+    const gate = new Gate();
     const q2 = res.queue<number>();
-    const release: Array<() => void> = [];
-    res.worker(
-      new Worker<number>(res.twin<number>(q2), async () => {
-        running += 1;
-        most = Math.max(most, running);
-        await new Promise<void>((r) => release.push(r));
-        running -= 1;
-      }, { concurrency: 10, blockMs: 5000 }),
-    );
+    res.worker(new Worker<number>(res.twin<number>(q2), () => gate.enter(), { concurrency: 10, blockMs: 5000 }));
     await sleep(200);
     await q2.addBulk(Array.from({ length: 12 }, (_, data) => ({ data })));
-    await waitUntil(() => running === 10, 'ten running');
-    expect(most).toBe(10);
-    let finished = 0;
-    await waitUntil(() => {
-      while (release.length) {
-        release.shift()!();
-        finished += 1;
-      }
-      return finished === 12;
-    }, 'all 12 ran');
-    expect(most).toBe(10);
+    await waitUntil(() => gate.running === 10, 'ten running');
+    await gate.openUntil(12, 'all 12 ran');
+    expect(gate.most).toBe(10);
   });
 
   test('close() on an idle worker blocked on an empty queue returns promptly', async () => {
