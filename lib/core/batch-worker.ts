@@ -1,5 +1,6 @@
 import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT } from './defaults.js';
 import { UnrecoverableError, ValidationError } from './errors.js';
+import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { ErrorBackoff, LeaseWorker } from './lease-worker.js';
 import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
@@ -63,9 +64,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private endStopSignal: () => void = () => undefined;
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
   private pauseWakers: Array<() => void> = [];
-  /** A lane waits on Redis for the idle ones, which queue here. */
-  private laneWaiting = false;
-  private idleLanes: Array<(next: 'lease' | 'wait') => void> = [];
+  private readonly turns = new IdleLanes();
 
   constructor(
     queue: Queue<Data, Result>,
@@ -119,7 +118,9 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       }
       woken = false;
       if (step.leases.length === 0) {
-        woken = await this.idle(step.paused ? this.blockMs : blockDuration(step, this.blockMs));
+        // One idle lane at a time waits on Redis; the others queue behind it.
+        woken = await this.turns.turn(() => this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs)), false);
+        if (this.stopping) this.turns.releaseAll();
         continue;
       }
       const batch: Array<HeldLease<Data>> = [];
@@ -129,37 +130,11 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       if (this.stopping) break; // shutdown gives the held jobs back
       // A full batch: more may be waiting, so the idle lanes lease too. Otherwise one of
       // them takes over the wait on Redis while this lane runs its batch.
-      this.releaseIdleLanes(batch.length === this.size ? 'lease' : 'one waits');
+      if (batch.length === this.size) this.turns.releaseAll();
+      else this.turns.handOver();
       // The handler may hang: shutdown stops waiting for it after drainTimeoutMs.
       await Promise.race([this.runBatch(batch), this.stopSignal]);
     }
-  }
-
-  /**
-   * A lane with nothing to do. One lane at a time waits on Redis; the others queue behind it
-   * and lease only when released, so a wake-up costs one lease call, not one per lane.
-   * Resolves true when woken by a wake-up token.
-   */
-  private async idle(ms: number): Promise<boolean> {
-    for (;;) {
-      if (!this.laneWaiting) {
-        this.laneWaiting = true;
-        try {
-          return await this.block(ms);
-        } finally {
-          this.laneWaiting = false;
-          if (this.stopping) this.releaseIdleLanes('lease');
-        }
-      }
-      const next = await new Promise<'lease' | 'wait'>((resolve) => this.idleLanes.push(resolve));
-      if (next === 'lease' || this.stopping) return false;
-    }
-  }
-
-  /** Lets every idle lane lease, or hands the wait on Redis to one of them. */
-  private releaseIdleLanes(how: 'lease' | 'one waits'): void {
-    if (how === 'lease') for (const resolve of this.idleLanes.splice(0)) resolve('lease');
-    else this.idleLanes.shift()?.('wait');
   }
 
   private hold(batch: Array<HeldLease<Data>>, leases: Array<Lease<Data>>): void {
@@ -268,7 +243,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     const unfinished = this.takeHeld();
     for (const h of unfinished) h.giveBack();
     if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
-    this.releaseIdleLanes('lease');
+    this.turns.releaseAll();
     for (const wake of this.pauseWakers.splice(0)) wake();
     this.endStopSignal();
     await this.loopDone;

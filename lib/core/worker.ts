@@ -1,5 +1,6 @@
 import { MAX_LEASE_COUNT } from './defaults.js';
 import { UnrecoverableError } from './errors.js';
+import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { ErrorBackoff, LeaseWorker } from './lease-worker.js';
 import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
@@ -54,8 +55,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   private requested = 0;
   /** Lanes waiting on an empty queue (one on Redis, the others on that one). */
   private idleLanes = 0;
-  private blockingLane = false;
-  private blockWaiters: Array<(woken: boolean) => void> = [];
+  private readonly turns = new IdleLanes();
   private slotWaiters: Array<() => void> = [];
   private flushing: Promise<void> | undefined;
   private lastLeaseAt = 0;
@@ -127,7 +127,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       woken = false;
       // Every slot asked for was filled: more may be waiting, so the lanes idling behind
       // this one lease too. (Waking them on every wake-up would add an empty lease call.)
-      if (step.leases.length === free) this.releaseIdleLanes();
+      if (step.leases.length === free) this.turns.releaseAll();
       if (step.leases.length < free) {
         this.notifySlots(); // the unused part of the reservation is free for the other lane
         // Fewer jobs than free slots: the queue is drained (or paused) for now.
@@ -144,30 +144,20 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.idleLanes += 1;
     if (this.outbox.length) this.flushSoon(); // finished while we decided to wait
     try {
-      if (this.blockingLane) return await new Promise<boolean>((resolve) => this.blockWaiters.push(resolve));
-      this.blockingLane = true;
-      let woken = false;
-      try {
+      return await this.turns.turn(async () => {
         let ms = step.paused ? this.blockMs : blockDuration(step, this.blockMs);
         for (;;) {
-          woken = await this.block(ms);
+          const woken = await this.block(ms);
           const timedOutIdle =
             !woken && !this.stopping && step.nextDue === undefined && this.outbox.length === 0;
-          if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS) break;
+          if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS) return woken;
           ms = this.blockMs;
         }
-      } finally {
-        this.blockingLane = false;
-        if (this.stopping) this.releaseIdleLanes();
-      }
-      return woken;
+      }, false);
     } finally {
       this.idleLanes -= 1;
+      if (this.stopping) this.turns.releaseAll();
     }
-  }
-
-  private releaseIdleLanes(): void {
-    for (const resolve of this.blockWaiters.splice(0)) resolve(false);
   }
 
   private waitForSlot(): Promise<void> {
@@ -268,7 +258,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   protected override async shutdown(drainTimeoutMs: number): Promise<void> {
     if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
     this.notifySlots();
-    this.releaseIdleLanes();
+    this.turns.releaseAll();
     await this.loopDone;
     if (this.running > 0) await this.drainHandlers(drainTimeoutMs);
     const unfinished = [...this.held.values()].filter((h) => !h.finished && !h.lost);
