@@ -63,7 +63,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private runningBatches = 0;
   private endStopSignal: () => void = () => undefined;
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
-  private pauseWakers: Array<() => void> = [];
+  private readonly pauseWakers: Array<() => void> = [];
   private readonly turns = new IdleLanes();
 
   constructor(
@@ -170,9 +170,13 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     }
   }
 
-  /** A shutdown also ends an error pause (each lane has at most one at a time). */
+  /**
+   * A shutdown also ends an error pause. Each lane has at most one pause at a time, so the
+   * last `concurrency` wakers cover every pause still running.
+   */
   protected override keepPauseWaker(wake: () => void): void {
-    this.pauseWakers = [...this.pauseWakers.slice(Math.max(0, this.pauseWakers.length - this.concurrency + 1)), wake];
+    this.pauseWakers.push(wake);
+    if (this.pauseWakers.length > this.concurrency) this.pauseWakers.shift();
   }
 
   // ---- running a batch ---------------------------------------------------------

@@ -29,6 +29,7 @@ export class IdleLanes {
 
   /** Every queued lane leases (more work may be waiting, or the worker stops). */
   releaseAll(): void {
+    if (this.queued.length === 0) return; // the busy path calls this after every lease
     for (const resolve of this.queued.splice(0)) resolve('lease');
   }
 

@@ -10,25 +10,27 @@ const MAX_ERROR_TEXT = 4096;
  * Appends `items` to a lease or settle call's arguments (include/settle.lua): acks without a
  * result that share the first such ack's policy go as id and token only (a busy worker's
  * usual outcome: 2 arguments instead of 5), after the others in full. The script settles in
- * that order, so when a job is named twice (the first item wins) everything goes in full.
+ * that order, so when a job is named in both forms (the first item wins) everything goes in
+ * full.
  * Returns the decoder of the script's answer: one boolean per item, in the order of `items`.
  */
 export function appendSettleItems(args: Array<string | number>, items: readonly SettleItem[]): (answer: readonly number[]) => boolean[] {
   let full: number[] = [];
   let plain: number[] = [];
   let shared: string | number = '';
-  const ids = new Set<string>();
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!;
-    ids.add(it[1]);
     if (it[0] === 'a' && it[3] === '' && (plain.length === 0 || it[4] === shared)) {
       shared = it[4];
       plain.push(i);
     } else full.push(i);
   }
-  if (ids.size < items.length && plain.length > 0) {
-    full = items.map((_, i) => i);
-    plain = [];
+  if (full.length > 0 && plain.length > 0) {
+    const fullIds = new Set(full.map((i) => items[i]![1]));
+    if (plain.some((i) => fullIds.has(items[i]![1]))) {
+      full = items.map((_, i) => i);
+      plain = [];
+    }
   }
   args.push(full.length);
   for (const i of full) args.push(...items[i]!);

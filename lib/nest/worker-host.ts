@@ -84,23 +84,18 @@ export class WorkerHost {
     this.release();
     const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
     const batch = this.batch;
-    const common = { leaseMs, blockMs, heartbeat, drainTimeoutMs, autostart: false };
-    // A batch handler's own concurrency is its batches at once (it defaults to the processor's).
+    // For a batch processor, concurrency is its batches at once (the explorer resolved it).
+    const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, autostart: false };
     const runner: Runner = batch
-      ? new BatchWorker<unknown, unknown>(this.queue, (this.router as BatchRouter).handle, {
-          ...common,
-          size: batch.size,
-          waitMs: batch.waitMs,
-          concurrency: this.def.handlers[0]!.concurrency,
-        })
-      : new Worker<unknown, unknown>(this.queue, (this.router as HandlerRouter).handle, { ...common, concurrency });
+      ? new BatchWorker<unknown, unknown>(this.queue, (this.router as BatchRouter).handle, { ...common, size: batch.size, waitMs: batch.waitMs })
+      : new Worker<unknown, unknown>(this.queue, (this.router as HandlerRouter).handle, common);
     this.runner = runner;
     this.subscription = runner.events.subscribe((event) => this.onEvent(event));
     runner.start();
     this.logger.log(
       `${this.def.className} consumes queue '${this.def.queueName}' ` +
         (batch
-          ? `in batches of up to ${batch.size} (wait ${batch.waitMs} ms, ${runner.concurrency} at once, lease ${leaseMs} ms)`
+          ? `in batches of up to ${batch.size} (wait ${batch.waitMs} ms, ${concurrency} at once, lease ${leaseMs} ms)`
           : `(concurrency ${concurrency}, lease ${leaseMs} ms)`),
     );
   }
