@@ -71,6 +71,11 @@ export class ProducerGate {
     private readonly reconfigure: () => Promise<void>,
   ) {}
 
+  /** Adds wait here for room: later adds must queue behind them, not take the plain path. */
+  get hasWaiting(): boolean {
+    return this.waiting.length > 0;
+  }
+
   /** Adds the items, waiting for room (`mode` 'wait') or failing at once when full ('try'). */
   async submit(items: ProduceItem[], mode: 'wait' | 'try', timeoutMs: number | undefined): Promise<number[]> {
     if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);

@@ -14,6 +14,22 @@ const WAITER_TTL_MS = 3000;
 export const DEFAULT_TOMBSTONE_MS = 10_000;
 const SHUTDOWN_CLEANUP_MS = 1000;
 
+/**
+ * `checkClosed: false` asks adds to skip the queue's state, which bounded, counting and
+ * exclusive-producer adds must read: refused rather than half obeyed.
+ */
+export function assertCheckClosed(options: Pick<QueueOptions, 'checkClosed' | 'bound' | 'stats' | 'exclusive'>): void {
+  if (options.checkClosed !== false) return;
+  const needs = [
+    options.bound ? `bound: ${options.bound}` : '',
+    options.stats ? 'stats: true' : '',
+    options.exclusive?.producer ? 'exclusive.producer' : '',
+  ].filter(Boolean);
+  if (needs.length) {
+    throw new ValidationError('checkClosed', `false contradicts ${needs.join(', ')}, whose adds always check the queue's state; leave checkClosed out`);
+  }
+}
+
 /** A queue's shared settings and state, as stored in Redis. */
 export interface QueueState {
   closed: boolean;
@@ -65,6 +81,7 @@ export class QueueExt {
       waitMs = exclusive.waitMs ?? 0;
       ttlMs = exclusive.ttlMs ?? DEFAULT_ROLE_TTL_MS;
     }
+    assertCheckClosed(options);
     this.bound = bound ?? 0;
     const anySetting = bound !== undefined || stats !== undefined || groupConcurrency !== undefined;
     if (anySetting) {
@@ -98,6 +115,11 @@ export class QueueExt {
   /** This object has bound / stats / groupConcurrency to store in Redis. */
   get hasSettings(): boolean {
     return this.settings !== undefined;
+  }
+
+  /** Adds of this object wait for room in a full queue. */
+  get addsWaiting(): boolean {
+    return this.gate.hasWaiting;
   }
 
   /** Stores bound / stats / groupConcurrency in Redis, once per Queue object. */

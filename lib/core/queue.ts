@@ -12,7 +12,7 @@ import { EventHub } from './event-hub.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { plainRecordMaker, prepareJob, resolvePolicy } from './job-options.js';
 import { queueKeys, type QueueKeys } from './keys.js';
-import { ListenerProbe } from './listener-probe.js';
+import { QueueProbe } from './queue-probe.js';
 import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
 import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
@@ -71,7 +71,7 @@ export class Queue<Data = unknown, Result = unknown> {
   readonly maxPayloadBytes: number;
   private readonly handle: ClientHandle;
   private readonly eventsFlag: '0' | '1';
-  private readonly listeners: ListenerProbe;
+  private readonly probe: QueueProbe;
   private readonly ids = new IdGenerator();
   private readonly hub: EventHub;
   private readonly idleBlockers: RedisClient[] = [];
@@ -100,11 +100,7 @@ export class Queue<Data = unknown, Result = unknown> {
       throw new ValidationError('connection', 'must be a redis:// URL, ioredis options or an ioredis client');
     }
     this.eventsFlag = options.events === false ? '0' : '1';
-    this.handle = openConnection(options.connection);
-    this.hub = new EventHub(this.handle.client, this.keys.byName.events, this.keys.byName.listeners, name, (err) =>
-      wrapRedisError(err, 'events', this.handle),
-    );
-    this.listeners = new ListenerProbe(this.handle.client, this.keys.byName.listeners, () => this.hub.listening);
+    // The extension validates its options: before anything connects.
     const queue = this;
     this.ext = new QueueExt(
       {
@@ -121,6 +117,11 @@ export class Queue<Data = unknown, Result = unknown> {
       },
       options,
     );
+    this.handle = openConnection(options.connection);
+    this.hub = new EventHub(this.handle.client, this.keys.byName.events, this.keys.byName.listeners, name, (err) =>
+      wrapRedisError(err, 'events', this.handle),
+    );
+    this.probe = new QueueProbe(this.handle.client, this.keys.byName.listeners, this.keys.byName.meta, () => this.hub.listening);
   }
 
   /** The shared command connection (for health checks and tests). */
@@ -172,13 +173,14 @@ export class Queue<Data = unknown, Result = unknown> {
       if (op === 'add' && job.opts?.timeoutMs !== undefined) timeoutMs = job.opts.timeoutMs;
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
-    // FCALL + HSETNX + RPUSH (add.lua).
+    // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's
+    // state finds nothing they would miss (lib/core/queue-probe.ts).
     let created: number[];
-    if (this.ext.managed || mode === 'try' || grouped) {
+    if (this.ext.managed || mode === 'try' || grouped || this.ext.addsWaiting || !this.probe.plainAdds(now)) {
       created = await this.ext.produce(items, mode, timeoutMs);
     } else {
       if (this.ext.hasSettings) await this.ext.configure(); // e.g. stats: false, once
-      const events = this.eventsFlag === '1' && this.listeners.listening() ? '1' : '0';
+      const events = this.eventsFlag === '1' && this.probe.listening() ? '1' : '0';
       const args: Array<string | number> = [events];
       // Jobs without options go as id and record only (add.lua); the others in full.
       if (items.every((it) => it.custom === 0 && it.priority === 0 && it.due === '')) {

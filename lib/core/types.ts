@@ -94,9 +94,12 @@ export interface QueueOptions {
   /** Exclusive producer and/or consumer role for this Queue object. */
   exclusive?: ExclusiveOptions;
   /**
-   * Adds check in Redis that the queue is not closed (closeQueue) and fail with
+   * Every add checks in Redis that the queue is not closed (closeQueue) and fails with
    * QueueClosedError: one more read per add call. Default true when bound, stats or an
-   * exclusive producer is set (those adds read the queue's state anyway), false otherwise.
+   * exclusive producer is set (those adds read the queue's state anyway), false otherwise:
+   * adds then skip the check while this producer's reading of the queue's state, at most a
+   * second old, found it open (docs/bounded-fair-batch.md). False together with bound,
+   * stats or an exclusive producer is refused.
    */
   checkClosed?: boolean;
 }

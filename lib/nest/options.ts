@@ -1,5 +1,6 @@
 import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT } from '../core/defaults.js';
 import { RelqError, ValidationError } from '../core/errors.js';
+import { assertCheckClosed } from '../core/queue-ext.js';
 import type { ConnectionInput, JobPolicy, QueueOptions } from '../core/types.js';
 import { assertInt, assertNumber, assertOptions, assertPrefix, assertQueueName } from '../core/validate.js';
 import { RelqConfigError } from './errors.js';
@@ -302,20 +303,7 @@ function checkQueueExtensions(raw: RegisterQueueOptions, engine: Omit<QueueOptio
   }
   if (raw.checkClosed !== undefined) {
     checkBoolean('checkClosed', raw.checkClosed);
-    if (raw.checkClosed === false) {
-      // The engine would take the plain add path, which reads nothing of the queue's state.
-      const needs = [
-        raw.bound ? `bound: ${raw.bound}` : '',
-        raw.stats ? 'stats: true' : '',
-        ex?.producer ? 'exclusive.producer' : '',
-      ].filter(Boolean);
-      if (needs.length) {
-        throw new ValidationError(
-          'checkClosed',
-          `false would let adds skip the queue's state, so ${needs.join(', ')} would not be enforced; leave checkClosed out`,
-        );
-      }
-    }
+    assertCheckClosed(raw);
     engine.checkClosed = raw.checkClosed;
   }
 }

@@ -226,12 +226,62 @@ describe('closeQueue / reopenQueue', () => {
     expect(Date.now() - t0).toBeLessThan(500);
   });
 
-  test('plain queues keep the 3-command add: without checkClosed their adds do not see closeQueue', async () => {
-    const q = res.queue('c5');
+  test('a producer without options sees closeQueue: at once when it has not read the queue yet, within a second while adding', async () => {
+    const q = res.queue<number>('c5');
+    const obs = res.client();
     await q.closeQueue();
-    expect((await q.add(1)).created).toBe(true); // documented: opt in with checkClosed / bound / stats
+    // a new producer knows nothing of the queue yet: its first add checks the state itself
+    await expect(q.add(1)).rejects.toBeInstanceOf(QueueClosedError);
+
+    await res.twin(q).reopenQueue();
+    // reopened: once its reading is fresh, the producer is back on the 3-command path
+    await waitUntil(async () => {
+      await q.add(2);
+      const before = await commandStats(obs);
+      await q.add(3);
+      const d = statsDelta(before, await commandStats(obs));
+      delete d.info;
+      return d.fcall === 1 && d.hsetnx === 1 && d.rpush === 1 && Object.keys(d).length === 3;
+    }, 'plain adds again', 3000);
+
+    // another process closes the queue while this producer keeps adding
+    await res.twin(q).closeQueue();
+    const closedAt = Date.now();
+    let refusedAt = 0;
+    for (let i = 0; Date.now() - closedAt < 3000; i++) {
+      try {
+        await q.add(100 + i);
+        await sleep(20);
+      } catch (err) {
+        expect(err).toBeInstanceOf(QueueClosedError);
+        refusedAt = Date.now();
+        break;
+      }
+    }
+    expect(refusedAt).toBeGreaterThan(0);
+    expect(refusedAt - closedAt).toBeLessThan(1500); // a reading is at most a second old
     const strict = res.twin(q, { checkClosed: true });
     await expect(strict.add(2)).rejects.toBeInstanceOf(QueueClosedError);
+  });
+
+  test('a producer without options waits on a bound another producer set, and fails on a deleted queue', async () => {
+    const setter = res.queue<number>('c6', { bound: 2 });
+    await setter.add(1);
+    const plain = res.twin<number>(setter);
+    await plain.add(2); // first add: checks the state (bound 2, one slot left)
+    await expect(plain.tryAdd(3)).rejects.toBeInstanceOf(QueueFullError);
+    let added = false;
+    const waiting = plain.add(3).then(() => (added = true));
+    await sleep(300);
+    expect(added).toBe(false);
+    expect(await unfinished(setter)).toBe(2);
+    const [l] = await setter.lease();
+    await setter.ack(l!);
+    await within(waiting, 2000, 'add waiting for room');
+    expect(await unfinished(setter)).toBe(2);
+
+    await res.twin(setter).deleteQueue({ tombstoneMs: 5000 });
+    await expect(plain.add(4)).rejects.toBeInstanceOf(QueueDeletedError);
   });
 });
 

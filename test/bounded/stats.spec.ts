@@ -21,6 +21,15 @@ test('exact after a known sequence: 3 puts totalling 12 bytes, 2 gets', async ()
   expect(await q.stats()).toEqual({ produced: { messages: 4, bytes: 15 }, consumed: { messages: 5, bytes: 19 } });
 });
 
+test('a producer without the stats option counts too once the queue counts', async () => {
+  const q = res.queue('s-plain', { stats: true });
+  await q.add('a'); // stores the flag
+  const plain = res.twin(q);
+  await plain.add('bc'); // its first add reads the queue's state in the script
+  for (let i = 0; i < 3; i++) await plain.add('d');
+  expect((await q.stats()).produced).toEqual({ messages: 5, bytes: 3 + 4 + 3 * 3 });
+});
+
 test('stats off: nothing counted, and the plain add costs no extra command', async () => {
   const q = res.queue('s3');
   const obs = res.client();

@@ -101,8 +101,24 @@ describe('queue construction', () => {
     ['maxPayloadBytes 0', { maxPayloadBytes: 0 }, 'maxPayloadBytes'],
     ['maxPayloadBytes NaN', { maxPayloadBytes: Number.NaN }, 'maxPayloadBytes'],
     ['maxPayloadBytes 1.5', { maxPayloadBytes: 1.5 }, 'maxPayloadBytes'],
+    ['bound -1', { bound: -1 }, 'bound'],
+    ['stats "yes"', { stats: 'yes' }, 'stats'],
+    ['exclusive.owner', { exclusive: { owner: true } }, 'exclusive'],
+    ['checkClosed false with a bound', { bound: 5, checkClosed: false }, 'checkClosed'],
+    ['checkClosed false with stats', { stats: true, checkClosed: false }, 'checkClosed'],
+    ['checkClosed false with an exclusive producer', { exclusive: { producer: true }, checkClosed: false }, 'checkClosed'],
   ])('queue options: %s', async (_label, opts, field) => {
     await expectInvalid(() => newQueue('q', opts), field);
+  });
+
+  test('a refused Queue opens no connection', async () => {
+    const clients = async (): Promise<number> => ((await obs.client('LIST')) as string).trim().split('\n').length;
+    const before = await clients();
+    for (const opts of [{ bound: -1 }, { bound: 5, checkClosed: false }, { maxPayloadBytes: 0 }]) {
+      await expectInvalid(() => newQueue('q', opts), /./);
+    }
+    await new Promise((r) => setTimeout(r, 100)); // a connection would be up by now
+    expect(await clients()).toBe(before);
   });
 
   test('events must be a boolean', async () => {

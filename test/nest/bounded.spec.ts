@@ -383,7 +383,7 @@ describe('bootstrap errors for queue options', () => {
     [{ exclusive: { producer: 1 } }, /registerQueue\('q'\): exclusive\.producer: must be true or false/],
     [{ exclusive: { owner: true } }, /registerQueue\('q'\): exclusive: unknown option 'owner'/],
     [{ exclusive: { consumer: true, ttlMs: 5 } }, /registerQueue\('q'\): exclusive\.ttlMs: must be between 30/],
-    [{ bound: 5, checkClosed: false }, /registerQueue\('q'\): checkClosed: false would let adds skip the queue's state, so bound: 5 would not be enforced/],
+    [{ bound: 5, checkClosed: false }, /registerQueue\('q'\): checkClosed: false contradicts bound: 5, whose adds always check the queue's state; leave checkClosed out/],
     [{ closeOnShutdown: 'yes' }, /registerQueue\('q'\): closeOnShutdown: must be true or false/],
     [{ bounds: 10 }, /registerQueue\('q'\): options: unknown option 'bounds'/],
   ])('%j', async (options, message) => {
