@@ -27,6 +27,11 @@ const config: Config = {
     '^relq/nest$': '<rootDir>/lib/nest/index.ts',
     // Source uses nodenext-style `./x.js` specifiers; map them back to the .ts file.
     '^(\\.{1,2}/.*)\\.js$': '$1',
+    // RELQ_NEST_DIR=<dir with another NestJS major installed> runs the tests against it
+    // (scripts/test-nest-major.mjs).
+    ...(process.env.RELQ_NEST_DIR
+      ? { '^(@nestjs/[a-z-]+|reflect-metadata)$': `${process.env.RELQ_NEST_DIR}/node_modules/$1` }
+      : {}),
   },
   transform: {
     '^.+\\.ts$': [

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// `npm run test:nest11` (or `node scripts/test-nest-major.mjs <major>`): runs the NestJS
+// tests (test/nest, test/sample) against another NestJS major than the devDependencies' one.
+// The first run installs that major's @nestjs packages (and the reflect-metadata and rxjs
+// they load) from the npm registry into .tmp/nest-<major>/; Jest then maps every @nestjs/*
+// and reflect-metadata import there (RELQ_NEST_DIR in jest.config.ts). Extra arguments go
+// to Jest.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const [majorArg, ...jestArgs] = process.argv.slice(2);
+const major = majorArg ?? '11';
+if (!/^\d+$/.test(major)) {
+  console.error(`test-nest-major: the first argument is a NestJS major version, got '${major}'`);
+  process.exit(2);
+}
+const PACKAGES = ['common', 'core', 'terminus', 'testing', 'platform-express'].map((p) => `@nestjs/${p}@${major}`);
+const dir = join(root, '.tmp', `nest-${major}`);
+
+function installedMajor(pkg) {
+  const file = join(dir, 'node_modules', ...pkg.split('/'), 'package.json');
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version.split('.')[0] : undefined;
+}
+
+if (PACKAGES.some((p) => installedMajor(p.slice(0, p.lastIndexOf('@'))) !== major)) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `relq-nest-${major}`, private: true }, null, 2));
+  console.log(`test-nest-major: installing ${PACKAGES.join(' ')} into ${dir}`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', ...PACKAGES, 'reflect-metadata', 'rxjs'], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
+  if (install.status !== 0) process.exit(install.status ?? 1);
+}
+const versions = ['common', 'core', 'terminus'].map((p) => `@nestjs/${p} ${JSON.parse(readFileSync(join(dir, 'node_modules', '@nestjs', p, 'package.json'), 'utf8')).version}`);
+console.log(`test-nest-major: testing against ${versions.join(', ')}`);
+
+const jest = spawnSync(
+  process.execPath,
+  ['--experimental-vm-modules', join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', 'test/nest', 'test/sample', ...jestArgs],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, RELQ_NEST_DIR: dir } },
+);
+process.exit(jest.status ?? 1);
