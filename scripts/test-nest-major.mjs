@@ -3,7 +3,8 @@
 // tests (test/nest, test/sample) against another NestJS major than the devDependencies' one.
 // The first run installs that major's @nestjs packages (and the reflect-metadata and rxjs
 // they load) from the npm registry into .tmp/nest-<major>/; Jest then maps every @nestjs/*
-// and reflect-metadata import there (RELQ_NEST_DIR in jest.config.ts). Extra arguments go
+// and reflect-metadata import there (RELQ_NEST_DIR in jest.config.ts); the `npm run sample`
+// child that test/sample starts still runs on the devDependencies' Nest. Extra arguments go
 // to Jest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
