@@ -18,26 +18,27 @@ if (!/^\d+$/.test(major)) {
   console.error(`test-nest-major: the first argument is a NestJS major version, got '${major}'`);
   process.exit(2);
 }
-const PACKAGES = ['common', 'core', 'terminus', 'testing', 'platform-express'].map((p) => `@nestjs/${p}@${major}`);
+const NAMES = ['common', 'core', 'terminus', 'testing', 'platform-express'].map((p) => `@nestjs/${p}`);
 const dir = join(root, '.tmp', `nest-${major}`);
 
-function installedMajor(pkg) {
-  const file = join(dir, 'node_modules', ...pkg.split('/'), 'package.json');
-  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version.split('.')[0] : undefined;
+function installedVersion(name) {
+  const file = join(dir, 'node_modules', ...name.split('/'), 'package.json');
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : undefined;
 }
 
-if (PACKAGES.some((p) => installedMajor(p.slice(0, p.lastIndexOf('@'))) !== major)) {
+if (NAMES.some((name) => installedVersion(name)?.split('.')[0] !== major)) {
+  const packages = NAMES.map((name) => `${name}@${major}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `relq-nest-${major}`, private: true }, null, 2));
-  console.log(`test-nest-major: installing ${PACKAGES.join(' ')} into ${dir}`);
+  console.log(`test-nest-major: installing ${packages.join(' ')} into ${dir}`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', ...PACKAGES, 'reflect-metadata', 'rxjs'], {
+  const install = spawnSync(npm, ['install', '--no-audit', '--no-fund', ...packages, 'reflect-metadata', 'rxjs'], {
     cwd: dir,
     stdio: 'inherit',
   });
   if (install.status !== 0) process.exit(install.status ?? 1);
 }
-const versions = ['common', 'core', 'terminus'].map((p) => `@nestjs/${p} ${JSON.parse(readFileSync(join(dir, 'node_modules', '@nestjs', p, 'package.json'), 'utf8')).version}`);
+const versions = NAMES.slice(0, 3).map((name) => `${name} ${installedVersion(name)}`);
 console.log(`test-nest-major: testing against ${versions.join(', ')}`);
 
 const jest = spawnSync(
