@@ -1,4 +1,4 @@
-import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT } from './defaults.js';
+import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from './defaults.js';
 import { UnrecoverableError, ValidationError } from './errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
@@ -76,7 +76,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     const concurrency = options.concurrency ?? 1;
     assertInt('concurrency', concurrency, { min: 1, max: MAX_BATCH_CONCURRENCY });
     const waitMs = options.waitMs ?? 0;
-    assertInt('waitMs', waitMs, { max: 2 ** 31 });
+    assertInt('waitMs', waitMs, { max: MAX_TIMER_MS });
     super(queue, options);
     this.size = options.size;
     this.concurrency = concurrency;

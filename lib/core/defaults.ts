@@ -18,3 +18,5 @@ export const MAX_LEASE_COUNT = 1000;
 export const DEFAULT_SWEEP_LIMIT = 1000;
 /** Most batches one BatchWorker runs at once. */
 export const MAX_BATCH_CONCURRENCY = 64;
+/** Longest delay a Node timer takes (setTimeout fires at once beyond it): the ceiling of every wait option. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -1,12 +1,17 @@
 /** Base class of every error relq throws; `code` is stable for programs to test. */
 export class RelqError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  /**
+   * True when the same call may succeed if tried again later: Redis was unreachable,
+   * restarting (LOADING), failing over (CLUSTERDOWN, MOVED storms, READONLY) or out of
+   * memory. False for a request that will never succeed as it is (bad input, a missing
+   * permission, a wrong password). A retried call may find its first try applied.
+   */
+  readonly retryable: boolean;
+
+  constructor(message: string, readonly code: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
+    this.retryable = options?.retryable ?? false;
   }
 }
 
@@ -31,10 +36,31 @@ export class PayloadTooLargeError extends ValidationError {
   }
 }
 
-/** Redis could not be reached or the connection broke; the message never holds a password. */
+/**
+ * Redis could not be reached, the connection broke, or the server is not serving yet
+ * (restarting, failing over). `cause` holds the underlying failure (e.g. a TLS error) with
+ * secrets removed; the message names it too and never holds a password.
+ */
 export class ConnectionError extends RelqError {
+  constructor(message: string, options?: { cause?: unknown; retryable?: boolean; code?: string }) {
+    super(message, options?.code ?? 'RELQ_CONNECTION', { cause: options?.cause, retryable: options?.retryable ?? true });
+  }
+}
+
+/** The server refused the credentials (wrong password, unknown or disabled ACL user). Not retryable. */
+export class AuthenticationError extends ConnectionError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, 'RELQ_CONNECTION', options);
+    super(message, { ...options, retryable: false, code: 'RELQ_AUTH' });
+  }
+}
+
+/**
+ * The connected ACL user may not run a command or touch a key relq needs (NOPERM): the
+ * message names which. docs/reliability.md gives the ACL a relq user needs.
+ */
+export class PermissionError extends RelqError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'RELQ_NOPERM', options);
   }
 }
 
@@ -110,5 +136,40 @@ export class QueueInUseError extends RelqError {
   ) {
     const who = holder ? `${holder.host} pid ${holder.pid} (instance ${holder.instance})` : 'another process';
     super(`queue '${queue}' already has an exclusive ${role}: ${who}`, 'RELQ_QUEUE_IN_USE');
+  }
+}
+
+/**
+ * A Redis server setting makes relq unsafe (e.g. a maxmemory-policy that evicts keys, with
+ * `evictionCheck: 'error'`). Every call of the queue fails with it until the server is fixed.
+ */
+export class ServerConfigError extends RelqError {
+  constructor(
+    readonly setting: string,
+    readonly value: string,
+    message: string,
+  ) {
+    super(message, 'RELQ_SERVER_CONFIG');
+  }
+}
+
+/**
+ * A write (add or settle) was applied on the master but fewer replicas than
+ * `durability.replicas` confirmed it within `durability.timeoutMs`: it may be lost if the
+ * master fails now. `result` is what the call returned (e.g. the AddResults); the write is
+ * not undone, so do not simply repeat it (an add without a jobId would add a second job).
+ */
+export class NotReplicatedError<R = unknown> extends RelqError {
+  constructor(
+    readonly op: string,
+    readonly replicas: number,
+    readonly required: number,
+    readonly result: R,
+  ) {
+    super(
+      `relq ${op}: applied on the master, but only ${replicas} of ${required} replica(s) confirmed it in time (durability); it is lost if the master fails before replicating`,
+      'RELQ_NOT_REPLICATED',
+      { retryable: false },
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { Observable, Subject, share } from 'rxjs';
-import { duplicateClient, type RedisClient } from './connection.js';
+import { duplicateClient, type ClientHandle, type RedisClient } from './connection.js';
 import type { QueueEvent } from './types.js';
 
 /** How long a listener's announcement lasts, and how often it is renewed. */
@@ -27,7 +27,7 @@ export class EventHub {
   readonly resubscribed$ = this.reconnects.asObservable();
 
   constructor(
-    private readonly client: RedisClient,
+    private readonly handle: ClientHandle,
     private readonly channel: string,
     private readonly listenersKey: string,
     private readonly queue: string,
@@ -43,7 +43,7 @@ export class EventHub {
   /** Resolves once the subscription is active, so no later transition is missed. */
   open(): Promise<void> {
     if (!this.ready) {
-      const sub = duplicateClient(this.client, 'subscriber');
+      const sub = duplicateClient(this.handle, 'subscriber');
       this.sub = sub;
       sub.on('smessage', (_channel: string, message: string) => this.dispatch(message));
       let connected = false;
@@ -69,8 +69,8 @@ export class EventHub {
             if (this.sub === sub) {
               this.sub = undefined;
               this.ready = undefined;
-            }
-            sub.disconnect();
+              sub.disconnect();
+            } // else closeSubscription() already disconnected it: twice leaves ioredis a 2 s timer
             throw this.wrapError(err);
           },
         );
@@ -84,7 +84,7 @@ export class EventHub {
   }
 
   private announce(): Promise<unknown> {
-    return this.client.set(this.listenersKey, '1', 'PX', LISTEN_TTL_MS);
+    return this.handle.client.set(this.listenersKey, '1', 'PX', LISTEN_TTL_MS);
   }
 
   private dispatch(message: string): void {

@@ -1,4 +1,5 @@
 import type { RedisClient } from './connection.js';
+import { MAX_TIMER_MS } from './defaults.js';
 import type { RelqError } from './errors.js';
 import type { QueueKeys } from './keys.js';
 import type { ScriptName } from './scripts.js';
@@ -28,7 +29,7 @@ export async function blockingPop(blocker: RedisClient, key: string, ms: number)
   const seconds = Math.max(0.01, ms / 1000).toFixed(3);
   let timer: NodeJS.Timeout | undefined;
   const watchdog = new Promise<'stuck'>((resolve) => {
-    timer = setTimeout(() => resolve('stuck'), ms + WATCHDOG_MS);
+    timer = setTimeout(() => resolve('stuck'), Math.min(ms + WATCHDOG_MS, MAX_TIMER_MS));
   });
   try {
     const res = await Promise.race([blocker.blpop(key, seconds), watchdog]);

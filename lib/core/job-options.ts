@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY, MAX_PRIORITY } from './defaults.js';
+import { DEFAULT_POLICY, MAX_PRIORITY, MAX_TIMER_MS } from './defaults.js';
 import { ValidationError } from './errors.js';
 import type { RecordMeta } from './record.js';
 import type { Backoff, JobPolicy } from './types.js';
@@ -94,7 +94,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
     assertQueueName(o.group, `${field}.group`);
     if (o.priority) throw new ValidationError(field, 'a job with a group cannot have a priority (FIFO within its group)');
   }
-  if (o.timeoutMs !== undefined) assertInt(`${field}.timeoutMs`, o.timeoutMs, { max: 2 ** 31 });
+  if (o.timeoutMs !== undefined) assertInt(`${field}.timeoutMs`, o.timeoutMs, { max: MAX_TIMER_MS });
   if (o.delayMs !== undefined && o.runAt !== undefined) {
     throw new ValidationError(field, 'give delayMs or runAt, not both');
   }
@@ -112,7 +112,8 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   const meta: RecordMeta = { t: now, a: policy.attempts };
   if (o.name !== undefined) meta.n = o.name;
   if (o.priority) meta.p = o.priority;
-  if (!sameBackoff(policy.backoff, DEFAULT_POLICY.backoff)) meta.b = policy.backoff;
+  // As a JSON string: Lua re-encodes the meta with 14 significant digits, which a jitter would lose.
+  if (!sameBackoff(policy.backoff, DEFAULT_POLICY.backoff)) meta.b = JSON.stringify(policy.backoff);
   if (policy.leaseMs !== undefined) meta.l = policy.leaseMs;
   if (policy.keepCompletedMs !== DEFAULT_POLICY.keepCompletedMs) meta.k = policy.keepCompletedMs;
   if (o.group !== undefined) meta.g = o.group;

@@ -1,14 +1,14 @@
 import { Subject, type Observable } from 'rxjs';
 import type { RedisClient } from './connection.js';
-import { DEFAULT_LEASE_MS } from './defaults.js';
-import { QueueDeletedError } from './errors.js';
+import { DEFAULT_LEASE_MS, MAX_TIMER_MS } from './defaults.js';
+import { ClosedError, NotReplicatedError, QueueDeletedError, ValidationError } from './errors.js';
 import { Heartbeat } from './heartbeat.js';
 import type { HeldLease } from './job-view.js';
-import { Outbox, type Outcome, type WorkerEvent } from './outbox.js';
-import type { LeaseStep, Queue } from './queue.js';
-import { requeueItem } from './settle-items.js';
+import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
+import { isQueue, type LeaseStep, type Queue } from './queue.js';
+import { requeueItem, type SettleItem } from './settle-items.js';
 import type { Lease } from './types.js';
-import { assertInt } from './validate.js';
+import { assertBoolean, assertInt } from './validate.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
 export interface LeaseWorkerOptions {
@@ -16,6 +16,7 @@ export interface LeaseWorkerOptions {
   blockMs?: number;
   heartbeat?: boolean;
   drainTimeoutMs?: number;
+  autostart?: boolean;
 }
 
 const MAX_ERROR_BACKOFF_MS = 5000;
@@ -71,12 +72,16 @@ export abstract class LeaseWorker<Data, Result> {
     readonly queue: Queue<Data, Result>,
     options: LeaseWorkerOptions,
   ) {
+    if (!isQueue(queue)) throw new ValidationError('queue', 'must be a relq Queue');
+    if (queue.isClosed) throw new ClosedError(`queue '${queue.name}' (a worker needs an open Queue object)`);
+    if (options.heartbeat !== undefined) assertBoolean('heartbeat', options.heartbeat);
+    if (options.autostart !== undefined) assertBoolean('autostart', options.autostart);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.blockMs = options.blockMs ?? 5000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
     assertInt('leaseMs', this.leaseMs, { min: 10, max: 2 ** 41 });
-    assertInt('blockMs', this.blockMs, { min: 10, max: 2 ** 31 });
-    assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: 2 ** 31 });
+    assertInt('blockMs', this.blockMs, { min: 10, max: MAX_TIMER_MS });
+    assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: MAX_TIMER_MS });
     const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => queue.touchMany(leases, extendMs);
     this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, {
       held: () => this.heldLeases(),
@@ -149,19 +154,40 @@ export abstract class LeaseWorker<Data, Result> {
    * undefined.
    */
   protected async leaseAndSettle(count: number, woken: boolean, errors: ErrorBackoff): Promise<LeaseStep<Data> | undefined> {
-    const batch = this.outbox.take();
+    const call = this.outbox.take();
     let step: LeaseStep<Data>;
     try {
-      step = await this.queue.leaseStep(batch.map((o) => o.item), count, this.leaseMs, woken);
+      step = await this.queue.leaseStep(call.batch.map((o) => o.item), count, this.leaseMs, woken, call.reqId);
     } catch (error) {
-      this.outbox.putBack(batch);
-      await this.pauseAfterError(error, errors);
+      this.outbox.putBack(call);
+      if (this.queue.isClosed) this.queueObjectClosed();
+      else await this.pauseAfterError(error, errors);
       return undefined;
     }
     errors.reset();
     this.lastActivityAt = Date.now();
-    this.outbox.settled(batch, step.settled);
+    this.outbox.settled(call.batch, step.settled);
+    if (step.notReplicated) this.subject.next({ type: 'error', error: step.notReplicated });
     return step;
+  }
+
+  /**
+   * A settle call of its own for `call` (plus `extra` items after its outcomes). Settles that
+   * were applied but not confirmed by enough replicas (durability) count as applied; the
+   * shortfall is reported. Throws when the call failed.
+   */
+  protected async sendSettle(call: SettleCall<Data, Result>, extra: SettleItem[] = []): Promise<void> {
+    const items = [...call.batch.map((o) => o.item), ...extra];
+    if (items.length === 0) return;
+    let answers: boolean[];
+    try {
+      answers = await this.queue.settle(items, call.reqId);
+    } catch (error) {
+      if (!(error instanceof NotReplicatedError)) throw error;
+      answers = error.result as boolean[];
+      this.subject.next({ type: 'error', error });
+    }
+    this.outbox.settled(call.batch, answers.slice(0, call.batch.length));
   }
 
   /**
@@ -179,9 +205,17 @@ export abstract class LeaseWorker<Data, Result> {
     try {
       return await this.queue.waitForWork(this.blocker!, ms);
     } catch (error) {
-      await this.pauseAfterError(error);
+      if (this.queue.isClosed) this.queueObjectClosed();
+      else await this.pauseAfterError(error);
       return true;
     }
+  }
+
+  /** The Queue object was closed under a running worker: nothing can be leased or settled any more. */
+  private queueObjectClosed(): void {
+    if (this.stopping) return;
+    this.subject.next({ type: 'stopped', reason: 'queue object closed' });
+    void this.close({ drainTimeoutMs: 0 }).catch(() => undefined);
   }
 
   /** Reports a loop error and pauses (not while stopping). */
@@ -210,16 +244,19 @@ export abstract class LeaseWorker<Data, Result> {
     this.handlersDone?.();
   }
 
-  /** Shutdown: settles the outbox and gives `unfinished` back to pending, in one call. */
+  /**
+   * Shutdown: settles the outbox and gives `unfinished` back to pending: requests that
+   * failed are sent once more as they were, the rest in one call with the give-backs.
+   */
   protected async settleLast(unfinished: Array<HeldLease<Data>>): Promise<void> {
-    const batch = this.outbox.take();
-    const items = [...batch.map((o) => o.item), ...unfinished.map((h) => requeueItem(h.lease, 0, 'shutdown'))];
-    if (items.length === 0) return;
-    try {
-      const ok = await this.queue.settle(items);
-      this.outbox.settled(batch, ok.slice(0, batch.length));
-    } catch (error) {
-      this.subject.next({ type: 'error', error });
+    const calls = this.outbox.drain();
+    for (const [i, call] of calls.entries()) {
+      const last = i === calls.length - 1;
+      try {
+        await this.sendSettle(call, last ? unfinished.map((h) => requeueItem(h.lease, 0, 'shutdown')) : []);
+      } catch (error) {
+        this.subject.next({ type: 'error', error });
+      }
     }
   }
 

@@ -1,3 +1,4 @@
+import { newRequestId } from './ids.js';
 import type { HeldLease } from './job-view.js';
 import { ackItem, nackItem, rejectItem, type SettleItem } from './settle-items.js';
 import type { LeasedJob } from './types.js';
@@ -9,8 +10,8 @@ export type WorkerEvent<Data, Result> =
   | { type: 'dead'; job: LeasedJob<Data>; error: unknown }
   | { type: 'lost'; job: LeasedJob<Data> }
   | { type: 'error'; error: unknown }
-  /** The queue was closed and drained (closeQueue) or deleted: the worker stopped by itself. */
-  | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' };
+  /** The queue was closed and drained (closeQueue) or deleted, or this Queue object was closed: the worker stopped by itself. */
+  | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' | 'queue object closed' };
 
 /** A finished job: how to settle it, and the event to report once it is settled. */
 export interface Outcome<Data, Result> {
@@ -50,32 +51,57 @@ export function failureOutcome<Data, Result>(
 }
 
 /**
+ * One settle (or lease-and-settle) request: its id and the outcomes it carries. A request
+ * that failed is sent again with the same id, so that if its first try was applied in
+ * Redis (the reply was lost), the retry gets the first try's answers back.
+ */
+export interface SettleCall<Data, Result> {
+  readonly reqId: string;
+  readonly batch: Array<Outcome<Data, Result>>;
+}
+
+/**
  * Outcomes waiting to be settled: the next lease call carries them (or a settle call of
  * their own). `report` is told, per outcome, whether its settle took effect.
  */
 export class Outbox<Data, Result> {
   private outcomes: Array<Outcome<Data, Result>> = [];
+  /** Requests that failed, to be sent again as they were. */
+  private failed: Array<SettleCall<Data, Result>> = [];
 
   constructor(private readonly report: (outcome: Outcome<Data, Result>, settled: boolean) => void) {}
 
   get length(): number {
-    return this.outcomes.length;
+    let n = this.outcomes.length;
+    for (const call of this.failed) n += call.batch.length;
+    return n;
   }
 
   push(outcome: Outcome<Data, Result>): void {
     this.outcomes.push(outcome);
   }
 
-  /** Everything waiting, for one call. */
-  take(): Array<Outcome<Data, Result>> {
+  /** The next request: a failed one, as it was, or else everything waiting under a new id. */
+  take(): SettleCall<Data, Result> {
+    const retry = this.failed.shift();
+    if (retry) return retry;
     const batch = this.outcomes;
     this.outcomes = [];
-    return batch;
+    return { reqId: newRequestId(), batch };
   }
 
-  /** The call carrying `batch` failed: it goes first into the next one. */
-  putBack(batch: Array<Outcome<Data, Result>>): void {
-    this.outcomes.unshift(...batch);
+  /** Everything, for the last calls at shutdown: the failed requests, then the rest under a new id. */
+  drain(): Array<SettleCall<Data, Result>> {
+    const calls = this.failed;
+    this.failed = [];
+    calls.push({ reqId: newRequestId(), batch: this.outcomes });
+    this.outcomes = [];
+    return calls;
+  }
+
+  /** The request failed: it goes first, unchanged, into the next call. */
+  putBack(call: SettleCall<Data, Result>): void {
+    this.failed.push(call);
   }
 
   /** Reports `batch` by the call's answer (one boolean per item, in order). */

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from './defaults.js';
 import { ClosedError, QueueDeletedError, ValidationError } from './errors.js';
 import type { ExtContext } from './ext-context.js';
 import { newIdentity } from './identity.js';
@@ -76,8 +77,8 @@ export class QueueExt {
       for (const k of ['producer', 'consumer'] as const) {
         if (exclusive[k] !== undefined && typeof exclusive[k] !== 'boolean') throw new ValidationError(`exclusive.${k}`, 'must be a boolean');
       }
-      if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: 2 ** 31 });
-      if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: 2 ** 31 });
+      if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: MAX_TIMER_MS });
+      if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: MAX_TIMER_MS });
       waitMs = exclusive.waitMs ?? 0;
       ttlMs = exclusive.ttlMs ?? DEFAULT_ROLE_TTL_MS;
     }

@@ -1,23 +1,40 @@
 import { Observable, distinctUntilChanged, filter, firstValueFrom, take, timeout as rxTimeout } from 'rxjs';
 import {
+  assertConnection,
+  closeClient,
+  commandTimeoutOf,
   duplicateClient,
   openConnection,
-  wrapRedisError,
   type ClientHandle,
   type RedisClient,
 } from './connection.js';
-import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT } from './defaults.js';
-import { ClosedError, JobFailedError, QueueDeletedError, TimeoutError, ValidationError } from './errors.js';
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PREFIX,
+  DEFAULT_SWEEP_LIMIT,
+  MAX_LEASE_COUNT,
+  MAX_TIMER_MS,
+} from './defaults.js';
+import {
+  ClosedError,
+  JobFailedError,
+  NotReplicatedError,
+  QueueDeletedError,
+  TimeoutError,
+  ValidationError,
+} from './errors.js';
 import { EventHub } from './event-hub.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { plainRecordMaker, prepareJob, resolvePolicy } from './job-options.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { QueueProbe } from './queue-probe.js';
+import { wrapRedisError } from './redis-errors.js';
 import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
 import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
 import type { ProduceItem } from './producer-gate.js';
-import { ackItem, appendSettleItems, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import { ackItem, appendSettleItems, assertLease, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type {
   AddResult,
   BulkJob,
@@ -35,9 +52,24 @@ import type {
   QueueStats,
   SweepResult,
 } from './types.js';
-import { assertBoolean, assertInt, assertJobId, assertOptions, assertPrefix, assertQueueName, toJson } from './validate.js';
+import { assertBoolean, assertFunction, assertInt, assertJobId, assertOptions, assertPrefix, assertQueueName, toJson } from './validate.js';
+import { assertDurability, waitForReplicas, type DurabilityOptions } from './replication.js';
+import { assertEvictionCheck, checkEvictionPolicy, type EvictionCheck } from './server-check.js';
+import { processWarning, type WarningHandler } from './warnings.js';
 
-const QUEUE_OPTION_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', ...EXT_OPTION_KEYS] as const;
+const QUEUE_OPTION_KEYS = [
+  'connection',
+  'prefix',
+  'defaults',
+  'maxPayloadBytes',
+  'events',
+  'evictionCheck',
+  'onWarning',
+  'durability',
+  ...EXT_OPTION_KEYS,
+] as const;
+/** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
+const GHOST_WARNING_EVERY_MS = 10_000;
 const LEASE_OPTION_KEYS = ['count', 'leaseMs', 'blockMs'] as const;
 const TERMINAL: ReadonlySet<JobState | 'gone'> = new Set(['completed', 'dead', 'gone']);
 // Margin after a blocking wait's own timeout before the socket is presumed dead.
@@ -56,6 +88,18 @@ export interface LeaseStep<Data> {
   closed: boolean;
   /** The queue was deleted (deleteQueue). */
   deleted: boolean;
+  /** Ids whose job record was gone (evicted or lost) that this call dropped from the queue. */
+  ghosts: number;
+  /** With `durability`: the settles of this call were applied, but not confirmed by enough replicas. */
+  notReplicated?: NotReplicatedError<boolean[]>;
+}
+
+/** Queues this module constructed (an object made from Queue.prototype without the constructor is not one). */
+const constructed = new WeakSet<object>();
+
+/** A Queue that went through its constructor. @internal */
+export function isQueue(value: unknown): value is Queue<unknown, unknown> {
+  return typeof value === 'object' && value !== null && constructed.has(value);
 }
 
 /**
@@ -77,6 +121,13 @@ export class Queue<Data = unknown, Result = unknown> {
   private readonly idleBlockers: RedisClient[] = [];
   private readonly allBlockers = new Set<RedisClient>();
   private closed = false;
+  private readonly evictionCheck: EvictionCheck;
+  private readonly warn: WarningHandler;
+  private readonly durability: DurabilityOptions | undefined;
+  /** The server check of the first call: pending, passed (true), or failed for good. */
+  private serverChecked: Promise<void> | true | undefined;
+  private ghostsUnreported = 0;
+  private ghostWarnedAt = -Infinity;
   /** Bounded / fair / lifecycle / exclusive / stats (lib/core/queue-ext.ts). */
   private readonly ext: QueueExt;
 
@@ -95,10 +146,11 @@ export class Queue<Data = unknown, Result = unknown> {
     this.plainRecord = plainRecordMaker(this.defaults);
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (options.events !== undefined) assertBoolean('events', options.events);
-    const conn: unknown = options.connection;
-    if (conn !== undefined && typeof conn !== 'string' && (typeof conn !== 'object' || conn === null)) {
-      throw new ValidationError('connection', 'must be a redis:// URL, ioredis options or an ioredis client');
-    }
+    assertConnection('connection', options.connection);
+    assertEvictionCheck(options.evictionCheck);
+    this.evictionCheck = options.evictionCheck ?? 'warn';
+    if (options.onWarning !== undefined) assertFunction('onWarning', options.onWarning);
+    this.warn = options.onWarning ?? processWarning;
     this.eventsFlag = options.events === false ? '0' : '1';
     // The extension validates its options: before anything connects.
     const queue = this;
@@ -117,10 +169,13 @@ export class Queue<Data = unknown, Result = unknown> {
       },
       options,
     );
+    assertDurability(options.durability, commandTimeoutOf(options.connection));
+    this.durability = options.durability && { ...options.durability };
     this.handle = openConnection(options.connection);
-    this.hub = new EventHub(this.handle.client, this.keys.byName.events, this.keys.byName.listeners, name, (err) =>
+    this.hub = new EventHub(this.handle, this.keys.byName.events, this.keys.byName.listeners, name, (err) =>
       wrapRedisError(err, 'events', this.handle),
     );
+    constructed.add(this);
     this.probe = new QueueProbe(this.handle.client, this.keys.byName.listeners, this.keys.byName.meta, () => this.hub.listening);
   }
 
@@ -134,15 +189,15 @@ export class Queue<Data = unknown, Result = unknown> {
   /** Adds one job. With a `jobId` that exists, nothing is written and `created` is false. */
   async add(data: Data, opts?: JobOptions): Promise<AddResult> {
     const [result] = await this.addMany([{ data, opts }], 'add');
-    return result!;
+    return this.replicated('add', result!);
   }
 
   /** Adds many jobs in one round trip and one atomic script. */
   addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { timeoutMs?: number } = {}): Promise<AddResult[]> {
     if (!Array.isArray(jobs)) throw new ValidationError('jobs', 'addBulk expects an array of { data, opts }');
     assertOptions('addBulk options', opts, ['timeoutMs']);
-    if (opts.timeoutMs !== undefined) assertInt('timeoutMs', opts.timeoutMs, { max: 2 ** 31 });
-    return this.addMany(jobs, 'addBulk', 'wait', opts.timeoutMs);
+    if (opts.timeoutMs !== undefined) assertInt('timeoutMs', opts.timeoutMs, { max: MAX_TIMER_MS });
+    return this.addMany(jobs, 'addBulk', 'wait', opts.timeoutMs).then((r) => this.replicated('addBulk', r));
   }
 
   private async addMany(
@@ -210,7 +265,7 @@ export class Queue<Data = unknown, Result = unknown> {
     const blockMs = opts.blockMs ?? 0;
     assertInt('count', count, { min: 1, max: MAX_LEASE_COUNT });
     assertInt('leaseMs', leaseMs, { min: 1, max: 2 ** 41 });
-    assertInt('blockMs', blockMs, { max: 2 ** 31 });
+    assertInt('blockMs', blockMs, { max: MAX_TIMER_MS });
     const giveUpAt = Date.now() + blockMs;
     let woken = false;
     for (;;) {
@@ -233,9 +288,14 @@ export class Queue<Data = unknown, Result = unknown> {
    * hot path. `woken` says the caller just consumed a wake-up token.
    * @internal
    */
-  async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean): Promise<LeaseStep<Data>> {
+  async leaseStep(
+    items: SettleItem[],
+    count: number,
+    leaseMs: number,
+    woken: boolean,
+    reqId = newRequestId(),
+  ): Promise<LeaseStep<Data>> {
     if (this.ext.prepareLease) await this.ext.beforeLease();
-    const reqId = newRequestId();
     const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT];
     const decodeSettled = appendSettleItems(args, items);
     const [settled, head] = (await this.run('lease', 'lease', args, [this.keys.request(reqId)])) as [
@@ -245,7 +305,7 @@ export class Queue<Data = unknown, Result = unknown> {
     const now = Number(head[0]);
     const nextDue = Number(head[1]);
     const leases: Array<Lease<Data>> = [];
-    for (let i = 3; i < head.length; i += 4) {
+    for (let i = 4; i < head.length; i += 4) {
       leases.push({
         job: this.toLeasedJob(String(head[i]), String(head[i + 3]), now),
         token: String(head[i + 1]),
@@ -253,7 +313,7 @@ export class Queue<Data = unknown, Result = unknown> {
         leaseMs: Number(head[i + 2]) - now,
       });
     }
-    return {
+    const step: LeaseStep<Data> = {
       settled: decodeSettled(settled),
       leases,
       now,
@@ -261,7 +321,48 @@ export class Queue<Data = unknown, Result = unknown> {
       paused: head[2] === 1,
       closed: head[2] === 2,
       deleted: head[2] === 3,
+      ghosts: Number(head[3]),
     };
+    if (step.ghosts > 0) this.reportGhosts(step.ghosts);
+    if (this.durability && items.length > 0) {
+      try {
+        await this.replicated('settle', step.settled);
+      } catch (err) {
+        if (!(err instanceof NotReplicatedError)) throw err;
+        step.notReplicated = err as NotReplicatedError<boolean[]>;
+      }
+    }
+    return step;
+  }
+
+  /** Ghost ids are a sign of eviction: reported, a few at a time. */
+  private reportGhosts(n: number): void {
+    this.ghostsUnreported += n;
+    const now = Date.now();
+    if (now - this.ghostWarnedAt < GHOST_WARNING_EVERY_MS) return;
+    this.ghostWarnedAt = now;
+    const message =
+      `queue '${this.name}': dropped ${this.ghostsUnreported} queued id(s) whose job record is gone (evicted, or deleted ` +
+      "outside relq); counts().ghosts keeps the total. Check that Redis runs with maxmemory-policy noeviction (docs/reliability.md)";
+    this.ghostsUnreported = 0;
+    this.warn({ code: 'RELQ_GHOST_JOBS', queue: this.name, message });
+  }
+
+  /**
+   * With `durability`: waits until enough replicas have this connection's writes (WAIT), and
+   * throws NotReplicatedError carrying `result` when they do not confirm them in time.
+   */
+  private async replicated<T>(op: string, result: T): Promise<T> {
+    if (!this.durability) return result;
+    const { replicas, timeoutMs } = this.durability;
+    let confirmed = 0;
+    try {
+      confirmed = await waitForReplicas(this.handle.client, this.keys.byName.jobs, replicas, timeoutMs);
+    } catch {
+      // applied, replication unknown: reported as not confirmed
+    }
+    if (confirmed < replicas) throw new NotReplicatedError(op, confirmed, replicas, result);
+    return result;
   }
 
   private toLeasedJob(id: string, record: string, now: number): LeasedJob<Data> {
@@ -292,7 +393,7 @@ export class Queue<Data = unknown, Result = unknown> {
     const seconds = Math.max(0.01, ms / 1000).toFixed(3);
     let timer: NodeJS.Timeout | undefined;
     const watchdog = new Promise<'stuck'>((resolve) => {
-      timer = setTimeout(() => resolve('stuck'), ms + BLOCK_WATCHDOG_MS);
+      timer = setTimeout(() => resolve('stuck'), Math.min(ms + BLOCK_WATCHDOG_MS, MAX_TIMER_MS));
     });
     try {
       const res = await Promise.race([blocker.blpop(this.keys.byName.wake, seconds), watchdog]);
@@ -311,7 +412,7 @@ export class Queue<Data = unknown, Result = unknown> {
 
   /** A dedicated connection for blocking waits. @internal */
   openBlocker(): RedisClient {
-    const b = duplicateClient(this.handle.client);
+    const b = duplicateClient(this.handle);
     this.allBlockers.add(b);
     return b;
   }
@@ -336,41 +437,64 @@ export class Queue<Data = unknown, Result = unknown> {
 
   /** Completes the job. True exactly once per job; false for a stale or repeated lease. */
   async ack(lease: Lease<Data>, result?: Result): Promise<boolean> {
-    return (await this.settle([ackItem(lease, this.resultJson(result))]))[0]!;
+    return this.settleOne(ackItem(lease, this.resultJson(result)));
   }
 
   /** Acks many leases in one round trip; returns which succeeded, in order. */
-  ackBatch(leases: ReadonlyArray<Lease<Data> | { lease: Lease<Data>; result?: Result }>): Promise<boolean[]> {
-    return this.settle(
-      leases.map((l) => ('lease' in l ? ackItem(l.lease, this.resultJson(l.result)) : ackItem(l, ''))),
-    );
+  async ackBatch(leases: ReadonlyArray<Lease<Data> | { lease: Lease<Data>; result?: Result }>): Promise<boolean[]> {
+    if (!Array.isArray(leases)) throw new ValidationError('leases', 'ackBatch expects an array of leases or { lease, result }');
+    const items = leases.map((l: unknown, i) => {
+      if (typeof l === 'object' && l !== null && 'lease' in l) {
+        const { lease, result } = l as { lease: Lease<Data>; result?: Result };
+        assertLease(lease, `leases[${i}].lease`);
+        return ackItem(lease, this.resultJson(result));
+      }
+      assertLease(l, `leases[${i}]`);
+      return ackItem(l, '');
+    });
+    return this.settle(items);
   }
 
   /** A failed attempt: retried after `delayMs` (default: the job's backoff) or dead-lettered. */
   async nack(lease: Lease<Data>, opts: { error?: unknown; delayMs?: number } = {}): Promise<boolean> {
     assertOptions('nack options', opts, ['error', 'delayMs']);
     if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
-    return (await this.settle([nackItem(lease, opts.error, opts.delayMs)]))[0]!;
+    return this.settleOne(nackItem(lease, opts.error, opts.delayMs));
   }
 
   /** Puts the job back without counting a failure. */
   async requeue(lease: Lease<Data>, opts: { delayMs?: number; reason?: string } = {}): Promise<boolean> {
     assertOptions('requeue options', opts, ['delayMs', 'reason']);
     if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
-    return (await this.settle([requeueItem(lease, opts.delayMs ?? 0, opts.reason ?? 'requeued')]))[0]!;
+    return this.settleOne(requeueItem(lease, opts.delayMs ?? 0, opts.reason ?? 'requeued'));
   }
 
   /** Dead-letters the job now, with no further attempts. */
   async reject(lease: Lease<Data>, reason: unknown = 'rejected'): Promise<boolean> {
-    return (await this.settle([rejectItem(lease, reason)]))[0]!;
+    return this.settleOne(rejectItem(lease, reason));
   }
 
-  /** Settles any mix of outcomes in one script call. @internal */
-  async settle(items: SettleItem[]): Promise<boolean[]> {
+  /**
+   * Settles any mix of outcomes in one script call. A retry of a call that failed passes the
+   * same `reqId`: if the first try was applied, its answers come back (include/replay.lua).
+   * @internal
+   */
+  async settle(items: SettleItem[], reqId = newRequestId()): Promise<boolean[]> {
     if (items.length === 0) return [];
     const args: Array<string | number> = [this.eventsFlag];
     const decodeSettled = appendSettleItems(args, items);
-    return decodeSettled((await this.run('settle', 'settle', args)) as number[]);
+    const settled = decodeSettled((await this.run('settle', 'settle', args, [this.keys.request(reqId)])) as number[]);
+    return this.replicated('settle', settled);
+  }
+
+  /** One settle through the public API: its answer, or NotReplicatedError carrying it. */
+  private async settleOne(item: SettleItem): Promise<boolean> {
+    try {
+      return (await this.settle([item]))[0]!;
+    } catch (err) {
+      if (err instanceof NotReplicatedError) throw new NotReplicatedError(err.op, err.replicas, err.required, (err.result as boolean[])[0]);
+      throw err;
+    }
   }
 
   /** Extends the lease by `extendMs` from now (default: its own lease length). False once lost. */
@@ -382,6 +506,7 @@ export class Queue<Data = unknown, Result = unknown> {
   async touchMany(leases: ReadonlyArray<Lease<Data>>, extendMs?: number): Promise<boolean[]> {
     this.assertOpen();
     if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: 2 ** 41 });
+    leases.forEach((l, i) => assertLease(l, leases.length === 1 ? 'lease' : `leases[${i}]`));
     if (leases.length === 0) return [];
     const args: Array<string | number> = [leases.length];
     for (const l of leases) args.push(l.job.id, l.token, extendMs ?? l.leaseMs);
@@ -452,7 +577,7 @@ export class Queue<Data = unknown, Result = unknown> {
 
   async counts(): Promise<QueueCounts> {
     const r = (await this.run('counts', 'counts', [])) as number[];
-    return { pending: r[0]!, working: r[1]!, delayed: r[2]!, completed: r[3]!, dead: r[4]!, paused: r[5] === 1 };
+    return { pending: r[0]!, working: r[1]!, delayed: r[2]!, completed: r[3]!, dead: r[4]!, paused: r[5] === 1, ghosts: r[6] ?? 0 };
   }
 
   /** Stops leasing on every worker of this queue; adds go on. */
@@ -522,6 +647,7 @@ export class Queue<Data = unknown, Result = unknown> {
 
   /** The states of one job, starting with its current one, until it completes, dies or vanishes. */
   watch(id: string): Observable<JobState | 'gone'> {
+    assertJobId(id, 'id'); // before anything subscribes or announces a listener
     return new Observable<JobState | 'gone'>((subscriber) => {
       let done = false;
       const emit = (s: JobState | 'gone') => {
@@ -560,9 +686,10 @@ export class Queue<Data = unknown, Result = unknown> {
 
   /** Resolves with the job's result once it completes (needs keepCompletedMs > 0). */
   async waitForResult(id: string, opts: { timeoutMs?: number } = {}): Promise<Result | undefined> {
+    assertJobId(id, 'id');
     assertOptions('waitForResult options', opts, ['timeoutMs']);
     const timeoutMs = opts.timeoutMs ?? 30_000;
-    assertInt('timeoutMs', timeoutMs, { min: 1, max: 2 ** 31 });
+    assertInt('timeoutMs', timeoutMs, { min: 1, max: MAX_TIMER_MS });
     let end: JobState | 'gone';
     try {
       end = await firstValueFrom(
@@ -593,13 +720,13 @@ export class Queue<Data = unknown, Result = unknown> {
   /** Adds one job now or fails with QueueFullError when the (bounded) queue is full. Never waits. */
   async tryAdd(data: Data, opts?: JobOptions): Promise<AddResult> {
     const [result] = await this.addMany([{ data, opts }], 'add', 'try');
-    return result!;
+    return this.replicated('tryAdd', result!);
   }
 
   /** addBulk that fails at once with QueueFullError when the jobs do not all fit now. */
   tryAddBulk(jobs: ReadonlyArray<BulkJob<Data>>): Promise<AddResult[]> {
     if (!Array.isArray(jobs)) throw new ValidationError('jobs', 'tryAddBulk expects an array of { data, opts }');
-    return this.addMany(jobs, 'addBulk', 'try');
+    return this.addMany(jobs, 'addBulk', 'try').then((r) => this.replicated('tryAddBulk', r));
   }
 
   /**
@@ -658,9 +785,7 @@ export class Queue<Data = unknown, Result = unknown> {
     this.hub.close();
     for (const b of [...this.allBlockers]) this.closeBlocker(b);
     this.idleBlockers.length = 0;
-    if (this.handle.owned) {
-      await this.handle.client.quit().catch(() => this.handle.client.disconnect());
-    }
+    if (this.handle.owned) await closeClient(this.handle.client);
   }
 
   get isClosed(): boolean {
@@ -675,11 +800,34 @@ export class Queue<Data = unknown, Result = unknown> {
     this.assertOpen();
     const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
     try {
-      return await runScript(this.handle.client, script, keys, args);
+      if (this.serverChecked !== true) await this.checkServer();
+      const call = runScript(this.handle.client, script, keys, args);
+      return await (this.handle.callDeadlineMs === undefined ? call : withDeadline(call, this.handle.callDeadlineMs));
     } catch (err) {
       throw wrapRedisError(err, op, this.handle);
     }
   }
+
+  /** On first use: is the server safe for a queue (lib/core/server-check.ts)? */
+  private checkServer(): Promise<void> {
+    this.serverChecked ??= checkEvictionPolicy(this.handle.client, this.name, this.evictionCheck, this.warn).then((done) => {
+      // Not read yet (not connected, a node away): checked again by the next call.
+      this.serverChecked = done ? true : undefined;
+    });
+    return this.serverChecked as Promise<void>;
+  }
+}
+
+/**
+ * `call`, or a failure once `ms` passed without a reply. The command may still run later:
+ * settles and leases are replay-safe, and the caller hears it as a failed call.
+ */
+function withDeadline<T>(call: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Command timed out: no reply within ${ms} ms`)), ms);
+  });
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** How long to block: until the next delayed job is due, at most `left`. */

@@ -14,7 +14,8 @@ export interface RecordMeta {
   a: number;
   n?: string;
   p?: number;
-  b?: Backoff;
+  /** backoff, as JSON text (an object in records of older versions) */
+  b?: string | Backoff;
   l?: number;
   k?: number;
   /** idempotency window, custom ids only */
@@ -53,7 +54,7 @@ export function decodeRecord<Data>(record: string): DecodedRecord<Data> {
 export function policyOf(meta: RecordMeta): JobPolicy {
   const policy: JobPolicy = {
     attempts: meta.a,
-    backoff: meta.b ?? DEFAULT_POLICY.backoff,
+    backoff: typeof meta.b === 'string' ? (JSON.parse(meta.b) as Backoff) : (meta.b ?? DEFAULT_POLICY.backoff),
     keepCompletedMs: meta.k ?? DEFAULT_POLICY.keepCompletedMs,
     dedupWindowMs: meta.u ? (meta.i ?? DEFAULT_POLICY.dedupWindowMs) : 0,
   };

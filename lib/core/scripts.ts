@@ -8,7 +8,7 @@ import { QUEUE_KEYS } from './keys.js';
 const SCRIPT_FILES = {
   add: { file: 'add.lua', extraKeys: 0 },
   lease: { file: 'lease.lua', extraKeys: 1 },
-  settle: { file: 'settle.lua', extraKeys: 0 },
+  settle: { file: 'settle.lua', extraKeys: 1 },
   touch: { file: 'touch.lua', extraKeys: 0 },
   sweep: { file: 'sweep.lua', extraKeys: 0 },
   // read-only: they still run when Redis refuses writes (maxmemory reached)
@@ -27,7 +27,7 @@ export type ScriptName = keyof typeof SCRIPT_FILES;
 const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
 
 /** Shared helpers, defined once in the library; begin.lua binds each call's keys. */
-const PRELUDE = ['keys.lua', 'common.lua', 'settle.lua', 'lease-jobs.lua', 'add-jobs.lua', 'begin.lua'];
+const PRELUDE = ['keys.lua', 'common.lua', 'settle.lua', 'lease-jobs.lua', 'replay.lua', 'add-jobs.lua', 'begin.lua'];
 
 const SCRIPT_DIR = new URL('../scripts/', import.meta.url);
 const INCLUDE = /^--!include (\S+)\s*$/gm;
@@ -106,8 +106,8 @@ function messageOf(err: unknown): string {
 
 /**
  * Loads the library on the server (every master of a Cluster). False when the server
- * refuses functions (no FUNCTION command, or an ACL without it): the client then uses
- * scripts. A restarted or flushed server simply gets the library again on the next call.
+ * refuses functions (no FUNCTION command, or an ACL without FUNCTION LOAD): the client then
+ * uses scripts. A restarted or flushed server simply gets the library again on the next call.
  */
 async function loadLibrary(client: RedisClient): Promise<boolean> {
   const { library } = scriptCode();
@@ -153,7 +153,8 @@ export async function runScript(
     } catch (err) {
       const msg = messageOf(err);
       const missing = /Function not found/i.test(msg);
-      if (!missing && !/unknown command/i.test(msg)) throw err;
+      // The server has no functions, or an ACL allows scripts but not FCALL: use scripts.
+      if (!missing && !/unknown command|NOPERM.*'fcall'/i.test(msg)) throw err;
       if (missing) {
         state.loading ??= loadLibrary(client).finally(() => (state.loading = undefined));
         if (await state.loading) return client.fcall(fn, keys.length, ...keys, ...args);

@@ -1,4 +1,5 @@
 import { backoffDelay } from './backoff.js';
+import { ValidationError } from './errors.js';
 import type { Lease } from './types.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
@@ -44,22 +45,45 @@ export function appendSettleItems(args: Array<string | number>, items: readonly 
   };
 }
 
+/**
+ * A lease as lease() returned it: checked before its fields are read, so that anything else
+ * is a ValidationError, not a TypeError.
+ */
+export function assertLease(value: unknown, field = 'lease'): asserts value is Lease<unknown> {
+  const l = value as { job?: { id?: unknown; policy?: unknown }; token?: unknown } | null;
+  const ok =
+    typeof l === 'object' &&
+    l !== null &&
+    typeof l.job === 'object' &&
+    l.job !== null &&
+    typeof l.job.id === 'string' &&
+    typeof l.job.policy === 'object' &&
+    l.job.policy !== null &&
+    typeof l.token === 'string';
+  if (!ok) throw new ValidationError(field, 'must be a lease returned by lease() (job.id, job.policy and token)');
+}
+
 export function ackItem(lease: Lease<unknown>, resultJson: string): SettleItem {
+  assertLease(lease);
   const { keepCompletedMs, dedupWindowMs } = lease.job.policy;
   return ['a', lease.job.id, lease.token, resultJson, `${keepCompletedMs} ${dedupWindowMs}`];
 }
 
 /** A failed attempt; the retry delay follows the job's backoff unless given. */
 export function nackItem(lease: Lease<unknown>, error: unknown, delayMs?: number): SettleItem {
+  assertLease(lease);
   const delay = delayMs ?? backoffDelay(lease.job.policy.backoff, lease.job.attempt);
   return ['n', lease.job.id, lease.token, errorText(error), delay];
 }
 
 export function requeueItem(lease: Lease<unknown>, delayMs: number, reason: string): SettleItem {
-  return ['q', lease.job.id, lease.token, reason, delayMs];
+  assertLease(lease);
+  if (typeof reason !== 'string') throw new ValidationError('reason', 'must be a string');
+  return ['q', lease.job.id, lease.token, errorText(reason), delayMs];
 }
 
 export function rejectItem(lease: Lease<unknown>, reason: unknown): SettleItem {
+  assertLease(lease);
   return ['r', lease.job.id, lease.token, errorText(reason), 0];
 }
 
@@ -68,12 +92,21 @@ export function errorText(error: unknown): string {
   if (error instanceof Error) text = error.message ? `${error.name}: ${error.message}` : error.name;
   else if (typeof error === 'string') text = error;
   else if (error === undefined) text = 'failed';
-  else {
-    try {
-      text = JSON.stringify(error) ?? String(error);
-    } catch {
-      text = String(error);
-    }
-  }
+  else text = describeValue(error);
   return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text;
+}
+
+/** Any thrown value as text: JSON where it has some, else String(), else its tag (a cyclic object without prototype has neither). */
+function describeValue(value: unknown): string {
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return json;
+  } catch {
+    // cyclic, or holding a BigInt
+  }
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

@@ -1,7 +1,20 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { DurabilityOptions } from './replication.js';
+import type { EvictionCheck } from './server-check.js';
+import type { RelqWarning, WarningHandler } from './warnings.js';
 
-/** A redis:// or rediss:// URL, ioredis options, or a client you own (relq never closes it). */
-export type ConnectionInput = string | RedisOptions | Redis | Cluster;
+/**
+ * ioredis options, optionally with a `url` (redis://, rediss://) that gives host, port, user,
+ * password and db: `{ url: 'rediss://…', tls: { ca, cert, key } }` combines a URL with TLS
+ * material. A Sentinel set is `{ sentinels: [{ host, port }], name: '<master set>' }`; relq
+ * turns ioredis's `failoverDetector` on unless you set it.
+ */
+export interface ConnectionOptions extends RedisOptions {
+  url?: string;
+}
+
+/** A redis:// or rediss:// URL, connection options, or a client you own (relq never closes it). */
+export type ConnectionInput = string | ConnectionOptions | Redis | Cluster;
 
 export type JobState = 'pending' | 'working' | 'delayed' | 'completed' | 'dead';
 
@@ -28,7 +41,13 @@ export interface JobPolicy {
   dedupWindowMs: number;
 }
 
-export interface JobOptions extends Partial<JobPolicy> {
+/** A job policy as given: any field may be left out, and `backoff` may be a number (fixed ms, no jitter). */
+export interface JobPolicyOptions extends Partial<Omit<JobPolicy, 'backoff'>> {
+  /** `{ type, delayMs, maxDelayMs?, jitter? }`, or a number: a fixed delay in ms without jitter. */
+  backoff?: Backoff | number;
+}
+
+export interface JobOptions extends JobPolicyOptions {
   /** Idempotency key: adding an id that exists (or finished within dedupWindowMs) creates nothing. */
   jobId?: string;
   /** Job name, used to route jobs to named handlers. */
@@ -76,7 +95,7 @@ export interface QueueOptions {
   connection?: ConnectionInput;
   /** Key prefix; keys are `{<prefix>:<queue>}:<kind>`. Default 'relq'. */
   prefix?: string;
-  defaults?: Partial<JobPolicy>;
+  defaults?: JobPolicyOptions;
   /** Largest JSON payload or result accepted, in bytes. Default 1 MiB. */
   maxPayloadBytes?: number;
   /** Publish job transitions for events(), watch() and waitForResult(). Default true. */
@@ -102,6 +121,20 @@ export interface QueueOptions {
    * stats or an exclusive producer is refused.
    */
   checkClosed?: boolean;
+  /**
+   * What to do when Redis may evict keys (maxmemory-policy other than noeviction), which
+   * loses jobs: 'warn' once per connection (default), 'error' (every call of the queue fails
+   * with ServerConfigError), or 'off' (no check: e.g. a managed service that hides CONFIG).
+   * Read once per connection on first use, where the server allows CONFIG GET.
+   */
+  evictionCheck?: EvictionCheck;
+  /** Receives operator warnings (eviction policy, ghost ids). Default: Node process warnings. */
+  onWarning?: WarningHandler;
+  /**
+   * Adds and settles wait until this many replicas have them (Redis WAIT); a call whose
+   * write they did not confirm in time throws NotReplicatedError (docs/reliability.md).
+   */
+  durability?: DurabilityOptions;
 }
 
 export interface AddResult {
@@ -186,6 +219,11 @@ export interface QueueCounts {
   completed: number;
   dead: number;
   paused: boolean;
+  /**
+   * Queued ids found without their job record and dropped by leases since the queue began:
+   * a sign of eviction or of keys deleted outside relq (should stay 0).
+   */
+  ghosts: number;
 }
 
 export interface SweepResult {
@@ -200,6 +238,8 @@ export interface SweepResult {
   /** Custom job ids whose idempotency window ended. */
   dedupForgotten: number;
 }
+
+export type { DurabilityOptions, EvictionCheck, RelqWarning, WarningHandler };
 
 export type QueueEventType =
   | 'added'

@@ -79,15 +79,24 @@ export function assertOptions<T>(
 }
 
 /**
- * Serialises a payload to JSON, refusing what JSON would silently drop or change:
- * functions, symbols, undefined, BigInt, cycles, non-finite numbers, Maps, Sets and
- * other class instances without toJSON. Keys such as `__proto__` stay plain data.
+ * Serialises a payload to JSON as JSON.stringify does (an undefined object field is dropped,
+ * an undefined array item becomes null), refusing what it would silently lose or change:
+ * functions, symbols, BigInt, cycles, non-finite numbers, Maps, Sets and other class
+ * instances without toJSON, nesting deeper than 1000 levels, and a value with no JSON at all.
+ * Keys such as `__proto__` stay plain data.
  */
 export function toJson(field: string, value: unknown, maxBytes: number): string {
   // The quick walk accepts the usual payload without building paths; anything it doubts
   // (a bad value, or nesting deep enough to hide a cycle) gets the walk that names the path.
-  if (!isPlainJson(value, 0)) checkJsonValue(field, value, new Set());
-  const json = JSON.stringify(value);
+  if (!isPlainJson(value, 0)) checkJsonValue(field, value, new Set(), 0);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (err) {
+    // a toJSON() that returns a BigInt or throws
+    throw new ValidationError(field, `cannot be turned into JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (json === undefined) throw new ValidationError(field, 'has no JSON form (it is undefined, or its toJSON() returned undefined)');
   // A UTF-16 code unit is at most 3 UTF-8 bytes: count bytes only near the limit.
   if (json.length * 3 > maxBytes) {
     const bytes = Buffer.byteLength(json);
@@ -97,6 +106,7 @@ export function toJson(field: string, value: unknown, maxBytes: number): string 
 }
 
 const QUICK_DEPTH = 32;
+const MAX_DEPTH = 1000;
 
 /** True when `value` is certainly plain JSON data (see checkJsonValue for the rules). */
 function isPlainJson(value: unknown, depth: number): boolean {
@@ -126,7 +136,8 @@ function isPlainJson(value: unknown, depth: number): boolean {
   return true;
 }
 
-function checkJsonValue(path: string, value: unknown, seen: Set<object>): void {
+/** `undefined` is JSON.stringify's: dropped from objects, null in arrays, refused alone. */
+function checkJsonValue(path: string, value: unknown, seen: Set<object>, depth: number, inside = false): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -135,6 +146,7 @@ function checkJsonValue(path: string, value: unknown, seen: Set<object>): void {
       if (!Number.isFinite(value)) throw new ValidationError(path, `is ${value}, which JSON cannot represent`);
       return;
     case 'undefined':
+      if (inside) return;
       throw new ValidationError(path, 'is undefined, which JSON cannot represent (use null)');
     case 'bigint':
       throw new ValidationError(path, 'is a BigInt, which JSON cannot represent (convert it to a string)');
@@ -143,12 +155,13 @@ function checkJsonValue(path: string, value: unknown, seen: Set<object>): void {
       throw new ValidationError(path, `is a ${typeof value}, which is not JSON data`);
   }
   if (value === null) return;
+  if (depth >= MAX_DEPTH) throw new ValidationError(path, `is nested deeper than ${MAX_DEPTH} levels`);
   const obj = value as object;
   if (seen.has(obj)) throw new ValidationError(path, 'contains a cycle');
   if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') return; // e.g. Date
   seen.add(obj);
   if (Array.isArray(obj)) {
-    obj.forEach((item, i) => checkJsonValue(`${path}[${i}]`, item, seen));
+    for (let i = 0; i < obj.length; i++) checkJsonValue(`${path}[${i}]`, obj[i], seen, depth + 1, true);
   } else {
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null) {
@@ -156,7 +169,7 @@ function checkJsonValue(path: string, value: unknown, seen: Set<object>): void {
       throw new ValidationError(path, `is a ${kind}, not plain JSON data (convert it to an object or array)`);
     }
     for (const key of Object.keys(obj)) {
-      checkJsonValue(`${path}.${key}`, (obj as Record<string, unknown>)[key], seen);
+      checkJsonValue(`${path}.${key}`, (obj as Record<string, unknown>)[key], seen, depth + 1, true);
     }
   }
   seen.delete(obj);

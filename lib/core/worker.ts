@@ -123,6 +123,12 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
         }
         break;
       }
+      // A retried request may bring back the leases its first try got for another lane's
+      // (larger) count: what does not fit goes straight back.
+      if (step.leases.length > free) {
+        const over = step.leases.splice(free);
+        await this.queue.settle(over.map((l) => requeueItem(l, 0, 'over capacity'))).catch(() => undefined);
+      }
       for (const lease of step.leases) this.run(lease);
       woken = false;
       // Every slot asked for was filled: more may be waiting, so the lanes idling behind
@@ -211,6 +217,9 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   }
 
   protected override leaseLost(held: HeldLease<Data>): void {
+    // Its handler is done and the outcome is on its way: the settle's answer reports it (a
+    // heartbeat racing a successful ack would otherwise call a completed job lost).
+    if (held.finished) return;
     if (!held.markLost()) return;
     this.subject.next({ type: 'lost', job: held.lease.job });
     if (held.finished) this.held.delete(held.lease.token);
@@ -237,12 +246,12 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.flushing = (async () => {
       const errors = new ErrorBackoff();
       while (this.outbox.length > 0 && (this.idleLanes === this.lanes || this.stopping)) {
-        const batch = this.outbox.take();
+        const call = this.outbox.take();
         try {
-          this.outbox.settled(batch, await this.queue.settle(batch.map((o) => o.item)));
+          await this.sendSettle(call);
           errors.reset();
         } catch (error) {
-          this.outbox.putBack(batch);
+          this.outbox.putBack(call);
           if (this.stopping && this.queue.isClosed) return;
           this.subject.next({ type: 'error', error });
           await new Promise((r) => setTimeout(r, errors.next()));

@@ -1,7 +1,10 @@
-import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT } from '../core/defaults.js';
+import { assertConnection } from '../core/connection.js';
+import { assertDurability } from '../core/replication.js';
+import { assertEvictionCheck, type EvictionCheck } from '../core/server-check.js';
+import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../core/defaults.js';
 import { RelqError, ValidationError } from '../core/errors.js';
 import { assertCheckClosed } from '../core/queue-ext.js';
-import type { ConnectionInput, JobPolicy, QueueOptions } from '../core/types.js';
+import type { ConnectionInput, JobPolicyOptions, QueueOptions } from '../core/types.js';
 import { assertInt, assertNumber, assertOptions, assertPrefix, assertQueueName } from '../core/validate.js';
 import { RelqConfigError } from './errors.js';
 import type {
@@ -33,10 +36,11 @@ export interface ResolvedHealth extends HealthThresholds {
 export interface ResolvedRootOptions {
   connection: ConnectionInput | undefined;
   prefix: string | undefined;
-  jobDefaults: Partial<JobPolicy> | undefined;
+  jobDefaults: JobPolicyOptions | undefined;
   processorDefaults: ProcessorDefaults;
   maxPayloadBytes: number | undefined;
   events: boolean | undefined;
+  evictionCheck: EvictionCheck | undefined;
   sweeper: ResolvedSweeper;
   drainTimeoutMs: number;
   workersEnabled: boolean;
@@ -70,7 +74,7 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 export const DEFAULT_BLOCK_MS = 5000;
 export const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
 
-const ROOT_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'sweeper', 'shutdown', 'workers', 'health'];
+const ROOT_KEYS = ['connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'evictionCheck', 'sweeper', 'shutdown', 'workers', 'health'];
 const QUEUE_KEYS = [
   'name',
   'connection',
@@ -86,6 +90,8 @@ const QUEUE_KEYS = [
   'exclusive',
   'checkClosed',
   'closeOnShutdown',
+  'evictionCheck',
+  'durability',
 ];
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'];
 const BATCH_KEYS = ['size', 'waitMs'];
@@ -112,17 +118,18 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
   return validating('QueueModule.forRoot() options', () => {
     const o = raw ?? {};
     assertOptions('options', o, ROOT_KEYS);
-    checkConnection('connection', o.connection);
+    assertConnection('connection', o.connection);
     if (o.prefix !== undefined) assertPrefix(o.prefix);
     const defaults = checkDefaults('defaults', o.defaults);
     if (o.maxPayloadBytes !== undefined) assertInt('maxPayloadBytes', o.maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
     checkBoolean('events', o.events);
+    assertEvictionCheck(o.evictionCheck);
     const sweeper = resolveSweeper('sweeper', o.sweeper, undefined);
     let drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS;
     if (o.shutdown !== undefined) {
       assertOptions('shutdown', o.shutdown, ['drainTimeoutMs']);
       if (o.shutdown.drainTimeoutMs !== undefined) {
-        assertInt('shutdown.drainTimeoutMs', o.shutdown.drainTimeoutMs, { max: 2 ** 31 });
+        assertInt('shutdown.drainTimeoutMs', o.shutdown.drainTimeoutMs, { max: MAX_TIMER_MS });
         drainTimeoutMs = o.shutdown.drainTimeoutMs;
       }
     }
@@ -136,13 +143,13 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
     if (o.health !== undefined) {
       assertOptions('health', o.health, HEALTH_KEYS);
       if (o.health.timeoutMs !== undefined) {
-        assertInt('health.timeoutMs', o.health.timeoutMs, { min: 1, max: 2 ** 31 });
+        assertInt('health.timeoutMs', o.health.timeoutMs, { min: 1, max: MAX_TIMER_MS });
         health.timeoutMs = o.health.timeoutMs;
       }
       for (const key of ['loopStallMs', 'sweeperStaleMs'] as const) {
         const v = o.health[key];
         if (v !== undefined) {
-          assertInt(`health.${key}`, v, { min: 1, max: 2 ** 31 });
+          assertInt(`health.${key}`, v, { min: 1, max: MAX_TIMER_MS });
           health[key] = v;
         }
       }
@@ -155,6 +162,7 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
       processorDefaults: defaults.processor ?? {},
       maxPayloadBytes: o.maxPayloadBytes,
       events: o.events,
+      evictionCheck: o.evictionCheck,
       sweeper,
       drainTimeoutMs,
       workersEnabled,
@@ -168,7 +176,7 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
   return validating(`registerQueue(${typeof name === 'string' ? `'${name}'` : '…'})`, () => {
     assertOptions('options', raw, QUEUE_KEYS);
     assertQueueName(raw.name, 'name');
-    checkConnection('connection', raw.connection);
+    assertConnection('connection', raw.connection);
     const prefix = raw.prefix ?? root.prefix;
     if (raw.prefix !== undefined) assertPrefix(raw.prefix);
     const defaults = checkDefaults('defaults', raw.defaults);
@@ -182,6 +190,13 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
     if (maxPayloadBytes !== undefined) engine.maxPayloadBytes = maxPayloadBytes;
     const events = raw.events ?? root.events;
     if (events !== undefined) engine.events = events;
+    assertEvictionCheck(raw.evictionCheck);
+    const evictionCheck = raw.evictionCheck ?? root.evictionCheck;
+    if (evictionCheck !== undefined) engine.evictionCheck = evictionCheck;
+    if (raw.durability !== undefined) {
+      assertDurability(raw.durability, undefined);
+      engine.durability = { ...raw.durability };
+    }
     checkQueueExtensions(raw, engine);
     checkBoolean('closeOnShutdown', raw.closeOnShutdown);
     let health: HealthThresholds = { maxPending: root.health.maxPending, maxDead: root.health.maxDead };
@@ -235,8 +250,8 @@ export function checkProcessorOptions(where: string, options: unknown): Processo
     const o = options as ProcessorOptions;
     if (o.concurrency !== undefined) assertInt('concurrency', o.concurrency, { min: 1, max: 1000 });
     if (o.leaseMs !== undefined) assertInt('leaseMs', o.leaseMs, { min: 10, max: 2 ** 41 });
-    if (o.blockMs !== undefined) assertInt('blockMs', o.blockMs, { min: 10, max: 2 ** 31 });
-    if (o.drainTimeoutMs !== undefined) assertInt('drainTimeoutMs', o.drainTimeoutMs, { max: 2 ** 31 });
+    if (o.blockMs !== undefined) assertInt('blockMs', o.blockMs, { min: 10, max: MAX_TIMER_MS });
+    if (o.drainTimeoutMs !== undefined) assertInt('drainTimeoutMs', o.drainTimeoutMs, { max: MAX_TIMER_MS });
     checkBoolean('heartbeat', o.heartbeat);
     checkBoolean('durable', o.durable);
     return o;
@@ -266,7 +281,7 @@ export function checkProcessOptions(
       assertOptions('batch', o.batch, BATCH_KEYS);
       assertInt('batch.size', o.batch.size, { min: 1, max: MAX_LEASE_COUNT });
       const waitMs = o.batch.waitMs ?? 0;
-      assertInt('batch.waitMs', waitMs, { max: 2 ** 31 });
+      assertInt('batch.waitMs', waitMs, { max: MAX_TIMER_MS });
       batch = { size: o.batch.size, waitMs };
     }
     const c = o.concurrency ?? (batch ? batchFallback : fallback) ?? 1;
@@ -297,8 +312,8 @@ function checkQueueExtensions(raw: RegisterQueueOptions, engine: Omit<QueueOptio
     assertOptions('exclusive', ex, EXCLUSIVE_KEYS);
     checkBoolean('exclusive.producer', ex.producer);
     checkBoolean('exclusive.consumer', ex.consumer);
-    if (ex.waitMs !== undefined) assertInt('exclusive.waitMs', ex.waitMs, { max: 2 ** 31 });
-    if (ex.ttlMs !== undefined) assertInt('exclusive.ttlMs', ex.ttlMs, { min: 30, max: 2 ** 31 });
+    if (ex.waitMs !== undefined) assertInt('exclusive.waitMs', ex.waitMs, { max: MAX_TIMER_MS });
+    if (ex.ttlMs !== undefined) assertInt('exclusive.ttlMs', ex.ttlMs, { min: 30, max: MAX_TIMER_MS });
     engine.exclusive = { ...ex };
   }
   if (raw.checkClosed !== undefined) {
@@ -317,7 +332,7 @@ function checkDefaults(field: string, d: QueueDefaults | undefined): QueueDefaul
     assertOptions(`${field}.processor`, p, PROCESSOR_DEFAULT_KEYS);
     if (p.concurrency !== undefined) assertInt(`${field}.processor.concurrency`, p.concurrency, { min: 1, max: 1000 });
     if (p.leaseMs !== undefined) assertInt(`${field}.processor.leaseMs`, p.leaseMs, { min: 10, max: 2 ** 41 });
-    if (p.blockMs !== undefined) assertInt(`${field}.processor.blockMs`, p.blockMs, { min: 10, max: 2 ** 31 });
+    if (p.blockMs !== undefined) assertInt(`${field}.processor.blockMs`, p.blockMs, { min: 10, max: MAX_TIMER_MS });
     checkBoolean(`${field}.processor.heartbeat`, p.heartbeat);
   }
   return d;
@@ -331,7 +346,7 @@ function resolveSweeper(field: string, s: SweeperOptions | false | undefined, ba
   if (s === false) return { ...out, enabled: false };
   assertOptions(field, s, SWEEPER_KEYS);
   checkBoolean(`${field}.enabled`, s.enabled);
-  if (s.intervalMs !== undefined) assertInt(`${field}.intervalMs`, s.intervalMs, { min: 10, max: 2 ** 31 });
+  if (s.intervalMs !== undefined) assertInt(`${field}.intervalMs`, s.intervalMs, { min: 10, max: MAX_TIMER_MS });
   if (s.jitter !== undefined) assertNumber(`${field}.jitter`, s.jitter, 0, 1);
   if (s.limit !== undefined) assertInt(`${field}.limit`, s.limit, { min: 1, max: 100_000 });
   return {
@@ -353,17 +368,6 @@ function checkThresholds(field: string, t: HealthThresholds): HealthThresholds {
     out.maxDead = t.maxDead;
   }
   return out;
-}
-
-function checkConnection(field: string, c: unknown): void {
-  if (c === undefined) return;
-  if (typeof c === 'string') {
-    if (!/^rediss?:\/\//i.test(c)) throw new ValidationError(field, `expected a redis:// or rediss:// URL, got '${c.split('@').pop()}'`);
-    return;
-  }
-  if (c === null || typeof c !== 'object' || Array.isArray(c)) {
-    throw new ValidationError(field, 'expected a redis:// URL, ioredis options or an ioredis client');
-  }
 }
 
 function checkBoolean(field: string, v: unknown): void {

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Queue } from '../core/queue.js';
 import { RelqConfigError } from './errors.js';
 import type { ResolvedQueueOptions } from './options.js';
@@ -17,6 +17,7 @@ export interface RegisteredQueue {
  */
 @Injectable()
 export class QueueStore {
+  private readonly logger = new Logger('relq');
   private readonly entries = new Map<string, RegisteredQueue & { signature: string }>();
 
   /** The queue for `options.name`, created on first registration. */
@@ -33,7 +34,12 @@ export class QueueStore {
       return existing.queue;
     }
     const queue = validating(`registerQueue('${options.name}')`, () => {
-      return new Queue<unknown, unknown>(options.name, { ...options.engine, connection: options.connection ?? connection.client });
+      return new Queue<unknown, unknown>(options.name, {
+        ...options.engine,
+        connection: options.connection ?? connection.client,
+        // eviction policy, ghost ids: into the app's log
+        onWarning: (w) => this.logger.warn(w.message),
+      });
     });
     this.entries.set(options.name, { queue, options, signature });
     return queue;

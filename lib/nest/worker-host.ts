@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { Queue } from '../core/queue.js';
 
 import { BatchWorker } from '../core/batch-worker.js';
-import { QueueInUseError } from '../core/errors.js';
+import { QueueInUseError, RelqError } from '../core/errors.js';
 import { Worker, type WorkerEvent } from '../core/worker.js';
 import { BatchRouter } from './batch-router.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
@@ -214,7 +214,8 @@ export class WorkerHost {
           if (standby) {
             this.logger.log(`${this.def.className}: standing by, ${this.lastError}; it takes over when that role is free`);
           } else {
-            this.logger.warn(`${this.def.className}: lease loop of '${q}' cannot reach Redis, retrying: ${this.lastError}`);
+            const why = event.error instanceof RelqError && event.error.retryable ? 'cannot reach Redis' : 'fails';
+            this.logger.warn(`${this.def.className}: lease loop of '${q}' ${why}, retrying: ${this.lastError}`);
           }
         }
         break;

@@ -1,4 +1,4 @@
--- Per-state counts, read atomically. Reply: { pending, working, delayed, completed, dead, paused }
+-- Per-state counts, read atomically. Reply: { pending, working, delayed, completed, dead, paused, ghosts }
 return {
   redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO) + (tonumber(redis.call('HGET', K_META, 'gp')) or 0),
   redis.call('ZCARD', K_WORKING),
@@ -6,4 +6,5 @@ return {
   redis.call('ZCARD', K_DONE),
   redis.call('ZCARD', K_DEAD),
   redis.call('HEXISTS', K_META, 'paused'),
+  tonumber(redis.call('HGET', K_META, 'ghosts')) or 0,
 }

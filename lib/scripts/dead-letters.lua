@@ -7,8 +7,13 @@ local op = ARGV[2]
 local ids
 if ARGV[3] == 'ids' then
   ids = {}
+  local named = {} -- an id named twice is moved once
   for i = 5, #ARGV do
-    if redis.call('ZSCORE', K_DEAD, ARGV[i]) then ids[#ids + 1] = ARGV[i] end
+    local id = ARGV[i]
+    if not named[id] and redis.call('ZSCORE', K_DEAD, id) then
+      named[id] = true
+      ids[#ids + 1] = id
+    end
   end
 else
   local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])

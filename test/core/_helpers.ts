@@ -9,22 +9,8 @@ import type { QueueOptions } from '../../lib/index.js';
 import type { Worker } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `cond` until it holds; throws with `what` after `timeoutMs`. */
-export async function waitUntil(
-  cond: () => boolean | Promise<boolean>,
-  what = 'condition',
-  timeoutMs = 5000,
-  stepMs = 10,
-): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(stepMs);
-  }
-}
+export { sleep, waitUntil } from '../support/wait.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 /**
  * Adds `n` jobs one at a time to a queue whose idle consumer processes them; returns the

@@ -6,7 +6,7 @@ import type { Queue } from '../../lib/index.js';
 import { encodeRecord } from '../../lib/core/record.js';
 import { runScript, type ScriptName } from '../../lib/core/scripts.js';
 import { ackItem, appendSettleItems, nackItem, rejectItem, requeueItem, type SettleItem } from '../../lib/core/settle-items.js';
-import { useRedis } from './_helpers.js';
+import { useRedis, waitUntil } from './_helpers.js';
 
 const res = useRedis();
 
@@ -22,7 +22,7 @@ function leaseRaw(q: Queue<any, any>, reqId: string, count: number, leaseMs: num
   return script(q, 'lease')([...q.keys.all, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
 }
 
-describe('replayed settle', () => {
+describe('a settle repeated as a new request (not a replay)', () => {
   test('ack applied twice: true then false; completed once', async () => {
     const q = res.queue<string, string>();
     const obs = res.client();
@@ -84,6 +84,63 @@ describe('replayed settle', () => {
   });
 });
 
+describe('a replayed settle request (the same request id: a resend after a lost reply, or a retry)', () => {
+  test('ack: true both times, completed once with its result', async () => {
+    const q = res.queue<string, string>();
+    const obs = res.client();
+    const { id } = await q.add('x');
+    const [l] = await q.lease();
+    const item = ackItem(l!, JSON.stringify('r1'));
+    expect(await q.settle([item], 'req-ack')).toEqual([true]);
+    expect(await q.settle([item], 'req-ack')).toEqual([true]);
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'r1' });
+    expect(await obs.zcard(q.keys.byName.done)).toBe(1);
+    // a new request with the same lease is a repeat, not a replay
+    expect(await q.settle([item])).toEqual([false]);
+  });
+
+  test('ack with keepCompletedMs 0 (the job is gone at once): still true on the replay', async () => {
+    const q = res.queue<string>('q', { defaults: { keepCompletedMs: 0 } });
+    const obs = res.client();
+    const { id } = await q.add('x');
+    const [l] = await q.lease();
+    const item = ackItem(l!, '');
+    expect(await q.settle([item], 'req-k0')).toEqual([true]);
+    expect(await q.settle([item], 'req-k0')).toEqual([true]);
+    expect(await q.getJob(id)).toBeNull();
+    expect(await obs.hlen(q.keys.byName.jobs)).toBe(0);
+  });
+
+  test('nack, requeue and reject in one request: each answers as before and is applied once', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.addBulk(['n', 'q', 'r'].map((data) => ({ data, opts: { attempts: 5 } })));
+    const [n, qq, r] = await q.lease({ count: 3 });
+    const items = [nackItem(n!, 'boom', 0), requeueItem(qq!, 0, 'later'), rejectItem(r!, 'no')];
+    expect(await q.settle(items, 'req-mix')).toEqual([true, true, true]);
+    expect(await q.settle(items, 'req-mix')).toEqual([true, true, true]);
+    expect(await q.getJob(n!.job.id)).toMatchObject({ state: 'pending', failures: 1 });
+    expect(await q.getJob(qq!.job.id)).toMatchObject({ state: 'pending', requeues: 1 });
+    expect(await q.getJob(r!.job.id)).toMatchObject({ state: 'dead' });
+    expect(await obs.llen(q.keys.byName.pending)).toBe(2);
+    expect(await obs.zcard(q.keys.byName.dead)).toBe(1);
+  });
+
+  test('a stale lease stays refused on the replay, and the replay does not settle the new holder', async () => {
+    const q = res.queue<string>();
+    const { id } = await q.add('x', { attempts: 5 });
+    const [old] = await q.lease({ leaseMs: 20 });
+    await waitUntil(async () => (await q.sweep()).stalled === 1, 'the lease to expire and be swept');
+    const [fresh] = await q.lease();
+    expect(fresh!.job.id).toBe(id);
+    const item = ackItem(old!, '');
+    expect(await q.settle([item], 'req-stale')).toEqual([false]);
+    expect(await q.settle([item], 'req-stale')).toEqual([false]);
+    expect((await q.getJob(id))!.state).toBe('working');
+    expect(await q.ack(fresh!)).toBe(true);
+  });
+});
+
 describe('replayed lease', () => {
   test('the same reqId twice returns the same leases and leases nothing extra', async () => {
     const q = res.queue<number>();
@@ -93,21 +150,21 @@ describe('replayed lease', () => {
     const [s2, h2] = await leaseRaw(q, 'req-A', 2, 5000);
     expect(s1).toEqual([]);
     expect(s2).toEqual([]);
-    expect(h1.length).toBe(3 + 2 * 4);
-    expect(h2.slice(3)).toEqual(h1.slice(3)); // ids, tokens, deadlines, records
+    expect(h1.length).toBe(4 + 2 * 4);
+    expect(h2.slice(4)).toEqual(h1.slice(4)); // ids, tokens, deadlines, records
     expect(await q.counts()).toMatchObject({ pending: 3, working: 2 });
     // the replayed tokens are the live ones: they can ack
     const leases = [];
-    for (let i = 3; i < h1.length; i += 4) leases.push({ id: String(h1[i]), token: String(h1[i + 1]) });
+    for (let i = 4; i < h1.length; i += 4) leases.push({ id: String(h1[i]), token: String(h1[i + 1]) });
     for (const { id, token } of leases) {
       const info = await q.getJob(id);
       expect(info!.state).toBe('working');
-      expect(info!.leaseDeadline).toBe(Number(h1[leases.findIndex((x) => x.id === id) * 4 + 5]));
+      expect(info!.leaseDeadline).toBe(Number(h1[leases.findIndex((x) => x.id === id) * 4 + 6]));
       expect(await q.settle([['a', id, token, '', '0 0']])).toEqual([true]);
     }
     // a fresh request id leases the next jobs
     const [, h3] = await leaseRaw(q, 'req-B', 10, 5000);
-    expect((h3.length - 3) / 4).toBe(3);
+    expect((h3.length - 4) / 4).toBe(3);
   });
 
   test('a replay after one of its jobs was settled does not hand that job out again', async () => {
@@ -115,17 +172,17 @@ describe('replayed lease', () => {
     await q.addBulk([0, 1].map((data) => ({ data })));
     await q.counts();
     const [, h1] = await leaseRaw(q, 'req-C', 2, 5000);
-    const firstId = String(h1[3]);
-    expect(await q.settle([['a', firstId, String(h1[4]), '', '0 0']])).toEqual([true]);
+    const firstId = String(h1[4]);
+    expect(await q.settle([['a', firstId, String(h1[5]), '', '0 0']])).toEqual([true]);
     const [, h2] = await leaseRaw(q, 'req-C', 2, 5000);
     const ids = [];
-    for (let i = 3; i < h2.length; i += 4) ids.push(String(h2[i]));
+    for (let i = 4; i < h2.length; i += 4) ids.push(String(h2[i]));
     expect(ids).not.toContain(firstId);
-    expect(ids).toEqual([String(h1[7])]);
+    expect(ids).toEqual([String(h1[8])]);
     expect(await q.counts()).toMatchObject({ pending: 0, working: 1 });
   });
 
-  test('a replayed lease step with settle items settles them once', async () => {
+  test('a replayed lease step with settle items settles them once and answers as the first run did', async () => {
     const q = res.queue<number>();
     const obs = res.client();
     await q.addBulk([0, 1, 2].map((data) => ({ data, opts: { attempts: 5 } })));
@@ -134,8 +191,8 @@ describe('replayed lease', () => {
     const [s1, h1] = await leaseRaw(q, 'req-D', 1, 5000, items);
     const [s2, h2] = await leaseRaw(q, 'req-D', 1, 5000, items);
     expect(s1).toEqual([1]);
-    expect(s2).toEqual([0]);
-    expect(h2.slice(3)).toEqual(h1.slice(3));
+    expect(s2).toEqual([1]); // the replay answers what the first run answered
+    expect(h2.slice(4)).toEqual(h1.slice(4));
     expect((await q.getJob(l!.job.id))!.failures).toBe(1);
     expect(await obs.llen(q.keys.byName.pending)).toBe(2);
   });

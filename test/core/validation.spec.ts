@@ -273,8 +273,6 @@ describe('payloads', () => {
     ['a nested BigInt', { n: { big: 1n } }, 'data.n.big'],
     ['a cycle', cyclic, 'data.self'],
     ['undefined', undefined, 'data'],
-    ['an undefined property', { a: undefined }, 'data.a'],
-    ['undefined in an array', [1, undefined], 'data[1]'],
     ['NaN', Number.NaN, 'data'],
     ['Infinity inside', { x: Number.POSITIVE_INFINITY }, 'data.x'],
     ['a Map', new Map([['a', 1]]), 'data'],
@@ -297,6 +295,25 @@ describe('payloads', () => {
     const loop: Record<string, unknown> = {};
     loop.again = nest(60, loop);
     await expectInvalid(() => q.add(loop), `data.again${'.d'.repeat(60)}`);
+  });
+
+  test('undefined follows JSON.stringify: dropped from objects, null in arrays and holes', async () => {
+    const q = newQueue('q');
+    // eslint-disable-next-line no-sparse-arrays
+    const data = { a: undefined, keep: 1, list: [1, undefined, , 4], nested: { gone: undefined, viaToJSON: { toJSON: () => undefined } } };
+    const { id } = await q.add(data);
+    expect((await q.getJob(id))!.data).toEqual(JSON.parse(JSON.stringify(data)));
+    expect((await q.getJob(id))!.data).toEqual({ keep: 1, list: [1, null, null, 4], nested: {} });
+  });
+
+  test('what JSON.stringify throws on, or has no JSON for, is a ValidationError (toJSON to a BigInt or undefined, 100k levels deep)', async () => {
+    const q = newQueue('q');
+    await expectInvalid(() => q.add({ toJSON: () => 1n }), 'data');
+    await expectInvalid(() => q.add({ toJSON: () => undefined }), 'data');
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const err = await expectInvalid(() => q.add(deep), /^data(\[0\])+$/);
+    expect((err as Error).message).toMatch(/nested deeper than 1000 levels/);
   });
 
   test('Dates and null-prototype objects are fine', async () => {

@@ -241,7 +241,7 @@ describe('bootstrap errors', () => {
     expect(typo.message).toMatch(/forRoot\(\) options: sweeper: unknown option 'intervalMS'/);
 
     const badUrl = await bootError(QueueModule.forRoot({ connection: 'localhost:6379' }));
-    expect(badUrl.message).toMatch(/connection: expected a redis:\/\/ or rediss:\/\/ URL/);
+    expect(badUrl.message).toMatch(/connection: must be a redis:\/\/ or rediss:\/\/ URL/);
 
     const badQueue = await bootError(
       QueueModule.forRoot({ connection: bed.redis.url }),

@@ -3,55 +3,37 @@
  * process SIGKILLed while it holds leases or a role).
  *
  * A child cannot load TypeScript (Node 20 has no type stripping), and `dist/` may be stale.
- * So `buildEngine()` transpiles lib/index.ts and lib/core/*.ts (ts.transpileModule: no type
- * check, well under a second) and copies lib/scripts into a fresh directory under `.tmp/`
- * (git-ignored) inside the repository, where Node's resolution still finds node_modules.
+ * So `buildEngine()` transpiles lib/ (scripts/transpile.mjs: no type check, well under a
+ * second) into a fresh directory under `.tmp/` (git-ignored) inside the repository, where
+ * Node's resolution still finds node_modules.
  * Children are small .mjs fixtures that `import()` the built engine from RELQ_ENGINE and talk
  * to the test over the IPC channel (`process.send`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import ts from 'typescript';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { libSources, transpileTree } from '../../scripts/transpile.mjs';
 
 const ROOT = process.cwd();
-const LIB = join(ROOT, 'lib');
-
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? walk(p) : [p];
-  });
-}
 
 export interface BuiltEngine {
-  /** Directory holding index.js (the public API of lib/index.ts), core/ and scripts/. */
+  /** Directory holding index.js (the public API of lib/index.ts), core/, nest/ and scripts/. */
   dir: string;
+  /** Where `extra` files went: the built tree mirrors the repository (`<root>/test/...`). */
+  root: string;
   /** Removes the directory. */
   remove(): void;
 }
 
-/** Transpiles the engine into `.tmp/engine-<random>/lib`. */
-export function buildEngine(): BuiltEngine {
+/**
+ * Transpiles the library (and `extra` TypeScript files of the repository, e.g. a Nest fixture
+ * that imports it by relative path) into `.tmp/engine-<random>/`.
+ */
+export function buildEngine(extra: string[] = []): BuiltEngine {
   const top = join(ROOT, '.tmp', `engine-${randomBytes(4).toString('hex')}`);
-  const out = join(top, 'lib');
-  const sources = [join(LIB, 'index.ts'), ...walk(join(LIB, 'core')).filter((f) => f.endsWith('.ts'))];
-  for (const file of sources) {
-    const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
-      fileName: file,
-    });
-    const dest = join(out, relative(LIB, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(dest), { recursive: true });
-    writeFileSync(dest, outputText);
-  }
-  for (const file of walk(join(LIB, 'scripts'))) {
-    const dest = join(out, relative(LIB, file));
-    mkdirSync(dirname(dest), { recursive: true });
-    copyFileSync(file, dest);
-  }
-  return { dir: out, remove: () => rmSync(top, { recursive: true, force: true }) };
+  transpileTree(ROOT, [...libSources(ROOT), ...extra.map((f) => join(ROOT, f))], top);
+  return { dir: join(top, 'lib'), root: top, remove: () => rmSync(top, { recursive: true, force: true }) };
 }
 
 export interface EngineChild {

@@ -19,12 +19,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants as fsConstants, existsSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
+import type { CertFiles, TestCerts } from './tls.js';
 
 export interface TestRedis {
   /** redis://127.0.0.1:PORT (for 'env': REDIS_URL as given). Never contains the password. */
@@ -33,12 +35,16 @@ export interface TestRedis {
   port: number;
   /** The password the server requires (spawned/container with `password`), if any. */
   password?: string;
+  /** ioredis `tls` options for a TLS server (CA and the good client certificate). */
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer };
+  /** Its data directory (AOF files with `appendfsync`). */
+  dir?: string;
   source: 'env' | 'spawned' | 'container';
   /** true only for 'spawned': kill/restart/pause/resume work. */
   controllable: boolean;
   /** SIGKILL the server and wait until it is gone (spawned only; throws otherwise). */
   kill(): Promise<void>;
-  /** (Kill if still running, then) start again on the SAME port; resolves when it answers PING. Data is not kept. */
+  /** (Kill if still running, then) start again on the SAME port and data dir; resolves when it answers PING. Data is kept only with `appendfsync`. */
   restart(): Promise<void>;
   /** SIGSTOP the server: connections stay open but nothing is answered (spawned only). */
   pause(): void;
@@ -55,6 +61,15 @@ export interface StartRedisOptions {
   password?: string;
   /** Extra `redis-server` command-line arguments, e.g. ['--maxmemory', '10mb'] (forces a private server). */
   extraArgs?: string[];
+  /**
+   * Serve TLS only (`--port 0 --tls-port`), with `serverCert` (default the good one) and, unless
+   * `requireClientCert` is false, client certificates signed by the test CA required.
+   */
+  tls?: { certs: TestCerts; serverCert?: CertFiles; requireClientCert?: boolean };
+  /** AOF persistence with this fsync policy; the data dir is kept across restart(). */
+  appendfsync?: 'always' | 'everysec';
+  /** Run a Sentinel (`--sentinel`) that monitors `master` as `name`. */
+  sentinel?: { name: string; master: { host: string; port: number }; quorum: number; downAfterMs: number; failoverTimeoutMs: number };
 }
 
 const READY_TIMEOUT_MS = 10_000;
@@ -84,11 +99,18 @@ export function uniquePrefix(): string {
 export function redisClient(r: TestRedis, options: RedisOptions = {}): Redis {
   const opts: RedisOptions = { ...options };
   if (r.password !== undefined && opts.password === undefined) opts.password = r.password;
+  if (r.tls && opts.tls === undefined) opts.tls = r.tls;
   return new Redis(r.url, opts);
 }
 
 export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedis> {
-  const needsPrivate = Boolean(opts.controllable) || opts.password !== undefined || (opts.extraArgs?.length ?? 0) > 0;
+  const needsPrivate =
+    Boolean(opts.controllable) ||
+    opts.password !== undefined ||
+    (opts.extraArgs?.length ?? 0) > 0 ||
+    opts.tls !== undefined ||
+    opts.appendfsync !== undefined ||
+    opts.sentinel !== undefined;
   const envUrl = process.env.REDIS_URL;
   if (envUrl && !needsPrivate) return fromEnv(envUrl);
 
@@ -173,20 +195,46 @@ async function spawnRedis(bin: string, opts: StartRedisOptions): Promise<TestRed
   let stopped = false;
   let port = 0;
 
+  const tls = opts.tls;
+  const sentinel = opts.sentinel;
   const args = (p: number): string[] => {
+    if (sentinel) {
+      // A Sentinel rewrites its config file: one per server, in its own dir.
+      const conf = join(dir, 'sentinel.conf');
+      if (!existsSync(conf)) {
+        const m = `${sentinel.name} ${sentinel.master.host} ${sentinel.master.port}`;
+        writeFileSync(
+          conf,
+          [
+            `sentinel monitor ${m} ${sentinel.quorum}`,
+            `sentinel down-after-milliseconds ${sentinel.name} ${sentinel.downAfterMs}`,
+            `sentinel failover-timeout ${sentinel.name} ${sentinel.failoverTimeoutMs}`,
+            `sentinel parallel-syncs ${sentinel.name} 1`,
+          ].join('\n') + '\n',
+        );
+      }
+      return [conf, '--sentinel', '--port', String(p), '--bind', host, '--dir', dir, '--logfile', join(dir, 'redis.log'), '--daemonize', 'no'];
+    }
     const a = [
-      '--port', String(p),
+      '--port', tls ? '0' : String(p),
       '--bind', host,
       '--save', '',
-      '--appendonly', 'no',
+      '--appendonly', opts.appendfsync ? 'yes' : 'no',
       '--dir', dir,
       '--logfile', join(dir, 'redis.log'),
       '--daemonize', 'no',
       '--enable-debug-command', 'local',
     ];
+    if (opts.appendfsync) a.push('--appendfsync', opts.appendfsync);
+    if (tls) {
+      const cert = tls.serverCert ?? tls.certs.server;
+      a.push('--tls-port', String(p), '--tls-cert-file', cert.cert, '--tls-key-file', cert.key, '--tls-ca-cert-file', tls.certs.caFile);
+      a.push('--tls-auth-clients', tls.requireClientCert === false ? 'no' : 'yes');
+    }
     if (opts.password !== undefined) a.push('--requirepass', opts.password);
     return a.concat(opts.extraArgs ?? []);
   };
+  const pingTls = tls ? tls.certs.clientTls() : undefined;
 
   /** Start on `p`; resolves when PING answers, rejects (with the log tail) if the server dies first. */
   const launch = async (p: number): Promise<void> => {
@@ -198,7 +246,7 @@ async function spawnRedis(bin: string, opts: StartRedisOptions): Promise<TestRed
     const spawnError = new Promise<never>((_, reject) => child.once('error', reject));
     spawnError.catch(() => {});
     try {
-      await Promise.race([waitForPing(host, p, opts.password, child), spawnError]);
+      await Promise.race([waitForPing(host, p, opts.password, child, pingTls), spawnError]);
     } catch (err) {
       killQuietly(child, false);
       await waitForExit(child);
@@ -239,10 +287,12 @@ async function spawnRedis(bin: string, opts: StartRedisOptions): Promise<TestRed
   };
 
   return {
-    url: `redis://${host}:${port}`,
+    url: `${tls ? 'rediss' : 'redis'}://${host}:${port}`,
     host,
     port,
     password: opts.password,
+    ...(pingTls ? { tls: pingTls } : {}),
+    dir,
     source: 'spawned',
     controllable: true,
     kill,
@@ -348,7 +398,13 @@ function freePort(): Promise<number> {
 }
 
 /** Poll with raw RESP until the server answers PING (after AUTH if a password is set). */
-async function waitForPing(host: string, port: number, password: string | undefined, child?: ChildProcess): Promise<void> {
+async function waitForPing(
+  host: string,
+  port: number,
+  password: string | undefined,
+  child?: ChildProcess,
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer },
+): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer';
   while (Date.now() < deadline) {
@@ -356,7 +412,7 @@ async function waitForPing(host: string, port: number, password: string | undefi
       throw new Error(`process exited (code ${child.exitCode}, signal ${child.signalCode})`);
     }
     try {
-      const reply = await pingOnce(host, port, password);
+      const reply = await pingOnce(host, port, password, tls);
       if (reply.includes('+PONG')) return;
       last = reply.trim();
     } catch (err) {
@@ -371,9 +427,10 @@ function resp(...parts: string[]): string {
   return `*${parts.length}\r\n` + parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('');
 }
 
-function pingOnce(host: string, port: number, password: string | undefined): Promise<string> {
+function pingOnce(host: string, port: number, password: string | undefined, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<string> {
   return new Promise((resolve, reject) => {
-    const sock = createConnection({ host, port });
+    // Readiness only: a server with an expired certificate on purpose must still count as up.
+    const sock: Socket = tls ? tlsConnect({ host, port, ...tls, rejectUnauthorized: false }) : createConnection({ host, port });
     let buf = '';
     const done = (err: Error | null) => {
       clearTimeout(timer);
@@ -385,7 +442,7 @@ function pingOnce(host: string, port: number, password: string | undefined): Pro
     };
     const timer = setTimeout(() => done(new Error('PING timed out')), 1000);
     sock.setEncoding('utf8');
-    sock.on('connect', () => sock.write((password !== undefined ? resp('AUTH', password) : '') + resp('PING')));
+    sock.on(tls ? 'secureConnect' : 'connect', () => sock.write((password !== undefined ? resp('AUTH', password) : '') + resp('PING')));
     sock.on('data', (d: string) => {
       buf += d;
       const lines = buf.split('\r\n').filter(Boolean);

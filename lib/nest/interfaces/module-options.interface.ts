@@ -1,5 +1,5 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
-import type { ConnectionInput, ExclusiveOptions, JobPolicy } from '../../core/types.js';
+import type { ConnectionInput, DurabilityOptions, EvictionCheck, ExclusiveOptions, JobPolicyOptions } from '../../core/types.js';
 
 /** Lease-loop settings shared by every processor unless its `@Processor()` says otherwise. */
 export interface ProcessorDefaults {
@@ -16,7 +16,7 @@ export interface ProcessorDefaults {
 /** Job and processor defaults. */
 export interface QueueDefaults {
   /** Job policy for jobs added without their own (attempts, backoff, leaseMs, retention). */
-  job?: Partial<JobPolicy>;
+  job?: JobPolicyOptions;
   processor?: ProcessorDefaults;
 }
 
@@ -77,6 +77,11 @@ export interface QueueModuleOptions {
   maxPayloadBytes?: number;
   /** Publish job transitions (queue.events(), watch(), waitForResult()). Default true. */
   events?: boolean;
+  /**
+   * When Redis may evict keys (maxmemory-policy not noeviction): 'warn' once in the log
+   * (default), 'error' (every call fails with ServerConfigError), 'off' (no check).
+   */
+  evictionCheck?: EvictionCheck;
   /** Periodic sweeping; `false` turns it off. */
   sweeper?: SweeperOptions | false;
   shutdown?: ShutdownOptions;
@@ -120,6 +125,10 @@ export interface RegisterQueueOptions {
    * finish what is left and stop. For the queue's one producing app. Default false.
    */
   closeOnShutdown?: boolean;
+  /** Overrides the root `evictionCheck` for this queue. */
+  evictionCheck?: EvictionCheck;
+  /** Adds and settles wait until this many replicas have them (WAIT); see docs/reliability.md. */
+  durability?: DurabilityOptions;
 }
 
 /** A factory function's arguments come from `inject`; typed by the factory itself. */

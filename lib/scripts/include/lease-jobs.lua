@@ -42,6 +42,7 @@ local function takeFair(count, flags, taken, groups)
   if not flags[9] and ungroupedPending() then
     redis.call('RPUSH', K_GACTIVE, '')
     redis.call('HSET', K_META, 'u', '1')
+    flags[9] = '1' -- a second call (after ghosts were dropped) must not add it again
   end
   local lim = groupLimit()
   local gpTaken = 0
@@ -86,40 +87,34 @@ local function takeFair(count, flags, taken, groups)
   if gpTaken > 0 then redis.call('HINCRBY', K_META, 'gp', -gpTaken) end
 end
 
--- Leases the taken ids: token "<reqId>.<j>" ("<reqId>.<j>*<group>" when `groups` is given: an
--- extended queue), deadline now + the job's own leaseMs (meta l) or the caller's. Returns the
--- flat reply (id, token, deadline, record per job), how many were leased and, with `groups`,
--- their data bytes.
-local function grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
-  local recs = hmgetMany(K_JOBS, taken)
-  local reply, leases, working, leasedIds = {}, {}, {}, {}
+-- Leases the taken ids whose records `recs` holds: token "<reqId>.<j>" ("<reqId>.<j>*<group>"
+-- when `groups` is given: an extended queue), deadline now + the job's own leaseMs (meta l) or
+-- the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
+-- and, with `groups`, their data bytes.
+local function grantLeases(now, reqId, taken, recs, leaseMs, groups)
+  local reply, leases, working = {}, {}, {}
   local bytes = 0
   for j, id in ipairs(taken) do
     local rec = recs[j]
-    if rec then -- a job removed while pending has no record: skip its stale id
-      local token = reqId .. '.' .. j
-      if groups then
-        token = token .. '*' .. groups[j]
-        bytes = bytes + dataBytes(rec)
-      end
-      local deadline = now + (metaInt(rec, 'l') or leaseMs)
-      leases[#leases + 1] = id
-      leases[#leases + 1] = token
-      working[#working + 1] = deadline
-      working[#working + 1] = id
-      leasedIds[#leasedIds + 1] = id
-      reply[#reply + 1] = id
-      reply[#reply + 1] = token
-      reply[#reply + 1] = deadline
-      reply[#reply + 1] = rec
-      if eventsOn() then
-        emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
-      end
-    elseif groups and groups[j] ~= '' then
-      redis.call('HINCRBY', K_GWORK, groups[j], -1) -- its group counted it as leased
+    local token = reqId .. '.' .. j
+    if groups then
+      token = token .. '*' .. groups[j]
+      bytes = bytes + dataBytes(rec)
+    end
+    local deadline = now + (metaInt(rec, 'l') or leaseMs)
+    leases[#leases + 1] = id
+    leases[#leases + 1] = token
+    working[#working + 1] = deadline
+    working[#working + 1] = id
+    reply[#reply + 1] = id
+    reply[#reply + 1] = token
+    reply[#reply + 1] = deadline
+    reply[#reply + 1] = rec
+    if eventsOn() then
+      emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
     end
   end
-  if #leasedIds > 0 then
+  if #taken > 0 then
     callMany('HSET', K_LEASES, leases)
     -- Backwards: ids mostly ascend, and a small zset (listpack) inserts by scanning from its
     -- head, so descending members each stop at once (a 100-job ZADD costs a third).
@@ -129,83 +124,102 @@ local function grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
       backwards[n - i + 1] = working[i + 1]
     end
     callMany('ZADD', K_WORKING, backwards)
-    -- Remembered so that a replay of this request (lost reply) returns these leases.
-    redis.call('SET', reqKey, table.concat(leasedIds, '\n'), 'PX', leaseMs)
   end
-  return reply, #leasedIds, bytes
+  return reply, taken, bytes
 end
 
--- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time and
--- a state: 0, 1 paused, 2 closed and drained, 3 deleted.
-local function leaseJobs(now, reqKey, reqId, count, leaseMs, woken, promoteLimit)
+-- Most ids without a record one lease call drops; past it, it wakes another leaser.
+local MAX_GHOSTS = 1000
+
+-- Keeps the taken ids that still have a record. An id whose record is gone (evicted, or
+-- lost some other way) is a ghost: it is dropped and counted (meta 'ghosts'), and the caller
+-- takes more, so that valid jobs behind thousands of ghosts are still leased at once.
+local function dropGhosts(taken, groups, live, liveGroups, liveRecs)
+  local recs = hmgetMany(K_JOBS, taken)
+  local ghosts = 0
+  for j, id in ipairs(taken) do
+    if recs[j] then
+      live[#live + 1] = id
+      liveRecs[#liveRecs + 1] = recs[j]
+      if groups then liveGroups[#liveGroups + 1] = groups[j] end
+    else
+      ghosts = ghosts + 1
+      if groups and groups[j] ~= '' then
+        redis.call('HINCRBY', K_GWORK, groups[j], -1) -- its group counted it as leased
+      end
+    end
+  end
+  return ghosts
+end
+
+-- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time, a
+-- state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and the leased ids.
+local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit)
   -- fields 3.. are read for include/ext.lua at no extra command: g, bound, closed, stats, del, glimit, u
   local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
   local nextDue = tonumber(flags[2])
   if flags[1] then
     redis.call('DEL', K_WAKE)
-    return {}, nextDue, 1
+    return {}, nextDue, 1, 0, {}
   end
   if nextDue and nextDue <= now then
     local _
     _, nextDue = promoteDue(now, promoteLimit)
   end
   local ext = flags[3] or flags[4] or flags[5] or flags[6] or flags[7]
-  local taken, groups
-  if not ext then
-    taken = takeUngrouped(count)
-  elseif flags[7] then
+  if flags[7] then
     -- deleted: each consumer that sees it passes the news to the next blocked one
     if redis.call('RPUSH', K_WAKE, 'x') > 16 then redis.call('LTRIM', K_WAKE, 0, 15) end
     local ttl = redis.call('PTTL', K_META)
     if ttl > 0 then redis.call('PEXPIRE', K_WAKE, ttl) end
-    return {}, nil, 3
+    return {}, nil, 3, 0, {}
+  end
+  local take
+  if not ext then
+    take = function(n) return takeUngrouped(n), nil end
   else
     glimitCache = tonumber(flags[8]) or 0
-    taken, groups = {}, {}
-    if flags[3] then
-      takeFair(count, flags, taken, groups)
-    else
-      taken = takeUngrouped(count)
-      for j = 1, #taken do groups[j] = '' end
+    take = function(n)
+      local taken, groups = {}, {}
+      if flags[3] then
+        takeFair(n, flags, taken, groups)
+      else
+        taken = takeUngrouped(n)
+        for j = 1, #taken do groups[j] = '' end
+      end
+      return taken, groups
     end
   end
-  if #taken == 0 then
+  local live, liveGroups, liveRecs = {}, ext and {} or nil, {}
+  local ghosts, exhausted = 0, false
+  repeat
+    local want = count - #live
+    local taken, groups = take(want)
+    local dropped = dropGhosts(taken, groups, live, liveGroups, liveRecs)
+    ghosts = ghosts + dropped
+    exhausted = #taken < want
+  until dropped == 0 or exhausted or ghosts >= MAX_GHOSTS
+  if ghosts > 0 then redis.call('HINCRBY', K_META, 'ghosts', ghosts) end
+  if #live == 0 then
     if flags[5] and unfinishedCount() == 0 then
       wakeNeeded = true -- closed and drained: the next blocked consumer must see it too
-      return {}, nextDue, 2
+      return {}, nextDue, 2, ghosts, {}
     end
-    redis.call('DEL', K_WAKE) -- nothing leasable: any token left is stale
-    return {}, nextDue, 0
+    -- Nothing leasable: any token left is stale. After ghosts-only rounds that did not reach
+    -- the end of the queue, valid jobs may still wait: leave the tokens and wake a leaser.
+    if exhausted or ghosts == 0 then redis.call('DEL', K_WAKE) else wakeNeeded = true end
+    return {}, nextDue, 0, ghosts, {}
   end
 
-  local reply, leased, bytes = grantLeases(now, reqKey, reqId, taken, leaseMs, groups)
-  if flags[6] and leased > 0 then
-    local cm = redis.call('HINCRBY', K_STATS, 'cm', leased)
+  local reply, leased, bytes = grantLeases(now, reqId, live, liveRecs, leaseMs, liveGroups)
+  if flags[6] then
+    local cm = redis.call('HINCRBY', K_STATS, 'cm', #leased)
     local cb = redis.call('HINCRBY', K_STATS, 'cb', bytes)
     emit({ type = 'stats', consumed = { messages = cm, bytes = cb } })
   end
   -- A woken leaser that leaves work behind wakes the next blocked one.
-  if woken and #taken == count then
+  if woken and #live == count then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
-  return reply, nextDue, 0
-end
-
--- The leases a request already got, when the request is replayed.
-local function replayLease(recorded, reqId)
-  local ids = {}
-  for id in string.gmatch(recorded, '[^\n]+') do ids[#ids + 1] = id end
-  local reply = {}
-  local tokens = hmgetMany(K_LEASES, ids)
-  local recs = hmgetMany(K_JOBS, ids)
-  for j, id in ipairs(ids) do
-    local t = tokens[j]
-    if t and recs[j] and string.sub(t, 1, #reqId + 1) == reqId .. '.' then
-      reply[#reply + 1] = id
-      reply[#reply + 1] = t
-      reply[#reply + 1] = tonumber(redis.call('ZSCORE', K_WORKING, id))
-      reply[#reply + 1] = recs[j]
-    end
-  end
-  return reply
+  return reply, nextDue, 0, ghosts, leased
 end

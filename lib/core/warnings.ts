@@ -1,0 +1,17 @@
+/** Something an operator should look at that does not stop the queue. */
+export interface RelqWarning {
+  /**
+   * - `RELQ_EVICTION_POLICY`: Redis may evict keys (maxmemory-policy is not noeviction), which loses jobs
+   * - `RELQ_GHOST_JOBS`: queued ids whose job record was gone (evicted or deleted outside relq) were dropped
+   */
+  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS';
+  queue: string;
+  message: string;
+}
+
+export type WarningHandler = (warning: RelqWarning) => void;
+
+/** Without a handler, warnings are Node process warnings (printed to stderr once each). */
+export const processWarning: WarningHandler = (w) => {
+  process.emitWarning(w.message, { type: 'RelqWarning', code: w.code });
+};

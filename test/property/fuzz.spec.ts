@@ -1,0 +1,2144 @@
+/**
+ * Fuzz test of every public entry point with hostile input, against a private real Redis.
+ *
+ * For each call the outcome must be EITHER a typed error (an instance of the exported
+ * RelqError, ValidationError for bad input; thrown synchronously or as a rejection) with
+ * NOTHING written to Redis (every key of the server, its type and value, compared before
+ * and after), OR a correct result (e.g. a job id with ':' or '*' is legal: the job must then
+ * be readable with getJob, its data and options must round-trip, and it must sit in exactly
+ * one state). Never a TypeError, a Redis error, a crash or a half-written job. An oracle
+ * written independently of lib/ from the documented limits (README, lib/core/types.ts, the
+ * ranges the errors state) says which outcome each input must have.
+ *
+ * Inputs come from fast-check arbitraries (fc.string with unit 'grapheme' / 'binary',
+ * fc.double with NaN, fc.anything, ...) plus tables of hand-picked nasty values.
+ *
+ * REPLAY. A failure prints fast-check's report (seed and path) and, at its end, the command
+ * line that replays it, e.g.
+ *
+ *   RELQ_FC_SEED=<seed> RELQ_FC_PATH=<path> node --experimental-vm-modules \
+ *     node_modules/jest/bin/jest.js --runInBand test/property/fuzz.spec.ts -t '<test name>'
+ *
+ * (-t keeps the seed and path away from the other properties of this file.)
+ * RELQ_FC_RUNS=<n> sets every property's number of runs (each has its own default).
+ *
+ * `null` for an optional option is taken as "absent" by some options and refused by others;
+ * both outcomes are accepted here (see `judge`).
+ *
+ * Nothing is narrowed: the generators produce every value of their kind, among them sparse
+ * arrays and `undefined` inside payloads, toJSON() returning undefined or a BigInt, nesting
+ * past 1000 levels, error values with neither JSON nor a prototype, things that are not
+ * leases, non-string requeue reasons, non-boolean worker flags, things that are not an open
+ * Queue, duplicate id lists for retryDead / purgeDead, invalid ids for waitForResult / watch,
+ * and 2^31 - 1 / 2^31 for every option that becomes a Node timer (the oracle: at most
+ * 2^31 - 1, and a wait that long really waits). The last describe block pins each of these
+ * guarantees with a minimal example.
+ */
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import {
+  BatchWorker,
+  ClosedError,
+  NotReplicatedError,
+  PayloadTooLargeError,
+  Queue,
+  QueueFullError,
+  RelqError,
+  ValidationError,
+  Worker,
+  type JobOptions,
+  type Lease,
+  type QueueOptions,
+} from '../../lib/index.js';
+import { lastValueFrom, toArray } from 'rxjs';
+import { redisClient, startRedis, type TestRedis } from '../support/redis.js';
+
+const RUNS = process.env.RELQ_FC_RUNS !== undefined ? Number(process.env.RELQ_FC_RUNS) : undefined;
+const SEED = process.env.RELQ_FC_SEED !== undefined ? Number(process.env.RELQ_FC_SEED) : undefined;
+const PATH = process.env.RELQ_FC_PATH;
+
+const MAX_MS = 2 ** 41;
+/** Longest delay a Node timer takes (setTimeout fires after 1 ms beyond it): the ceiling of every wait option. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const PAYLOAD_LIMIT = 4096;
+
+// ---- the server, the observer, and what every call is compared against -------------------
+
+let server: TestRedis;
+let obs: Redis;
+/** Queues shared by the properties (closed in afterAll). */
+let plain: Queue<unknown, unknown>;
+const opened: Array<{ close(): Promise<unknown> }> = [];
+
+beforeAll(async () => {
+  server = await startRedis({ controllable: true });
+  obs = redisClient(server, { maxRetriesPerRequest: 1 });
+  obs.on('error', () => undefined);
+  plain = track(new Queue<unknown, unknown>('fuzz', { connection: server.url, prefix: 'fz', maxPayloadBytes: PAYLOAD_LIMIT }));
+});
+
+afterAll(async () => {
+  for (const o of opened.splice(0).reverse()) await o.close().catch(() => undefined);
+  if (obs) await obs.quit().catch(() => obs.disconnect());
+  await server?.stop();
+});
+
+/** How many inputs of each outcome every property saw (logged by the last test). */
+const tally: Record<string, Record<string, number>> = {};
+function note(counts: Record<string, number>): void {
+  tally[expect.getState().currentTestName ?? '?'] = { ...counts };
+}
+
+function track<T extends { close(): Promise<unknown> }>(o: T): T {
+  opened.push(o);
+  return o;
+}
+
+interface KeyValue {
+  type: string;
+  value: unknown;
+  /** the key expires (its exact TTL changes by itself, so only its presence is compared) */
+  expires: boolean;
+}
+
+/** Every key of the server with its type, full value and whether it expires. */
+async function snapshotAll(): Promise<Record<string, KeyValue>> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await obs.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  keys.sort();
+  const meta = (await obs.pipeline(keys.flatMap((k) => [['type', k], ['pttl', k]])).exec())!;
+  const types = keys.map((_, i) => String(meta[2 * i]![1]));
+  const reads = keys.map((k, i): [string, ...string[]] => {
+    switch (types[i]) {
+      case 'string':
+        return ['get', k];
+      case 'hash':
+        return ['hgetall', k];
+      case 'list':
+        return ['lrange', k, '0', '-1'];
+      case 'set':
+        return ['smembers', k];
+      case 'zset':
+        return ['zrange', k, '0', '-1', 'WITHSCORES'];
+      default:
+        return ['type', k];
+    }
+  });
+  const values = (await obs.pipeline(reads).exec())!;
+  const out: Record<string, KeyValue> = {};
+  keys.forEach((k, i) => {
+    if (types[i] === 'none' || Number(meta[2 * i + 1]![1]) === -2) return; // expired meanwhile
+    let value = values[i]![1];
+    if (types[i] === 'set') value = [...(value as string[])].sort();
+    out[k] = { type: types[i]!, value, expires: Number(meta[2 * i + 1]![1]) >= 0 };
+  });
+  return out;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** Runs `fn`, catching a synchronous throw as well as a rejection. */
+async function outcome<T>(fn: () => T | Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+function describeError(e: unknown): string {
+  return e instanceof Error ? `${e.constructor.name}(${(e as { code?: string }).code ?? ''}): ${e.message.slice(0, 300)}` : String(e);
+}
+
+/**
+ * `out` must be a typed rejection (ValidationError unless `kind` says otherwise) and nothing
+ * may have changed. `field`: the ValidationError's field must be it (a string), or pass it.
+ */
+async function expectRefused(
+  out: Outcome<unknown>,
+  before: Record<string, KeyValue>,
+  what: string,
+  kind: new (...args: any[]) => RelqError = ValidationError,
+  field?: string | ((f: string) => boolean),
+): Promise<void> {
+  if (out.ok) throw new Error(`${what}: expected ${kind.name}, got a result: ${safeShow(out.value)}`);
+  if (!(out.error instanceof kind)) throw new Error(`${what}: expected ${kind.name}, got ${describeError(out.error)}`);
+  expect(out.error).toBeInstanceOf(RelqError);
+  if (field !== undefined) {
+    const f = out.error instanceof ValidationError ? out.error.field : `(a ${out.error.constructor.name}, no field)`;
+    if (typeof field === 'string' ? f !== field : !field(f)) throw new Error(`${what}: refused as expected, but naming the field ${JSON.stringify(f)}: ${describeError(out.error)}`);
+  }
+  const after = await snapshotAll();
+  try {
+    expect(after).toEqual(before);
+  } catch (err) {
+    throw new Error(`${what}: refused with ${describeError(out.error)} but Redis changed:\n${(err as Error).message}`);
+  }
+}
+
+/** A field predicate: `root` itself or a path below it (`root.key`, `root[0]`). */
+const under =
+  (root: string) =>
+  (f: string): boolean =>
+    f === root || f.startsWith(`${root}.`) || f.startsWith(`${root}[`);
+
+/** `out` must be a result; returns it. */
+function expectOk<T>(out: Outcome<T>, what: string): T {
+  if (!out.ok) throw new Error(`${what}: expected a result, got ${describeError(out.error)}`);
+  return out.value;
+}
+
+function safeShow(v: unknown): string {
+  try {
+    return fc.stringify(v).slice(0, 300);
+  } catch {
+    try {
+      return String(v).slice(0, 300);
+    } catch {
+      return '<a value neither fast-check nor String() can print>';
+    }
+  }
+}
+
+/** Raw invariants of one queue: every record in exactly one state, every id in a state has a record. */
+async function checkStructure(q: Queue<any, any>, what: string): Promise<void> {
+  const k = q.keys.byName;
+  const [jobs, pending, prio, delayed, working, leases, done, dead] = (await obs
+    .pipeline([
+      ['hkeys', k.jobs],
+      ['lrange', k.pending, '0', '-1'],
+      ['zrange', k.prio, '0', '-1'],
+      ['zrange', k.delayed, '0', '-1'],
+      ['zrange', k.working, '0', '-1'],
+      ['hkeys', k.leases],
+      ['zrange', k.done, '0', '-1'],
+      ['zrange', k.dead, '0', '-1'],
+    ])
+    .exec())!.map(([err, v]) => {
+    if (err) throw err;
+    return v as string[];
+  });
+  const groupLists: string[] = [];
+  let cursor = '0';
+  const pattern = `${q.keys.tag.replace(/[*?[\]\\{}]/g, (c) => `\\${c}`)}:g:*`;
+  do {
+    const [next, batch] = await obs.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    groupLists.push(...batch);
+  } while (cursor !== '0');
+  const where = new Map<string, string>();
+  const place = (ids: string[], s: string) => {
+    for (const id of ids) {
+      if (where.has(id)) throw new Error(`${what}: job ${JSON.stringify(id)} is in ${where.get(id)} and in ${s} (half-written or duplicated)`);
+      where.set(id, s);
+    }
+  };
+  place(pending!, 'pending');
+  place(prio!, 'prio');
+  place(delayed!, 'delayed');
+  place(working!, 'working');
+  place(done!, 'done');
+  place(dead!, 'dead');
+  for (const g of groupLists) place(await obs.lrange(g, 0, -1), g);
+  expect([...leases!].sort()).toEqual([...working!].sort());
+  for (const id of where.keys()) if (!jobs!.includes(id)) throw new Error(`${what}: job ${JSON.stringify(id)} is in ${where.get(id)} without a record`);
+  for (const id of jobs!) if (!where.has(id)) throw new Error(`${what}: job ${JSON.stringify(id)} has a record but no state (half-written)`);
+}
+
+/** fc.assert with replay from the environment and the replay command in the failure message. */
+async function property<Ts extends [unknown, ...unknown[]]>(prop: fc.IAsyncPropertyWithHooks<Ts>, numRuns: number): Promise<void> {
+  const params: fc.Parameters<Ts> = { numRuns: RUNS ?? numRuns };
+  if (SEED !== undefined) params.seed = SEED;
+  if (PATH !== undefined) {
+    params.path = PATH;
+    params.endOnFailure = true;
+  }
+  try {
+    await fc.assert(prop, params);
+  } catch (err) {
+    if (err instanceof Error) {
+      const seed = /seed: (-?\d+)/.exec(err.message)?.[1] ?? '<seed>';
+      const path = /path: "([^"]*)"/.exec(err.message)?.[1] ?? '<path>';
+      const name = expect.getState().currentTestName ?? '';
+      err.message +=
+        `\n\nReplay: RELQ_FC_SEED=${seed} RELQ_FC_PATH='${path}' ` +
+        `node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/fuzz.spec.ts -t '${name.replace(/'/g, "'\\''")}'`;
+    }
+    throw err;
+  }
+}
+
+// ---- the oracle: the documented limits, written independently of lib/ ---------------------
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+function wellFormed(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (!(d >= 0xdc00 && d <= 0xdfff)) return false;
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return false;
+  }
+  return true;
+}
+const isText = (s: unknown, max: number, min = 0): s is string =>
+  typeof s === 'string' && s.length >= min && s.length <= max && !CONTROL.test(s) && wellFormed(s);
+const validQueueName = (s: unknown): s is string => isText(s, 128, 1) && !/[{}]/.test(s);
+const validPrefix = (s: unknown): s is string => validQueueName(s) && !s.includes(':');
+const validJobId = (s: unknown): s is string => isText(s, 256, 1);
+const isInt = (v: unknown, min: number, max: number): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+const isOptionsObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const onlyKeys = (o: Record<string, unknown>, allowed: readonly string[]) => Object.keys(o).every((k) => allowed.includes(k));
+/** `v` is absent or passes `ok`. */
+const opt = (v: unknown, ok: (x: unknown) => boolean) => v === undefined || ok(v);
+
+function validBackoff(b: unknown): boolean {
+  if (typeof b === 'number') return isInt(b, 0, MAX_MS);
+  if (!isOptionsObject(b) || !onlyKeys(b, ['type', 'delayMs', 'maxDelayMs', 'jitter'])) return false;
+  return (
+    (b.type === 'fixed' || b.type === 'exponential') &&
+    isInt(b.delayMs, 0, MAX_MS) &&
+    opt(b.maxDelayMs, (x) => isInt(x, 0, MAX_MS)) &&
+    opt(b.jitter, (x) => typeof x === 'number' && Number.isFinite(x) && x >= 0 && x <= 1)
+  );
+}
+
+const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
+function validPolicy(o: Record<string, unknown>): boolean {
+  return (
+    opt(o.attempts, (x) => isInt(x, 1, 1_000_000)) &&
+    opt(o.backoff, validBackoff) &&
+    opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
+    opt(o.keepCompletedMs, (x) => isInt(x, 0, MAX_MS)) &&
+    opt(o.dedupWindowMs, (x) => isInt(x, 0, MAX_MS))
+  );
+}
+
+const JOB_KEYS = ['jobId', 'name', 'delayMs', 'runAt', 'priority', 'group', 'timeoutMs', ...POLICY_KEYS] as const;
+function validJobOptions(o: unknown): boolean {
+  if (o === undefined || o === null) return true; // no options
+  if (!isOptionsObject(o) || !onlyKeys(o, JOB_KEYS)) return false;
+  const runAt = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
+  return (
+    opt(o.jobId, validJobId) &&
+    opt(o.name, (x) => isText(x, 128)) &&
+    opt(o.priority, (x) => isInt(x, -1000, 1000)) &&
+    opt(o.group, validQueueName) &&
+    !(o.group !== undefined && o.priority) &&
+    opt(o.timeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
+    !(o.delayMs !== undefined && o.runAt !== undefined) &&
+    opt(o.delayMs, (x) => isInt(x, 0, MAX_MS)) &&
+    opt(runAt, (x) => isInt(x, 0, 2 ** 51)) &&
+    validPolicy(o)
+  );
+}
+
+const QUEUE_KEYS = [
+  'connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'evictionCheck', 'onWarning', 'durability',
+  'bound', 'stats', 'groupConcurrency', 'exclusive', 'checkClosed',
+] as const;
+/** The commandTimeout of relq's own connections (a durability wait must stay below it). */
+const COMMAND_TIMEOUT_MS = 5000;
+function validQueueOptions(o: unknown): boolean {
+  if (!isOptionsObject(o) || !onlyKeys(o, QUEUE_KEYS)) return false;
+  const ex = o.exclusive;
+  const exOk =
+    ex === undefined ||
+    (isOptionsObject(ex) &&
+      onlyKeys(ex, ['producer', 'consumer', 'waitMs', 'ttlMs']) &&
+      opt(ex.producer, isBool) &&
+      opt(ex.consumer, isBool) &&
+      opt(ex.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
+      opt(ex.ttlMs, (x) => isInt(x, 30, MAX_TIMER_MS)));
+  const contradiction = o.checkClosed === false && (Boolean(o.bound) || o.stats === true || (isOptionsObject(ex) && Boolean(ex.producer)));
+  const du = o.durability;
+  const durabilityOk =
+    du === undefined ||
+    (isOptionsObject(du) && onlyKeys(du, ['replicas', 'timeoutMs']) && isInt(du.replicas, 1, 1000) && isInt(du.timeoutMs, 1, Math.min(60_000, COMMAND_TIMEOUT_MS - 1)));
+  const conn = o.connection;
+  const connectionOk =
+    conn === undefined ||
+    (typeof conn === 'string' && /^rediss?:\/\//i.test(conn)) ||
+    (isOptionsObject(conn) && (conn.url === undefined || (typeof conn.url === 'string' && /^rediss?:\/\//i.test(conn.url))));
+  return (
+    connectionOk &&
+    durabilityOk &&
+    opt(o.evictionCheck, (x) => x === 'warn' || x === 'error' || x === 'off') &&
+    opt(o.onWarning, (x) => typeof x === 'function') &&
+    opt(o.prefix, validPrefix) &&
+    opt(o.defaults, (d) => isOptionsObject(d) && onlyKeys(d, POLICY_KEYS) && validPolicy(d)) &&
+    opt(o.maxPayloadBytes, (x) => isInt(x, 1, 512 * 1024 * 1024)) &&
+    opt(o.events, isBool) &&
+    opt(o.bound, (x) => isInt(x, 0, 2 ** 40)) &&
+    opt(o.stats, isBool) &&
+    opt(o.groupConcurrency, (x) => isInt(x, 0, 2 ** 31)) && // a count, not a timer
+    opt(o.checkClosed, isBool) &&
+    exOk &&
+    !contradiction
+  );
+}
+
+/**
+ * `null` for an optional option: some options take it as absent (their default applies),
+ * others refuse it. Either outcome is accepted here. `loose(o)` is `o` with its null options
+ * left out (except `keep`); `judge` says whether `o` must be accepted, must be refused, or
+ * may be either (then a result is checked as if the null options were absent).
+ */
+type Verdict = 'valid' | 'invalid' | 'either';
+function loose<T>(o: T, keep: readonly string[] = []): T {
+  if (!isOptionsObject(o)) return o;
+  const copy: Record<string, unknown> = { ...o }; // keeps an own `__proto__` key own
+  for (const k of Object.keys(copy)) if (copy[k] === null && !keep.includes(k)) delete copy[k];
+  return copy as T;
+}
+function judge(o: unknown, valid: (x: any) => boolean, keep: readonly string[] = []): Verdict {
+  if (valid(o)) return 'valid';
+  return isOptionsObject(o) && valid(loose(o, keep)) ? 'either' : 'invalid';
+}
+/** Whether `out` must be checked as a refusal. */
+const mustRefuse = (verdict: Verdict, ok: boolean): boolean => verdict === 'invalid' || (verdict === 'either' && !ok);
+
+/**
+ * A plain object's prototype: null, or Object.prototype of any realm (Jest runs tests in a vm
+ * context: objects made by Node itself, e.g. Buffer#toJSON's, have the outer realm's).
+ */
+function plainProto(p: unknown): boolean {
+  if (p === null) return true;
+  const ctor = (p as { constructor?: unknown }).constructor;
+  return Object.getPrototypeOf(p) === null && typeof ctor === 'function' && ctor.name === 'Object';
+}
+
+/** Most levels of nesting a payload may have (the top-level object or array is level 1). */
+const MAX_DEPTH = 1000;
+
+/**
+ * The JSON text a payload must be stored as, or undefined when it must be refused.
+ *
+ * Accepted: plain objects (prototype Object or null) and arrays of strings, booleans, finite
+ * numbers, null and such objects / arrays, at most MAX_DEPTH levels deep. `undefined` follows
+ * JSON.stringify: an object field holding it is left out, an array item holding it (or a
+ * hole of a sparse array) becomes null; alone it has no JSON and is refused. An object with a
+ * toJSON() method is replaced by what it returns, as JSON.stringify does (so a toJSON() giving
+ * undefined leaves the key out / becomes null inside, and is refused alone); a toJSON() that
+ * throws or gives a BigInt is refused. Refused too: functions, symbols, BigInt, NaN, Infinity,
+ * cycles, Maps, Sets and other class instances without toJSON. So whatever is accepted is
+ * stored as JSON.stringify(value), and reads back as JSON.parse of that.
+ */
+function payloadJson(value: unknown): string | undefined {
+  const seen = new Set<object>();
+  const ok = (v: unknown, depth: number, inside: boolean): boolean => {
+    switch (typeof v) {
+      case 'string':
+      case 'boolean':
+        return true;
+      case 'number':
+        return Number.isFinite(v);
+      case 'undefined':
+        return inside;
+      case 'object':
+        break;
+      default:
+        return false;
+    }
+    if (v === null) return true;
+    if (depth >= MAX_DEPTH) return false;
+    if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return true; // JSON.stringify's business (below)
+    if (seen.has(v)) return false;
+    seen.add(v);
+    let good = true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && good; i++) good = ok(v[i], depth + 1, true); // a hole reads as undefined
+    } else {
+      good = plainProto(Object.getPrototypeOf(v)) && Object.keys(v).every((k) => ok((v as Record<string, unknown>)[k], depth + 1, true));
+    }
+    seen.delete(v);
+    return good;
+  };
+  if (!ok(value, 0, false)) return undefined;
+  try {
+    return JSON.stringify(value); // undefined: a toJSON() at the top gave undefined
+  } catch {
+    return undefined; // a toJSON() threw or gave a BigInt
+  }
+}
+
+// ---- hostile values ---------------------------------------------------------------------------
+
+const NASTY_STRINGS: string[] = [
+  '', ' ', '  ', 'a b', '{', '}', '{}', '{a}', 'a{b', '}a{', ':', '::', 'a:b', '*', '?', '[', ']', '[a-z]', '\\', 'a\\*',
+  '\u0000', 'a\u0000b', '\n', 'a\nb', '\r\n', '\t', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f', '\u00a0',
+  '\ud800', '\udfff', 'a\ud800', '\udc00a', '\udc00\ud800', '\ud83d', '😀', '👨‍👩‍👧‍👦', '🦄:*', 'é', 'e\u0301', 'ñ',
+  '\u200b', '\u2028', '\u2029', '\ufeff', '\ufffd', '\uffff', '日本語', 'مرحبا', '"', "'", '`', '%s', '${x}', '<script>',
+  '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'null', 'undefined', 'NaN', '-1', '0', '1e999',
+  '{relq:x}:jobs', 'x'.repeat(127), 'x'.repeat(128), 'x'.repeat(129), 'x'.repeat(255), 'x'.repeat(256), 'x'.repeat(257),
+  '😀'.repeat(64), '😀'.repeat(65), '😀'.repeat(128), '😀'.repeat(129), 'x'.repeat(100_000),
+];
+const SPECIAL_CHARS = ['{', '}', ':', '*', ' ', '\u0000', '\n', '\ud800', '\udc00', '😀', 'é', '\u007f', '\u0085', '?', '[', '\\'];
+
+const nastyString: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 12 }),
+  fc.array(fc.oneof(fc.constantFrom(...SPECIAL_CHARS), fc.string({ minLength: 1, maxLength: 3 })), { minLength: 1, maxLength: 8 }).map((p) => p.join('')),
+  fc.string({ unit: 'grapheme', minLength: 100, maxLength: 300 }),
+);
+
+const NASTY_NUMBERS = [
+  NaN, Infinity, -Infinity, -0, 0, 1, -1, 0.5, -0.5, 1.5, 1e-300, 5e-324, 9, 10, 29, 30, 31, 128, 129, 999, 1000, 1001, -999,
+  -1000, -1001, 10_000, 10_001, 100_000, 100_001, 1_000_000, 1_000_001, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 40, 2 ** 40 + 1,
+  MAX_MS - 1, MAX_MS, MAX_MS + 1, 2 ** 51, 2 ** 51 + 1, 2 ** 53, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER,
+  Number.MAX_VALUE, -Number.MAX_VALUE, 512 * 1024 * 1024, 512 * 1024 * 1024 + 1,
+];
+const nastyNumber: fc.Arbitrary<number> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...NASTY_NUMBERS) },
+  fc.double(),
+  fc.integer(),
+  fc.integer({ min: -5, max: 2000 }),
+);
+
+const WRONG_TYPES: unknown[] = ['1', '', 'abc', true, false, null, [], [1], {}, () => 1, Symbol('s'), 1n, new Date(0), new Number(1), new String('1')];
+const wrongType: fc.Arbitrary<unknown> = fc.constantFrom(...WRONG_TYPES);
+
+/** A value for a numeric option: numbers of every kind, wrong types, or absent. */
+const numberish: fc.Arbitrary<unknown> = fc.oneof({ weight: 4, arbitrary: nastyNumber }, { weight: 1, arbitrary: wrongType }, { weight: 1, arbitrary: fc.constant(undefined) });
+const stringish: fc.Arbitrary<unknown> = fc.oneof({ weight: 4, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }, { weight: 1, arbitrary: fc.constant(undefined) });
+const boolish: fc.Arbitrary<unknown> = fc.oneof({ weight: 3, arbitrary: fc.boolean() }, { weight: 1, arbitrary: wrongType }, { weight: 1, arbitrary: fc.constant(undefined) });
+
+const UNKNOWN_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'foo', 'jobID', 'delay', 'Priority', ''];
+/**
+ * Builds an options object: `known` keys assigned normally (undefined values left out or
+ * kept as own undefined keys), plus maybe an unknown key created through JSON.parse, so that
+ * `__proto__` is an own key and not the prototype.
+ */
+function optionsObject(known: Record<string, unknown>, extraKey: string | undefined, extraValue: unknown, keepUndefined: boolean): Record<string, unknown> {
+  const o: Record<string, unknown> =
+    extraKey === undefined ? {} : (JSON.parse(`{${JSON.stringify(extraKey)}: ${JSON.stringify(extraValue) ?? 'null'}}`) as Record<string, unknown>);
+  for (const [k, v] of Object.entries(known)) if (v !== undefined || keepUndefined) o[k] = v;
+  return o;
+}
+const extraKeyArb = fc.option(fc.constantFrom(...UNKNOWN_KEYS), { freq: 4, nil: undefined });
+const extraValueArb = fc.oneof(fc.constant(1), fc.constant({ jobId: 'evil', prefix: 'x:y', attempts: 0 }), fc.constant(null), fc.string({ maxLength: 4 }));
+
+/** One option: its valid values and its hostile ones. */
+interface Field {
+  valid: fc.Arbitrary<unknown>;
+  hostile: fc.Arbitrary<unknown>;
+}
+function field(valid: fc.Arbitrary<unknown>, hostile: fc.Arbitrary<unknown>): Field {
+  return { valid, hostile };
+}
+
+/**
+ * An options object built from its fields (an undefined value: key left out, or kept as an
+ * own undefined key): a third of them with valid values only, the others with each field
+ * absent, valid or hostile, and maybe an unknown key (`__proto__` as an own key included).
+ */
+function optionsArb(fields: Record<string, Field | fc.Arbitrary<unknown>>, only?: 'valid'): fc.Arbitrary<Record<string, unknown>> {
+  const pick = (mode: 'valid' | 'mixed') =>
+    fc.record(
+      Object.fromEntries(
+        Object.entries(fields).map(([k, f]): [string, fc.Arbitrary<unknown>] => {
+          if (!('valid' in f)) return [k, f];
+          if (mode === 'valid') return [k, fc.option(f.valid, { nil: undefined, freq: 2 })];
+          return [k, fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 3, arbitrary: f.valid }, { weight: 2, arbitrary: f.hostile })];
+        }),
+      ),
+    );
+  const validOnly = fc.tuple(pick('valid'), fc.boolean()).map(([known, keepUndefined]) => optionsObject(known, undefined, undefined, keepUndefined));
+  if (only === 'valid') return validOnly;
+  const mixed = fc
+    .tuple(pick('mixed'), extraKeyArb, extraValueArb, fc.boolean())
+    .map(([known, k, v, keepUndefined]) => optionsObject(known, k, v, keepUndefined));
+  return fc.oneof({ weight: 1, arbitrary: validOnly }, { weight: 2, arbitrary: mixed });
+}
+/** A nested options object as one option: valid ones only on the valid side. */
+function nested(fields: Record<string, Field | fc.Arbitrary<unknown>>): Field {
+  return field(optionsArb(fields, 'valid'), fc.oneof(optionsArb(fields), wrongType));
+}
+const intIn = (min: number, max: number): fc.Arbitrary<number> =>
+  fc.oneof(fc.constantFrom(min, max), fc.integer({ min, max: Math.min(max, min + 10_000) }), fc.double({ min, max, noNaN: true }).map(Math.floor));
+/**
+ * A timer-backed wait (ms): valid ones from `min` to 2^31 - 1 (both ends often), hostile numbers
+ * (2^31 - 1, 2^31 and 2^31 + 1 among them).
+ */
+const timerField = (min: number): Field =>
+  field(fc.oneof({ weight: 3, arbitrary: intIn(min, MAX_TIMER_MS) }, { weight: 1, arbitrary: fc.constantFrom(MAX_TIMER_MS, MAX_TIMER_MS - 1) }), numberish);
+
+/** Payload-ish values: JSON of every kind, non-JSON values, and a table of nasty ones. */
+function cyclicObject(): unknown {
+  const o: Record<string, unknown> = { a: 1 };
+  o.self = o;
+  return o;
+}
+function cyclicArray(): unknown {
+  const a: unknown[] = [1];
+  a.push([a]);
+  return a;
+}
+/** `n` levels of nesting: objects { d } and arrays alternating. */
+function deep(n: number): unknown {
+  let v: unknown = 'bottom';
+  for (let i = 0; i < n; i++) v = i % 2 ? [v] : { d: v };
+  return v;
+}
+/** `n` levels of arrays. */
+function deepArray(n: number): unknown {
+  let v: unknown = 0;
+  for (let i = 0; i < n; i++) v = [v];
+  return v;
+}
+/**
+ * `v` printed by fast-check (reports, safeShow) as `label`, not walked level by level (a
+ * symbol key: neither JSON nor relq sees it).
+ */
+function labelled<T extends object>(v: T, label: string): T {
+  return Object.assign(v, { [fc.toStringMethod]: () => label });
+}
+/**
+ * Values JSON.stringify throws on that have no prototype either (so String() throws too), and
+ * one whose toString throws: an error text must still be made of them.
+ */
+function unprintables(): unknown[] {
+  const cyclic = Object.create(null) as Record<string, unknown>;
+  cyclic.self = cyclic;
+  const big = Object.assign(Object.create(null) as object, { n: 0n });
+  const badToString = { n: 1n, toString: () => { throw new Error('no text'); } };
+  return [cyclic, big, badToString];
+}
+/** Nested toJSON() results: JSON.stringify leaves a key out, or makes an array item null. */
+const toJsonUndefined = () => ({ toJSON: () => undefined });
+const NASTY_PAYLOADS: Array<() => unknown> = [
+  () => undefined,
+  () => null,
+  () => 0,
+  () => -0,
+  () => '',
+  () => 'x'.repeat(PAYLOAD_LIMIT),
+  () => '😀'.repeat(PAYLOAD_LIMIT / 4),
+  () => 'a\ud800b',
+  () => ({ '\ud800': '\udc00' }),
+  () => NaN,
+  () => Infinity,
+  () => ({ a: NaN }),
+  () => [1, -Infinity],
+  () => 1n,
+  () => ({ big: 2n }),
+  () => () => 1,
+  () => ({ f() {} }),
+  () => Symbol('s'),
+  () => [Symbol('s')],
+  () => ({ u: undefined }),
+  () => [undefined],
+  () => ({ u: undefined, v: [undefined, 1], w: { x: undefined } }),
+  // eslint-disable-next-line no-sparse-arrays
+  () => [1, , 3],
+  () => new Array(3),
+  () => ({ holes: Object.assign(new Array(4), { 1: 'one' }) }),
+  () => ({ a: toJsonUndefined(), b: 1 }),
+  () => [toJsonUndefined(), 2],
+  () => toJsonUndefined(),
+  () => ({ toJSON: () => 1n }),
+  () => ({ a: [{ toJSON: () => 2n }] }),
+  () => ({ toJSON: () => { throw new Error('no JSON'); } }),
+  () => ({ toJSON: (key: string) => ({ key }) }),
+  () => ({ f: undefined, g: () => 1 }),
+  () => [undefined, Symbol('s')],
+  ...unprintables().map((v) => () => v),
+  () => cyclicObject(),
+  () => cyclicArray(),
+  () => new Map([[1, 2]]),
+  () => new Set([1]),
+  () => new Uint8Array([1, 2]),
+  () => new Error('e'),
+  () => new Number(1),
+  () => new String('s'),
+  () => new Date(0),
+  () => ({ at: new Date(1) }),
+  () => Buffer.from('hi'),
+  () => ({ toJSON: () => ({ ok: 1 }) }),
+  () => JSON.parse('{"__proto__": {"polluted": 1}, "constructor": {"prototype": {"polluted": 1}}}'),
+  () => JSON.parse('{"__proto__": null}'),
+  () => Object.assign(Object.create(null) as object, { a: 1 }),
+  () => Object.create({ inherited: 1 }),
+  () => ({ [Symbol('k')]: 1, a: 1 }),
+  () => deep(20),
+  () => deep(40),
+  () => deep(200),
+  () => deep(MAX_DEPTH - 1),
+  () => deep(MAX_DEPTH),
+  () => deep(MAX_DEPTH + 1),
+  () => deepArray(MAX_DEPTH),
+  () => deepArray(MAX_DEPTH + 1),
+  () => ({ a: deepArray(MAX_DEPTH - 1) }),
+  () => ({ a: deepArray(MAX_DEPTH) }),
+  () => labelled(deep(100_000) as object, 'deep(100_000)'),
+  () => labelled(deepArray(100_000) as object, 'deepArray(100_000)'),
+  () => Array.from({ length: 500 }, (_, i) => i),
+  () => ({ 'a.b': { '[0]': { '': 1 } } }),
+];
+const nastyPayload = fc.integer({ min: 0, max: NASTY_PAYLOADS.length - 1 }).map((i) => NASTY_PAYLOADS[i]!());
+const payloadArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 2, arbitrary: nastyPayload },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  {
+    weight: 3,
+    arbitrary: fc.anything({
+      maxDepth: 3,
+      maxKeys: 4,
+      withBigInt: true,
+      withBoxedValues: true,
+      withDate: true,
+      withMap: true,
+      withSet: true,
+      withNullPrototype: true,
+      withObjectString: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      key: fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('__proto__', 'constructor', 'toString', '')),
+    }),
+  },
+  { weight: 1, arbitrary: fc.double().map((d) => ({ d })) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+);
+
+/** Hostile job options: each known key valid, out of range or of a wrong type; maybe an unknown key. */
+const jobIdish = fc.oneof({ weight: 4, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }, { weight: 2, arbitrary: fc.constant(undefined) });
+const validJobIdArb = fc.oneof({ weight: 6, arbitrary: nastyString.filter(validJobId) }, { weight: 1, arbitrary: fc.constant('held') });
+const backoffish: fc.Arbitrary<unknown> = fc.oneof(
+  numberish,
+  optionsArb({
+    type: fc.oneof(fc.constantFrom('fixed', 'exponential', 'linear', 'FIXED', ''), wrongType),
+    delayMs: numberish,
+    maxDelayMs: numberish,
+    jitter: fc.oneof(fc.double({ min: -0.5, max: 1.5 }), numberish),
+  }),
+);
+const runAtish: fc.Arbitrary<unknown> = fc.oneof(numberish, nastyNumber.map((n) => new Date(n)), fc.constant(new Date(Date.now() + 3_600_000)));
+const validBackoffArb: fc.Arbitrary<unknown> = fc.oneof(
+  intIn(0, MAX_MS),
+  fc.record(
+    { type: fc.constantFrom('fixed', 'exponential'), delayMs: intIn(0, MAX_MS), maxDelayMs: intIn(0, MAX_MS), jitter: fc.double({ min: 0, max: 1, noNaN: true }) },
+    { requiredKeys: ['type', 'delayMs'] },
+  ),
+);
+const jobOptionsArb: fc.Arbitrary<Record<string, unknown>> = optionsArb({
+  jobId: field(validJobIdArb, jobIdish),
+  name: field(nastyString.filter((x) => isText(x, 128)), stringish),
+  delayMs: field(intIn(0, MAX_MS), numberish),
+  runAt: field(fc.oneof(intIn(0, 2 ** 51), fc.constant(new Date(Date.now() + 3_600_000))), runAtish),
+  priority: field(intIn(-1000, 1000), numberish),
+  attempts: field(intIn(1, 1_000_000), numberish),
+  backoff: field(validBackoffArb, backoffish),
+  leaseMs: field(intIn(1, MAX_MS), numberish),
+  keepCompletedMs: field(intIn(0, MAX_MS), numberish),
+  dedupWindowMs: field(intIn(0, MAX_MS), numberish),
+  group: field(nastyString.filter(validQueueName), stringish),
+  timeoutMs: timerField(0),
+});
+/** Job options, or something that is not an options object at all. */
+const jobOptionsOrJunk: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: jobOptionsArb },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: wrongType },
+);
+
+/** Longest error text kept (longer ones are cut there and end with '…'). */
+const MAX_ERROR_TEXT = 4096;
+/**
+ * The lastError an error value leaves: an Error its name and message (only checked to be a
+ * string here); any other value its JSON, or String() where it has none, or
+ * Object.prototype.toString where String() throws too. Cut to MAX_ERROR_TEXT; read back as
+ * Redis keeps it (UTF-8: a lone surrogate becomes U+FFFD).
+ */
+function errorText(v: unknown): unknown {
+  if (v instanceof Error) return expect.any(String);
+  let text: string;
+  if (typeof v === 'string') text = v;
+  else {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(v);
+    } catch {
+      json = undefined;
+    }
+    if (json !== undefined) text = json;
+    else {
+      try {
+        text = String(v);
+      } catch {
+        text = Object.prototype.toString.call(v);
+      }
+    }
+  }
+  if (text.length > MAX_ERROR_TEXT) text = `${text.slice(0, MAX_ERROR_TEXT)}…`;
+  return Buffer.from(text, 'utf8').toString('utf8');
+}
+
+// ---- setup helpers ------------------------------------------------------------------------------
+
+async function reset(): Promise<void> {
+  await obs.flushall();
+}
+
+/** A job leased with a long lease on the plain queue (the state is otherwise empty). */
+async function leasedJob(opts: JobOptions = {}): Promise<Lease<unknown>> {
+  await plain.add({ n: 1 }, opts);
+  const [lease] = await plain.lease({ leaseMs: 600_000 });
+  if (!lease) throw new Error('setup: nothing leased');
+  return lease;
+}
+
+async function redisNow(): Promise<number> {
+  const [s, us] = await obs.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** After a successful add: the job reads back with its data and options, in exactly one state. */
+async function verifyAdded(q: Queue<any, any>, id: string, data: unknown, o: Record<string, unknown> | undefined, created: boolean, what: string): Promise<void> {
+  const info = await q.getJob(id);
+  if (!info) throw new Error(`${what}: job ${JSON.stringify(id)} was added but getJob finds nothing`);
+  if (!created) return; // a duplicate of an earlier job of the same call
+  expect(JSON.stringify(info.data)).toBe(payloadJson(data));
+  const opts = o ?? {};
+  const runAt = opts.runAt instanceof Date ? opts.runAt.getTime() : opts.runAt;
+  expect({
+    name: info.name,
+    priority: info.priority,
+    maxAttempts: info.maxAttempts,
+    state: info.state,
+    group: info.group,
+    failures: info.failures,
+  }).toEqual({
+    name: opts.name ?? '',
+    priority: (opts.priority as number | undefined) || 0,
+    maxAttempts: opts.attempts ?? 3,
+    state: (typeof opts.delayMs === 'number' && opts.delayMs > 0) || runAt !== undefined ? 'delayed' : 'pending',
+    group: opts.group,
+    failures: 0,
+  });
+  if (typeof runAt === 'number') expect(info.runAt).toBe(n0(runAt));
+}
+
+/** -0 is stored (as JSON) as 0. */
+const n0 = (x: unknown): unknown => (x === 0 ? 0 : x);
+
+// ---- properties ----------------------------------------------------------------------------------
+
+const PROPERTIES = 'fuzz: every outcome is a typed error with nothing written, or a correct result';
+describe(PROPERTIES, () => {
+  test('Queue constructor: names, prefixes and options objects', async () => {
+    const queueOptions = optionsArb({
+      prefix: field(nastyString.filter(validPrefix), stringish),
+      defaults: nested(
+        { attempts: field(intIn(1, 1_000_000), numberish), backoff: field(validBackoffArb, backoffish), leaseMs: field(intIn(1, MAX_MS), numberish), keepCompletedMs: field(intIn(0, MAX_MS), numberish), dedupWindowMs: field(intIn(0, MAX_MS), numberish) },
+      ),
+      maxPayloadBytes: field(intIn(1, 512 * 1024 * 1024), numberish),
+      events: field(fc.boolean(), boolish),
+      bound: field(intIn(0, 2 ** 40), numberish),
+      stats: field(fc.boolean(), boolish),
+      groupConcurrency: field(intIn(0, 2 ** 31), numberish),
+      checkClosed: field(fc.boolean(), boolish),
+      exclusive: nested({ producer: field(fc.boolean(), boolish), consumer: field(fc.boolean(), boolish), waitMs: timerField(0), ttlMs: timerField(30) }),
+      evictionCheck: field(fc.constantFrom('warn', 'error', 'off'), fc.oneof(fc.constantFrom('WARN', 'none', ''), wrongType)),
+      onWarning: field(fc.constant(() => undefined), wrongType),
+      // no replica here: a valid durability makes every add fail with NotReplicatedError after timeoutMs
+      durability: field(
+        fc.record({ replicas: intIn(1, 1000), timeoutMs: intIn(1, 20) }),
+        fc.oneof(optionsArb({ replicas: field(intIn(1, 1000), numberish), timeoutMs: field(intIn(1, 20), numberish) }), wrongType, fc.constant({ replicas: 1, timeoutMs: COMMAND_TIMEOUT_MS }), fc.constant({ replicas: 0, timeoutMs: 10 })),
+      ),
+    });
+    const connectionArb = fc.oneof(
+      { weight: 12, arbitrary: fc.constant('url') },
+      { weight: 2, arbitrary: fc.constant('options-url') },
+      { weight: 3, arbitrary: fc.constantFrom<unknown>(null, 5, true, () => 1, [], 'http://127.0.0.1:1', '127.0.0.1:6379', { url: 5 }, { url: 'tcp://x' }) },
+    );
+    let built = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: nastyString.filter(validQueueName) }, { weight: 3, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }), queueOptions, connectionArb, async (name, options, conn) => {
+        await reset();
+        const before = await snapshotAll();
+        const connection = conn === 'url' ? server.url : conn === 'options-url' ? { url: server.url } : conn;
+        const full = { ...options, connection } as QueueOptions; // a spread keeps `__proto__` an own key
+        const verdict: Verdict = validQueueName(name) ? judge(full, validQueueOptions, ['connection']) : 'invalid';
+        // the constructor is synchronous: no promise to wait for
+        let q: Queue<unknown, unknown> | undefined;
+        let error: unknown;
+        try {
+          q = new Queue<unknown, unknown>(name as string, full);
+        } catch (e) {
+          error = e;
+        }
+        if (mustRefuse(verdict, q !== undefined)) {
+          if (q) await q.close();
+          await expectRefused(q ? { ok: true, value: q.keys.tag } : { ok: false, error }, before, `new Queue(${safeShow(name)}, ${safeShow(full)})`);
+          refused += 1;
+          return;
+        }
+        if (!q) throw new Error(`new Queue(${safeShow(name)}, ${safeShow(full)}): expected a queue, got ${describeError(error)}`);
+        const lo = loose(full, ['connection']);
+        try {
+          const prefix = lo.prefix ?? 'relq';
+          expect(q.keys.tag).toBe(`{${prefix}:${name as string}}`);
+          expect(await snapshotAll()).toEqual(before); // constructing writes nothing
+          const bytes = Buffer.byteLength(JSON.stringify({ name }));
+          if (bytes > (lo.maxPayloadBytes ?? 1024 * 1024)) {
+            await expectRefused(await outcome(() => q!.add({ name })), before, 'add over maxPayloadBytes', PayloadTooLargeError);
+            built += 1;
+            return;
+          }
+          let id: string;
+          if (lo.durability) {
+            // applied, but no replica confirms it: NotReplicatedError carrying the result
+            const out = await outcome(() => q!.add({ name }));
+            if (out.ok || !(out.error instanceof NotReplicatedError)) throw new Error(`add with durability and no replica: ${out.ok ? 'a result' : describeError(out.error)}`);
+            id = (out.error.result as { id: string }).id;
+          } else id = (await q.add({ name })).id;
+          const info = await q.getJob(id);
+          expect(info?.data).toEqual({ name });
+          expect(info?.state).toBe('pending');
+          // every key the queue wrote carries its hash tag
+          for (const key of Object.keys(await snapshotAll())) expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
+          await checkStructure(q, 'queue with a fuzzed name');
+          built += 1;
+        } finally {
+          await q.close();
+        }
+      }),
+      250,
+    );
+    note({ built, refused });
+    expect(built).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('add / tryAdd: payloads (JSON, non-JSON, cyclic, huge)', async () => {
+    let accepted = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(payloadArb, fc.constantFrom('add', 'tryAdd', 'addBulk', 'tryAddBulk'), async (data, how) => {
+        await reset();
+        const before = await snapshotAll();
+        const json = payloadJson(data);
+        const call = () => {
+          switch (how) {
+            case 'add':
+              return plain.add(data);
+            case 'tryAdd':
+              return plain.tryAdd(data);
+            case 'addBulk':
+              return plain.addBulk([{ data }]).then((r) => r[0]!);
+            default:
+              return plain.tryAddBulk([{ data }]).then((r) => r[0]!);
+          }
+        };
+        const out = await outcome(call);
+        const what = `${how}(${safeShow(data)})`;
+        const root = how === 'add' || how === 'tryAdd' ? 'data' : 'jobs[0].data';
+        if (json === undefined) {
+          await expectRefused(out, before, what, ValidationError, under(root));
+          refused += 1;
+        } else if (Buffer.byteLength(json) > PAYLOAD_LIMIT) {
+          await expectRefused(out, before, what, PayloadTooLargeError, root);
+          refused += 1;
+        } else {
+          const { id, created } = expectOk(out, what);
+          expect(created).toBe(true);
+          await verifyAdded(plain, id, data, undefined, true, what);
+          await checkStructure(plain, what);
+          accepted += 1;
+        }
+        // nothing leaked into the prototypes
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      }),
+      300,
+    );
+    note({ accepted, refused });
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('add / tryAdd: job options (numbers of every kind, wrong types, unknown keys, ids with odd characters)', async () => {
+    let accepted = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(jobOptionsOrJunk, fc.boolean(), async (opts, useTry) => {
+        await reset();
+        const before = await snapshotAll();
+        const t0 = await redisNow();
+        const out = await outcome(() => (useTry ? plain.tryAdd('d', opts as JobOptions) : plain.add('d', opts as JobOptions)));
+        const what = `${useTry ? 'tryAdd' : 'add'}('d', ${safeShow(opts)})`;
+        if (mustRefuse(judge(opts, validJobOptions), out.ok)) {
+          await expectRefused(out, before, what);
+          refused += 1;
+          return;
+        }
+        const { id, created } = expectOk(out, what);
+        const o = (opts === null ? undefined : loose(opts)) as Record<string, unknown> | undefined;
+        expect(created).toBe(true);
+        if (o?.jobId !== undefined) expect(id).toBe(o.jobId);
+        await verifyAdded(plain, id, 'd', o, true, what);
+        const info = (await plain.getJob(id))!;
+        if (typeof o?.delayMs === 'number' && o.delayMs > 0) {
+          expect(info.runAt).toBeGreaterThanOrEqual(t0 + o.delayMs);
+          expect(info.runAt).toBeLessThanOrEqual((await redisNow()) + o.delayMs);
+        }
+        await checkStructure(plain, what);
+        // the policy round-trips to the lease holder
+        if (info.state === 'pending') {
+          const [lease] = await plain.lease({ count: 1000, leaseMs: 1000 });
+          expect(lease?.job.id).toBe(id);
+          const policy = lease!.job.policy;
+          expect(policy.attempts).toBe(o?.attempts ?? 3);
+          if (o?.leaseMs !== undefined) expect(policy.leaseMs).toBe(o.leaseMs);
+          if (o?.keepCompletedMs !== undefined) expect(policy.keepCompletedMs).toBe(n0(o.keepCompletedMs));
+          expect(policy.dedupWindowMs).toBe(o?.jobId === undefined ? 0 : n0(o?.dedupWindowMs ?? 86_400_000));
+          if (typeof o?.backoff === 'number') expect(policy.backoff).toEqual({ type: 'fixed', delayMs: n0(o.backoff), jitter: 0 });
+          else if (o?.backoff !== undefined) expect(policy.backoff).toEqual(expect.objectContaining(JSON.parse(JSON.stringify(o.backoff))));
+          expect(lease!.deadline - lease!.job.leasedAt).toBe((o?.leaseMs as number | undefined) ?? 1000);
+        }
+        accepted += 1;
+      }),
+      400,
+    );
+    note({ accepted, refused });
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('addBulk / tryAddBulk: hostile job arrays, items and bulk options (all or nothing)', async () => {
+    const item = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ data: fc.oneof(fc.jsonValue({ maxDepth: 2 }), nastyPayload), opts: jobOptionsOrJunk }, { requiredKeys: ['data'] }) },
+      { weight: 1, arbitrary: fc.record({ data: fc.constant(1), opts: fc.constant(undefined), extra: fc.constant(1) }) },
+      { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 5, 'job', [], { opts: {} }, JSON.parse('{"__proto__": {"data": 1}}')) },
+      { weight: 2, arbitrary: fc.record({ data: fc.integer(), opts: fc.record({ jobId: fc.constantFrom('dup:1', 'dup*2') }) }) },
+    );
+    const jobsArb = fc.oneof({ weight: 8, arbitrary: fc.array(item, { maxLength: 6 }) }, { weight: 1, arbitrary: wrongType });
+    const bulkOpts = fc.oneof(fc.constant(undefined), optionsArb({ timeoutMs: timerField(0) }), wrongType);
+    let accepted = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(jobsArb, bulkOpts, fc.boolean(), async (jobs, bopts, useTry) => {
+        await reset();
+        const before = await snapshotAll();
+        const out = await outcome(() =>
+          useTry ? plain.tryAddBulk(jobs as any) : plain.addBulk(jobs as any, bopts as { timeoutMs?: number } | undefined),
+        );
+        const what = `${useTry ? 'tryAddBulk' : 'addBulk'}(${safeShow(jobs)}, ${safeShow(bopts)})`;
+        const bulkOptsOk = (b: unknown) => useTry || b === undefined || (isOptionsObject(b) && onlyKeys(b, ['timeoutMs']) && opt(b.timeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)));
+        const itemsOk = (optsOf: (o: unknown) => unknown) =>
+          Array.isArray(jobs) &&
+          jobs.every((j) => {
+            if (!isOptionsObject(j) || !onlyKeys(j, ['data', 'opts'])) return false;
+            const json = payloadJson(j.data);
+            return json !== undefined && Buffer.byteLength(json) <= PAYLOAD_LIMIT && validJobOptions(optsOf(j.opts));
+          });
+        const verdict: Verdict =
+          bulkOptsOk(bopts) && itemsOk((o) => o) ? 'valid' : bulkOptsOk(loose(bopts)) && itemsOk((o) => loose(o)) ? 'either' : 'invalid';
+        if (mustRefuse(verdict, out.ok)) {
+          await expectRefused(out, before, what); // PayloadTooLargeError is a ValidationError too
+          refused += 1;
+          return;
+        }
+        const results = expectOk(out, what);
+        const list = (jobs as Array<{ data: unknown; opts?: Record<string, unknown> }>).map((j) => ({ data: j.data, opts: j.opts === null ? undefined : loose(j.opts) }));
+        expect(results).toHaveLength(list.length);
+        const seen = new Set<string>();
+        for (let i = 0; i < list.length; i++) {
+          const custom = list[i]!.opts?.jobId as string | undefined;
+          const dup = custom !== undefined && seen.has(custom);
+          if (custom !== undefined) seen.add(custom);
+          expect(results[i]!.created).toBe(!dup);
+          if (custom !== undefined) expect(results[i]!.id).toBe(custom);
+          await verifyAdded(plain, results[i]!.id, list[i]!.data, list[i]!.opts, !dup, what);
+        }
+        await checkStructure(plain, what);
+        expect((await plain.counts()).pending + (await plain.counts()).delayed).toBe(results.filter((r) => r.created).length);
+        accepted += 1;
+      }),
+      250,
+    );
+    note({ accepted, refused });
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('tryAdd / tryAddBulk on a full bounded queue: QueueFullError with nothing written, or a ValidationError', async () => {
+    const bounded = track(new Queue<unknown, unknown>('bounded', { connection: server.url, prefix: 'fz', bound: 1 }));
+    const counts = { full: 0, duplicate: 0, refused: 0 };
+    await property(
+      fc.asyncProperty(jobOptionsOrJunk, fc.boolean(), async (opts, bulk) => {
+        await reset();
+        await bounded.add('the one', { jobId: 'held' });
+        const before = await snapshotAll();
+        const out = await outcome(() => (bulk ? bounded.tryAddBulk([{ data: 'd', opts: opts as JobOptions }]).then((r) => r[0]!) : bounded.tryAdd('d', opts as JobOptions)));
+        const what = `${bulk ? 'tryAddBulk' : 'tryAdd'}('d', ${safeShow(opts)}) on a full queue`;
+        if (mustRefuse(judge(opts, validJobOptions), out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+        if ((opts as Record<string, unknown> | null | undefined)?.jobId === 'held') {
+          expect(expectOk(out, what)).toEqual({ id: 'held', created: false }); // a duplicate needs no room
+          expect(await snapshotAll()).toEqual(before);
+          counts.duplicate += 1;
+          return;
+        }
+        await expectRefused(out, before, what, QueueFullError);
+        counts.full += 1;
+      }),
+      150,
+    );
+    note(counts);
+    expect(counts.full).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+  });
+
+  test('lease options', async () => {
+    const leaseOpts = fc.oneof(
+      { weight: 8, arbitrary: optionsArb({ count: field(intIn(1, 1000), numberish), leaseMs: field(intIn(1, MAX_MS), numberish), blockMs: timerField(0) }) },
+      { weight: 1, arbitrary: wrongType },
+    );
+    let accepted = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(leaseOpts, async (opts) => {
+        await reset();
+        const { id } = await plain.add('to lease');
+        const before = await snapshotAll();
+        const verdict = judge(
+          opts,
+          (o) =>
+            isOptionsObject(o) &&
+            onlyKeys(o, ['count', 'leaseMs', 'blockMs']) &&
+            opt(o.count, (x) => isInt(x, 1, 1000)) &&
+            opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
+            opt(o.blockMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
+        );
+        const o = loose(opts) as Record<string, unknown>;
+        const out = await outcome(() => plain.lease(opts as any));
+        const what = `lease(${safeShow(opts)})`;
+        if (mustRefuse(verdict, out.ok)) {
+          await expectRefused(out, before, what);
+          refused += 1;
+          return;
+        }
+        const leases = expectOk(out, what);
+        expect(leases.map((l) => l.job.id)).toEqual([id]);
+        expect(leases[0]!.deadline - leases[0]!.job.leasedAt).toBe((o.leaseMs as number | undefined) ?? 30_000);
+        const info = await plain.getJob(id);
+        expect(info?.state).toBe('working');
+        expect(info?.leaseDeadline).toBe(leases[0]!.deadline);
+        await checkStructure(plain, what);
+        accepted += 1;
+      }),
+      250,
+    );
+    note({ accepted, refused });
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('nack / requeue / reject: options, error values and reasons', async () => {
+    // any value at all: JSON, non-JSON, strings, errors, and values with neither JSON nor a prototype
+    const errorValue = fc.oneof(
+      payloadArb,
+      wrongType,
+      nastyString,
+      fc.constant(new Error('boom')),
+      fc.constant(Object.assign(new Error(''), { name: '' })),
+      fc.integer({ min: 0, max: 2 }).map((i) => unprintables()[i]),
+    );
+    const nackOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ error: field(errorValue, errorValue), delayMs: field(intIn(0, MAX_MS), numberish) }) }, { weight: 1, arbitrary: wrongType });
+    // requeue's reason must be a string: anything else is refused
+    const reasonArb = stringish;
+    const requeueOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ delayMs: field(intIn(0, MAX_MS), numberish), reason: field(reasonArb, reasonArb) }) }, { weight: 1, arbitrary: wrongType });
+    let accepted = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(fc.constantFrom('nack', 'requeue', 'reject'), nackOpts, requeueOpts, errorValue, async (op, nOpts, qOpts, reason) => {
+        await reset();
+        const lease = await leasedJob({ attempts: 2 });
+        const before = await snapshotAll();
+        const given = (op === 'nack' ? nOpts : qOpts) as Record<string, unknown>;
+        const keys = op === 'nack' ? ['error', 'delayMs'] : ['delayMs', 'reason'];
+        const verdict: Verdict =
+          op === 'reject'
+            ? 'valid'
+            : judge(given, (o) => isOptionsObject(o) && onlyKeys(o, keys) && opt(o.delayMs, (x) => isInt(x, 0, MAX_MS)) && (op === 'nack' || opt(o.reason, (x) => typeof x === 'string')), ['error']);
+        const call = () => (op === 'nack' ? plain.nack(lease, given as any) : op === 'requeue' ? plain.requeue(lease, given as any) : plain.reject(lease, reason));
+        const out = await outcome(call);
+        const what = `${op}(lease, ${safeShow(op === 'reject' ? reason : given)})`;
+        const opts = loose(given, ['error']);
+        if (mustRefuse(verdict, out.ok)) {
+          await expectRefused(out, before, what);
+          refused += 1;
+          return;
+        }
+        expect(expectOk(out, what)).toBe(true);
+        const info = (await plain.getJob(lease.job.id))!;
+        const delayed = typeof opts?.delayMs === 'number' && opts.delayMs > 0;
+        if (op === 'reject') {
+          expect(info.state).toBe('dead');
+          expect(info.lastError).toEqual(reason === undefined ? 'rejected' : errorText(reason));
+        } else if (op === 'nack') {
+          expect(info.failures).toBe(1);
+          // no delayMs: the default exponential backoff (~1 s) delays the retry
+          expect(info.state).toBe(delayed || opts.delayMs === undefined ? 'delayed' : 'pending');
+          expect(info.lastError).toEqual(opts.error === undefined ? 'failed' : errorText(opts.error));
+        } else {
+          expect(info.failures).toBe(0);
+          expect(info.requeues).toBe(1);
+          expect(info.state).toBe(delayed ? 'delayed' : 'pending');
+        }
+        await checkStructure(plain, what);
+        accepted += 1;
+      }),
+      250,
+    );
+    note({ accepted, refused });
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('ack / ackBatch: result payloads', async () => {
+    let accepted = 0;
+    let refused = 0;
+    await property(
+      fc.asyncProperty(payloadArb, fc.boolean(), async (result, batch) => {
+        await reset();
+        const lease = await leasedJob();
+        const before = await snapshotAll();
+        const out = await outcome(() => (batch ? plain.ackBatch([{ lease, result }]).then((r) => r[0]) : plain.ack(lease, result)));
+        const what = `${batch ? 'ackBatch' : 'ack'}(lease, ${safeShow(result)})`;
+        const json = result === undefined ? 'null' : payloadJson(result);
+        if (json === undefined || Buffer.byteLength(json) > PAYLOAD_LIMIT) {
+          await expectRefused(out, before, what, json === undefined ? ValidationError : PayloadTooLargeError, under('result'));
+          refused += 1;
+          return;
+        }
+        expect(expectOk(out, what)).toBe(true);
+        const info = (await plain.getJob(lease.job.id))!;
+        expect(info.state).toBe('completed');
+        expect(JSON.stringify(info.result ?? null)).toBe(json);
+        await checkStructure(plain, what);
+        accepted += 1;
+      }),
+      200,
+    );
+    note({ accepted, refused });
+    expect(accepted).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test('ack / nack / requeue / reject / touch / ackBatch: things that are not leases (ValidationError naming the lease, nothing written)', async () => {
+    /** Not a lease: junk, or a real lease with a required part missing or of a wrong type. */
+    const notLeases: Record<string, (l: Lease<unknown>) => unknown> = {
+      null: () => null,
+      undefined: () => undefined,
+      empty: () => ({}),
+      string: () => 'lease',
+      number: () => 42,
+      array: () => [],
+      'empty job': () => ({ job: {} }),
+      'null job': (l) => ({ ...l, job: null }),
+      'no job': (l) => ({ token: l.token, deadline: l.deadline, leaseMs: l.leaseMs }),
+      'no policy': (l) => {
+        const { policy: _policy, ...job } = l.job;
+        return { ...l, job };
+      },
+      'null policy': (l) => ({ ...l, job: { ...l.job, policy: null } }),
+      'string policy': (l) => ({ ...l, job: { ...l.job, policy: 'fixed' } }),
+      'numeric id': (l) => ({ ...l, job: { ...l.job, id: 1 } }),
+      'no token': (l) => ({ ...l, token: undefined }),
+      'numeric token': (l) => ({ ...l, token: 7 }),
+      'as JSON text': (l) => JSON.stringify(l),
+      'a job, not a lease': (l) => l.job,
+    };
+    const notLeaseArb = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...Object.keys(notLeases)) },
+      { weight: 1, arbitrary: fc.anything({ maxDepth: 2, maxKeys: 3 }).map((v) => ({ anything: v })) },
+    );
+    /** ackBatch items: the real lease (bare or with a result), or something else (bare or as { lease }). */
+    const itemArb = fc.record({ real: fc.boolean(), wrapped: fc.boolean(), bad: notLeaseArb });
+    const ops = ['ack', 'nack', 'requeue', 'reject', 'touch', 'ackBatch', 'ackBatch of a non-array'] as const;
+    const counts = { refused: 0, settled: 0 };
+    await property(
+      fc.asyncProperty(fc.constantFrom(...ops), notLeaseArb, fc.array(itemArb, { minLength: 1, maxLength: 3 }), async (op, bad, items) => {
+        await reset();
+        const lease = await leasedJob();
+        const before = await snapshotAll();
+        const make = (b: string | { anything: unknown }): unknown => (typeof b === 'string' ? notLeases[b]!(lease) : b.anything);
+        const junk = make(bad);
+        let call: () => unknown;
+        let field: string | undefined;
+        switch (op) {
+          case 'ack':
+            call = () => plain.ack(junk as any, { r: 1 });
+            field = 'lease';
+            break;
+          case 'nack':
+            call = () => plain.nack(junk as any, { error: 'e', delayMs: 0 });
+            field = 'lease';
+            break;
+          case 'requeue':
+            call = () => plain.requeue(junk as any, { reason: 'r' });
+            field = 'lease';
+            break;
+          case 'reject':
+            call = () => plain.reject(junk as any, 'r');
+            field = 'lease';
+            break;
+          case 'touch':
+            call = () => plain.touch(junk as any, 1000);
+            field = 'lease';
+            break;
+          case 'ackBatch of a non-array':
+            call = () => plain.ackBatch((Array.isArray(junk) ? lease : junk) as any);
+            field = 'leases';
+            break;
+          default: {
+            const arg = items.map((it) => {
+              const l = it.real ? lease : make(it.bad);
+              return it.wrapped ? { lease: l, result: 'r' } : l;
+            });
+            const first = items.findIndex((it) => !it.real);
+            field = first < 0 ? undefined : items[first]!.wrapped ? `leases[${first}].lease` : `leases[${first}]`;
+            call = () => plain.ackBatch(arg as any);
+          }
+        }
+        const out = await outcome(call);
+        const what = `${op}(${op === 'ackBatch' ? safeShow(items) : safeShow(bad)})`;
+        if (field !== undefined) {
+          await expectRefused(out, before, what, ValidationError, field);
+          expect((await plain.getJob(lease.job.id))?.state).toBe('working'); // the real lease of a refused batch is untouched
+          counts.refused += 1;
+          return;
+        }
+        // only the real lease, one or more times: the first settles it, the others are refused
+        expect(expectOk(out, what)).toEqual(items.map((_, i) => i === 0));
+        expect((await plain.getJob(lease.job.id))?.state).toBe('completed');
+        await checkStructure(plain, what);
+        counts.settled += 1;
+      }),
+      250,
+    );
+    note(counts);
+    expect(counts.refused).toBeGreaterThan(0);
+    expect(counts.settled).toBeGreaterThan(0);
+  });
+
+  test('touch extendMs, sweep options, listDead options', async () => {
+    const sweepOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ limit: field(intIn(1, 100_000), numberish) }) }, { weight: 1, arbitrary: wrongType });
+    const listOpts = fc.oneof(
+      { weight: 8, arbitrary: optionsArb({ offset: field(intIn(0, Number.MAX_SAFE_INTEGER), numberish), limit: field(intIn(1, 10_000), numberish) }) },
+      { weight: 1, arbitrary: wrongType },
+    );
+    const counts = { ok: 0, refused: 0 };
+    await property(
+      fc.asyncProperty(fc.constantFrom('touch', 'sweep', 'listDead'), fc.oneof(intIn(1, MAX_MS), numberish), sweepOpts, listOpts, async (op, extendMs, sOpts, lOpts) => {
+        await reset();
+        const lease = await leasedJob({ attempts: 1 });
+        await plain.add('dead one', { jobId: 'dead:1', attempts: 1 });
+        const [toKill] = await plain.lease({ leaseMs: 600_000 });
+        await plain.reject(toKill!, 'x');
+        await plain.add('later', { delayMs: 1 });
+        const before = await snapshotAll();
+        const what = `${op}(${safeShow(op === 'touch' ? extendMs : op === 'sweep' ? sOpts : lOpts)})`;
+        if (op === 'touch') {
+          const valid = opt(extendMs, (x) => isInt(x, 1, MAX_MS));
+          const t0 = await redisNow();
+          const out = await outcome(() => plain.touch(lease, extendMs as number | undefined));
+          if (!valid) return void (await expectRefused(out, before, what), (counts.refused += 1));
+          expect(expectOk(out, what)).toBe(true);
+          const ext = (extendMs as number | undefined) ?? 600_000;
+          expect(lease.deadline).toBeGreaterThanOrEqual(t0 + ext);
+          expect(lease.deadline).toBeLessThanOrEqual((await redisNow()) + ext);
+          expect((await plain.getJob(lease.job.id))?.leaseDeadline).toBe(lease.deadline);
+        } else if (op === 'sweep') {
+          const verdict = judge(sOpts, (o) => isOptionsObject(o) && onlyKeys(o, ['limit']) && opt(o.limit, (x) => isInt(x, 1, 100_000)));
+          const out = await outcome(() => plain.sweep(sOpts as any));
+          if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+          const r = expectOk(out, what);
+          for (const v of Object.values(r)) expect(Number.isInteger(v) && v >= 0).toBe(true);
+          expect(r.stalled).toBe(0); // the lease is 10 minutes long
+        } else {
+          const verdict = judge(
+            lOpts,
+            (o) => isOptionsObject(o) && onlyKeys(o, ['offset', 'limit']) && opt(o.offset, (x) => isInt(x, 0, Number.MAX_SAFE_INTEGER)) && opt(o.limit, (x) => isInt(x, 1, 10_000)),
+          );
+          const o = loose(lOpts) as Record<string, unknown>;
+          const out = await outcome(() => plain.listDead(lOpts as any));
+          if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+          const list = expectOk(out, what);
+          expect(list.map((d) => d.id)).toEqual(((o.offset as number | undefined) ?? 0) === 0 ? ['dead:1'] : []);
+          expect(await snapshotAll()).toEqual(before); // a read writes nothing
+        }
+        await checkStructure(plain, what);
+        counts.ok += 1;
+      }),
+      250,
+    );
+    note(counts);
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+  });
+
+  test('getJob: ids (a legal id with odd characters reads back its job)', async () => {
+    const counts = { found: 0, missing: 0, refused: 0 };
+    await property(
+      fc.asyncProperty(fc.oneof(nastyString, wrongType, fc.constant(undefined)), fc.boolean(), async (id, addFirst) => {
+        await reset();
+        if (addFirst && validJobId(id)) {
+          const r = await plain.add({ id }, { jobId: id });
+          expect(r).toEqual({ id, created: true });
+        }
+        const before = await snapshotAll();
+        const out = await outcome(() => plain.getJob(id as string));
+        const what = `getJob(${safeShow(id)})`;
+        if (!validJobId(id)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+        const info = expectOk(out, what);
+        if (addFirst) {
+          expect(info?.id).toBe(id);
+          expect(info?.data).toEqual({ id });
+          counts.found += 1;
+        } else {
+          expect(info).toBeNull();
+          counts.missing += 1;
+        }
+        expect(await snapshotAll()).toEqual(before);
+      }),
+      300,
+    );
+    note(counts);
+    expect(counts.found).toBeGreaterThan(0);
+    expect(counts.missing).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+  });
+
+  test('retryDead / purgeDead: ids and limits', async () => {
+    // the same id often more than once: it is moved / removed once and returned once
+    const idList = fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom('dead:1', 'dead*2', 'alive', 'nope') }, { weight: 1, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }), { maxLength: 5 });
+    const targetArb = fc.oneof(
+      { weight: 4, arbitrary: idList },
+      { weight: 3, arbitrary: optionsArb({ limit: fc.oneof(intIn(1, 10_000), numberish) }) },
+      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+    );
+    const counts = { ok: 0, refused: 0, repeated: 0 };
+    await property(
+      fc.asyncProperty(fc.constantFrom('retryDead', 'purgeDead'), targetArb, async (op, target) => {
+        await reset();
+        for (const jobId of ['dead:1', 'dead*2']) {
+          await plain.add(jobId, { jobId, attempts: 1 });
+          const [l] = await plain.lease({ leaseMs: 600_000 });
+          await plain.reject(l!, 'x');
+        }
+        await plain.add('alive', { jobId: 'alive' });
+        const dead = (await plain.listDead()).map((d) => d.id); // oldest first (ties: by id)
+        expect([...dead].sort()).toEqual(['dead*2', 'dead:1']);
+        const before = await snapshotAll();
+        const out = await outcome(() => (op === 'retryDead' ? plain.retryDead(target as any) : plain.purgeDead(target as any)));
+        const what = `${op}(${safeShow(target)})`;
+        let expected: string[];
+        if (Array.isArray(target)) {
+          if (!target.every(validJobId)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+          expected = [...new Set(target as string[])].filter((id) => dead.includes(id)); // first mention, once
+          if (new Set(target).size < target.length) counts.repeated += 1;
+        } else {
+          const t = target as Record<string, unknown>;
+          if (!isOptionsObject(target) || !onlyKeys(t, ['limit']) || !isInt(t.limit, 1, 10_000)) {
+            return void (await expectRefused(out, before, what), (counts.refused += 1));
+          }
+          expected = dead.slice(0, t.limit as number); // the oldest
+        }
+        expect(expectOk(out, what)).toEqual(expected);
+        for (const id of dead) {
+          const info = await plain.getJob(id);
+          if (!expected.includes(id)) expect(info?.state).toBe('dead');
+          else if (op === 'purgeDead') expect(info).toBeNull();
+          else expect(info?.state).toBe('pending');
+        }
+        expect((await plain.getJob('alive'))?.state).toBe('pending');
+        await checkStructure(plain, what);
+        counts.ok += 1;
+      }),
+      200,
+    );
+    note(counts);
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+    expect(counts.repeated).toBeGreaterThan(0);
+  });
+
+  test('deleteQueue options', async () => {
+    const q = track(new Queue<unknown, unknown>('doomed', { connection: server.url, prefix: 'fz' }));
+    // tombstoneMs is a key's TTL, not a Node timer: up to 2^31
+    const deleteOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ tombstoneMs: field(intIn(1, 2 ** 31), numberish) }) }, { weight: 1, arbitrary: wrongType });
+    const counts = { ok: 0, refused: 0 };
+    await property(
+      fc.asyncProperty(deleteOpts, async (opts) => {
+        await reset();
+        await q.add('x');
+        await q.add('y', { delayMs: 60_000 });
+        const before = await snapshotAll();
+        const verdict = judge(opts, (x) => isOptionsObject(x) && onlyKeys(x, ['tombstoneMs']) && opt(x.tombstoneMs, (t) => isInt(t, 1, 2 ** 31)));
+        const o = loose(opts) as Record<string, unknown>;
+        const out = await outcome(() => q.deleteQueue(opts as any));
+        const what = `deleteQueue(${safeShow(opts)})`;
+        if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+        expect(expectOk(out, what)).toBeGreaterThan(0);
+        const ttl = (o.tombstoneMs as number | undefined) ?? 10_000;
+        const after = await snapshotAll();
+        // only the tombstone is left, and it expires
+        for (const [key, kv] of Object.entries(after)) {
+          expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
+          expect([key, kv.expires]).toEqual([key, true]);
+        }
+        const [[, del], [, pttl]] = (await obs.multi().hget(q.keys.byName.meta, 'del').pttl(q.keys.byName.meta).exec())! as Array<[unknown, unknown]>;
+        if (pttl === -2) expect(ttl).toBeLessThan(1000); // a short tombstone that is already gone
+        else {
+          expect(del).toBe('1');
+          expect(pttl).toBeGreaterThanOrEqual(0);
+          expect(pttl).toBeLessThanOrEqual(ttl);
+        }
+        expect(await q.getJob('x')).toBeNull();
+        counts.ok += 1;
+      }),
+      120,
+    );
+    note(counts);
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+  });
+
+  test('waitForResult / watch: ids and options (the id is checked first: a bad one writes nothing)', async () => {
+    const waitOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ timeoutMs: timerField(1) }) }, { weight: 1, arbitrary: wrongType });
+    const idArb = fc.oneof(
+      { weight: 4, arbitrary: nastyString.filter(validJobId) },
+      { weight: 2, arbitrary: nastyString },
+      { weight: 1, arbitrary: wrongType },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    );
+    const counts = { ok: 0, refused: 0, watched: 0 };
+    await property(
+      fc.asyncProperty(fc.constantFrom('waitForResult', 'watch'), idArb, waitOpts, async (op, id, opts) => {
+        await reset();
+        // a fresh Queue object: an event subscription (valid calls) outlives the call
+        const q = new Queue<unknown, unknown>('waited', { connection: server.url, prefix: 'fz' });
+        try {
+          if (validJobId(id)) {
+            await q.add('in', { jobId: id });
+            const [l] = await q.lease();
+            await q.ack(l!, { done: id });
+          }
+          const before = await snapshotAll();
+          const what = op === 'watch' ? `watch(${safeShow(id)})` : `waitForResult(${safeShow(id)}, ${safeShow(opts)})`;
+          if (op === 'watch') {
+            // refused by watch() itself, before anything subscribes
+            const out = await outcome(() => q.watch(id as string));
+            if (!validJobId(id)) return void (await expectRefused(out, before, what, ValidationError, 'id'), (counts.refused += 1));
+            const states = await lastValueFrom(expectOk(out, what).pipe(toArray()));
+            expect(states).toEqual(['completed']);
+            counts.watched += 1;
+            return;
+          }
+          const verdict: Verdict = validJobId(id) ? judge(opts, (o) => isOptionsObject(o) && onlyKeys(o, ['timeoutMs']) && opt(o.timeoutMs, (x) => isInt(x, 1, MAX_TIMER_MS))) : 'invalid';
+          const out = await outcome(() => q.waitForResult(id as string, opts as any));
+          if (mustRefuse(verdict, out.ok)) {
+            await expectRefused(out, before, what, ValidationError, validJobId(id) ? undefined : 'id');
+            counts.refused += 1;
+            return;
+          }
+          expect(expectOk(out, what)).toEqual({ done: id });
+          counts.ok += 1;
+        } finally {
+          await q.close();
+        }
+      }),
+      100,
+    );
+    note(counts);
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(counts.watched).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+  });
+
+  test('Worker and BatchWorker: queues, options and handlers', async () => {
+    // a Queue object closed before the worker is made
+    const closed = new Queue<unknown, unknown>('fuzz', { connection: server.url, prefix: 'fz' });
+    await closed.close();
+    /** What is passed as the queue: the open shared Queue, a closed one, or something that is no Queue. */
+    const queues: Record<string, () => unknown> = {
+      open: () => plain,
+      closed: () => closed,
+      null: () => null,
+      undefined: () => undefined,
+      object: () => ({}),
+      name: () => 'fuzz',
+      number: () => 1,
+      // a Queue's own fields without its prototype, and a look-alike
+      copy: () => ({ ...plain }),
+      lookalike: () => ({ name: 'fuzz', keys: plain.keys, isClosed: false, client: plain.client, leaseStep: () => Promise.resolve(undefined) }),
+    };
+    const queueArb = fc.oneof(
+      { weight: 12, arbitrary: fc.constant('open') },
+      { weight: 2, arbitrary: fc.constant('closed') },
+      { weight: 3, arbitrary: fc.constantFrom(...Object.keys(queues).filter((k) => k !== 'open' && k !== 'closed')) },
+    );
+    const flag = field(fc.boolean(), boolish);
+    const workerOpts = optionsArb({
+      concurrency: field(intIn(1, 64), numberish),
+      leaseMs: field(intIn(10, MAX_MS), numberish),
+      blockMs: timerField(10),
+      heartbeat: flag,
+      drainTimeoutMs: timerField(0),
+      autostart: flag,
+      size: fc.oneof(intIn(1, 1000), numberish, fc.constant(undefined)), // required by BatchWorker, unknown to Worker
+      waitMs: timerField(0),
+    });
+    const handlerArb = fc.oneof({ weight: 6, arbitrary: fc.constant(async () => 'ok') }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, 'handler', 1, {}, []) });
+    const counts = { ok: 0, worked: 0, refused: 0, notQueue: 0, closedQueue: 0 };
+    await property(
+      fc.asyncProperty(fc.constantFrom('Worker', 'BatchWorker'), queueArb, workerOpts, handlerArb, async (kind, queueKind, opts, handler) => {
+        await reset();
+        const before = await snapshotAll();
+        const queue = queues[queueKind]!();
+        const common = (o: Record<string, unknown>) =>
+          opt(o.leaseMs, (x) => isInt(x, 10, MAX_MS)) &&
+          opt(o.blockMs, (x) => isInt(x, 10, MAX_TIMER_MS)) &&
+          opt(o.drainTimeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
+          opt(o.heartbeat, isBool) &&
+          opt(o.autostart, isBool);
+        const verdict: Verdict =
+          typeof handler !== 'function'
+            ? 'invalid'
+            : judge(opts, (o: Record<string, unknown>) =>
+                kind === 'Worker'
+                  ? common(o) && onlyKeys(o, ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart']) && opt(o.concurrency, (x) => isInt(x, 1, 1000))
+                  : common(o) &&
+                    onlyKeys(o, ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart']) &&
+                    isInt(o.size, 1, 1000) &&
+                    opt(o.concurrency, (x) => isInt(x, 1, 64)) &&
+                    opt(o.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
+              );
+        const o = loose(opts);
+        let w: Worker<unknown, unknown> | BatchWorker<unknown, unknown> | undefined;
+        let error: unknown;
+        try {
+          w = kind === 'Worker' ? new Worker(queue as any, handler as any, opts as any) : new BatchWorker(queue as any, handler as any, opts as any);
+        } catch (e) {
+          error = e;
+        }
+        const what = `new ${kind}(${queueKind} queue, ${typeof handler === 'function' ? 'handler' : safeShow(handler)}, ${safeShow(opts)})`;
+        try {
+          const outcomeOf: Outcome<unknown> = w ? { ok: true, value: 'a worker' } : { ok: false, error };
+          if (queueKind === 'closed') {
+            // ClosedError (a RelqError); with other faults as well, any of them may be named first
+            await expectRefused(outcomeOf, before, what, verdict === 'valid' ? ClosedError : RelqError);
+            counts.closedQueue += 1;
+            return;
+          }
+          if (queueKind !== 'open') {
+            await expectRefused(outcomeOf, before, what, ValidationError, verdict === 'valid' ? 'queue' : undefined);
+            counts.notQueue += 1;
+            return;
+          }
+          if (mustRefuse(verdict, w !== undefined)) {
+            await expectRefused(outcomeOf, before, what);
+            counts.refused += 1;
+            return;
+          }
+          if (!w) throw new Error(`${what}: expected a worker, got ${describeError(error)}`);
+          expect(w.isRunning).toBe((o.autostart as boolean | undefined) ?? true);
+          expect(w.leaseMs).toBe((o.leaseMs as number | undefined) ?? 30_000);
+          if (w instanceof Worker) expect(w.concurrency).toBe((o.concurrency as number | undefined) ?? 1);
+          else expect(w.size).toBe(o.size);
+          // an idle worker on an empty queue writes nothing
+          expect(await snapshotAll()).toEqual(before);
+          if (w instanceof Worker && w.isRunning) {
+            // ...and a running one does its work
+            const { id } = await plain.add('work');
+            const deadline = Date.now() + 10_000;
+            while ((await plain.getJob(id))?.state !== 'completed') {
+              if (Date.now() > deadline) throw new Error(`${what}: the job was not completed within 10 s`);
+              await new Promise((r) => setTimeout(r, 5));
+            }
+            expect((await plain.getJob(id))?.result).toBe('ok');
+            counts.worked += 1;
+          }
+          counts.ok += 1;
+        } finally {
+          await w?.close({ drainTimeoutMs: 0 });
+        }
+      }),
+      300,
+    );
+    note(counts);
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
+    expect(counts.notQueue).toBeGreaterThan(0);
+    expect(counts.closedQueue).toBeGreaterThan(0);
+  });
+
+  test('afterwards: no prototype pollution and no connection left open by a refused call', async () => {
+    // eslint-disable-next-line no-console
+    console.log(`fuzz outcomes per property:\n${Object.entries(tally).map(([k, v]) => `  ${k.replace(`${PROPERTIES} `, '')}: ${JSON.stringify(v)}`).join('\n')}`);
+    expect(Object.keys(Object.prototype)).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).jobId).toBeUndefined();
+    // open now: the observer and one connection per shared queue (every other Queue,
+    // Worker, blocker and subscriber of the properties was closed, or never opened)
+    const expected = 1 + opened.length;
+    const deadline = Date.now() + 5000;
+    let clients: string[] = [];
+    for (;;) {
+      clients = String(await obs.client('LIST')).trim().split('\n');
+      if (clients.length <= expected || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect({ open: clients.length, clients }).toEqual({ open: expected, clients: expect.any(Array) });
+  });
+});
+
+// ---- pinned examples -------------------------------------------------------------------------
+// Minimal examples of guarantees the properties above rely on (each was once broken).
+
+const MS_PENDING = 300;
+/** `{ settled: value or error text }` once `p` settles, or 'waiting' if it has not within `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<{ settled: unknown } | 'waiting'> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.then((v) => ({ settled: v as unknown }), (e: unknown) => ({ settled: describeError(e) })),
+    new Promise<'waiting'>((r) => (timer = setTimeout(() => r('waiting'), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Polls `cond` every 5 ms, up to 5 s. */
+async function eventually(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
+ * Every timer-backed wait, given 2^31 - 1 ms, really waits (a Node timer beyond its limit
+ * would fire after 1 ms): waitForResult timeoutMs, Worker drainTimeoutMs and blockMs,
+ * BatchWorker waitMs, lease blockMs, add / addBulk timeoutMs on a full bounded queue, and
+ * exclusive.waitMs (with a role held for ttlMs 2^31 - 1).
+ */
+async function waitsForReal(ms: number): Promise<void> {
+  await reset();
+  const q = new Queue<unknown, unknown>('timers', { connection: server.url, prefix: 'fz' });
+  const closers: Array<() => Promise<unknown>> = [() => q.close()];
+  try {
+    // waitForResult waits for a job that is not done yet
+    const { id } = await q.add('later');
+    const waiting = q.waitForResult(id, { timeoutMs: ms });
+    expect(await within(waiting, MS_PENDING)).toBe('waiting');
+    const [l] = await q.lease();
+    await q.ack(l!, 'done');
+    expect(await within(waiting, 5000)).toEqual({ settled: 'done' });
+
+    // close() lets a running handler finish within drainTimeoutMs
+    let finished = false;
+    const drained = new Worker<unknown, unknown>(
+      q,
+      async () => {
+        await new Promise((r) => setTimeout(r, MS_PENDING));
+        finished = true;
+      },
+      { drainTimeoutMs: ms, blockMs: 100 },
+    );
+    const job = await q.add('drained');
+    await eventually(async () => (await q.getJob(job.id))?.state === 'working', 'the job leased');
+    await drained.close();
+    expect({ finished, state: (await q.getJob(job.id))?.state }).toEqual({ finished: true, state: 'completed' });
+
+    // an idle Worker blocks for blockMs without errors, and is woken by a new job
+    const errors: unknown[] = [];
+    const done: unknown[] = [];
+    const idle = new Worker<unknown, unknown>(q, async (j) => void done.push(j.data), { blockMs: ms });
+    closers.push(() => idle.close({ drainTimeoutMs: 0 }));
+    idle.events.subscribe((e) => e.type === 'error' && errors.push(e.error));
+    await new Promise((r) => setTimeout(r, MS_PENDING));
+    await q.add('wakes the worker');
+    await eventually(() => done.length === 1, 'the idle worker ran the job');
+    await idle.close({ drainTimeoutMs: 0 });
+    expect({ errors, done }).toEqual({ errors: [], done: ['wakes the worker'] });
+
+    // a BatchWorker waits waitMs for its batch to fill
+    const batches: unknown[][] = [];
+    const batcher = new BatchWorker<unknown, unknown>(q, async (jobs) => void batches.push(jobs.map((j) => j.data)), { size: 2, waitMs: ms, blockMs: 100 });
+    closers.push(() => batcher.close({ drainTimeoutMs: 0 }));
+    await q.add('first');
+    await new Promise((r) => setTimeout(r, MS_PENDING));
+    expect(batches).toEqual([]);
+    await q.add('second');
+    await eventually(() => batches.length === 1, 'the batch of two ran');
+    expect(batches).toEqual([['first', 'second']]);
+    await batcher.close({ drainTimeoutMs: 0 });
+
+    // a blocking lease on an empty queue waits until a job arrives
+    const leasing = q.lease({ blockMs: ms });
+    expect(await within(leasing, MS_PENDING)).toBe('waiting');
+    await q.add('arrives');
+    const got = await within(leasing, 5000);
+    expect(got).not.toBe('waiting');
+    expect((got as { settled: Array<Lease<unknown>> }).settled.map((x) => x.job.data)).toEqual(['arrives']);
+
+    // add / addBulk on a full bounded queue wait timeoutMs for room
+    const bounded = new Queue<unknown, unknown>('timers-bounded', { connection: server.url, prefix: 'fz', bound: 1 });
+    closers.push(() => bounded.close());
+    await bounded.add('fills it');
+    const adding = bounded.add('waits', { timeoutMs: ms });
+    const addingBulk = bounded.addBulk([{ data: 'waits too' }], { timeoutMs: ms });
+    expect(await within(adding, MS_PENDING)).toBe('waiting');
+    expect(await within(addingBulk, 1)).toBe('waiting');
+    for (let n = 0; n < 2; n++) {
+      const [room] = await bounded.lease({ blockMs: 5000 });
+      await bounded.ack(room!);
+    }
+    expect(await within(adding, 5000)).toEqual({ settled: { id: expect.any(String), created: true } });
+    expect(await within(addingBulk, 5000)).toEqual({ settled: [{ id: expect.any(String), created: true }] });
+
+    // exclusive.waitMs: a second producer waits for the role (held for ttlMs)
+    const holder = new Queue<unknown, unknown>('timers-exclusive', { connection: server.url, prefix: 'fz', exclusive: { producer: true, ttlMs: ms } });
+    const waiter = new Queue<unknown, unknown>('timers-exclusive', { connection: server.url, prefix: 'fz', exclusive: { producer: true, waitMs: ms } });
+    closers.push(() => holder.close(), () => waiter.close());
+    await holder.add('holds the role');
+    const queued = waiter.add('waits for the role');
+    expect(await within(queued, MS_PENDING)).toBe('waiting');
+    await holder.close();
+    expect(await within(queued, 5000)).toEqual({ settled: { id: expect.any(String), created: true } });
+  } finally {
+    for (const c of closers.reverse()) await c().catch(() => undefined);
+  }
+}
+
+describe('pinned examples', () => {
+  test('ack / nack / requeue / reject / touch / ackBatch with something that is not a lease: ValidationError naming it, nothing written', async () => {
+    const lease = await leasedJob();
+    const { policy: _policy, ...jobWithoutPolicy } = lease.job;
+    const cases: Array<[string, () => unknown, string]> = [
+      ['ack(null)', () => plain.ack(null as any), 'lease'],
+      ['ack({})', () => plain.ack({} as any), 'lease'],
+      ['nack(undefined)', () => plain.nack(undefined as any), 'lease'],
+      ['requeue({ job: {} })', () => plain.requeue({ job: {} } as any), 'lease'],
+      ['reject("lease")', () => plain.reject('lease' as any), 'lease'],
+      ['touch(42)', () => plain.touch(42 as any), 'lease'],
+      ['ack(lease without job.policy)', () => plain.ack({ ...lease, job: jobWithoutPolicy } as any), 'lease'],
+      ['ackBatch([null])', () => plain.ackBatch([null as any]), 'leases[0]'],
+      ['ackBatch([lease, { lease: {} }])', () => plain.ackBatch([lease, { lease: {} as any }]), 'leases[1].lease'],
+      ['ackBatch(null)', () => plain.ackBatch(null as any), 'leases'],
+      ['ackBatch(lease)', () => plain.ackBatch(lease as any), 'leases'],
+    ];
+    for (const [what, call, field] of cases) {
+      const before = await snapshotAll();
+      await expectRefused(await outcome(call), before, what, ValidationError, field);
+    }
+    expect((await plain.getJob(lease.job.id))?.state).toBe('working');
+  });
+
+  test('payloads with no JSON (undefined, toJSON() giving undefined or a BigInt, or throwing) or nested deeper than 1000 levels: ValidationError naming the path', async () => {
+    await reset();
+    const cases: Array<[string, unknown, string]> = [
+      ['undefined', undefined, 'data'],
+      ['toJSON() → undefined', { toJSON: () => undefined }, 'data'],
+      ['toJSON() → BigInt', { toJSON: () => 1n }, 'data'],
+      ['toJSON() throws', { toJSON: () => { throw new Error('no'); } }, 'data'],
+      ['a nested toJSON() → BigInt', { a: [{ toJSON: () => 1n }] }, 'data'],
+      ['1001 levels of arrays', deepArray(MAX_DEPTH + 1), `data${'[0]'.repeat(MAX_DEPTH)}`],
+      ['100 000 levels of arrays', labelled(deepArray(100_000) as object, 'deepArray(100_000)'), `data${'[0]'.repeat(MAX_DEPTH)}`],
+      ['1001 levels, objects and arrays', deep(MAX_DEPTH + 1), `data${'.d[0]'.repeat(MAX_DEPTH / 2)}`],
+      ['a function field (not left out)', { f: () => 1 }, 'data.f'],
+      ['a symbol item (not made null)', [Symbol('s')], 'data[0]'],
+    ];
+    for (const [what, data, field] of cases) {
+      const before = await snapshotAll();
+      await expectRefused(await outcome(() => plain.add(data)), before, `add(${what})`, ValidationError, (f) => f === field || (field === 'data' && under('data')(f)));
+      await expectRefused(await outcome(() => plain.addBulk([{ data }])), before, `addBulk(${what})`, ValidationError, (f) => under('jobs[0].data')(f));
+    }
+    // 1000 levels are fine
+    const { id } = await plain.add(deepArray(MAX_DEPTH));
+    expect(JSON.stringify((await plain.getJob(id))?.data)).toBe(JSON.stringify(deepArray(MAX_DEPTH)));
+    // ack results too
+    const lease = await leasedJob();
+    for (const result of [{ toJSON: () => undefined }, { toJSON: () => 2n }, deepArray(MAX_DEPTH + 1)]) {
+      const before = await snapshotAll();
+      await expectRefused(await outcome(() => plain.ack(lease, result)), before, `ack(${safeShow(result)})`, ValidationError, under('result'));
+    }
+    expect(await plain.ack(lease, deepArray(MAX_DEPTH))).toBe(true);
+  });
+
+  test('payloads follow JSON.stringify for undefined: object fields left out, array items and holes null (job data and ack results)', async () => {
+    await reset();
+    const cases: unknown[] = [
+      // eslint-disable-next-line no-sparse-arrays
+      [1, , 3],
+      new Array(2),
+      [undefined],
+      { u: undefined, v: 1 },
+      { a: { toJSON: () => undefined }, b: [{ toJSON: () => undefined }] },
+      { nested: { list: [undefined, { x: undefined }] } },
+    ];
+    for (const data of cases) {
+      const expected = JSON.parse(JSON.stringify(data)) as unknown;
+      const { id } = await plain.add(data);
+      const info = await plain.getJob(id);
+      expect({ data: info?.data, text: JSON.stringify(info?.data) }).toEqual({ data: expected, text: JSON.stringify(data) });
+      const [lease] = await plain.lease({ count: 1000 });
+      expect(lease?.job.data).toEqual(expected);
+      expect(await plain.ack(lease!, data)).toBe(true);
+      expect(JSON.stringify((await plain.getJob(id))?.result)).toBe(JSON.stringify(data));
+    }
+    expect(JSON.stringify((await plain.getJob((await plain.add([1, , 3])).id))?.data)).toBe('[1,null,3]'); // eslint-disable-line no-sparse-arrays
+  });
+
+  test('waitForResult and watch check the id first: ValidationError, nothing written (no listeners key)', async () => {
+    const q = new Queue<unknown, unknown>('waited', { connection: server.url, prefix: 'fz' });
+    try {
+      await reset();
+      for (const id of ['', 'a\u0000b', '\ud800', 'x'.repeat(257), 5, null, undefined]) {
+        const before = await snapshotAll();
+        await expectRefused(await outcome(() => q.waitForResult(id as string, { timeoutMs: 100 })), before, `waitForResult(${safeShow(id)})`, ValidationError, 'id');
+        // even with options that are wrong as well: the id is named
+        await expectRefused(await outcome(() => q.waitForResult(id as string, { timeoutMs: 2 ** 31 })), before, `waitForResult(${safeShow(id)}, 2^31)`, ValidationError, 'id');
+        await expectRefused(await outcome(() => q.watch(id as string)), before, `watch(${safeShow(id)})`, ValidationError, 'id');
+      }
+      expect(await obs.exists(q.keys.byName.listeners)).toBe(0);
+    } finally {
+      await q.close();
+    }
+  });
+
+  test('nack / reject with an error value that has neither JSON nor a prototype: the text falls back to String() or Object.prototype.toString (also from a Worker)', async () => {
+    const [cyclic, big, badToString] = unprintables();
+    const cases: Array<[unknown, string]> = [
+      [cyclic, '[object Object]'],
+      [big, '[object Object]'],
+      [badToString, '[object Object]'],
+      [{ n: 1n, toString: () => 'big one' }, 'big one'],
+      [Symbol('s'), 'Symbol(s)'],
+      [() => 1, '() => 1'],
+    ];
+    for (const [error, text] of cases) {
+      await reset();
+      const lease = await leasedJob({ attempts: 2 });
+      expect(await outcome(() => plain.nack(lease, { error, delayMs: 0 }))).toEqual({ ok: true, value: true });
+      expect((await plain.getJob(lease.job.id))?.lastError).toBe(text);
+      const [again] = await plain.lease();
+      expect(await outcome(() => plain.reject(again!, error))).toEqual({ ok: true, value: true });
+      expect((await plain.getJob(lease.job.id))).toEqual(expect.objectContaining({ state: 'dead', lastError: text }));
+    }
+    // a handler throwing one: the job fails like any other (retried, then dead), the worker goes on
+    await reset();
+    const { id } = await plain.add('throws', { attempts: 2, backoff: 0 });
+    const w = new Worker<unknown, unknown>(plain, async () => {
+      throw cyclic;
+    }, { blockMs: 50 });
+    const errors: unknown[] = [];
+    w.events.subscribe((e) => e.type === 'error' && errors.push(e.error));
+    try {
+      await eventually(async () => (await plain.getJob(id))?.state === 'dead', 'the job dead-lettered');
+      expect(await plain.getJob(id)).toEqual(expect.objectContaining({ failures: 2, lastError: '[object Object]' }));
+      expect(w.inFlight).toBe(0);
+      const next = await plain.add('next', { attempts: 1 });
+      await eventually(async () => (await plain.getJob(next.id))?.state === 'dead', 'the next job handled too');
+      expect(errors).toEqual([]);
+    } finally {
+      await w.close({ drainTimeoutMs: 0 });
+    }
+  });
+
+  test('Worker / BatchWorker: heartbeat and autostart must be booleans', async () => {
+    await reset();
+    for (const opts of [{ heartbeat: 'no' }, { heartbeat: 0 }, { autostart: 'false' }, { autostart: 0 }, { autostart: null }]) {
+      const field = Object.keys(opts)[0]!;
+      const makers: Array<() => Worker<unknown, unknown> | BatchWorker<unknown, unknown>> = [
+        () => new Worker(plain, async () => 1, { blockMs: 50, ...(opts as object) }),
+        () => new BatchWorker(plain, async () => undefined, { size: 1, blockMs: 50, ...(opts as object) }),
+      ];
+      for (const make of makers) {
+        const before = await snapshotAll();
+        const out = await outcome(make);
+        if (out.ok) await out.value.close({ drainTimeoutMs: 0 });
+        await expectRefused(out, before, `worker with ${safeShow(opts)}`, ValidationError, field);
+      }
+    }
+    const w = new Worker(plain, async () => 1, { blockMs: 50, heartbeat: false, autostart: false });
+    expect(w.isRunning).toBe(false);
+    await w.close();
+  });
+
+  test('Worker / BatchWorker need an open relq Queue; a Queue closed under a running worker stops it (a "stopped" event, no error loop)', async () => {
+    await reset();
+    const closed = new Queue<unknown, unknown>('closed', { connection: server.url, prefix: 'fz' });
+    await closed.close();
+    for (const [queue, kind, field] of [
+      [null, ValidationError, 'queue'],
+      [{}, ValidationError, 'queue'],
+      ['fuzz', ValidationError, 'queue'],
+      [{ ...plain }, ValidationError, 'queue'],
+      [Object.create(Queue.prototype), ValidationError, 'queue'], // passes instanceof, never constructed
+      [closed, ClosedError, undefined],
+    ] as const) {
+      const makers: Array<() => Worker<unknown, unknown> | BatchWorker<unknown, unknown>> = [
+        () => new Worker<unknown, unknown>(queue as any, async () => 1, { blockMs: 50 }),
+        () => new BatchWorker<unknown, unknown>(queue as any, async () => undefined, { size: 1, blockMs: 50 }),
+      ];
+      for (const make of makers) {
+        const before = await snapshotAll();
+        const out = await outcome(make);
+        if (out.ok) await out.value.close({ drainTimeoutMs: 0 });
+        await expectRefused(out, before, `worker on ${safeShow(queue)}`, kind, field);
+      }
+    }
+    // closed under running workers: each stops by itself
+    for (const kind of ['Worker', 'BatchWorker'] as const) {
+      const q = new Queue<unknown, unknown>('closing', { connection: server.url, prefix: 'fz' });
+      const w =
+        kind === 'Worker'
+          ? new Worker<unknown, unknown>(q, async () => 1, { blockMs: 100 })
+          : new BatchWorker<unknown, unknown>(q, async () => undefined, { size: 2, blockMs: 100 });
+      const events: string[] = [];
+      w.events.subscribe((e) => events.push(e.type === 'stopped' ? `stopped: ${e.reason}` : e.type));
+      try {
+        await q.add('one');
+        await eventually(() => events.includes('completed'), `${kind}: the first job done`);
+        await new Promise((r) => setTimeout(r, 50));
+        await q.close();
+        await eventually(() => !w.isRunning, `${kind} stopped`);
+        await new Promise((r) => setTimeout(r, 300)); // no error loop afterwards
+        expect({ kind, events: events.filter((e) => e !== 'completed') }).toEqual({ kind, events: ['stopped: queue object closed'] });
+      } finally {
+        await w.close({ drainTimeoutMs: 0 }).catch(() => undefined);
+        await q.close();
+      }
+    }
+  });
+
+  test('requeue: the reason must be a string; a long one is cut like an error text', async () => {
+    await reset();
+    // (null, like other optional options' null, may be taken as absent: see `judge`)
+    for (const reason of [Symbol('s'), { r: 1 }, 5, true, ['r']]) {
+      const lease = await leasedJob();
+      const before = await snapshotAll();
+      await expectRefused(await outcome(() => plain.requeue(lease, { reason: reason as any })), before, `requeue reason ${String(reason)}`, ValidationError, 'reason');
+      await plain.reject(lease);
+    }
+    // the reason travels in the 'retried' event, cut at 4096 characters
+    await reset();
+    const q = new Queue<unknown, unknown>('requeued', { connection: server.url, prefix: 'fz' });
+    try {
+      const reasons: unknown[] = [];
+      const sub = q.events().subscribe((e) => e.type === 'retried' && reasons.push(e.reason));
+      await eventually(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 'the listener announced');
+      await q.add('x');
+      for (const reason of ['short', 'y'.repeat(MAX_ERROR_TEXT), 'z'.repeat(MAX_ERROR_TEXT * 3)]) {
+        const [lease] = await q.lease();
+        expect(await q.requeue(lease!, { reason })).toBe(true);
+      }
+      await eventually(() => reasons.length === 3, 'three retried events');
+      sub.unsubscribe();
+      expect(reasons).toEqual(['short', 'y'.repeat(MAX_ERROR_TEXT), `${'z'.repeat(MAX_ERROR_TEXT)}…`]);
+    } finally {
+      await q.close();
+    }
+  });
+
+  test('every wait option takes up to 2^31 - 1 ms and refuses 2^31 (groupConcurrency and tombstoneMs, which are no timers, take 2^31)', async () => {
+    await reset();
+    const h = async () => undefined;
+    const over = 2 ** 31;
+    const refused: Array<[string, () => unknown, string]> = [
+      ['lease blockMs', () => plain.lease({ blockMs: over }), 'blockMs'],
+      ['add timeoutMs', () => plain.add('x', { timeoutMs: over }), 'opts.timeoutMs'],
+      ['addBulk job timeoutMs', () => plain.addBulk([{ data: 'x', opts: { timeoutMs: over } }]), 'jobs[0].opts.timeoutMs'],
+      ['addBulk timeoutMs', () => plain.addBulk([{ data: 'x' }], { timeoutMs: over }), 'timeoutMs'],
+      ['waitForResult timeoutMs', () => plain.waitForResult('x', { timeoutMs: over }), 'timeoutMs'],
+      ['Worker blockMs', () => new Worker(plain, h, { blockMs: over }), 'blockMs'],
+      ['Worker drainTimeoutMs', () => new Worker(plain, h, { drainTimeoutMs: over }), 'drainTimeoutMs'],
+      ['BatchWorker blockMs', () => new BatchWorker(plain, h, { size: 1, blockMs: over }), 'blockMs'],
+      ['BatchWorker drainTimeoutMs', () => new BatchWorker(plain, h, { size: 1, drainTimeoutMs: over }), 'drainTimeoutMs'],
+      ['BatchWorker waitMs', () => new BatchWorker(plain, h, { size: 1, waitMs: over }), 'waitMs'],
+      ['exclusive.waitMs', () => new Queue('x', { connection: server.url, prefix: 'fz', exclusive: { producer: true, waitMs: over } }), 'exclusive.waitMs'],
+      ['exclusive.ttlMs', () => new Queue('x', { connection: server.url, prefix: 'fz', exclusive: { producer: true, ttlMs: over } }), 'exclusive.ttlMs'],
+      ['groupConcurrency 2^31 + 1', () => new Queue('x', { connection: server.url, prefix: 'fz', groupConcurrency: over + 1 }), 'groupConcurrency'],
+      ['tombstoneMs 2^31 + 1', () => plain.deleteQueue({ tombstoneMs: over + 1 }), 'tombstoneMs'],
+    ];
+    for (const [what, call, field] of refused) {
+      const before = await snapshotAll();
+      const out = await outcome(call);
+      if (out.ok && typeof (out.value as { close?: unknown }).close === 'function') await (out.value as { close(o?: object): Promise<unknown> }).close({ drainTimeoutMs: 0 });
+      await expectRefused(out, before, `${what}: 2^31`, ValidationError, field);
+    }
+    // 2^31 - 1 is taken by the constructors (the waits themselves: next test), 2^31 where no timer is involved
+    const made = [
+      new Worker(plain, h, { blockMs: MAX_TIMER_MS, drainTimeoutMs: MAX_TIMER_MS, autostart: false }),
+      new BatchWorker(plain, h, { size: 1, blockMs: MAX_TIMER_MS, drainTimeoutMs: MAX_TIMER_MS, waitMs: MAX_TIMER_MS, autostart: false }),
+      new Queue('x', { connection: server.url, prefix: 'fz', exclusive: { producer: true, waitMs: MAX_TIMER_MS, ttlMs: MAX_TIMER_MS } }),
+      new Queue('x', { connection: server.url, prefix: 'fz', groupConcurrency: over }),
+    ];
+    for (const m of made) await m.close();
+    const doomed = new Queue('doomed-2-31', { connection: server.url, prefix: 'fz' });
+    try {
+      await doomed.add('x');
+      expect(await doomed.deleteQueue({ tombstoneMs: over })).toBeGreaterThan(0);
+      const pttl = await obs.pttl(doomed.keys.byName.meta);
+      expect(pttl).toBeGreaterThan(over - 60_000);
+      expect(pttl).toBeLessThanOrEqual(over);
+    } finally {
+      await doomed.close();
+    }
+  });
+
+  test('waits of 2^31 - 1 ms do wait (waitForResult, Worker drainTimeoutMs and blockMs, BatchWorker waitMs, lease blockMs, add / addBulk timeoutMs, exclusive.waitMs)', async () => {
+    await waitsForReal(MAX_TIMER_MS);
+  });
+
+  test('a backoff jitter keeps its full precision after failures', async () => {
+    await reset();
+    for (const jitter of [1 / 3, 0.1 + 0.2, Number.MIN_VALUE, 1 - Number.EPSILON / 2]) {
+      const lease = await leasedJob({ attempts: 5, backoff: { type: 'fixed', delayMs: 0, jitter } });
+      expect(lease.job.policy.backoff).toEqual({ type: 'fixed', delayMs: 0, jitter });
+      let current = lease;
+      for (let failures = 1; failures <= 3; failures++) {
+        expect(await plain.nack(current, { error: 'x' })).toBe(true);
+        const [again] = await plain.lease();
+        expect({ failures, jitter: again!.job.policy.backoff.jitter }).toEqual({ failures, jitter });
+        current = again!;
+      }
+      await plain.reject(current);
+    }
+  });
+
+  test('a subscription ended while it is being set up leaves no timer behind (the subscriber is disconnected once)', async () => {
+    await reset();
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    await new Promise((r) => setTimeout(r, 50));
+    const base = timers();
+    const cycles = 5;
+    for (let i = 0; i < cycles; i++) {
+      const q = new Queue<unknown, unknown>('subscribed', { connection: server.url, prefix: 'fz' });
+      try {
+        // subscribed and unsubscribed before the subscriber connection is up: it is disconnected
+        // while connecting, and its SSUBSCRIBE fails (a second disconnect would leave a 2 s timer)
+        const sub = q.events().subscribe({ error: () => undefined });
+        await new Promise((r) => setImmediate(r));
+        sub.unsubscribe();
+      } finally {
+        await q.close();
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    // (one timer of slack for whatever else runs meanwhile; a leak leaves one per cycle)
+    expect(timers() - base).toBeLessThan(2);
+  });
+});

@@ -1,0 +1,1471 @@
+/**
+ * Model-based test of the Queue's lease-level API against a real Redis.
+ *
+ * fast-check generates random sequences (up to MAX_COMMANDS) of add, addBulk, lease, ack,
+ * ackBatch, nack, requeue, reject, touch, sweep, pause, resume, retryDead, purgeDead and
+ * stale / forged lease operations; each sequence runs on a fresh queue (its own prefix)
+ * and, in lock step, on a small reference model (class Model below). After EVERY step
+ * the real queue is compared with the model and with invariants of its own, read through
+ * the public API (counts(), getJob(), listDead()) and through the raw keys of the queue
+ * (a separate ioredis client; key names from queue.keys.byName). Replay records of lease and
+ * settle requests (`…:req:<id>`: what a request answered, kept a while so that a resent
+ * request gets the same answer) expire by themselves and are left out of the "changed
+ * nothing" comparisons; every other key must be identical.
+ *
+ * Time. Deadlines, delays and retention windows are either TINY (1-4 ms) or LARGE (10
+ * minutes or more). Before each step the driver waits until the Redis clock has passed
+ * every tiny score it has seen (the "horizon"), so at any step every tiny lease / delay /
+ * retention has run out and no large one has: the model stays deterministic on a loaded
+ * machine, and expired-but-not-yet-swept leases are exercised at every step.
+ *
+ * REPLAY. A failure prints fast-check's report, which holds `seed`, `path` and, in the
+ * counterexample, a `replayPath`. Replay that exact sequence with:
+ *
+ *   RELQ_FC_SEED=<seed> RELQ_FC_PATH=<path> RELQ_FC_REPLAY_PATH=<replayPath> \
+ *     node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/model.spec.ts
+ *
+ * The failure message ends with this command line filled in. All three are needed to replay
+ * the shrunk sequence; RELQ_FC_SEED alone replays the whole property (which finds and
+ * shrinks the failure again).
+ * RELQ_FC_RUNS=<n> changes the number of runs (default 60); RELQ_FC_SHRINK_MS the time
+ * spent shrinking a failure (default 30 s; then the smallest failure found is reported).
+ *
+ * No input is narrowed: retryDead / purgeDead get id lists with the same id several times
+ * (an id named twice is moved / removed once, and returned once), and backoffs with a jitter
+ * of full double precision (the leased job's policy must give it back exactly, after any
+ * number of failures; a nack without delayMs then draws its delay from the jitter, so the
+ * model reads whether the job went to delayed or pending, and checks its due time is in the
+ * jitter's range). Two macro steps (`jitter[...]`, `dead[...]`) make both common. The last
+ * describe block pins both with minimal examples.
+ */
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import { Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type SweepResult } from '../../lib/index.js';
+import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+
+// ---- configuration -------------------------------------------------------------------
+
+const NUM_RUNS = Number(process.env.RELQ_FC_RUNS ?? 60);
+const MAX_COMMANDS = 40;
+const SHRINK_BUDGET_MS = Number(process.env.RELQ_FC_SHRINK_MS ?? 30_000);
+const SEED = process.env.RELQ_FC_SEED !== undefined ? Number(process.env.RELQ_FC_SEED) : undefined;
+const PATH = process.env.RELQ_FC_PATH;
+const REPLAY_PATH = process.env.RELQ_FC_REPLAY_PATH;
+
+/** Tiny and large durations (ms). Tiny ones have run out by the next step, large ones never do. */
+const LARGE_MS = 600_000;
+/** A score this close to "now" is tiny; farther than AMBIGUOUS_MS is large; between is a bug. */
+const TINY_SLACK_MS = 1_000;
+const AMBIGUOUS_MS = 60_000;
+const DEFAULT_KEEP_MS = 3_600_000;
+/** The documented default backoff (README): exponential from 1 s, at most 1 h, jitter 0.2. */
+const DEFAULT_BACKOFF: Backoff = { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 };
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type State = 'pending' | 'working' | 'delayed' | 'completed' | 'dead';
+
+// ---- raw observation -----------------------------------------------------------------
+
+type Pairs = Array<[string, number]>;
+interface KeyValue {
+  type: string;
+  value: unknown;
+}
+
+/** Every key of the queue's hash tag with its type and full value (SCAN, in the test only). */
+async function snapshotQueue(obs: Redis, q: Queue<any, any>): Promise<Map<string, KeyValue>> {
+  const keys: string[] = [];
+  let cursor = '0';
+  const pattern = `${q.keys.tag.replace(/[*?[\]\\{}]/g, (c) => `\\${c}`)}:*`;
+  do {
+    const [next, batch] = await obs.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  keys.sort();
+  const types = (await obs.pipeline(keys.map((k) => ['type', k])).exec())!.map(([, t]) => String(t));
+  const reads = keys.map((k, i): [string, ...string[]] => {
+    switch (types[i]) {
+      case 'string':
+        return ['get', k];
+      case 'hash':
+        return ['hgetall', k];
+      case 'list':
+        return ['lrange', k, '0', '-1'];
+      case 'set':
+        return ['smembers', k];
+      case 'zset':
+        return ['zrange', k, '0', '-1', 'WITHSCORES'];
+      default:
+        return ['type', k];
+    }
+  });
+  const values = (await obs.pipeline(reads).exec())!;
+  const out = new Map<string, KeyValue>();
+  keys.forEach((k, i) => {
+    const [err, v] = values[i]!;
+    if (err) throw err;
+    let value: unknown = v;
+    if (types[i] === 'set') value = [...(v as string[])].sort();
+    if (types[i] === 'zset') value = toPairs(v as string[]);
+    if (types[i] === 'hash') value = Object.fromEntries(Object.entries(v as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    if (types[i] !== 'none') out.set(k, { type: types[i]!, value });
+  });
+  return out;
+}
+
+function toPairs(flat: string[]): Pairs {
+  const out: Pairs = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])]);
+  return out;
+}
+
+/** The snapshot without lease replay records (they expire by themselves). */
+function withoutReplayRecords(snap: Map<string, KeyValue>, q: Queue<any, any>): Record<string, KeyValue> {
+  const out: Record<string, KeyValue> = {};
+  for (const [k, v] of snap) if (!k.startsWith(`${q.keys.tag}:req:`)) out[k] = v;
+  return out;
+}
+
+async function redisNow(c: Redis): Promise<number> {
+  const [s, us] = await c.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Redis sorts equal scores by the members' bytes. */
+function byScoreThenId(a: [string, number], b: [string, number]): number {
+  return a[1] - b[1] || Buffer.compare(Buffer.from(a[0]), Buffer.from(b[0]));
+}
+
+class ModelMismatch extends Error {
+  override name = 'ModelMismatch';
+}
+
+function assert(cond: unknown, what: string): asserts cond {
+  if (!cond) throw new ModelMismatch(what);
+}
+
+function same(actual: unknown, expected: unknown, what: string): void {
+  try {
+    expect(actual).toEqual(expected);
+  } catch (err) {
+    throw new ModelMismatch(`${what}\n${(err as Error).message}`);
+  }
+}
+
+// ---- the reference model ---------------------------------------------------------------
+
+interface MJob {
+  id: string;
+  /** One number per job created (ids of custom jobs are reused after the job is gone). */
+  instance: number;
+  custom: boolean;
+  data: Json;
+  name: string;
+  priority: number;
+  attempts: number;
+  leaseMs: number | undefined;
+  keepMs: number;
+  dedupMs: number;
+  /** Fixed backoff delay; undefined: the default exponential backoff. */
+  fixedBackoff: number | undefined;
+  /** The backoff every lease of the job must report in its policy, to the last bit of its jitter. */
+  backoff: Backoff;
+  state: State;
+  f: number;
+  o: number;
+  r: number;
+  e: string | undefined;
+  /** Times leased. */
+  leased: number;
+  /** working: the current token and deadline. */
+  token: string | undefined;
+  deadline: number | undefined;
+  /** delayed: due; completed: end of retention; dead: time of death (observed from Redis). */
+  score: number | undefined;
+  /** completed: the stored result. */
+  result: Json | undefined;
+}
+
+class Model {
+  readonly jobs = new Map<string, MJob>();
+  /** Priority-0 leasable ids, FIFO. */
+  pending: string[] = [];
+  /** Prioritized leasable ids with their FIFO sequence. */
+  prio: Array<{ id: string; p: number; seq: number }> = [];
+  private seq = 0;
+  private instances = 0;
+  /** Custom id -> end of its idempotency window (observed). */
+  readonly dedup = new Map<string, number | undefined>();
+  paused = false;
+  /** Every lease ever returned, in order. */
+  readonly leases: Array<Lease<Json>> = [];
+  readonly tokens = new Set<string>();
+  /** Ids that existed once and are gone now (getJob must answer null while not re-added). */
+  readonly gone = new Set<string>();
+
+  create(id: string, custom: boolean, data: Json, opts: JobOpts | undefined): MJob {
+    const backoff = opts?.backoff;
+    const job: MJob = {
+      id,
+      instance: ++this.instances,
+      custom,
+      data,
+      name: opts?.name ?? '',
+      priority: opts?.priority ?? 0,
+      attempts: opts?.attempts ?? 3,
+      leaseMs: opts?.leaseMs,
+      keepMs: opts?.keepCompletedMs ?? DEFAULT_KEEP_MS,
+      dedupMs: custom ? (opts?.dedupWindowMs ?? 86_400_000) : 0,
+      fixedBackoff: backoff === undefined ? undefined : typeof backoff === 'number' ? backoff : backoff.delayMs,
+      backoff:
+        backoff === undefined ? DEFAULT_BACKOFF : typeof backoff === 'number' ? { type: 'fixed', delayMs: backoff, jitter: 0 } : { ...backoff },
+      state: 'pending',
+      f: 0,
+      o: 0,
+      r: 0,
+      e: undefined,
+      leased: 0,
+      token: undefined,
+      deadline: undefined,
+      score: undefined,
+      result: undefined,
+    };
+    this.jobs.set(id, job);
+    this.gone.delete(id);
+    return job;
+  }
+
+  makePending(job: MJob): void {
+    job.state = 'pending';
+    job.score = undefined;
+    if (job.priority === 0) this.pending.push(job.id);
+    else {
+      this.prio.push({ id: job.id, p: job.priority, seq: ++this.seq });
+      this.prio.sort((a, b) => b.p - a.p || a.seq - b.seq);
+    }
+  }
+
+  makeDelayed(job: MJob): void {
+    job.state = 'delayed';
+    job.score = undefined; // observed after the step
+  }
+
+  /** Ends the current lease (settled or expired). */
+  endLease(job: MJob): void {
+    assert(job.state === 'working', `job ${job.id} is not working`);
+    job.token = undefined;
+    job.deadline = undefined;
+  }
+
+  /** A failed attempt; retried after `delayMs` or dead-lettered. */
+  fail(job: MJob, reason: string, delayMs: number): void {
+    job.f += 1;
+    job.e = reason;
+    if (job.f - job.o >= job.attempts) this.kill(job);
+    else if (delayMs > 0) this.makeDelayed(job);
+    else this.makePending(job);
+  }
+
+  kill(job: MJob): void {
+    job.state = 'dead';
+    job.score = undefined;
+  }
+
+  remove(job: MJob): void {
+    this.jobs.delete(job.id);
+    this.gone.add(job.id);
+  }
+
+  /** What lease() takes: priority > 0 first, then the FIFO list, then priority < 0. */
+  take(count: number): string[] {
+    const high = this.prio.filter((x) => x.p > 0).map((x) => x.id);
+    const low = this.prio.filter((x) => x.p < 0).map((x) => x.id);
+    const taken = [...high, ...this.pending, ...low].slice(0, count);
+    const set = new Set(taken);
+    this.pending = this.pending.filter((id) => !set.has(id));
+    this.prio = this.prio.filter((x) => !set.has(x.id));
+    return taken;
+  }
+
+  isCurrent(lease: Lease<Json>): boolean {
+    const job = this.jobs.get(lease.job.id);
+    return job !== undefined && job.state === 'working' && job.token === lease.token;
+  }
+
+  liveLeases(): Array<Lease<Json>> {
+    return this.leases.filter((l) => this.isCurrent(l));
+  }
+
+  inState(state: State): MJob[] {
+    return [...this.jobs.values()].filter((j) => j.state === state);
+  }
+}
+
+/** Returns the jobs of `pairs` whose score has passed `now` (all of them must be clearly past or clearly future). */
+function pastScores(pairs: Pairs, now: number, what: string): Pairs {
+  const out: Pairs = [];
+  for (const p of pairs) {
+    if (p[1] <= now) out.push(p);
+    else assert(p[1] > now + AMBIGUOUS_MS, `${what} ${p[0]} has score ${p[1]}, ${p[1] - now} ms after now: neither tiny nor large`);
+  }
+  return out.sort(byScoreThenId);
+}
+
+// ---- the system under test and its checks ------------------------------------------------
+
+/**
+ * What the runs exercised, summed over the whole property. The common transitions must have
+ * happened (asserted at the end); the rarer ones (RARE) are only logged.
+ */
+const RARE = new Set(['retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused']);
+const coverage = {
+  leased: 0,
+  acked: 0,
+  nackRetried: 0,
+  deadLettered: 0,
+  requeued: 0,
+  touched: 0,
+  stalledBySweep: 0,
+  promoted: 0,
+  completedRemoved: 0,
+  dedupForgotten: 0,
+  duplicateAdds: 0,
+  /** duplicates whose job was gone: only the idempotency window refused them */
+  windowDuplicates: 0,
+  staleRefused: 0,
+  /** stale leases refused while their job was held by another lease */
+  rivalRefused: 0,
+  forgedRefused: 0,
+  pausedLeases: 0,
+  retriedDead: 0,
+  purgedDead: 0,
+  expiredLeaseSettled: 0,
+  /** retryDead / purgeDead calls naming a dead id more than once */
+  repeatedDeadIds: 0,
+  /** nacks that followed a fixed backoff with a jitter */
+  jitteredRetries: 0,
+  /** leases of a job with a non-default jitter after a failure (its policy read back exactly) */
+  jitterAfterFailure: 0,
+};
+
+let server: TestRedis;
+let obs: Redis;
+let queueCounter = 0;
+
+class Env {
+  readonly model = new Model();
+  readonly q: Queue<Json, Json>;
+  /** The Redis time after which every tiny score has run out. */
+  horizon = 0;
+  step = 0;
+  readonly trace: string[] = [];
+  /** True acks per job instance: at most one each. */
+  private readonly trueAcks = new Map<number, number>();
+
+  constructor() {
+    this.q = new Queue<Json, Json>(`model${++queueCounter}`, { connection: server.url, prefix: uniquePrefix() });
+  }
+
+  async close(): Promise<void> {
+    await this.q.close();
+  }
+
+  /** Waits until the Redis clock is past every tiny score; returns that time. */
+  async passHorizon(): Promise<number> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const now = await redisNow(obs);
+      if (now > this.horizon) return now;
+      assert(Date.now() < deadline, `the Redis clock did not pass ${this.horizon} within 10 s`);
+      await sleep(Math.max(1, Math.min(20, this.horizon - now + 1)));
+    }
+  }
+
+  note(line: string): void {
+    this.trace.push(`#${this.step} ${line}`);
+  }
+
+  countAck(job: MJob | undefined, ok: boolean): void {
+    if (!ok || !job) return;
+    const n = (this.trueAcks.get(job.instance) ?? 0) + 1;
+    this.trueAcks.set(job.instance, n);
+    assert(n === 1, `ack returned true ${n} times for job ${job.id}`);
+  }
+
+  snapshot(): Promise<Map<string, KeyValue>> {
+    return snapshotQueue(obs, this.q);
+  }
+
+  /** Runs `op`, which must change nothing and return false (a stale or forged lease). */
+  async unchanged(what: string, op: () => Promise<boolean | boolean[]>, expected: boolean | boolean[] = false, lease?: Lease<Json>): Promise<void> {
+    if (what.includes('forged')) coverage.forgedRefused += 1;
+    else coverage.staleRefused += 1;
+    if (lease && this.model.jobs.get(lease.job.id)?.state === 'working') coverage.rivalRefused += 1;
+    const full = await this.snapshot();
+    const before = withoutReplayRecords(full, this.q);
+    const ok = await op();
+    same(ok, expected, `${what}: result`);
+    const fullAfter = await this.snapshot();
+    const after = withoutReplayRecords(fullAfter, this.q);
+    same(after, before, `${what}: a stale or forged lease changed the queue's keys`);
+    // a replay record it may have left says only "refused" (one 0 per item), and leased nothing
+    for (const [key, kv] of fullAfter) {
+      if (full.has(key) || !key.startsWith(`${this.q.keys.tag}:req:`)) continue;
+      assert(kv.type === 'string' && /^0+$/.test(String(kv.value)), `${what}: left the replay record ${key} = ${JSON.stringify(kv.value)}`);
+    }
+  }
+
+  /** Every invariant, after every step. Also records observed scores into the model. */
+  async check(): Promise<void> {
+    const m = this.model;
+    const q = this.q;
+    const k = q.keys.byName;
+    const now = await redisNow(obs);
+    const snap = await this.snapshot();
+    const val = <T>(key: string, type: string, empty: T): T => {
+      const kv = snap.get(key);
+      if (!kv) return empty;
+      assert(kv.type === type, `${key} is a ${kv.type}, expected ${type}`);
+      return kv.value as T;
+    };
+    // no keys beyond the data model (and lease replay records)
+    const known = new Set<string>(q.keys.all);
+    for (const key of snap.keys()) {
+      assert(known.has(key) || key.startsWith(`${q.keys.tag}:req:`), `unexpected key ${key}`);
+    }
+    const jobs = val<Record<string, string>>(k.jobs, 'hash', {});
+    const pending = val<string[]>(k.pending, 'list', []);
+    const prio = val<Pairs>(k.prio, 'zset', []);
+    const delayed = val<Pairs>(k.delayed, 'zset', []);
+    const working = val<Pairs>(k.working, 'zset', []);
+    const leases = val<Record<string, string>>(k.leases, 'hash', {});
+    const done = val<Pairs>(k.done, 'zset', []);
+    const results = val<Record<string, string>>(k.results, 'hash', {});
+    const dead = val<Pairs>(k.dead, 'zset', []);
+    const dedup = val<Pairs>(k.dedup, 'zset', []);
+    const meta = val<Record<string, string>>(k.meta, 'hash', {});
+
+    // 1. no job in two states at once, no id twice in one structure
+    const where = new Map<string, string>();
+    const place = (id: string, s: string) => {
+      assert(!where.has(id), `job ${id} is in ${where.get(id)} and in ${s} at once`);
+      where.set(id, s);
+    };
+    pending.forEach((id) => place(id, 'pending'));
+    prio.forEach(([id]) => place(id, 'prio'));
+    delayed.forEach(([id]) => place(id, 'delayed'));
+    working.forEach(([id]) => place(id, 'working'));
+    done.forEach(([id]) => place(id, 'done'));
+    dead.forEach(([id]) => place(id, 'dead'));
+    // 2. the fence: a token for exactly the working jobs
+    same(Object.keys(leases).sort(), working.map(([id]) => id).sort(), 'leases hash vs working zset');
+    // 3. every record in exactly one state, every id in a state has its record
+    for (const id of where.keys()) assert(id in jobs, `job ${id} is in ${where.get(id)} but has no record`);
+    for (const id of Object.keys(jobs)) assert(where.has(id), `job ${id} has a record but is in no state (orphan)`);
+    for (const id of Object.keys(results)) assert(where.get(id) === 'done', `result of ${id}, which is not completed`);
+    // 4. attempts never exceed the limit
+    for (const [id, rec] of Object.entries(jobs)) {
+      const metaJson = JSON.parse(rec.slice(0, rec.indexOf('\n'))) as { a: number; f?: number; o?: number };
+      const used = (metaJson.f ?? 0) - (metaJson.o ?? 0);
+      assert(used <= metaJson.a, `job ${id} used ${used} attempts of ${metaJson.a}`);
+      if (where.get(id) !== 'dead') assert(used < metaJson.a, `job ${id} is ${where.get(id)} with ${used} of ${metaJson.a} attempts used`);
+    }
+    // 5. a delayed job can never be missed by lease(): nextDue is at or before the earliest due
+    if (delayed.length > 0) {
+      const nextDue = Number(meta.nextDue);
+      assert(meta.nextDue !== undefined && nextDue <= delayed[0]![1], `meta nextDue ${meta.nextDue} is after the earliest due ${delayed[0]![1]}`);
+    }
+    same(meta.paused !== undefined, m.paused, 'paused flag in meta');
+
+    // 6. the raw structures are the model's
+    same(Object.keys(jobs).sort(), [...m.jobs.keys()].sort(), 'job records vs model jobs');
+    same(pending, m.pending, 'pending list (FIFO order)');
+    same(prio.map(([id]) => id), m.prio.map((x) => x.id), 'prioritized jobs (order)');
+    const idsIn = (state: State) => m.inState(state).map((j) => j.id).sort();
+    same(delayed.map(([id]) => id).sort(), idsIn('delayed'), 'delayed jobs');
+    same(
+      [...working].sort(byScoreThenId),
+      m.inState('working').map((j): [string, number] => [j.id, j.deadline!]).sort(byScoreThenId),
+      'working jobs and their deadlines',
+    );
+    for (const j of m.inState('working')) same(leases[j.id], j.token, `token of working job ${j.id}`);
+    same(done.map(([id]) => id).sort(), idsIn('completed'), 'completed jobs');
+    same(dead.map(([id]) => id).sort(), idsIn('dead'), 'dead jobs');
+    same(dedup.map(([id]) => id).sort(), [...m.dedup.keys()].sort(), 'idempotency windows');
+
+    // observed scores, and the horizon of the tiny ones
+    for (const [id, s] of [...delayed, ...done, ...dead]) m.jobs.get(id)!.score = s;
+    for (const [id, s] of dedup) m.dedup.set(id, s);
+    for (const [what, pairs] of [['lease deadline', working], ['due time', delayed], ['retention end', done], ['idempotency window', dedup]] as const) {
+      for (const [id, s] of pairs) {
+        if (s <= now + TINY_SLACK_MS) this.horizon = Math.max(this.horizon, s);
+        else assert(s > now + AMBIGUOUS_MS, `${what} of ${id} is ${s - now} ms from now: neither tiny nor large`);
+      }
+    }
+    for (const [id, s] of done) {
+      const job = m.jobs.get(id)!;
+      const completedAt = (JSON.parse(results[id]!) as { at: number }).at;
+      same(s - completedAt, job.keepMs, `retention of completed job ${id}`);
+    }
+
+    // 7. the public API agrees
+    const counts = await q.counts();
+    same(
+      counts,
+      {
+        pending: m.pending.length + m.prio.length,
+        working: m.inState('working').length,
+        delayed: m.inState('delayed').length,
+        completed: m.inState('completed').length,
+        dead: m.inState('dead').length,
+        paused: m.paused,
+        ghosts: 0, // queued ids without a record: never, without eviction
+      },
+      'counts()',
+    );
+    same(counts.pending + counts.working + counts.delayed + counts.completed + counts.dead, Object.keys(jobs).length, 'counts add up to the live jobs');
+    const listed = await q.listDead({ limit: 10_000 });
+    same(
+      listed.map((d) => d.id),
+      [...dead].sort(byScoreThenId).map(([id]) => id),
+      'listDead(): every dead job, oldest first',
+    );
+    for (const d of listed) {
+      const job = m.jobs.get(d.id)!;
+      const expected: Record<string, unknown> = { id: d.id, name: job.name, data: job.data, failures: job.f, diedAt: job.score };
+      if (job.e !== undefined) expected.lastError = job.e;
+      same(d, expected, `listDead() entry ${d.id}`);
+    }
+    const ids = [...m.jobs.keys(), ...[...m.gone].slice(-5)];
+    const infos = await Promise.all(ids.map((id) => q.getJob(id)));
+    ids.forEach((id, i) => {
+      const job = m.jobs.get(id);
+      const info = infos[i]!;
+      if (!job) {
+        same(info, null, `getJob(${id}) of a job that is gone`);
+        return;
+      }
+      same(info === null ? null : jobView(info), expectedView(job), `getJob(${id})`);
+    });
+  }
+}
+
+/** The fields of JobInfo the model predicts. */
+function jobView(info: JobInfo<Json, Json>): Record<string, unknown> {
+  const v: Record<string, unknown> = {
+    id: info.id,
+    name: info.name,
+    state: info.state,
+    data: info.data,
+    priority: info.priority,
+    failures: info.failures,
+    maxAttempts: info.maxAttempts,
+    dequeues: info.dequeues,
+    requeues: info.requeues,
+    lastError: info.lastError,
+    result: info.result,
+  };
+  if (info.state === 'working') v.leaseDeadline = info.leaseDeadline;
+  if (info.state === 'delayed') v.runAt = info.runAt;
+  if (info.state === 'dead') v.diedAt = info.diedAt;
+  if (info.state === 'completed') v.retainedUntil = info.retainedUntil;
+  return v;
+}
+
+function expectedView(job: MJob): Record<string, unknown> {
+  const v: Record<string, unknown> = {
+    id: job.id,
+    name: job.name,
+    state: job.state,
+    data: job.data,
+    priority: job.priority,
+    failures: job.f,
+    maxAttempts: job.attempts,
+    dequeues: job.leased,
+    requeues: job.r,
+    lastError: job.e,
+    result: job.state === 'completed' ? (job.result ?? undefined) : undefined,
+  };
+  if (job.state === 'working') v.leaseDeadline = job.deadline;
+  if (job.state === 'delayed') v.runAt = job.score;
+  if (job.state === 'dead') v.diedAt = job.score;
+  if (job.state === 'completed') v.retainedUntil = job.score;
+  return v;
+}
+
+// ---- generators ------------------------------------------------------------------------
+
+interface JobOpts {
+  jobId?: string;
+  name?: string;
+  priority?: number;
+  delayMs?: number;
+  attempts?: number;
+  leaseMs?: number;
+  keepCompletedMs?: number;
+  dedupWindowMs?: number;
+  backoff?: number | { type: 'fixed'; delayMs: number; jitter: number };
+}
+
+interface AddItem {
+  data: Json;
+  opts?: JobOpts;
+}
+
+const tinyMs = fc.integer({ min: 1, max: 4 });
+/** Jitters: none, or any double in [0, 1] (they must survive every failure bit for bit). */
+const jitterArb = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }).map((x) => x + 0) }, // + 0: no -0
+  { weight: 1, arbitrary: fc.constantFrom(1 / 3, 0.1 + 0.2, 1, Number.MIN_VALUE, 1 - Number.EPSILON / 2) },
+);
+const jsonData: fc.Arbitrary<Json> = fc.oneof(
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.string({ maxLength: 6 }),
+  fc.string({ unit: 'grapheme', maxLength: 4 }),
+  fc.constant(null),
+  fc.record({ n: fc.integer(), s: fc.string({ maxLength: 4 }), l: fc.array(fc.boolean(), { maxLength: 3 }) }),
+);
+/** A few custom ids (so they collide), with characters that are legal in ids. */
+const JOB_IDS = ['job:1', 'job*2', 'job 3', 'jöb-4', '{job}5', '🦄'];
+const jobOpts: fc.Arbitrary<JobOpts> = fc.record(
+  {
+    jobId: fc.constantFrom(...JOB_IDS),
+    name: fc.constantFrom('a', 'ü:*'),
+    priority: fc.constantFrom(0, 5, -5, 1000, -1000),
+    delayMs: fc.oneof(fc.constant(0), tinyMs, fc.constant(LARGE_MS)),
+    attempts: fc.integer({ min: 1, max: 3 }),
+    leaseMs: fc.oneof(tinyMs, fc.constant(LARGE_MS)),
+    keepCompletedMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
+    dedupWindowMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
+    backoff: fc.oneof(fc.constant(0), fc.tuple(tinyMs, jitterArb).map(([d, jitter]) => ({ type: 'fixed' as const, delayMs: d, jitter }))),
+  },
+  { requiredKeys: [] },
+);
+const addItem: fc.Arbitrary<AddItem> = fc.record({ data: jsonData, opts: fc.option(jobOpts, { nil: undefined }) }, { requiredKeys: ['data'] });
+/** Idempotency keys whose job is soon gone (kept 0 or a tiny while) but whose window stays open (or not). */
+const idempotentItem: fc.Arbitrary<AddItem> = fc.record({
+  data: jsonData,
+  opts: fc.record({
+    jobId: fc.constantFrom(...JOB_IDS.slice(0, 3)),
+    keepCompletedMs: fc.oneof(fc.constant(0), tinyMs),
+    dedupWindowMs: fc.oneof(fc.constant(LARGE_MS), fc.constant(LARGE_MS), tinyMs, fc.constant(0)),
+    attempts: fc.integer({ min: 1, max: 2 }),
+  }),
+});
+/**
+ * A lease to act on: an index into the current leases (live), else (rival) into the stale
+ * leases of jobs that are working again under another lease (the fencing case: an old holder
+ * acting on a job someone else holds now), else into every lease ever made.
+ */
+const leaseRef = fc.record({ n: fc.nat(), live: fc.boolean(), rival: fc.boolean() });
+type LeaseRef = { n: number; live: boolean; rival?: boolean; newest?: boolean };
+
+function pickLease(m: Model, ref: LeaseRef): Lease<Json> | undefined {
+  if (ref.newest) return m.leases[m.leases.length - 1];
+  const live = m.liveLeases();
+  let from = m.leases;
+  if (ref.live && live.length > 0) from = live;
+  else if (ref.rival) {
+    const rivals = m.leases.filter((l) => !m.isCurrent(l) && m.jobs.get(l.job.id)?.state === 'working');
+    if (rivals.length > 0) from = rivals;
+  }
+  return from.length ? from[ref.n % from.length] : undefined;
+}
+
+function fmt(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (x === undefined ? 'undefined' : x));
+}
+
+// ---- commands ----------------------------------------------------------------------------
+
+type Cmd = fc.AsyncCommand<Model, Env>;
+
+abstract class Base implements Cmd {
+  check(): boolean {
+    return true;
+  }
+  async run(_m: Model, env: Env): Promise<void> {
+    env.step += 1;
+    env.note(this.toString());
+    try {
+      await this.exec(env.model, env);
+      await env.check();
+    } catch (err) {
+      if (err instanceof Error) err.message = `step #${env.step} ${this.toString()}: ${err.message}\ntrace:\n  ${env.trace.slice(-12).join('\n  ')}`;
+      throw err;
+    }
+  }
+  protected abstract exec(m: Model, env: Env): Promise<void>;
+  abstract toString(): string;
+  /** The step without its check (for MacroCmd). */
+  execStep(m: Model, env: Env): Promise<void> {
+    return this.exec(m, env);
+  }
+}
+
+class AddCmd extends Base {
+  constructor(
+    readonly items: AddItem[],
+    readonly bulk: boolean,
+  ) {
+    super();
+  }
+  toString(): string {
+    return this.bulk ? `addBulk(${fmt(this.items)})` : `add(${fmt(this.items[0]!.data)}, ${fmt(this.items[0]!.opts)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const now = await env.passHorizon(); // tiny idempotency windows have ended
+    const q = env.q;
+    // JobOptions types `backoff` as an object; a number (fixed ms) is documented and accepted.
+    const items = this.items as Array<BulkJob<Json>>;
+    const results = this.bulk ? await q.addBulk(items) : [await q.add(items[0]!.data, items[0]!.opts)];
+    same(results.length, this.items.length, 'one result per job');
+    this.items.forEach((item, i) => {
+      const r = results[i]!;
+      const custom = item.opts?.jobId;
+      if (custom !== undefined) {
+        same(r.id, custom, 'the id of a job with a jobId');
+        const window = m.dedup.get(custom);
+        const open = window !== undefined && window > now;
+        const dup = m.jobs.has(custom) || open;
+        same(r.created, !dup, `created flag of ${custom} (exists: ${m.jobs.has(custom)}, idempotency window open: ${open})`);
+        if (dup) {
+          coverage.duplicateAdds += 1;
+          if (!m.jobs.has(custom)) coverage.windowDuplicates += 1;
+          return;
+        }
+      } else {
+        assert(r.created && !m.jobs.has(r.id) && !m.gone.has(r.id), `generated id ${r.id} is new`);
+      }
+      const job = m.create(r.id, custom !== undefined, item.data, item.opts);
+      if ((item.opts?.delayMs ?? 0) > 0) m.makeDelayed(job);
+      else m.makePending(job);
+    });
+    env.note(`  -> ${fmt(results)}`);
+  }
+}
+
+/** Several commands as one step of the sequence (each still checked against the model). */
+class MacroCmd extends Base {
+  constructor(
+    readonly label: string,
+    readonly steps: Base[],
+  ) {
+    super();
+  }
+  toString(): string {
+    return `${this.label}[${this.steps.map((c) => c.toString()).join('; ')}]`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    for (const [i, c] of this.steps.entries()) {
+      env.note(`  ${this.label} ${i + 1}/${this.steps.length}: ${c.toString()}`);
+      await c.execStep(m, env);
+      if (i < this.steps.length - 1) await env.check();
+    }
+  }
+}
+
+class LeaseCmd extends Base {
+  constructor(
+    readonly count: number,
+    readonly leaseMs: number,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `lease({ count: ${this.count}, leaseMs: ${this.leaseMs}, blockMs: 0 })`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const now = await env.passHorizon();
+    let expected: string[] = [];
+    if (!m.paused) {
+      const delayed: Pairs = m.inState('delayed').map((j) => [j.id, j.score!]);
+      for (const [id] of pastScores(delayed, now, 'due time')) m.makePending(m.jobs.get(id)!);
+      expected = m.take(this.count);
+    }
+    const leases = await env.q.lease({ count: this.count, leaseMs: this.leaseMs, blockMs: 0 });
+    if (m.paused) coverage.pausedLeases += 1;
+    coverage.leased += leases.length;
+    env.note(`  -> ${fmt(leases.map((l) => [l.job.id, l.token]))}`);
+    same(
+      leases.map((l) => l.job.id),
+      expected,
+      m.paused ? 'a paused queue leases nothing' : 'leased jobs, in order (priority > 0, FIFO, priority < 0)',
+    );
+    for (const l of leases) {
+      const job = m.jobs.get(l.job.id)!;
+      assert(!m.tokens.has(l.token), `token ${l.token} was handed out before`);
+      m.tokens.add(l.token);
+      const expectedJob: Record<string, unknown> = {
+        id: job.id,
+        name: job.name,
+        data: job.data,
+        attempt: job.f - job.o + 1,
+        maxAttempts: job.attempts,
+        priority: job.priority,
+        requeues: job.r,
+      };
+      if (job.e !== undefined) expectedJob.lastError = job.e;
+      same(l.job, expect.objectContaining(expectedJob), `leased job ${job.id}`);
+      assert(l.job.attempt <= l.job.maxAttempts, `leased job ${job.id} on attempt ${l.job.attempt} of ${l.job.maxAttempts}`);
+      same(l.deadline - l.job.leasedAt, job.leaseMs ?? this.leaseMs, `lease length of ${job.id}`);
+      same(l.leaseMs, job.leaseMs ?? this.leaseMs, `lease.leaseMs of ${job.id}`);
+      const policy: Record<string, unknown> = { attempts: job.attempts, backoff: job.backoff, keepCompletedMs: job.keepMs, dedupWindowMs: job.dedupMs };
+      if (job.leaseMs !== undefined) policy.leaseMs = job.leaseMs;
+      // toEqual tells -0 from 0 and compares doubles bit for bit: a jitter must survive every failure exactly
+      same(l.job.policy, policy, `policy of leased job ${job.id} (after ${job.f} failures)`);
+      if (job.f > 0 && job.backoff.jitter !== 0 && job.backoff.jitter !== DEFAULT_BACKOFF.jitter) coverage.jitterAfterFailure += 1;
+      job.state = 'working';
+      job.token = l.token;
+      job.deadline = l.deadline;
+      job.leased += 1;
+      m.leases.push(l);
+    }
+  }
+}
+
+type SettleKind = 'ack' | 'nack' | 'requeue' | 'reject';
+
+class SettleCmd extends Base {
+  constructor(
+    readonly kind: SettleKind,
+    readonly ref: LeaseRef,
+    /** ack: the result; nack: the error text; reject: the reason */
+    readonly payload: Json | undefined,
+    /** nack / requeue: 'backoff' = no delayMs given */
+    readonly delay: number | 'backoff',
+  ) {
+    super();
+  }
+  toString(): string {
+    return `${this.kind}(lease ${fmt(this.ref)}, ${fmt(this.payload)}${this.kind === 'nack' || this.kind === 'requeue' ? `, delay ${this.delay}` : ''})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const lease = pickLease(m, this.ref);
+    if (!lease) return;
+    const q = env.q;
+    const job = m.jobs.get(lease.job.id);
+    let delay = this.delay;
+    // Without delayMs a nack uses the job's backoff: only when that is fixed (the default
+    // exponential one is ~1 s with jitter, neither tiny nor large). A fixed one with a jitter
+    // draws its delay in [d(1 - j), d(1 + j)], rounded: still tiny, but maybe 0 (pending).
+    let jittered: { delayMs: number; jitter: number } | undefined;
+    if (delay === 'backoff' && this.kind === 'nack') {
+      const b = lease.job.policy.backoff;
+      if (b.type !== 'fixed') delay = 0;
+      else if ((b.jitter ?? 0) !== 0) jittered = { delayMs: b.delayMs, jitter: b.jitter! };
+    }
+    const delayOpt = delay === 'backoff' ? {} : { delayMs: delay };
+    const call = (): Promise<boolean> => {
+      switch (this.kind) {
+        case 'ack':
+          return q.ack(lease, this.payload ?? undefined);
+        case 'nack':
+          return q.nack(lease, { error: String(this.payload), ...delayOpt });
+        case 'requeue':
+          return q.requeue(lease, { ...delayOpt, reason: 'model' });
+        case 'reject':
+          return q.reject(lease, String(this.payload));
+      }
+    };
+    if (!m.isCurrent(lease)) {
+      env.note(`  stale lease ${lease.job.id} ${lease.token}`);
+      await env.unchanged(`${this.kind} with a stale lease`, call, false, lease);
+      return;
+    }
+    const t0 = await redisNow(obs);
+    if (lease.deadline <= t0) coverage.expiredLeaseSettled += 1;
+    const ok = await call();
+    same(ok, true, `${this.kind} with the current lease of ${lease.job.id}`);
+    if (this.kind === 'ack') env.countAck(job, ok);
+    if (jittered && job!.f + 1 - job!.o < job!.attempts) {
+      // retried: the random delay is observed (delayed, due within the jitter's range, or 0: pending)
+      const info = await q.getJob(job!.id);
+      const t1 = await redisNow(obs);
+      const most = Math.round(jittered.delayMs * (1 + jittered.jitter));
+      if (info?.state === 'delayed') {
+        assert(info.runAt! >= t0 + 1 && info.runAt! <= t1 + most, `jittered retry of ${job!.id} due at ${info.runAt}, not within [${t0 + 1}, ${t1 + most}]`);
+        delay = 1;
+      } else {
+        same(info?.state, 'pending', `state of ${job!.id} after a nack with a jittered backoff`);
+        delay = 0;
+      }
+      coverage.jitteredRetries += 1;
+    }
+    applySettle(m, job!, this.kind, this.payload, delay);
+  }
+}
+
+function applySettle(m: Model, job: MJob, kind: SettleKind, payload: Json | undefined, delay: number | 'backoff'): void {
+  m.endLease(job);
+  if (kind === 'ack') coverage.acked += 1;
+  if (kind === 'requeue') coverage.requeued += 1;
+  // no delayMs: a nack follows the job's (fixed) backoff, a requeue is immediate
+  const ms = delay !== 'backoff' ? delay : kind === 'nack' ? job.fixedBackoff! : 0;
+  switch (kind) {
+    case 'ack':
+      if (job.keepMs > 0) {
+        job.state = 'completed';
+        job.result = payload ?? undefined;
+        job.score = undefined;
+      } else m.remove(job);
+      if (job.custom && job.dedupMs > 0) m.dedup.set(job.id, undefined);
+      return;
+    case 'nack':
+      m.fail(job, String(payload), ms);
+      if (job.state === 'dead') coverage.deadLettered += 1;
+      else coverage.nackRetried += 1;
+      return;
+    case 'requeue':
+      job.r += 1;
+      if (ms > 0) m.makeDelayed(job);
+      else m.makePending(job);
+      return;
+    case 'reject':
+      job.f += 1;
+      job.e = String(payload);
+      m.kill(job);
+      coverage.deadLettered += 1;
+  }
+}
+
+class AckTwiceCmd extends Base {
+  constructor(
+    readonly ref: LeaseRef,
+    readonly batch: boolean,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `${this.batch ? 'ackBatch([l, l])' : 'ack(l) twice'} (lease ${fmt(this.ref)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const lease = pickLease(m, { ...this.ref, live: true });
+    if (!lease) return;
+    const job = m.jobs.get(lease.job.id);
+    const current = m.isCurrent(lease);
+    if (this.batch) {
+      if (!current) return env.unchanged('ackBatch([stale, stale])', () => env.q.ackBatch([lease, lease]), [false, false]);
+      const ok = await env.q.ackBatch([lease, { lease, result: 'second' }]);
+      same(ok, [true, false], 'ackBatch with the same lease twice: the first settles, the second is refused');
+      env.countAck(job, true);
+    } else {
+      if (!current) return env.unchanged('ack(stale)', () => env.q.ack(lease));
+      same(await env.q.ack(lease, 'first'), true, 'first ack of a current lease');
+      env.countAck(job, true);
+      applySettle(m, job!, 'ack', 'first', 0);
+      await env.unchanged('the second ack of the same lease', () => env.q.ack(lease, 'second'));
+      return;
+    }
+    applySettle(m, job!, 'ack', null, 0);
+  }
+}
+
+/** ackBatch over several leases: live, stale, and the same one twice. */
+class AckBatchCmd extends Base {
+  constructor(readonly refs: Array<LeaseRef & { result: boolean }>) {
+    super();
+  }
+  toString(): string {
+    return `ackBatch(leases ${fmt(this.refs)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const picked = this.refs.flatMap((r) => {
+      const l = pickLease(m, r);
+      return l ? [{ lease: l, result: r.result }] : [];
+    });
+    if (!picked.length) return;
+    const seen = new Set<string>();
+    const expected = picked.map(({ lease }) => {
+      // the first item with the current token wins; stale items do not count
+      const ok = m.isCurrent(lease) && !seen.has(lease.job.id);
+      if (ok) seen.add(lease.job.id);
+      return ok;
+    });
+    const arg = picked.map(({ lease, result }) => (result ? { lease, result: `r:${lease.job.id}` } : lease));
+    if (!expected.some(Boolean)) return env.unchanged('ackBatch with only stale leases', () => env.q.ackBatch(arg), expected);
+    const ok = await env.q.ackBatch(arg);
+    same(ok, expected, 'ackBatch: true for each current lease, once per job');
+    picked.forEach(({ lease, result }, i) => {
+      if (!ok[i]) return;
+      const job = m.jobs.get(lease.job.id)!;
+      env.countAck(job, true);
+      applySettle(m, job, 'ack', result ? `r:${lease.job.id}` : null, 0);
+    });
+  }
+}
+
+class TouchCmd extends Base {
+  constructor(
+    readonly ref: LeaseRef,
+    readonly extendMs: number | undefined,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `touch(lease ${fmt(this.ref)}, ${this.extendMs})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const lease = pickLease(m, this.ref);
+    if (!lease) return;
+    if (!m.isCurrent(lease)) {
+      const deadline = lease.deadline;
+      await env.unchanged('touch with a stale lease', () => env.q.touch(lease, this.extendMs), false, lease);
+      same(lease.deadline, deadline, 'a refused touch leaves lease.deadline alone');
+      return;
+    }
+    const ext = this.extendMs ?? lease.leaseMs;
+    const t0 = await redisNow(obs);
+    same(await env.q.touch(lease, this.extendMs), true, `touch of the current lease of ${lease.job.id} (expired or not: valid until swept)`);
+    const t1 = await redisNow(obs);
+    assert(lease.deadline >= t0 + ext && lease.deadline <= t1 + ext, `touched deadline ${lease.deadline} not within [${t0 + ext}, ${t1 + ext}]`);
+    m.jobs.get(lease.job.id)!.deadline = lease.deadline;
+    coverage.touched += 1;
+  }
+}
+
+class SweepCmd extends Base {
+  constructor(readonly limit: number | undefined) {
+    super();
+  }
+  toString(): string {
+    return `sweep(${this.limit === undefined ? '' : `{ limit: ${this.limit} }`})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const now = await env.passHorizon();
+    const limit = this.limit ?? 1000;
+    const expired = pastScores(m.inState('working').map((j) => [j.id, j.deadline!]), now, 'lease deadline').slice(0, limit);
+    const due = pastScores(m.inState('delayed').map((j) => [j.id, j.score!]), now, 'due time').slice(0, limit);
+    const ended = pastScores(m.inState('completed').map((j) => [j.id, j.score!]), now, 'retention end').slice(0, limit);
+    const forgotten = pastScores([...m.dedup].map(([id, s]) => [id, s!]), now, 'idempotency window').slice(0, limit);
+    const expected: SweepResult = { stalled: 0, deadLettered: 0, promoted: due.length, completedRemoved: ended.length, dedupForgotten: forgotten.length };
+    const result = await env.q.sweep(this.limit === undefined ? {} : { limit: this.limit });
+    env.note(`  -> ${fmt(result)}`);
+    for (const [id] of expired) {
+      const job = m.jobs.get(id)!;
+      m.endLease(job);
+      expected.stalled += 1;
+      m.fail(job, 'lease expired', 0);
+      if (job.state === 'dead') expected.deadLettered += 1;
+    }
+    for (const [id] of due) m.makePending(m.jobs.get(id)!);
+    for (const [id] of ended) m.remove(m.jobs.get(id)!);
+    for (const [id] of forgotten) m.dedup.delete(id);
+    same(result, expected, 'sweep() result');
+    coverage.stalledBySweep += result.stalled;
+    coverage.deadLettered += result.deadLettered;
+    coverage.promoted += result.promoted;
+    coverage.completedRemoved += result.completedRemoved;
+    coverage.dedupForgotten += result.dedupForgotten;
+  }
+}
+
+class PauseCmd extends Base {
+  constructor(readonly pause: boolean) {
+    super();
+  }
+  toString(): string {
+    return this.pause ? 'pause()' : 'resume()';
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    if (this.pause) await env.q.pause();
+    else await env.q.resume();
+    m.paused = this.pause;
+    same(await env.q.isPaused(), this.pause, 'isPaused()');
+  }
+}
+
+class DeadCmd extends Base {
+  constructor(
+    readonly op: 'retry' | 'purge',
+    /** by ids: picks (index into dead jobs, the newest dead job, or another id); by limit: the limit */
+    readonly target: { picks: Array<{ n: number; other: number; last?: boolean }> } | { limit: number },
+  ) {
+    super();
+  }
+  toString(): string {
+    return `${this.op === 'retry' ? 'retryDead' : 'purgeDead'}(${fmt(this.target)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const deadSorted = m.inState('dead').map((j): [string, number] => [j.id, j.score!]).sort(byScoreThenId);
+    let target: string[] | { limit: number };
+    let expected: string[];
+    if ('limit' in this.target) {
+      target = this.target;
+      expected = deadSorted.slice(0, this.target.limit).map(([id]) => id);
+    } else {
+      const others = [...m.jobs.keys(), ...m.gone, 'no-such-job'];
+      const ids = this.target.picks.map((p) =>
+        p.other % 3 !== 0 && deadSorted.length ? deadSorted[p.last ? deadSorted.length - 1 : p.n % deadSorted.length]![0] : others[p.n % others.length]!,
+      );
+      target = ids;
+      if (ids.some((id, i) => m.jobs.get(id)?.state === 'dead' && ids.indexOf(id) !== i)) coverage.repeatedDeadIds += 1;
+      const seen = new Set<string>();
+      expected = target.filter((id) => m.jobs.get(id)?.state === 'dead' && !seen.has(id) && (seen.add(id), true));
+    }
+    const result = this.op === 'retry' ? await env.q.retryDead(target) : await env.q.purgeDead(target);
+    env.note(`  ${fmt(target)} -> ${fmt(result)}`);
+    same(result, expected, `${this.op}Dead(${fmt(target)}) result`);
+    if (this.op === 'retry') coverage.retriedDead += result.length;
+    else coverage.purgedDead += result.length;
+    for (const id of expected) {
+      const job = m.jobs.get(id)!;
+      if (this.op === 'purge') m.remove(job);
+      else {
+        job.o = job.f;
+        job.e = undefined;
+        m.makePending(job);
+      }
+    }
+  }
+}
+
+type ForgeKind = 'suffix' | 'truncated' | 'empty' | 'random' | 'other-job-token' | 'ghost-id';
+type ForgeOp = 'ack' | 'ackBatch' | 'nack' | 'requeue' | 'reject' | 'touch';
+
+class ForgedCmd extends Base {
+  constructor(
+    readonly ref: LeaseRef,
+    readonly kind: ForgeKind,
+    readonly op: ForgeOp,
+    readonly random: string,
+    readonly other: number,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `${this.op}(forged ${this.kind} lease ${fmt(this.ref)}${this.kind === 'random' ? ` token ${fmt(this.random)}` : ''})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const lease = pickLease(m, this.ref);
+    if (!lease) return;
+    let forged: Lease<Json>;
+    switch (this.kind) {
+      case 'suffix':
+        forged = { ...lease, token: `${lease.token}x` };
+        break;
+      case 'truncated':
+        forged = { ...lease, token: lease.token.slice(0, -1) };
+        break;
+      case 'empty':
+        forged = { ...lease, token: '' };
+        break;
+      case 'random':
+        forged = { ...lease, token: this.random };
+        break;
+      case 'other-job-token': {
+        const others = m.leases.filter((l) => l.job.id !== lease.job.id);
+        if (!others.length) return;
+        forged = { ...lease, token: others[this.other % others.length]!.token };
+        break;
+      }
+      case 'ghost-id':
+        forged = { ...lease, job: { ...lease.job, id: `ghost:${this.other}` } };
+        break;
+    }
+    assert(!m.isCurrent(forged), 'a forged lease is not current');
+    const q = env.q;
+    const what = `${this.op} with a forged lease (${this.kind})`;
+    switch (this.op) {
+      case 'ack':
+        return env.unchanged(what, () => q.ack(forged, 'forged'));
+      case 'ackBatch':
+        return env.unchanged(what, () => q.ackBatch([forged, { lease: forged, result: 1 }]), [false, false]);
+      case 'nack':
+        return env.unchanged(what, () => q.nack(forged, { error: 'forged', delayMs: 0 }));
+      case 'requeue':
+        return env.unchanged(what, () => q.requeue(forged));
+      case 'reject':
+        return env.unchanged(what, () => q.reject(forged, 'forged'));
+      case 'touch':
+        return env.unchanged(what, () => q.touch(forged, LARGE_MS));
+    }
+  }
+}
+
+const delayArb = fc.oneof(fc.constant(0), tinyMs, fc.constant(LARGE_MS), fc.constant('backoff' as const));
+const settleArb = (kind: SettleKind): fc.Arbitrary<Cmd> => {
+  switch (kind) {
+    case 'ack':
+      return fc.tuple(leaseRef, fc.option(jsonData, { nil: undefined })).map(([r, res]) => new SettleCmd('ack', r, res, 0));
+    case 'nack':
+      return fc.tuple(leaseRef, fc.string({ maxLength: 8 }), delayArb).map(([r, e, d]) => new SettleCmd('nack', r, e, d));
+    case 'requeue':
+      return fc.tuple(leaseRef, delayArb).map(([r, d]) => new SettleCmd('requeue', r, null, d));
+    case 'reject':
+      return fc.tuple(leaseRef, fc.string({ maxLength: 8 })).map(([r, e]) => new SettleCmd('reject', r, e, 0));
+  }
+};
+const addArb = addItem.map((it) => new AddCmd([it], false));
+const leaseArb = fc.tuple(fc.integer({ min: 1, max: 5 }), fc.oneof(tinyMs, fc.constant(LARGE_MS))).map(([c, ms]) => new LeaseCmd(c, ms));
+const sweepArb = fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined, freq: 2 }).map((l) => new SweepCmd(l));
+const deadArb = fc
+  .tuple(
+    fc.constantFrom('retry' as const, 'retry' as const, 'retry' as const, 'purge' as const),
+    fc.oneof(
+      fc.array(fc.record({ n: fc.nat(), other: fc.nat() }), { minLength: 1, maxLength: 3 }).map((picks) => ({ picks })),
+      fc.integer({ min: 1, max: 3 }).map((limit) => ({ limit })),
+    ),
+  )
+  .map(([op, t]) => new DeadCmd(op, t));
+/** Forged leases mostly copy a current lease (the job is working: only the token is wrong). */
+const forgedArb = fc
+  .tuple(
+    fc.record({ n: fc.nat(), live: fc.integer({ min: 0, max: 3 }).map((x) => x > 0), rival: fc.boolean() }),
+    fc.constantFrom<ForgeKind>('suffix', 'truncated', 'empty', 'random', 'other-job-token', 'ghost-id'),
+    fc.constantFrom<ForgeOp>('ack', 'ackBatch', 'nack', 'requeue', 'reject', 'touch'),
+    fc.string({ maxLength: 12 }),
+    fc.nat(),
+  )
+  .map(([r, k, op, s, o]) => new ForgedCmd(r, k, op, s, o));
+const touchArb = fc.tuple(leaseRef, fc.option(fc.oneof(tinyMs, fc.constant(LARGE_MS)), { nil: undefined })).map(([r, e]) => new TouchCmd(r, e));
+/**
+ * An idempotency key's whole life in one step: added (leased first: priority 1000), leased,
+ * acked (gone at once or soon), then added again: refused while its window is open.
+ */
+const idempotencyCycleArb = fc
+  .tuple(
+    jsonData,
+    fc.constantFrom(...JOB_IDS.slice(0, 3)),
+    fc.oneof(fc.constant(0), tinyMs),
+    fc.oneof(fc.constant(LARGE_MS), tinyMs, fc.constant(0)),
+    fc.boolean(),
+  )
+  .map(
+    ([data, jobId, keep, window, sweep]) =>
+      new MacroCmd('idempotency', [
+        new AddCmd([{ data, opts: { jobId, keepCompletedMs: keep, dedupWindowMs: window, priority: 1000 } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new SettleCmd('ack', { n: 0, live: false, newest: true }, 'done', 0),
+        ...(sweep ? [new SweepCmd(undefined)] : []),
+        new AddCmd([{ data, opts: { jobId } }], false),
+      ]),
+  );
+/**
+ * A jittered backoff's life in one step: added (leased first: priority 1000), leased, nacked
+ * without delayMs (so its own backoff draws the delay), then leased again: the policy must
+ * give the jitter back exactly.
+ */
+const jitterCycleArb = fc
+  .tuple(jsonData, tinyMs, jitterArb.filter((j) => j !== 0), fc.integer({ min: 2, max: 3 }))
+  .map(
+    ([data, delayMs, jitter, attempts]) =>
+      new MacroCmd('jitter', [
+        new AddCmd([{ data, opts: { priority: 1000, attempts, backoff: { type: 'fixed', delayMs, jitter } } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new SettleCmd('nack', { n: 0, live: false, newest: true }, 'jittered', 'backoff'),
+        new LeaseCmd(1, LARGE_MS),
+      ]),
+  );
+/** A job dead-lettered, then retried or purged with its id named several times (and maybe others). */
+const deadCycleArb = fc
+  .tuple(jsonData, fc.constantFrom('retry' as const, 'purge' as const), fc.integer({ min: 2, max: 3 }), fc.array(fc.record({ n: fc.nat(), other: fc.nat() }), { maxLength: 2 }))
+  .map(
+    ([data, op, times, more]) =>
+      new MacroCmd('dead', [
+        new AddCmd([{ data, opts: { priority: 1000, attempts: 1 } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new SettleCmd('reject', { n: 0, live: false, newest: true }, 'no', 0),
+        new DeadCmd(op, { picks: [...Array.from({ length: times }, () => ({ n: 0, other: 1, last: true })), ...more] }),
+      ]),
+  );
+/** Repeated entries weigh more: fc.commands picks among the arbitraries uniformly. */
+const commandArbs: Array<fc.Arbitrary<Cmd>> = [
+  addArb,
+  addArb,
+  addArb,
+  idempotentItem.map((it) => new AddCmd([it], false)),
+  idempotencyCycleArb,
+  jitterCycleArb,
+  deadCycleArb,
+  fc.array(addItem, { minLength: 1, maxLength: 5 }).map((items) => new AddCmd(items, true)),
+  leaseArb,
+  leaseArb,
+  leaseArb,
+  settleArb('ack'),
+  settleArb('ack'),
+  settleArb('ack'),
+  settleArb('nack'),
+  settleArb('nack'),
+  settleArb('requeue'),
+  settleArb('requeue'),
+  settleArb('reject'),
+  fc.tuple(leaseRef, fc.boolean()).map(([r, b]) => new AckTwiceCmd(r, b)),
+  fc.array(fc.record({ n: fc.nat(), live: fc.boolean(), rival: fc.boolean(), result: fc.boolean() }), { minLength: 1, maxLength: 4 }).map((refs) => new AckBatchCmd(refs)),
+  touchArb,
+  touchArb,
+  sweepArb,
+  sweepArb,
+  sweepArb,
+  // pause less often than resume, so that most of a run leases
+  fc.constantFrom(true, false, false, false).map((p) => new PauseCmd(p)),
+  deadArb,
+  deadArb,
+  deadArb,
+  deadArb,
+  forgedArb,
+  forgedArb,
+  forgedArb,
+  forgedArb,
+];
+
+// ---- the properties --------------------------------------------------------------------
+
+beforeAll(async () => {
+  server = await startRedis({ controllable: true });
+  obs = redisClient(server, { maxRetriesPerRequest: 1 });
+  obs.on('error', () => undefined);
+});
+
+afterAll(async () => {
+  if (obs) await obs.quit().catch(() => obs.disconnect());
+  await server?.stop();
+});
+
+/** Runs fc.assert; after SHRINK_BUDGET_MS of shrinking, further candidates pass at once (the smallest failure so far is reported). */
+async function assertWithBudget(
+  property: (cmds: Iterable<Cmd>) => Promise<void>,
+  arb: fc.Arbitrary<Iterable<Cmd>>,
+  stats: { runs: number; steps: number },
+): Promise<void> {
+  let firstFailureAt: number | undefined;
+  const prop = fc.asyncProperty(arb, async (cmds) => {
+    if (firstFailureAt !== undefined && Date.now() - firstFailureAt > SHRINK_BUDGET_MS) return;
+    try {
+      await property(cmds);
+    } catch (err) {
+      firstFailureAt ??= Date.now();
+      throw err;
+    }
+  });
+  const params: fc.Parameters<[Iterable<Cmd>]> = { numRuns: NUM_RUNS };
+  if (SEED !== undefined) params.seed = SEED;
+  if (PATH !== undefined) {
+    params.path = PATH;
+    params.endOnFailure = true;
+  }
+  try {
+    await fc.assert(prop, params);
+  } catch (err) {
+    if (err instanceof Error) {
+      const seed = /seed: (-?\d+)/.exec(err.message)?.[1] ?? '<seed>';
+      const path = /path: "([^"]*)"/.exec(err.message)?.[1] ?? '<path>';
+      const replay = /replayPath="([^"]*)"/.exec(err.message)?.[1];
+      err.message +=
+        `\n\nReplay: RELQ_FC_SEED=${seed} RELQ_FC_PATH='${path}'${replay === undefined ? '' : ` RELQ_FC_REPLAY_PATH='${replay}'`}` +
+        ' node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/model.spec.ts' +
+        ` (${stats.runs} runs, ${stats.steps} steps before the report)`;
+    }
+    throw err;
+  }
+}
+
+describe('Queue against a reference model (random sequences, real Redis)', () => {
+  test(
+    'every step keeps the model and every invariant; stale and forged tokens change nothing',
+    async () => {
+      const stats = { runs: 0, steps: 0 };
+      const constraints: fc.CommandsContraints = { maxCommands: MAX_COMMANDS, size: 'max' };
+      if (REPLAY_PATH !== undefined) constraints.replayPath = REPLAY_PATH;
+      const started = Date.now();
+      await assertWithBudget(
+        async (cmds) => {
+          const env = new Env();
+          try {
+            await env.check(); // an empty queue
+            await fc.asyncModelRun(() => ({ model: env.model, real: env }), cmds);
+            stats.runs += 1;
+            stats.steps += env.step;
+          } finally {
+            await env.close();
+          }
+        },
+        fc.commands(commandArbs, constraints),
+        stats,
+      );
+      // eslint-disable-next-line no-console
+      console.log(`model: ${stats.runs} runs, ${stats.steps} steps in ${Date.now() - started} ms; exercised ${JSON.stringify(coverage)}`);
+      // the runs did exercise every kind of transition (a replay of one seed may not: skip then)
+      expect(stats.runs).toBeGreaterThan(0);
+      expect(stats.steps).toBeGreaterThan(stats.runs);
+      if (PATH === undefined && NUM_RUNS >= 20) {
+        for (const [what, n] of Object.entries(coverage)) if (!RARE.has(what)) expect([what, n > 0]).toEqual([what, true]);
+      }
+    },
+    180_000,
+  );
+});
+
+// ---- pinned examples ------------------------------------------------------------------------
+// Minimal examples of guarantees the property relies on (each was once broken).
+
+describe('pinned examples', () => {
+  async function deadJob(q: Queue<string>, data: string): Promise<string> {
+    const { id } = await q.add(data, { attempts: 1 });
+    const [l] = await q.lease();
+    expect(l?.job.id).toBe(id);
+    expect(await q.reject(l!, 'no')).toBe(true);
+    return id;
+  }
+
+  test('retryDead([id, id]) moves the dead job back once and returns it once (pending once, leased once)', async () => {
+    const q = new Queue<string>('dup-retry', { connection: server.url, prefix: uniquePrefix() });
+    try {
+      const id = await deadJob(q, 'x');
+      const other = await deadJob(q, 'y');
+      const moved = await q.retryDead([id, 'no-such-job', id, id]);
+      const pending = await obs.lrange(q.keys.byName.pending, 0, -1);
+      const leases = await q.lease({ count: 5 });
+      const counts = await q.counts();
+      expect({ moved, pending, live: counts.pending + counts.working, dead: counts.dead, leased: leases.map((x) => x.job.id) }).toEqual({
+        moved: [id],
+        pending: [id],
+        live: 1,
+        dead: 1,
+        leased: [id],
+      });
+      expect((await q.listDead()).map((d) => d.id)).toEqual([other]);
+    } finally {
+      await q.close();
+    }
+  });
+
+  test('purgeDead([id, id]) removes the dead job once and returns it once', async () => {
+    const q = new Queue<string>('dup-purge', { connection: server.url, prefix: uniquePrefix() });
+    try {
+      const id = await deadJob(q, 'x');
+      const other = await deadJob(q, 'y');
+      expect(await q.purgeDead([id, id])).toEqual([id]);
+      expect(await q.getJob(id)).toBeNull();
+      expect(await q.counts()).toEqual(expect.objectContaining({ pending: 0, working: 0, dead: 1 }));
+      expect((await q.listDead()).map((d) => d.id)).toEqual([other]);
+      // named again once gone: nothing to remove
+      expect(await q.purgeDead([id, id, other, other])).toEqual([other]);
+      expect((await q.counts()).dead).toBe(0);
+    } finally {
+      await q.close();
+    }
+  });
+
+  test('a backoff jitter is given back bit for bit by every lease, after every failure', async () => {
+    const q = new Queue<string>('jitter', { connection: server.url, prefix: uniquePrefix() });
+    try {
+      const jitter = 1 / 3;
+      await q.add('x', { attempts: 4, backoff: { type: 'fixed', delayMs: 0, jitter } });
+      for (let failures = 0; failures < 3; failures++) {
+        const [l] = await q.lease();
+        expect({ failures, backoff: l?.job.policy.backoff }).toEqual({ failures, backoff: { type: 'fixed', delayMs: 0, jitter } });
+        expect(await q.nack(l!, { error: 'again' })).toBe(true);
+      }
+      const [last] = await q.lease();
+      expect(last?.job.attempt).toBe(4);
+      expect(last?.job.policy.backoff.jitter).toBe(jitter);
+    } finally {
+      await q.close();
+    }
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * A least-privilege ACL user for one prefix: the README's exact `ACL SETUSER` line, run
+ * verbatim; the engine's core behaviour as that user; a user without FUNCTION rights (and one
+ * allowed EVALSHA but not FCALL) falls back to scripts; refused keys, commands and passwords
+ * are typed errors that never show the password.
+ */
+import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { AuthenticationError, PermissionError, Queue, type RelqWarning } from '../../lib/index.js';
+import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
+import { describeCoreBehaviour } from '../support/core-behaviour.js';
+import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+
+const PASSWORD = README_ACL_PASSWORD;
+
+let redis: TestRedis;
+let admin: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis({ controllable: true });
+  admin = redisClient(redis);
+  await runAclLine(admin, readmeAclLine());
+  // Variants of the same user: no FUNCTION rights at all, and EVALSHA but not FCALL.
+  const base = readmeAclLine();
+  await runAclLine(admin, base.replace('relq-app', 'relq-nofunc').replace(' +fcall +fcall_ro +function|load', ''));
+  await runAclLine(admin, base.replace('relq-app', 'relq-nofcall').replace(' +fcall +fcall_ro', ''));
+  await runAclLine(admin, base.replace('relq-app', 'relq-noinfo').replace(' +info', ''));
+});
+afterAll(async () => {
+  admin?.disconnect();
+  await redis?.stop();
+});
+
+const userUrl = (user: string, password = PASSWORD) => `redis://${user}:${password}@${redis.host}:${redis.port}`;
+
+test('the README line makes a user that may not run FLUSHALL, KEYS, CONFIG or DEBUG, nor touch other keys', async () => {
+  const user = new Redis(userUrl('relq-app'));
+  try {
+    for (const cmd of [['FLUSHALL'], ['KEYS', '*'], ['CONFIG', 'GET', 'maxmemory'], ['DEBUG', 'SLEEP', '0'], ['GET', 'other:key']]) {
+      await expect(user.call(cmd[0]!, ...cmd.slice(1))).rejects.toThrow(/NOPERM/);
+    }
+    await expect(user.set('{myapp:x}:probe', '1')).resolves.toBe('OK');
+  } finally {
+    user.disconnect();
+  }
+});
+
+describeCoreBehaviour('as the README\'s least-privilege ACL user', () => ({ connection: () => userUrl('relq-app'), prefix: 'myapp' }));
+describeCoreBehaviour('as an ACL user without FUNCTION rights (scripts)', () => ({ connection: () => userUrl('relq-nofunc'), prefix: 'myapp' }));
+describeCoreBehaviour('as an ACL user allowed EVALSHA but not FCALL', () => ({ connection: () => userUrl('relq-nofcall'), prefix: 'myapp' }));
+
+describe('refusals', () => {
+  const closers: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const c of closers.splice(0)) await c().catch(() => undefined);
+  });
+  const queue = (connection: string, prefix: string, opts = {}) => {
+    const q = new Queue<string>(`acl-${uniquePrefix()}`, { connection, prefix, ...opts });
+    closers.push(() => q.close());
+    return q;
+  };
+
+  test('a user without FCALL runs scripts instead (EVALSHA on the server, no FCALL)', async () => {
+    const before = await admin.info('commandstats');
+    const calls = (info: string, cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    const q = queue(userUrl('relq-nofcall'), 'myapp');
+    await q.add('x');
+    const [l] = await q.lease();
+    expect(await q.ack(l!)).toBe(true);
+    const after = await admin.info('commandstats');
+    expect(calls(after, 'evalsha') + calls(after, 'eval') - calls(before, 'evalsha') - calls(before, 'eval')).toBeGreaterThanOrEqual(3);
+  });
+
+  test('a wrong password: AuthenticationError naming the refusal, never the password', async () => {
+    const warnings: RelqWarning[] = [];
+    const q = queue(userUrl('relq-app', 'not-the-password-42'), 'myapp', { onWarning: (w: RelqWarning) => warnings.push(w) });
+    const err = (await q.add('x').catch((e: unknown) => e)) as AuthenticationError;
+    expect(err).toBeInstanceOf(AuthenticationError);
+    expect(err).toMatchObject({ code: 'RELQ_AUTH', retryable: false });
+    expect(err.message).toMatch(/refused the credentials: WRONGPASS/);
+    const everything = JSON.stringify({ message: err.message, stack: err.stack, cause: String(err.cause), warnings });
+    expect(everything).not.toContain('not-the-password-42');
+  });
+
+  test('a queue outside the user\'s prefix: PermissionError naming NOPERM, nothing written', async () => {
+    const q = queue(userUrl('relq-app'), 'otherapp');
+    const err = (await q.add('x').catch((e: unknown) => e)) as PermissionError;
+    expect(err).toBeInstanceOf(PermissionError);
+    expect(err).toMatchObject({ code: 'RELQ_NOPERM', retryable: false });
+    expect(err.message).toMatch(/may not do this.*NOPERM/);
+    expect(err.message).not.toContain(PASSWORD);
+    expect(await admin.keys('{otherapp:*')).toEqual([]);
+  });
+
+  test('with +info in the line, ioredis prints no ready-check warning (without it, it does)', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const readyCheckWarnings = () => warn.mock.calls.filter((c) => /ready check/.test(String(c[0]))).length;
+    try {
+      await queue(userUrl('relq-app'), 'myapp').add('x');
+      expect(readyCheckWarnings()).toBe(0);
+      await queue(userUrl('relq-noinfo'), 'myapp').add('x');
+      expect(readyCheckWarnings()).toBeGreaterThan(0);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
