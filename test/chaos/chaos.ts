@@ -194,32 +194,35 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       }
     };
 
-    // SIGSTOP the lease-API worker while it holds leases, for longer than its lease.
+    // SIGSTOP the lease-API worker while it holds leases, for longer than its lease. It works
+    // through its leases one after another, so a stop right after a 'leased' line catches it
+    // holding at least that lease; a stop that still misses (it had just acked the last one of
+    // its batch) is tried again, up to three times.
     await at(0.2);
     let refusedAfterStop = 0;
-    const stopTarget = [...procs].find((p) => p.role === 'lease');
-    if (stopTarget) {
-      // Right after it leased a job (it works through its leases one after another): then it
-      // holds at least that lease, which expires while it is stopped.
+    for (let attempt = 1; attempt <= 3 && refusedAfterStop === 0; attempt += 1) {
+      const stopTarget = [...procs].find((p) => p.role === 'lease' && p.child.exitCode === null);
+      if (!stopTarget) break;
+      stopTarget.stopped = true; // the killer leaves it alone from here on
+      const pid = stopTarget.child.pid!;
       const holding = () => {
-        const mine = entries().filter((e) => e.k !== 'added' && e.pid === stopTarget.child.pid);
+        const mine = entries().filter((e) => e.k !== 'added' && e.pid === pid);
         return mine[mine.length - 1]?.k === 'leased';
       };
-      for (const until = Date.now() + 5000; !holding() && Date.now() < until; ) await sleep(2);
-      stopTarget.stopped = true;
-      const pid = stopTarget.child.pid!;
+      for (const until = Date.now() + 15_000; !holding() && Date.now() < until; ) await sleep(2);
       stopTarget.child.kill('SIGSTOP');
       // Should this process die now, a detached shell still resumes the stopped worker (whose
       // IPC channel then tells it to exit): no process is left stopped for good.
       spawn('/bin/sh', ['-c', `sleep ${Math.ceil((o.leaseMs + 4000) / 1000)}; kill -CONT ${pid} 2>/dev/null`], { detached: true, stdio: 'ignore' }).unref();
       faults.workerStops! += 1;
       const stoppedAt = Date.now();
-      o.log(`[chaos ${elapsed()} s] SIGSTOP worker ${pid} for ${o.leaseMs + 2000} ms`);
+      o.log(`[chaos ${elapsed()} s] SIGSTOP worker ${pid} for ${o.leaseMs + 2000} ms (attempt ${attempt})`);
       await sleep(o.leaseMs + 2000);
       stopTarget.child.kill('SIGCONT');
+      const refused = () => entries().filter((e) => e.k === 'ack-result' && e.pid === pid && !e.ok && e.at > stoppedAt).length;
+      for (const until = Date.now() + 5000; refused() === 0 && Date.now() < until; ) await sleep(50);
       stopTarget.stopped = false;
-      await sleep(1000);
-      refusedAfterStop = entries().filter((e) => e.k === 'ack-result' && e.pid === pid && !e.ok && e.at > stoppedAt).length;
+      refusedAfterStop = refused();
       o.log(`[chaos ${elapsed()} s] SIGCONT: ${refusedAfterStop} stale ack(s) of worker ${pid} refused`);
     }
 
