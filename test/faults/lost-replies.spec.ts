@@ -91,8 +91,11 @@ test('a worker whose replies keep getting lost completes every job once and repo
   } finally {
     clearInterval(chaos);
   }
+  const completedEvents = () => events.filter((e) => e.type === 'completed').map((e) => (e as { job: { data: number } }).job.data);
   await until(async () => (await direct.counts()).completed === added, `${added} jobs completed`, 60_000);
-  const completed = events.filter((e) => e.type === 'completed').map((e) => (e as { job: { data: number } }).job.data);
+  // The worker reports a completion once the ack's answer is back, a moment after Redis counts it.
+  await until(() => completedEvents().length >= added, `${added} completed events`, 10_000);
+  const completed = completedEvents();
   expect(events.filter((e) => e.type === 'lost')).toEqual([]);
   expect(new Set(completed).size).toBe(added);
   expect(completed.length).toBe(added);
