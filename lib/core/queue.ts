@@ -34,7 +34,7 @@ import { decodeRecord, encodeRecord, policyOf } from './record.js';
 import { runScript, type ScriptName } from './scripts.js';
 import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
 import type { ProduceItem } from './producer-gate.js';
-import { ackItem, appendSettleItems, assertLease, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import { ackItem, appendSettleItems, assertLease, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type {
   AddResult,
   BulkJob,
@@ -46,6 +46,7 @@ import type {
   Lease,
   LeasedJob,
   LeaseOptions,
+  LeaseRef,
   QueueCounts,
   QueueEvent,
   QueueOptions,
@@ -296,7 +297,7 @@ export class Queue<Data = unknown, Result = unknown> {
     reqId = newRequestId(),
   ): Promise<LeaseStep<Data>> {
     if (this.ext.prepareLease) await this.ext.beforeLease();
-    const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT];
+    const args: Array<string | number> = [this.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, POLICY_DEFAULTS_ARG];
     const decodeSettled = appendSettleItems(args, items);
     const [settled, head] = (await this.run('lease', 'lease', args, [this.keys.request(reqId)])) as [
       number[],
@@ -436,16 +437,16 @@ export class Queue<Data = unknown, Result = unknown> {
   // ---- settling --------------------------------------------------------------
 
   /** Completes the job. True exactly once per job; false for a stale or repeated lease. */
-  async ack(lease: Lease<Data>, result?: Result): Promise<boolean> {
+  async ack(lease: LeaseRef, result?: Result): Promise<boolean> {
     return this.settleOne(ackItem(lease, this.resultJson(result)));
   }
 
   /** Acks many leases in one round trip; returns which succeeded, in order. */
-  async ackBatch(leases: ReadonlyArray<Lease<Data> | { lease: Lease<Data>; result?: Result }>): Promise<boolean[]> {
+  async ackBatch(leases: ReadonlyArray<LeaseRef | { lease: LeaseRef; result?: Result }>): Promise<boolean[]> {
     if (!Array.isArray(leases)) throw new ValidationError('leases', 'ackBatch expects an array of leases or { lease, result }');
     const items = leases.map((l: unknown, i) => {
       if (typeof l === 'object' && l !== null && 'lease' in l) {
-        const { lease, result } = l as { lease: Lease<Data>; result?: Result };
+        const { lease, result } = l as { lease: LeaseRef; result?: Result };
         assertLease(lease, `leases[${i}].lease`);
         return ackItem(lease, this.resultJson(result));
       }
@@ -456,21 +457,21 @@ export class Queue<Data = unknown, Result = unknown> {
   }
 
   /** A failed attempt: retried after `delayMs` (default: the job's backoff) or dead-lettered. */
-  async nack(lease: Lease<Data>, opts: { error?: unknown; delayMs?: number } = {}): Promise<boolean> {
+  async nack(lease: LeaseRef, opts: { error?: unknown; delayMs?: number } = {}): Promise<boolean> {
     assertOptions('nack options', opts, ['error', 'delayMs']);
     if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
     return this.settleOne(nackItem(lease, opts.error, opts.delayMs));
   }
 
   /** Puts the job back without counting a failure. */
-  async requeue(lease: Lease<Data>, opts: { delayMs?: number; reason?: string } = {}): Promise<boolean> {
+  async requeue(lease: LeaseRef, opts: { delayMs?: number; reason?: string } = {}): Promise<boolean> {
     assertOptions('requeue options', opts, ['delayMs', 'reason']);
     if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
     return this.settleOne(requeueItem(lease, opts.delayMs ?? 0, opts.reason ?? 'requeued'));
   }
 
   /** Dead-letters the job now, with no further attempts. */
-  async reject(lease: Lease<Data>, reason: unknown = 'rejected'): Promise<boolean> {
+  async reject(lease: LeaseRef, reason: unknown = 'rejected'): Promise<boolean> {
     return this.settleOne(rejectItem(lease, reason));
   }
 
@@ -481,7 +482,7 @@ export class Queue<Data = unknown, Result = unknown> {
    */
   async settle(items: SettleItem[], reqId = newRequestId()): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const args: Array<string | number> = [this.eventsFlag];
+    const args: Array<string | number> = [this.eventsFlag, POLICY_DEFAULTS_ARG];
     const decodeSettled = appendSettleItems(args, items);
     const settled = decodeSettled((await this.run('settle', 'settle', args, [this.keys.request(reqId)])) as number[]);
     return this.replicated('settle', settled);
@@ -498,18 +499,22 @@ export class Queue<Data = unknown, Result = unknown> {
   }
 
   /** Extends the lease by `extendMs` from now (default: its own lease length). False once lost. */
-  async touch(lease: Lease<Data>, extendMs?: number): Promise<boolean> {
+  async touch(lease: LeaseRef, extendMs?: number): Promise<boolean> {
     return (await this.touchMany([lease], extendMs))[0]!;
   }
 
   /** Heartbeat for many leases in one call; updates each lease's deadline. @internal */
-  async touchMany(leases: ReadonlyArray<Lease<Data>>, extendMs?: number): Promise<boolean[]> {
+  async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]> {
     this.assertOpen();
     if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: 2 ** 41 });
     leases.forEach((l, i) => assertLease(l, leases.length === 1 ? 'lease' : `leases[${i}]`));
     if (leases.length === 0) return [];
     const args: Array<string | number> = [leases.length];
-    for (const l of leases) args.push(l.job.id, l.token, extendMs ?? l.leaseMs);
+    leases.forEach((l, i) => {
+      const by = extendMs ?? l.leaseMs;
+      if (typeof by !== 'number') throw new ValidationError(leases.length === 1 ? 'extendMs' : `leases[${i}]`, 'is needed for a lease without leaseMs (rebuilt from id and token)');
+      args.push(l.job.id, l.token, by);
+    });
     const out = (await this.run('touch', 'touch', args)) as number[];
     return out.map((deadline, i) => {
       if (deadline > 0) leases[i]!.deadline = deadline;

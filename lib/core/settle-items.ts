@@ -1,30 +1,29 @@
-import { backoffDelay } from './backoff.js';
+import { DEFAULT_POLICY } from './defaults.js';
 import { ValidationError } from './errors.js';
-import type { Lease } from './types.js';
+import type { LeaseRef } from './types.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
 export type SettleItem = [op: 'a' | 'n' | 'q' | 'r', id: string, token: string, a1: string, a2: string | number];
 
 const MAX_ERROR_TEXT = 4096;
 
+/** The built-in policy a record leaves out, as include/common.lua parses it: sent with every lease and settle call. */
+export const POLICY_DEFAULTS_ARG = `${DEFAULT_POLICY.keepCompletedMs} ${DEFAULT_POLICY.dedupWindowMs} ${JSON.stringify(DEFAULT_POLICY.backoff)}`;
+
 /**
  * Appends `items` to a lease or settle call's arguments (include/settle.lua): acks without a
- * result that share the first such ack's policy go as id and token only (a busy worker's
- * usual outcome: 2 arguments instead of 5), after the others in full. The script settles in
- * that order, so when a job is named in both forms (the first item wins) everything goes in
- * full.
+ * result go as id and token only (a busy worker's usual outcome: 2 arguments instead of 5),
+ * after the others in full. The script settles in that order, so when a job is named in both
+ * forms (the first item wins) everything goes in full.
  * Returns the decoder of the script's answer: one boolean per item, in the order of `items`.
  */
 export function appendSettleItems(args: Array<string | number>, items: readonly SettleItem[]): (answer: readonly number[]) => boolean[] {
   let full: number[] = [];
   let plain: number[] = [];
-  let shared: string | number = '';
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!;
-    if (it[0] === 'a' && it[3] === '' && (plain.length === 0 || it[4] === shared)) {
-      shared = it[4];
-      plain.push(i);
-    } else full.push(i);
+    if (it[0] === 'a' && it[3] === '') plain.push(i);
+    else full.push(i);
   }
   if (full.length > 0 && plain.length > 0) {
     const fullIds = new Set(full.map((i) => items[i]![1]));
@@ -35,7 +34,7 @@ export function appendSettleItems(args: Array<string | number>, items: readonly 
   }
   args.push(full.length);
   for (const i of full) args.push(...items[i]!);
-  args.push(plain.length, plain.length ? shared : '');
+  args.push(plain.length);
   for (const i of plain) args.push(items[i]![1], items[i]![2]);
   return (answer) => {
     const settled = new Array<boolean>(items.length);
@@ -46,43 +45,33 @@ export function appendSettleItems(args: Array<string | number>, items: readonly 
 }
 
 /**
- * A lease as lease() returned it: checked before its fields are read, so that anything else
- * is a ValidationError, not a TypeError.
+ * A lease as lease() returned it, or rebuilt from its job id and token: checked before its
+ * fields are read, so that anything else is a ValidationError, not a TypeError.
  */
-export function assertLease(value: unknown, field = 'lease'): asserts value is Lease<unknown> {
-  const l = value as { job?: { id?: unknown; policy?: unknown }; token?: unknown } | null;
-  const ok =
-    typeof l === 'object' &&
-    l !== null &&
-    typeof l.job === 'object' &&
-    l.job !== null &&
-    typeof l.job.id === 'string' &&
-    typeof l.job.policy === 'object' &&
-    l.job.policy !== null &&
-    typeof l.token === 'string';
-  if (!ok) throw new ValidationError(field, 'must be a lease returned by lease() (job.id, job.policy and token)');
+export function assertLease(value: unknown, field = 'lease'): asserts value is LeaseRef {
+  const l = value as { job?: { id?: unknown }; token?: unknown } | null;
+  const ok = typeof l === 'object' && l !== null && typeof l.job === 'object' && l.job !== null && typeof l.job.id === 'string' && typeof l.token === 'string';
+  if (!ok) throw new ValidationError(field, 'must be a lease returned by lease(), or { job: { id }, token }');
 }
 
-export function ackItem(lease: Lease<unknown>, resultJson: string): SettleItem {
+export function ackItem(lease: LeaseRef, resultJson: string): SettleItem {
   assertLease(lease);
-  const { keepCompletedMs, dedupWindowMs } = lease.job.policy;
-  return ['a', lease.job.id, lease.token, resultJson, `${keepCompletedMs} ${dedupWindowMs}`];
+  return ['a', lease.job.id, lease.token, resultJson, ''];
 }
 
-/** A failed attempt; the retry delay follows the job's backoff unless given. */
-export function nackItem(lease: Lease<unknown>, error: unknown, delayMs?: number): SettleItem {
+/** A failed attempt; the retry delay follows the stored job's backoff unless given. */
+export function nackItem(lease: LeaseRef, error: unknown, delayMs?: number): SettleItem {
   assertLease(lease);
-  const delay = delayMs ?? backoffDelay(lease.job.policy.backoff, lease.job.attempt);
-  return ['n', lease.job.id, lease.token, errorText(error), delay];
+  return ['n', lease.job.id, lease.token, errorText(error), delayMs ?? `b${Math.random()}`];
 }
 
-export function requeueItem(lease: Lease<unknown>, delayMs: number, reason: string): SettleItem {
+export function requeueItem(lease: LeaseRef, delayMs: number, reason: string): SettleItem {
   assertLease(lease);
   if (typeof reason !== 'string') throw new ValidationError('reason', 'must be a string');
   return ['q', lease.job.id, lease.token, errorText(reason), delayMs];
 }
 
-export function rejectItem(lease: Lease<unknown>, reason: unknown): SettleItem {
+export function rejectItem(lease: LeaseRef, reason: unknown): SettleItem {
   assertLease(lease);
   return ['r', lease.job.id, lease.token, errorText(reason), 0];
 }

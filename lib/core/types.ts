@@ -176,6 +176,20 @@ export interface Lease<Data> {
   readonly leaseMs: number;
 }
 
+/**
+ * What settling and touching need of a lease: its job id and token. A lease kept elsewhere
+ * (e.g. handed to another process) can be rebuilt from these two and settles exactly like the
+ * original: retention and backoff are read from the stored job.
+ */
+export interface LeaseRef {
+  readonly job: { readonly id: string };
+  readonly token: string;
+  /** Updated by touch(). */
+  deadline?: number;
+  /** touch() without extendMs extends by this; a rebuilt lease without it must give extendMs. */
+  readonly leaseMs?: number;
+}
+
 export interface LeaseOptions {
   /** Most jobs to lease at once (1 to 1000). Default 1. */
   count?: number;

@@ -5,7 +5,7 @@
 import type { Queue } from '../../lib/index.js';
 import { encodeRecord } from '../../lib/core/record.js';
 import { runScript, type ScriptName } from '../../lib/core/scripts.js';
-import { ackItem, appendSettleItems, nackItem, rejectItem, requeueItem, type SettleItem } from '../../lib/core/settle-items.js';
+import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/settle-items.js';
 import { useRedis, waitUntil } from './_helpers.js';
 
 const res = useRedis();
@@ -17,7 +17,7 @@ function script(q: Queue<any, any>, name: ScriptName): Script {
 
 /** Raw relq_lease call exactly as Queue.leaseStep builds it. */
 function leaseRaw(q: Queue<any, any>, reqId: string, count: number, leaseMs: number, items: SettleItem[] = []) {
-  const args: Array<string | number> = ['1', reqId, count, leaseMs, 0, 1000];
+  const args: Array<string | number> = ['1', reqId, count, leaseMs, 0, 1000, POLICY_DEFAULTS_ARG];
   appendSettleItems(args, items);
   return script(q, 'lease')([...q.keys.all, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
 }

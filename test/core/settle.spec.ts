@@ -369,13 +369,13 @@ describe('settle items on the wire', () => {
       ackItem(byData(0), ''), // compact
       ackItem(stale, ''), // compact, wrong token
       ackItem(byData(2), '"r2"'), // a result: full
-      ackItem(byData(3), ''), // another policy: full
+      ackItem(byData(3), ''), // another retention: still compact (the script reads it from the lease)
       ackItem(byData(4), ''), // compact
     ];
     const args: Array<string | number> = [];
     appendSettleItems(args, items);
-    // 2 full items of 5 fields, then 3 compact acks of 2
-    expect(args.length).toBe(1 + 2 * 5 + 2 + 3 * 2);
+    // 1 full item of 5 fields, then 4 compact acks of 2
+    expect(args.length).toBe(1 + 5 + 1 + 4 * 2);
     expect(await q.settle(items)).toEqual([true, false, true, true, true]);
     expect((await q.getJob(byData(2).job.id))!.result).toBe('r2');
     expect(await q.getJob(byData(3).job.id)).toBeNull(); // keepCompletedMs 0: removed
@@ -389,7 +389,7 @@ describe('settle items on the wire', () => {
     const items = [ackItem(l!, ''), requeueItem(l!, 0, 'again')];
     const args: Array<string | number> = [];
     appendSettleItems(args, items);
-    expect(args.length).toBe(1 + 2 * 5 + 2);
+    expect(args.length).toBe(1 + 2 * 5 + 1);
     expect(await q.settle(items)).toEqual([true, false]);
     expect((await q.getJob(id))!.state).toBe('completed');
   });

@@ -30,6 +30,14 @@ local function hmgetMany(key, fields)
   return out
 end
 
+-- The built-in job policy, sent by the client with every lease and settle call (its one
+-- owner is lib/core/defaults.ts): "<keepCompletedMs> <dedupWindowMs> <backoff json>", what a
+-- record leaves out. The backoff is decoded only when a nack needs it.
+local function parseDefaults(text)
+  local keep, dedup, backoff = string.match(text, '^(%d+) (%d+) (.*)$')
+  return { keepMs = tonumber(keep), dedupMs = tonumber(dedup), backoffJson = backoff }
+end
+
 -- A record is "<meta json>\n<data json>"; JSON never holds a raw newline.
 local function splitRecord(rec)
   local nl = string.find(rec, '\n', 1, true) or (#rec + 1)

@@ -45,7 +45,7 @@ end
 -- Lease tokens of extended queues are '<reqId>.<j>*<group>' ('' for ungrouped); plain ones
 -- have no '*'. Returns the group part, or nil for a plain token.
 local function tokenGroup(token)
-  return string.match(token, '^[^.]*%.%d+%*(.*)$')
+  return string.match(token, '^[^.]*%.%d+[~%d,]*%*(.*)$')
 end
 
 -- A lease of `group` ('' = ungrouped, nil = plain queue) ended (settled or expired).

@@ -87,16 +87,22 @@ local function takeFair(count, flags, taken, groups)
   if gpTaken > 0 then redis.call('HINCRBY', K_META, 'gp', -gpTaken) end
 end
 
--- Leases the taken ids whose records `recs` holds: token "<reqId>.<j>" ("<reqId>.<j>*<group>"
--- when `groups` is given: an extended queue), deadline now + the job's own leaseMs (meta l) or
+-- Leases the taken ids whose records `recs` holds: token "<reqId>.<j>", then "~<keepMs>,<dedupMs>"
+-- for a job whose retention is not the built-in one (`defaults`, as include/settle.lua parses
+-- them), then "*<group>" when `groups` is given (an extended queue). Settling reads the
+-- retention back from the stored token. Deadline: now + the job's own leaseMs (meta l) or
 -- the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
 -- and, with `groups`, their data bytes.
-local function grantLeases(now, reqId, taken, recs, leaseMs, groups)
+local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
   local reply, leases, working = {}, {}, {}
   local bytes = 0
   for j, id in ipairs(taken) do
     local rec = recs[j]
     local token = reqId .. '.' .. j
+    local keep, unique = metaInt(rec, 'k'), metaInt(rec, 'u')
+    if keep or unique then
+      token = token .. '~' .. (keep or defaults.keepMs) .. ',' .. (unique and (metaInt(rec, 'i') or defaults.dedupMs) or 0)
+    end
     if groups then
       token = token .. '*' .. groups[j]
       bytes = bytes + dataBytes(rec)
@@ -154,7 +160,7 @@ end
 
 -- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time, a
 -- state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and the leased ids.
-local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit)
+local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaults)
   -- fields 3.. are read for include/ext.lua at no extra command: g, bound, closed, stats, del, glimit, u
   local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
   local nextDue = tonumber(flags[2])
@@ -211,7 +217,7 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit)
     return {}, nextDue, 0, ghosts, {}
   end
 
-  local reply, leased, bytes = grantLeases(now, reqId, live, liveRecs, leaseMs, liveGroups)
+  local reply, leased, bytes = grantLeases(now, reqId, live, liveRecs, leaseMs, liveGroups, defaults)
   if flags[6] then
     local cm = redis.call('HINCRBY', K_STATS, 'cm', #leased)
     local cb = redis.call('HINCRBY', K_STATS, 'cb', bytes)

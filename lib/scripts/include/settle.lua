@@ -1,18 +1,48 @@
 -- Ends leases in bulk. From ARGV[base]: n full items of 5 fields (op, id, token, a1, a2),
--- then m acks without a result sharing one a2 (a busy worker's usual outcome: 2 fields each):
---   n, n x (op, id, token, a1, a2), m, shared a2, m x (id, token)
---   a  ack      a1 = result json ('' for none), a2 = "<keepMs> <dedupMs>"
---   n  nack     a1 = error text,  a2 = retry delay ms (backoff computed by the client)
+-- then m acks without a result (a busy worker's usual outcome: 2 fields each):
+--   n, n x (op, id, token, a1, a2), m, m x (id, token)
+--   a  ack      a1 = result json ('' for none)
+--   n  nack     a1 = error text,  a2 = retry delay ms, or 'b<random in [0,1)>': the job's backoff
 --   q  requeue  a1 = reason,      a2 = delay ms (not a failed attempt)
 --   r  reject   a1 = reason                   (dead letter at once)
+-- Retention and idempotency window come from the stored token (set from the job's record
+-- when it was leased, include/lease-jobs.lua), backoff from the record: never from the
+-- caller, so a lease rebuilt from its id and token settles exactly like the original.
 -- Only the current token of a job settles it; any other token changes nothing.
 -- Returns a 0/1 per item (the n full ones, then the m acks) and the index of the first ARGV
 -- after the items.
-local function settleItems(now, base)
+
+-- Delay before the retry after failed attempt number `attempt` (1 = the first), as
+-- lib/core/backoff.ts computes it; `rnd` comes from the client (scripts stay deterministic).
+local function backoffDelay(rec, attempt, rnd, defaults)
+  local b = defaults.backoff
+  local meta = decodeMeta(rec)
+  if meta and meta.b then
+    b = meta.b
+    if type(b) == 'string' then b = cjson.decode(b) end
+  end
+  local base = b.delayMs
+  if b.type ~= 'fixed' then
+    base = math.min(b.delayMs * 2 ^ math.max(0, attempt - 1), b.maxDelayMs or defaults.backoff.maxDelayMs)
+  end
+  local jitter = b.jitter or defaults.backoff.jitter
+  return math.max(0, math.floor(base * (1 - jitter + 2 * jitter * rnd) + 0.5))
+end
+
+-- Retention of a leased job whose token says it (include/lease-jobs.lua): keepMs, dedupMs;
+-- nil for the built-in retention.
+local function tokenRetention(token)
+  local keep, dedup = string.match(token, '^[^.]*%.%d+~(%d+),(%d+)')
+  if keep then return tonumber(keep), tonumber(dedup) end
+  return nil
+end
+
+-- `defaults`: the built-in policy (parseDefaults, include/common.lua).
+local function settleItems(now, base, defaults)
   local n = tonumber(ARGV[base])
   local p = base + 1 + n * 5
   local m = tonumber(ARGV[p])
-  local after = p + 2 + m * 2
+  local after = p + 1 + m * 2
   local out = {}
   if n + m == 0 then return out, after end
   local ops, ids, tokens, a1s, a2s = {}, {}, {}, {}, {}
@@ -20,10 +50,9 @@ local function settleItems(now, base)
     local b = base + (i - 1) * 5 + 1
     ops[i], ids[i], tokens[i], a1s[i], a2s[i] = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   end
-  local shared = ARGV[p + 1]
   for j = 1, m do
-    local b, i = p + 2 + (j - 1) * 2, n + j
-    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = 'a', ARGV[b], ARGV[b + 1], '', shared
+    local b, i = p + 1 + (j - 1) * 2, n + j
+    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = 'a', ARGV[b], ARGV[b + 1], '', ''
   end
   n = n + m
   local held = hmgetMany(K_LEASES, ids)
@@ -49,8 +78,8 @@ local function settleItems(now, base)
       leaseEnded(tokenGroup(tokens[i])) -- nothing for a plain queue's token (include/ext.lua)
       if op == 'a' then
         slotsFreed = slotsFreed + 1
-        local keepMs, dedupMs = string.match(a2, '^(%d+) (%d+)$')
-        keepMs, dedupMs = tonumber(keepMs), tonumber(dedupMs)
+        local keepMs, dedupMs = tokenRetention(tokens[i])
+        if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 end
         if keepMs > 0 then
           done[#done + 1] = now + keepMs
           done[#done + 1] = id
@@ -68,7 +97,13 @@ local function settleItems(now, base)
         local rec = redis.call('HGET', K_JOBS, id)
         if rec then
           if op == 'n' then
-            failAttempt(id, rec, now, a1, tonumber(a2), 'failed')
+            local delayMs = tonumber(a2)
+            if not delayMs then
+              if not defaults.backoff then defaults.backoff = cjson.decode(defaults.backoffJson) end
+              local attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1
+              delayMs = backoffDelay(rec, attempt, tonumber(string.sub(a2, 2)) or 0, defaults)
+            end
+            failAttempt(id, rec, now, a1, delayMs, 'failed')
           elseif op == 'q' then
             local meta, data = decodeMeta(rec)
             if meta then
