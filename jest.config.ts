@@ -28,7 +28,7 @@ const config: Config = {
     // Source uses nodenext-style `./x.js` specifiers; map them back to the .ts file.
     '^(\\.{1,2}/.*)\\.js$': '$1',
     // RELQ_NEST_DIR=<dir with another NestJS major installed> runs the tests against it
-    // (scripts/test-nest-major.mjs).
+    // (tools/test-nest-major.mjs).
     ...(process.env.RELQ_NEST_DIR
       ? { '^(@nestjs/[a-z-]+|reflect-metadata)$': `${process.env.RELQ_NEST_DIR}/node_modules/$1` }
       : {}),

@@ -14,7 +14,7 @@ test('npm run bench -- --quick measures every library and writes report, chart a
   const dir = mkdtempSync(join(tmpdir(), 'relq-bench-'));
   try {
     const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
-    const child = spawn(process.execPath, ['scripts/run-bench.mjs', '--quick', '--out', out.md, '--json', out.json, '--svg', out.svg], {
+    const child = spawn(process.execPath, ['tools/run-bench.mjs', '--quick', '--out', out.md, '--json', out.json, '--svg', out.svg], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

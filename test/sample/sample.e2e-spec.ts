@@ -70,7 +70,7 @@ describe('sample app over HTTP (in process)', () => {
   });
 });
 
-describe('npm run sample (scripts/run-sample.mjs)', () => {
+describe('npm run sample (tools/run-sample.mjs)', () => {
   let child: ChildProcess | undefined;
   let output = '';
 
@@ -86,7 +86,7 @@ describe('npm run sample (scripts/run-sample.mjs)', () => {
     const nothingThere = `redis://127.0.0.1:${await freePort()}`;
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), SAMPLE_DEFAULT_REDIS_URL: nothingThere };
     delete env.REDIS_URL;
-    child = spawn(process.execPath, [join(root, 'scripts', 'run-sample.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [join(root, 'tools', 'run-sample.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));

@@ -3,7 +3,7 @@
  * process SIGKILLed while it holds leases or a role).
  *
  * A child cannot load TypeScript (Node 20 has no type stripping), and `dist/` may be stale.
- * So `buildEngine()` transpiles lib/ (scripts/transpile.mjs: no type check, well under a
+ * So `buildEngine()` transpiles lib/ (tools/transpile.mjs: no type check, well under a
  * second) into a fresh directory under `.tmp/` (git-ignored) inside the repository, where
  * Node's resolution still finds node_modules.
  * Children are small .mjs fixtures that `import()` the built engine from RELQ_ENGINE and talk
@@ -13,7 +13,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { libSources, transpileTree } from '../../scripts/transpile.mjs';
+import { libSources, transpileTree } from '../../tools/transpile.mjs';
 
 const ROOT = process.cwd();
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:nest11` (or `node scripts/test-nest-major.mjs <major>`): runs the NestJS
+// `npm run test:nest11` (or `node tools/test-nest-major.mjs <major>`): runs the NestJS
 // tests (test/nest, test/sample) against another NestJS major than the devDependencies' one.
 // The first run installs that major's @nestjs packages (and the reflect-metadata and rxjs
 // they load) from the npm registry into .tmp/nest-<major>/; Jest then maps every @nestjs/*

@@ -17,8 +17,8 @@ const sources = [
   ...[join(root, 'test', 'chaos'), join(root, 'test', 'support')].flatMap(walk).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts')),
 ];
 transpileTree(root, sources, out);
-mkdirSync(join(out, 'scripts'), { recursive: true });
-copyFileSync(join(root, 'scripts', 'transpile.mjs'), join(out, 'scripts', 'transpile.mjs'));
+mkdirSync(join(out, 'tools'), { recursive: true });
+copyFileSync(join(root, 'tools', 'transpile.mjs'), join(out, 'tools', 'transpile.mjs'));
 
 const child = spawn(process.execPath, [join(out, 'test', 'chaos', 'main.js'), ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 const forward = (signal) => child.kill(signal);
