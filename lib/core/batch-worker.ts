@@ -220,12 +220,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   }
 
   protected override reportSettled(o: Outcome<Data, Result>, settled: boolean): void {
-    if (settled) {
-      if (o.event.type === 'dead' && !(o.event.error instanceof UnrecoverableError)) {
-        this.subject.next({ type: 'failed', job: o.event.job, error: o.event.error, willRetry: false });
-      }
-      this.subject.next(o.event);
-    } else this.subject.next({ type: 'lost', job: o.held.lease.job });
+    this.emitOutcome(o, settled);
   }
 
   // ---- heartbeat ---------------------------------------------------------------

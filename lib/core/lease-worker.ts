@@ -1,7 +1,7 @@
 import { Subject, type Observable } from 'rxjs';
 import type { RedisClient } from './connection.js';
 import { DEFAULT_LEASE_MS, MAX_TIMER_MS } from './defaults.js';
-import { ClosedError, NotReplicatedError, QueueDeletedError, ValidationError } from './errors.js';
+import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from './errors.js';
 import { Heartbeat } from './heartbeat.js';
 import type { HeldLease } from './job-view.js';
 import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
@@ -138,6 +138,24 @@ export abstract class LeaseWorker<Data, Result> {
   protected abstract keepBeating(): boolean;
   /** A settle call answered for `outcome`: `settled`, or false when its lease was already lost. */
   protected abstract reportSettled(outcome: Outcome<Data, Result>, settled: boolean): void;
+
+  /**
+   * The events of a settled outcome, after its settle answered (the same point for Worker
+   * and BatchWorker): a last attempt's failure is also reported as 'failed' before its
+   * 'dead'; an outcome whose lease was already lost is reported 'lost'.
+   */
+  protected emitOutcome(o: Outcome<Data, Result>, settled: boolean): void {
+    if (!settled) {
+      this.subject.next({ type: 'lost', job: o.held.lease.job });
+      return;
+    }
+    const ev = o.event;
+    if (!ev) return; // given back unstarted: nothing happened to the job
+    if (ev.type === 'dead' && !(ev.error instanceof UnrecoverableError)) {
+      this.subject.next({ type: 'failed', job: ev.job, error: ev.error, willRetry: false });
+    }
+    this.subject.next(ev);
+  }
   /** Keeps the waker of an error pause, so that it can be cut short. */
   protected abstract keepPauseWaker(wake: () => void): void;
 

@@ -1,6 +1,6 @@
 import { newRequestId } from './ids.js';
 import type { HeldLease } from './job-view.js';
-import { ackItem, nackItem, rejectItem, type SettleItem } from './settle-items.js';
+import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type { LeasedJob } from './types.js';
 import { toJson } from './validate.js';
 
@@ -13,11 +13,28 @@ export type WorkerEvent<Data, Result> =
   /** The queue was closed and drained (closeQueue) or deleted, or this Queue object was closed: the worker stopped by itself. */
   | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' | 'queue object closed' };
 
-/** A finished job: how to settle it, and the event to report once it is settled. */
+/** A finished job: how to settle it, and the event to report once it is settled (none for a give-back). */
 export interface Outcome<Data, Result> {
   held: HeldLease<Data>;
   item: SettleItem;
-  event: WorkerEvent<Data, Result>;
+  event?: WorkerEvent<Data, Result>;
+}
+
+/**
+ * Thrown by a handler that has not started the job (e.g. a router whose line of jobs waiting
+ * for a slot is cleared at shutdown): the worker gives the job back to pending at once, with no
+ * failed attempt and no event. @internal
+ */
+export class NotStartedError extends Error {
+  constructor() {
+    super('the job was not started; given back to the queue');
+    this.name = 'NotStartedError';
+  }
+}
+
+/** A job given back unstarted: requeued now, not counted as an attempt. */
+export function giveBackOutcome<Data, Result>(held: HeldLease<Data>): Outcome<Data, Result> {
+  return { held, item: requeueItem(held.lease, 0, 'shutdown') };
 }
 
 /** Completed with `result`; a result that cannot be stored is a failed attempt instead. */

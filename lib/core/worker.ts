@@ -3,7 +3,7 @@ import { UnrecoverableError } from './errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { ErrorBackoff, LeaseWorker } from './lease-worker.js';
-import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
+import { failureOutcome, giveBackOutcome, NotStartedError, successOutcome, type Outcome } from './outbox.js';
 import { blockDuration, type LeaseStep, type Queue } from './queue.js';
 import { requeueItem } from './settle-items.js';
 import type { Lease } from './types.js';
@@ -194,7 +194,8 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     }
     promise.then(
       (result) => this.finish(held, successOutcome(held, result, this.queue.maxPayloadBytes)),
-      (error: unknown) => this.finish(held, failureOutcome(held, error, error instanceof UnrecoverableError)),
+      (error: unknown) =>
+        this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError)),
     );
   }
 
@@ -204,14 +205,10 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     if (held.lost) {
       this.held.delete(held.lease.token);
     } else {
-      // A 'dead' from the last attempt is also a failure of that attempt.
-      const ev = outcome.event;
-      if (ev.type === 'dead' && !(ev.error instanceof UnrecoverableError)) {
-        this.subject.next({ type: 'failed', job: ev.job, error: ev.error, willRetry: false });
-      }
       this.outbox.push(outcome);
-      if (this.slotWaiters.length) this.notifySlots(); // a lane folds the settle into its next lease
-      else if (this.idleLanes === this.lanes || this.stopping) this.flushSoon();
+      // While stopping no lane leases again: settle now (a give-back must not wait for the drain).
+      if (this.stopping || (this.idleLanes === this.lanes && !this.slotWaiters.length)) this.flushSoon();
+      else if (this.slotWaiters.length) this.notifySlots(); // a lane folds the settle into its next lease
     }
     if (this.running === 0) this.handlersFinished();
   }
@@ -237,7 +234,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
 
   protected override reportSettled(o: Outcome<Data, Result>, settled: boolean): void {
     this.held.delete(o.held.lease.token);
-    this.subject.next(settled ? o.event : { type: 'lost', job: o.held.lease.job });
+    this.emitOutcome(o, settled);
   }
 
   /** Settles the outbox on its own when no lane can fold it into a lease call. */

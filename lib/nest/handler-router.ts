@@ -1,4 +1,5 @@
 import { UnrecoverableError } from '../core/errors.js';
+import { NotStartedError } from '../core/outbox.js';
 import type { Job } from '../core/worker.js';
 import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
 import { Semaphore } from './semaphore.js';
@@ -57,10 +58,27 @@ export class HandlerRouter {
     }
   };
 
-  status(): HandlerStatus[] {
+  /**
+   * Shutdown began: jobs still waiting for a handler slot are given back to the queue at once
+   * (the worker requeues them, no failed attempt) and none starts during the drain.
+   */
+  stopWaiting(): void {
+    for (const r of this.routes()) r.gate.refuse(new NotStartedError());
+  }
+
+  /** The loop starts again. */
+  reopen(): void {
+    for (const r of this.routes()) r.gate.reopen();
+  }
+
+  private routes(): Route[] {
     const routes = [...this.byName.values()];
     if (this.fallback) routes.push(this.fallback);
-    return routes.map((r) => ({
+    return routes;
+  }
+
+  status(): HandlerStatus[] {
+    return this.routes().map((r) => ({
       jobName: r.def.jobName ?? null,
       method: r.def.methodName,
       concurrency: r.def.concurrency,

@@ -4,7 +4,7 @@
  */
 export class Semaphore {
   private held = 0;
-  private readonly waiters: Array<() => void> = [];
+  private readonly waiters: Array<(refused?: Error) => void> = [];
 
   constructor(readonly limit: number) {}
 
@@ -16,16 +16,21 @@ export class Semaphore {
     return this.waiters.length;
   }
 
+  /** Waiters turned away: rejected with `reason` (also every acquire until reopen()). */
+  private refusal: Error | undefined;
+
   async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
+    if (this.refusal) throw this.refusal;
     if (this.held < this.limit && this.waiters.length === 0) {
       this.held += 1;
       return;
     }
     await new Promise<void>((resolve, reject) => {
-      const grant = () => {
+      const grant = (refused?: Error) => {
         signal?.removeEventListener('abort', onAbort);
-        resolve();
+        if (refused) reject(refused);
+        else resolve();
       };
       const onAbort = () => {
         const i = this.waiters.indexOf(grant);
@@ -35,6 +40,16 @@ export class Semaphore {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(grant);
     });
+  }
+
+  /** Rejects every waiter with `reason`, and every acquire from now on until reopen(). */
+  refuse(reason: Error): void {
+    this.refusal = reason;
+    for (const grant of this.waiters.splice(0)) grant(reason);
+  }
+
+  reopen(): void {
+    this.refusal = undefined;
   }
 
   release(): void {

@@ -82,6 +82,7 @@ export class WorkerHost {
     if (this.isRunning) return;
     // A loop that stopped by itself (its queue was closed or deleted) is replaced.
     this.release();
+    if (this.router instanceof HandlerRouter) this.router.reopen();
     const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
     const batch = this.batch;
     // For a batch processor, concurrency is its batches at once (the explorer resolved it).
@@ -114,7 +115,9 @@ export class WorkerHost {
         this.logger.log(`${this.def.className}: stopping, waiting up to ${drainTimeoutMs} ms for ${inFlight} running job(s)`);
       }
       try {
-        await runner.close({ drainTimeoutMs });
+        const closed = runner.close({ drainTimeoutMs }); // stops leasing first
+        if (this.router instanceof HandlerRouter) this.router.stopWaiting();
+        await closed;
       } finally {
         this.release();
         this.stopping = undefined;
