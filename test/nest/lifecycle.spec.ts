@@ -7,18 +7,39 @@ import { deferred, sleep, waitFor, useApps } from './helpers.js';
 const bed = useApps();
 const { apps, start } = bed;
 
+/**
+ * Waits until the queue's sweeper has completed a sweep that began after epoch ms `t`,
+ * calling `each` on every poll meanwhile.
+ */
+async function sweptAfter(registry: QueueRegistry, queue: string, t: number, each: () => Promise<void>): Promise<void> {
+  const lastRun = () => registry.getSweepers().find((s) => s.queue === queue)?.lastRunAt ?? 0;
+  // lastRunAt is stamped when a sweep ends: a first end past `t` may belong to a sweep that
+  // began before it; the next one began after it.
+  let end = 0;
+  await waitFor(async () => {
+    await each();
+    return (end = lastRun()) > t;
+  }, 10_000, `a sweep of ${queue} ending after ${t}`);
+  await waitFor(async () => {
+    await each();
+    return lastRun() > end;
+  }, 10_000, `a sweep of ${queue} starting after ${end}`);
+}
+
 test('a handler running longer than its lease stays leased thanks to the heartbeat', async () => {
   const prefix = uniquePrefix();
   const started = deferred<string>();
+  const release = deferred();
   let runs = 0;
+  const LEASE_MS = 600;
 
-  @Processor('long', { leaseMs: 300 })
+  @Processor('long', { leaseMs: LEASE_MS })
   class LongProcessor {
     @Process()
     async run(job: Job<unknown>): Promise<string> {
       runs += 1;
       started.resolve(job.id);
-      await sleep(1200); // four leases long
+      await release.promise; // held until the test has seen the lease outlive its length
       if (job.signal.aborted) throw new Error('lease was lost');
       return 'done';
     }
@@ -32,17 +53,26 @@ test('a handler running longer than its lease stays leased thanks to the heartbe
   );
   const queue = app.get(QueueRegistry).getQueue('long');
   const { id } = await queue.add({});
-  await started.promise;
-  // Meanwhile the sweeper runs every ~100 ms and would reclaim an expired lease.
-  const deadlines = new Set<number>();
-  for (let i = 0; i < 8; i++) {
-    const info = await queue.getJob(id);
-    expect(info?.state).toBe('working');
-    deadlines.add(info!.leaseDeadline!);
-    await sleep(120);
+  try {
+    await started.promise;
+    const first = await queue.getJob(id);
+    expect(first?.state).toBe('working');
+    // Without renewal the lease would end at first.leaseDeadline, and the sweeper (every
+    // ~100 ms) would reclaim it. Hold the handler until a whole lease length later and a
+    // sweep that began after that, checking on every poll that the job stays leased.
+    const deadlines = new Set<number>([first!.leaseDeadline!]);
+    const seen = new Set<string>();
+    await sweptAfter(app.get(QueueRegistry), 'long', first!.leaseDeadline! + LEASE_MS, async () => {
+      const info = await queue.getJob(id);
+      seen.add(`${info?.state} failures=${info?.failures} dequeues=${info?.dequeues}`);
+      if (info?.leaseDeadline !== undefined) deadlines.add(info.leaseDeadline);
+    });
+    expect([...seen]).toEqual(['working failures=0 dequeues=1']); // never reclaimed meanwhile
+    expect(deadlines.size).toBeGreaterThan(2); // renewed, more than once
+  } finally {
+    release.resolve();
   }
-  expect(deadlines.size).toBeGreaterThan(1); // renewed
-  expect(await queue.waitForResult(id, { timeoutMs: 3000 })).toBe('done');
+  expect(await queue.waitForResult(id, { timeoutMs: 10_000 })).toBe('done');
   expect(runs).toBe(1);
   const info = await queue.getJob(id);
   expect(info).toMatchObject({ state: 'completed', failures: 0 });
@@ -87,7 +117,7 @@ test('shutdown during a long job gives it back to pending at once; the next app 
   await app.close();
   apps.length = 0;
   const closeMs = Date.now() - t0;
-  expect(closeMs).toBeLessThan(2000); // drain 300 ms + give-back, not the 30 s lease
+  expect(closeMs).toBeLessThan(10_000); // drain 300 ms + give-back, not the 30 s lease
 
   const observer = new EngineQueue<{ n: number }, string>('reports', { connection: bed.redis.url, prefix });
   try {
@@ -129,7 +159,7 @@ test('a handler that finishes within the drain timeout is acked during shutdown'
   class M {}
 
   const app = await start(
-    QueueModule.forRoot({ connection: bed.redis.url, prefix, shutdown: { drainTimeoutMs: 3000 }, defaults: { processor: { blockMs: 200 } } }),
+    QueueModule.forRoot({ connection: bed.redis.url, prefix, shutdown: { drainTimeoutMs: 10_000 }, defaults: { processor: { blockMs: 200 } } }),
     M,
   );
   const queue = app.get(QueueRegistry).getQueue('drain');
@@ -160,10 +190,16 @@ test('the sweeper reclaims leases that expired elsewhere; it can be disabled', a
       QueueModule.forRoot({ connection: bed.redis.url, prefix, sweeper: { intervalMs: 100, jitter: 0.5 } }),
       QueueModule.registerQueue({ name: 'swept' }, { name: 'unswept', sweeper: false }),
     );
-    await waitFor(async () => (await crashed.getJob(a.id))?.state === 'pending', 3000, 'swept back to pending');
+    await waitFor(async () => (await crashed.getJob(a.id))?.state === 'pending', 10_000, 'swept back to pending');
     expect(await crashed.getJob(a.id)).toMatchObject({ failures: 1 });
-    await sleep(300);
-    expect((await other.getJob(b.id))?.state).toBe('working');
+    // b's lease has run out too; a sweep of 'swept' that began after that proves the app's
+    // sweeping went on past the point where a sweeper of 'unswept' would have taken b.
+    const bDeadline = (await other.getJob(b.id))!.leaseDeadline!;
+    const states = new Set<string | undefined>();
+    await sweptAfter(app.get(QueueRegistry), 'swept', bDeadline + 300, async () => {
+      states.add((await other.getJob(b.id))?.state);
+    });
+    expect([...states]).toEqual(['working']);
 
     const sweepers = app.get(QueueRegistry).getSweepers();
     expect(sweepers.find((s) => s.queue === 'swept')).toMatchObject({ enabled: true, running: true });
