@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Worker } from '../../lib/index.js';
 import { buildEngine, type BuiltEngine } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, redisNow, sleep, waitUntil } from './_helpers.js';
+import { Resources, redisNow, waitUntil } from './_helpers.js';
 
 const ROOT = process.cwd();
 const FIXTURE = join(ROOT, 'test', 'core', 'fixtures', 'sigkill-child.mjs');
@@ -29,7 +29,7 @@ afterEach(() => res.closeAll());
 afterAll(async () => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   engine?.remove();
-  await redis.stop();
+  await redis?.stop();
 });
 
 /** Starts the child; resolves with the leases it printed. */
@@ -64,7 +64,8 @@ test('a child process holding a lease is SIGKILLed; after expiry sweep returns t
   const obs = res.client();
   const { id } = await q.add('survive me', { attempts: 3 });
 
-  const leases = await leaseInChild(redis.url, prefix, 'crash', 500);
+  // Long enough that the checks below surely run before it ends, even on a loaded machine.
+  const leases = await leaseInChild(redis.url, prefix, 'crash', 3000);
   expect(leases).toHaveLength(1);
   expect(leases[0]).toMatchObject({ id, attempt: 1 });
   expect(await q.getJob(id)).toMatchObject({ state: 'working', leaseDeadline: leases[0]!.deadline });
@@ -77,8 +78,7 @@ test('a child process holding a lease is SIGKILLed; after expiry sweep returns t
   // still held by the dead process until the lease runs out
   expect((await q.sweep()).stalled).toBe(0);
   expect(await q.lease()).toEqual([]);
-  const wait = leases[0]!.deadline - (await redisNow(obs)) + 30;
-  if (wait > 0) await sleep(wait);
+  await waitUntil(async () => (await redisNow(obs)) > leases[0]!.deadline, 'the dead holder\'s lease deadline (Redis time)', 10_000);
   expect((await q.sweep()).stalled).toBe(1);
   expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 1, lastError: 'lease expired' });
 
@@ -93,7 +93,7 @@ test('a child process holding a lease is SIGKILLed; after expiry sweep returns t
       { blockMs: 1000 },
     ),
   );
-  await waitUntil(async () => (await q.getJob(id))?.state === 'completed', 'completion', 5000);
+  await waitUntil(async () => (await q.getJob(id))?.state === 'completed', 'completion', 10_000);
   expect(seen).toEqual([2]);
   expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'done on attempt 2', failures: 1 });
   // the killed holder's token is dead for good
