@@ -2,7 +2,8 @@ import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from './defaults
 import { UnrecoverableError, ValidationError } from './errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
-import { ErrorBackoff, LeaseWorker } from './lease-worker.js';
+import { LeaseWorker } from './lease-worker.js';
+import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
 import { blockDuration, type Queue } from './queue.js';
 import type { Lease, LeasedJob } from './types.js';

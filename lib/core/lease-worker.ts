@@ -3,6 +3,7 @@ import type { RedisClient } from './connection.js';
 import { DEFAULT_LEASE_MS, MAX_TIMER_MS } from './defaults.js';
 import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from './errors.js';
 import { Heartbeat } from './heartbeat.js';
+import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease } from './job-view.js';
 import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
 import { isQueue, type LeaseStep, type Queue } from './queue.js';
@@ -17,33 +18,6 @@ export interface LeaseWorkerOptions {
   heartbeat?: boolean;
   drainTimeoutMs?: number;
   autostart?: boolean;
-}
-
-const MAX_ERROR_BACKOFF_MS = 5000;
-
-/** The pause after consecutive failed calls: 100 ms, doubling up to 5 s; a success resets it. */
-export class ErrorBackoff {
-  private last = 0;
-
-  next(): number {
-    this.last = Math.min(MAX_ERROR_BACKOFF_MS, this.last ? this.last * 2 : 100);
-    return this.last;
-  }
-
-  reset(): void {
-    this.last = 0;
-  }
-}
-
-/** Waits `ms`, or until the waker handed to `keepWaker` is called. */
-export function wakeableDelay(ms: number, keepWaker: (wake: () => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    keepWaker(() => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 }
 
 /**

@@ -173,8 +173,13 @@ export class Queue<Data = unknown, Result = unknown> {
     assertDurability(options.durability, commandTimeoutOf(options.connection));
     this.durability = options.durability && { ...options.durability };
     this.handle = openConnection(options.connection);
-    this.hub = new EventHub(this.handle, this.keys.byName.events, this.keys.byName.listeners, name, (err) =>
-      wrapRedisError(err, 'events', this.handle),
+    this.hub = new EventHub(
+      this.handle,
+      this.keys.byName.events,
+      this.keys.byName.listeners,
+      name,
+      (err) => wrapRedisError(err, 'events', this.handle),
+      (message) => this.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message }),
     );
     constructed.add(this);
     this.probe = new QueueProbe(this.handle.client, this.keys.byName.listeners, this.keys.byName.meta, () => this.hub.listening);

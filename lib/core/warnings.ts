@@ -3,8 +3,9 @@ export interface RelqWarning {
   /**
    * - `RELQ_EVICTION_POLICY`: Redis may evict keys (maxmemory-policy is not noeviction), which loses jobs
    * - `RELQ_GHOST_JOBS`: queued ids whose job record was gone (evicted or deleted outside relq) were dropped
+   * - `RELQ_EVENTS_RETRY`: the event stream (`events()`, `watch()`) could not subscribe and keeps trying; then that it is back
    */
-  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS';
+  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY';
   queue: string;
   message: string;
 }
