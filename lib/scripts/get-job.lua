@@ -9,7 +9,11 @@ end
 local s = redis.call('ZSCORE', K_DELAYED, id)
 if s then return { 'delayed', rec, s } end
 s = redis.call('ZSCORE', K_DONE, id)
-if s then return { 'completed', rec, s, redis.call('HGET', K_RESULTS, id) or '' } end
+if s then
+  -- past its retention it is gone, whether or not a sweep removed it yet
+  if tonumber(s) <= nowMs() then return {} end
+  return { 'completed', rec, s, redis.call('HGET', K_RESULTS, id) or '' }
+end
 s = redis.call('ZSCORE', K_DEAD, id)
 if s then return { 'dead', rec, s } end
 return { 'pending', rec, '' }
