@@ -10,23 +10,59 @@ import type { Worker } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 export { sleep, waitUntil } from '../support/wait.js';
-import { sleep, waitUntil } from '../support/wait.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * Adds `n` jobs one at a time to a queue whose idle consumer processes them; returns the
  * commands each cost, its settle included (`processed()` counts the consumer's jobs).
+ * The snapshots are back to back, so every command lands in exactly one job's count.
  */
 export async function commandsPerIdleAdd(q: Queue<number, any>, obs: Redis, processed: () => number, n = 5): Promise<Array<Record<string, number>>> {
   const deltas: Array<Record<string, number>> = [];
+  await consumerIdle(obs, q, 'consumer idle before the first add');
+  let before = await commandStats(obs);
   for (let i = 1; i <= n; i++) {
     const start = processed();
-    const before = await commandStats(obs);
+    const completed = await obs.zcard(q.keys.byName.done);
     await q.add(i);
-    await waitUntil(() => processed() === start + 1, `job ${i}`);
-    await sleep(100); // its outcome is settled
-    deltas.push(statsDelta(before, await commandStats(obs)));
+    await waitUntil(() => processed() === start + 1, `job ${i}`, 10_000);
+    // its outcome is settled, and the consumer waits on Redis again
+    await waitUntil(
+      async () => (await obs.zcard(q.keys.byName.done)) === completed + 1 && (await blockedClients(obs)) >= 1,
+      `job ${i} settled and the consumer idle again`,
+      10_000,
+    );
+    const after = await commandStats(obs);
+    deltas.push(statsDelta(before, after));
+    before = after;
   }
   return deltas;
+}
+
+/** Clients blocked in a blocking command right now (CLIENT LIST flag `b`). */
+export async function blockedClients(c: Redis): Promise<number> {
+  const list = (await c.client('LIST')) as string;
+  return list.split('\n').filter((l) => /\bflags=[^ ]*b/.test(l)).length;
+}
+
+/**
+ * Waits until nothing of `q` is pending or leased and at least `blocked` clients wait in a
+ * blocking command: a consumer that ran everything and now waits on Redis.
+ */
+export async function consumerIdle(obs: Redis, q: Queue<any, any>, what = 'consumer idle', blocked = 1): Promise<void> {
+  await waitUntil(
+    async () => {
+      const c = await q.counts();
+      return c.pending === 0 && c.working === 0 && (await blockedClients(obs)) >= blocked;
+    },
+    what,
+    10_000,
+  );
+}
+
+/** Waits until the Redis server's clock has passed epoch ms `ms`. */
+export async function untilRedisTime(c: Redis, ms: number, what = `Redis time past ${ms}`, timeoutMs = 10_000): Promise<void> {
+  await waitUntil(async () => (await redisNow(c)) > ms, what, timeoutMs);
 }
 
 /**

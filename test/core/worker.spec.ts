@@ -1,5 +1,6 @@
-import { UnrecoverableError, Worker, type WorkerEvent } from '../../lib/index.js';
-import { Gate, commandsPerIdleAdd, scriptCalls, useRedis, sleep, waitUntil, within } from './_helpers.js';
+import type { Redis } from 'ioredis';
+import { UnrecoverableError, Worker, type JobInfo, type Queue, type WorkerEvent } from '../../lib/index.js';
+import { Gate, blockedClients, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, useRedis, sleep, waitUntil, within } from './_helpers.js';
 
 const res = useRedis();
 
@@ -16,6 +17,34 @@ function every(ms: number, fn: () => Promise<unknown>): () => Promise<void> {
     stopped = true;
     await loop;
   };
+}
+
+/** A promise and the function that resolves it. */
+function gateOpen(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/**
+ * Sweeps `sweeper` every ~40 ms until a sweep that began after Redis time `until` is done;
+ * returns what `job()` showed after each sweep ("state failures=… dequeues=…", each once).
+ */
+async function sweepUntil(sweeper: Queue<any, any>, obs: Redis, until: number, job: () => Promise<JobInfo<any, any> | null>): Promise<string[]> {
+  const seen = new Set<string>();
+  await waitUntil(
+    async () => {
+      const began = await redisNow(obs);
+      await sweeper.sweep();
+      const info = await job();
+      seen.add(`${info?.state} failures=${info?.failures} dequeues=${info?.dequeues}`);
+      return began > until;
+    },
+    `a sweep begun after ${until}`,
+    15_000,
+    40,
+  );
+  return [...seen];
 }
 
 describe('Worker', () => {
@@ -51,25 +80,12 @@ describe('Worker', () => {
 
   test('concurrency is honoured: never more handlers at once than allowed, and it is reached', async () => {
     const q = res.queue<number>();
-    let running = 0;
-    let max = 0;
-    let finished = 0;
-    res.worker(
-      new Worker<number>(
-        q,
-        async () => {
-          running += 1;
-          max = Math.max(max, running);
-          await sleep(60);
-          running -= 1;
-          finished += 1;
-        },
-        { concurrency: 4, blockMs: 1000 },
-      ),
-    );
+    const gate = new Gate();
+    res.worker(new Worker<number>(q, () => gate.enter(), { concurrency: 4, blockMs: 1000 }));
     await q.addBulk(Array.from({ length: 16 }, (_, data) => ({ data })));
-    await waitUntil(() => finished === 16, 'all jobs', 5000);
-    expect(max).toBe(4);
+    await waitUntil(() => gate.running === 4, 'four handlers running', 10_000);
+    await gate.openUntil(16, 'all jobs');
+    expect(gate.most).toBe(4);
   });
 
   test('a failing handler is retried with backoff, then dead-lettered', async () => {
@@ -132,49 +148,75 @@ describe('Worker', () => {
   test('heartbeat keeps a job of 3x leaseMs leased while sweeps run', async () => {
     const q = res.queue<string>();
     const sweeper = res.twin<string>(q);
+    const obs = res.client();
     const events: string[] = [];
+    const gate = gateOpen();
+    const LEASE_MS = 600;
     let calls = 0;
     const w = res.worker(
       new Worker<string>(
         q,
         async () => {
           calls += 1;
-          await sleep(900);
+          await gate.opened;
           return 'finished';
         },
-        { leaseMs: 300, blockMs: 1000 },
+        { leaseMs: LEASE_MS, blockMs: 1000 },
       ),
     );
     w.events.subscribe((e) => events.push(e.type));
-    const stop = every(40, () => sweeper.sweep());
+    const { id } = await q.add('long');
     try {
-      const { id } = await q.add('long');
-      await waitUntil(async () => (await q.getJob(id))?.state === 'completed', 'completion', 5000);
-      const info = await q.getJob(id);
-      expect(info).toMatchObject({ failures: 0, result: 'finished', dequeues: 1 });
-      expect(calls).toBe(1);
-      expect(events).not.toContain('lost');
+      await waitUntil(() => calls === 1, 'handler start', 10_000);
+      const first = (await q.getJob(id))!;
+      expect(first.state).toBe('working');
+      // the handler runs on until a sweep that began two more lease lengths after the first deadline
+      const seen = await sweepUntil(sweeper, obs, first.leaseDeadline! + 2 * LEASE_MS, () => q.getJob(id));
+      expect(seen).toEqual(['working failures=0 dequeues=1']);
     } finally {
-      await stop();
+      gate.open();
     }
+    await waitUntil(() => events.includes('completed') || events.includes('lost'), 'the worker settling the job', 10_000);
+    const info = await q.getJob(id);
+    expect(info).toMatchObject({ state: 'completed', failures: 0, result: 'finished', dequeues: 1 });
+    expect(calls).toBe(1);
+    expect(events).not.toContain('lost');
   });
 
   test("heartbeat honours a job's own leaseMs that is shorter than the worker's", async () => {
     const q = res.queue<string>();
     const sweeper = res.twin<string>(q);
+    const obs = res.client();
     const events: string[] = [];
-    const w = res.worker(new Worker<string>(q, async () => void (await sleep(900)), { leaseMs: 5000, blockMs: 1000 }));
+    const gate = gateOpen();
+    const LEASE_MS = 600;
+    let calls = 0;
+    const w = res.worker(
+      new Worker<string>(
+        q,
+        async () => {
+          calls += 1;
+          await gate.opened;
+        },
+        { leaseMs: 10_000, blockMs: 1000 },
+      ),
+    );
     w.events.subscribe((e) => events.push(e.type));
-    const stop = every(40, () => sweeper.sweep());
+    const { id } = await q.add('short lease', { leaseMs: LEASE_MS, attempts: 5 });
     try {
-      const { id } = await q.add('short lease', { leaseMs: 300, attempts: 5 });
-      await waitUntil(async () => ['completed', 'dead'].includes((await q.getJob(id))?.state ?? ''), 'settled', 5000).catch(() => undefined);
-      await sleep(100);
-      expect(events).not.toContain('lost');
-      expect(await q.getJob(id)).toMatchObject({ state: 'completed', failures: 0, dequeues: 1 });
+      await waitUntil(() => calls === 1, 'handler start', 10_000);
+      const first = (await q.getJob(id))!;
+      expect(first.state).toBe('working');
+      expect(first.leaseDeadline! - (await redisNow(obs))).toBeLessThanOrEqual(LEASE_MS); // the job's lease, not the worker's
+      const seen = await sweepUntil(sweeper, obs, first.leaseDeadline! + 2 * LEASE_MS, () => q.getJob(id));
+      expect(seen).toEqual(['working failures=0 dequeues=1']);
     } finally {
-      await stop();
+      gate.open();
     }
+    await waitUntil(() => events.includes('completed') || events.includes('lost'), 'the worker settling the job', 10_000);
+    expect(events).not.toContain('lost');
+    expect(await q.getJob(id)).toMatchObject({ state: 'completed', failures: 0, dequeues: 1 });
+    expect(calls).toBe(1);
   });
 
   test('without heartbeat the same job is lost to the sweeper and the worker says so', async () => {
@@ -186,7 +228,7 @@ describe('Worker', () => {
     const stop = every(40, () => sweeper.sweep());
     try {
       const { id } = await q.add('long', { attempts: 5 });
-      await waitUntil(() => events.includes('lost'), 'lost event', 5000);
+      await waitUntil(() => events.includes('lost'), 'lost event', 10_000);
       expect((await q.getJob(id))!.failures).toBeGreaterThanOrEqual(1);
     } finally {
       await stop();
@@ -239,8 +281,8 @@ describe('Worker', () => {
     const { id } = await q.add('long', { attempts: 3 });
     await waitUntil(() => started, 'handler start');
     const t = Date.now();
-    await within(a.close({ drainTimeoutMs: 100 }), 3000, 'worker close');
-    expect(Date.now() - t).toBeLessThan(1500);
+    await within(a.close({ drainTimeoutMs: 100 }), 8000, 'worker close');
+    expect(Date.now() - t).toBeLessThan(5000); // drain 100 ms and the give-back, not the 20 s handler or the 10 s lease
     expect(aborted).toBe(true);
     expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 0, requeues: 1 });
 
@@ -267,7 +309,7 @@ describe('Worker', () => {
     );
     const { id } = await q.add('x');
     await waitUntil(() => started, 'handler start');
-    await w.close({ drainTimeoutMs: 3000 });
+    await w.close({ drainTimeoutMs: 10_000 });
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'ok', requeues: 0 });
   });
 
@@ -278,7 +320,6 @@ describe('Worker', () => {
     res.worker(new Worker<number>(res.twin<number>(q), async () => void (done += 1), { concurrency: 10, blockMs: 5000 }));
     await q.add(0); // warm-up: the library is loaded, both lanes end up idle
     await waitUntil(() => done === 1, 'warm-up job');
-    await sleep(200);
     const deltas = await commandsPerIdleAdd(q, obs, () => done);
     expect(deltas.map(scriptCalls)).toEqual([3, 3, 3, 3, 3]); // add, one lease, the ack
     expect(deltas.map((d) => d.lpop)).toEqual([1, 1, 1, 1, 1]);
@@ -286,7 +327,7 @@ describe('Worker', () => {
     const gate = new Gate();
     const q2 = res.queue<number>();
     res.worker(new Worker<number>(res.twin<number>(q2), () => gate.enter(), { concurrency: 10, blockMs: 5000 }));
-    await sleep(200);
+    await consumerIdle(obs, q2, 'both workers waiting on Redis', 2);
     await q2.addBulk(Array.from({ length: 12 }, (_, data) => ({ data })));
     await waitUntil(() => gate.running === 10, 'ten running');
     await gate.openUntil(12, 'all 12 ran');
@@ -295,11 +336,12 @@ describe('Worker', () => {
 
   test('close() on an idle worker blocked on an empty queue returns promptly', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     const w = res.worker(new Worker<string>(q, async () => undefined, { blockMs: 10_000 }));
-    await sleep(200);
+    await waitUntil(async () => (await blockedClients(obs)) === 1, 'the worker blocked on Redis', 10_000);
     const t = Date.now();
-    await within(w.close(), 2000, 'idle close');
-    expect(Date.now() - t).toBeLessThan(1000);
+    await within(w.close(), 8000, 'idle close');
+    expect(Date.now() - t).toBeLessThan(5000); // not the 10 s block
     expect(w.isRunning).toBe(false);
   });
 });
