@@ -231,7 +231,12 @@ export class Queue<Data = unknown, Result = unknown> {
       const id = prepared.id ?? this.ids.next();
       items.push({ id, custom, record: encodeRecord(prepared.meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group });
       if (prepared.group !== '') grouped = true;
-      if (op === 'add' && job.opts?.timeoutMs !== undefined) timeoutMs = job.opts.timeoutMs;
+      if (job.opts.timeoutMs !== undefined) {
+        // how long one call waits for room: a job's own value means something only for add()
+        if (mode === 'try') throw new ValidationError(`${field}.timeoutMs`, `${op === 'add' ? 'tryAdd' : 'tryAddBulk'} never waits for room; use ${op} to wait`);
+        if (op !== 'add') throw new ValidationError(`${field}.timeoutMs`, 'is an option of the whole call: addBulk(jobs, { timeoutMs })');
+        timeoutMs = job.opts.timeoutMs;
+      }
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
     // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's

@@ -67,7 +67,8 @@ export interface JobOptions extends JobPolicyOptions {
   /**
    * Bounded queues: how long `add()` waits for room before it fails with QueueFullError.
    * Default: wait until there is room (or the queue is closed, deleted, or this Queue is
-   * closed). Not stored with the job.
+   * closed). Not stored with the job. Only `add()` takes it here: `addBulk(jobs, { timeoutMs })`
+   * takes it for the whole call, and `tryAdd` / `tryAddBulk` never wait (a ValidationError).
    */
   timeoutMs?: number;
 }
