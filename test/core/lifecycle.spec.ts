@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { ClosedError, Queue, Worker } from '../../lib/index.js';
 import { redisClient, uniquePrefix } from '../support/redis.js';
-import { useRedis, closeClient, eventsReady, sleep, waitUntil, within } from './_helpers.js';
+import { useRedis, blockedClients, closeClient, eventsReady, waitUntil, within } from './_helpers.js';
 
 const res = useRedis();
 
@@ -21,7 +21,7 @@ async function useEverything(q: Queue<string, string>): Promise<Worker<string, s
   const sub = q.events().subscribe();
   const w = new Worker<string, string>(q, async () => 'ok', { blockMs: 200 });
   await q.add('b');
-  await q.waitForResult((await q.add('c')).id, { timeoutMs: 3000 });
+  await q.waitForResult((await q.add('c')).id, { timeoutMs: 10_000 });
   sub.unsubscribe();
   return w;
 }
@@ -36,7 +36,7 @@ describe('close()', () => {
     expect(await clientCount(obs)).toBeGreaterThan(baseline + 1);
     await w.close();
     await q.close();
-    await waitUntil(async () => (await clientCount(obs)) === baseline, 'all relq connections closed', 3000);
+    await waitUntil(async () => (await clientCount(obs)) === baseline, 'all relq connections closed', 10_000);
   });
 
   test('a client passed in is never closed; only the duplicates relq made are', async () => {
@@ -53,7 +53,7 @@ describe('close()', () => {
       await q.close();
       expect(own.status).toBe('ready');
       expect(await own.ping()).toBe('PONG');
-      await waitUntil(async () => (await clientCount(obs)) === baseline, 'relq duplicates closed', 3000);
+      await waitUntil(async () => (await clientCount(obs)) === baseline, 'relq duplicates closed', 10_000);
       // the same client can serve a new queue afterwards
       const again = res.track(new Queue<string>('q2', { connection: own, prefix: uniquePrefix() }));
       expect((await again.add('x')).created).toBe(true);
@@ -100,16 +100,17 @@ describe('close()', () => {
 
   test('a lease blocked at close() settles at once, with [] or ClosedError', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     await q.counts();
     const pending = q.lease({ blockMs: 10_000 }).then(
       (v) => ({ v }),
       (e: unknown) => ({ e }),
     );
-    await sleep(150);
+    await waitUntil(async () => (await blockedClients(obs)) === 1, 'the lease blocked on Redis', 10_000);
     const t = Date.now();
     await q.close();
-    const out = await within(pending, 2000, 'blocked lease after close');
-    expect(Date.now() - t).toBeLessThan(1000);
+    const out = await within(pending, 8000, 'blocked lease after close');
+    expect(Date.now() - t).toBeLessThan(5000); // not the 10 s block
     if ('e' in out) expect(out.e).toBeInstanceOf(ClosedError);
     else expect(out.v).toEqual([]);
   });
@@ -118,7 +119,7 @@ describe('close()', () => {
     const q = res.queue<string>();
     const { id } = await q.add('x');
     const obs = res.client();
-    const p = q.waitForResult(id, { timeoutMs: 2500 }).then(
+    const p = q.waitForResult(id, { timeoutMs: 15_000 }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -126,7 +127,7 @@ describe('close()', () => {
     const t = Date.now();
     await q.close();
     const err = await p; // settles by itself at the latest after timeoutMs, so nothing is left running
-    expect(Date.now() - t).toBeLessThan(1000);
+    expect(Date.now() - t).toBeLessThan(5000); // not the 15 s timeout
     expect(err).toBeInstanceOf(ClosedError);
   });
 });
