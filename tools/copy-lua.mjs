@@ -1,35 +1,38 @@
 #!/usr/bin/env node
-// Copies every lib/**/*.lua to the same relative path under dist/ (tsc does not copy
-// non-TS assets). Run after `tsc -p tsconfig.build.json` (see `npm run build`).
-import { copyFile, mkdir, readdir } from 'node:fs/promises';
+// The one Lua copy step. The engine reads its Lua next to its compiled code
+// (lib/core/scripts.ts loads ../scripts/*.lua), and tsc copies no non-TS files, so every build
+// output copies lib/**/*.lua to the same relative path: `npm run build` (dist/, by running
+// this file), `npm run bench` (.bench-tmp/), `npm run sample` (.tmp/sample/) and
+// transpileTree() in transpile.mjs (the fault tests' and `npm run chaos`'s .tmp/ builds).
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const srcDir = join(root, 'lib');
-const outDir = join(root, 'dist');
-
-async function* walk(dir) {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if (err && err.code === 'ENOENT') return;
-    throw err;
-  }
-  for (const entry of entries) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) yield* walk(full);
-    else if (entry.isFile() && entry.name.endsWith('.lua')) yield full;
-  }
+/**
+ * Copies every `<fromRoot>/lib/**\/*.lua` to the same path under `toRoot`
+ * (e.g. lib/scripts/lease.lua -> <toRoot>/lib/scripts/lease.lua). Returns how many.
+ */
+export function copyLua(fromRoot, toRoot) {
+  let count = 0;
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.lua')) {
+        const dest = join(toRoot, relative(fromRoot, full));
+        mkdirSync(dirname(dest), { recursive: true });
+        copyFileSync(full, dest);
+        count++;
+      }
+    }
+  };
+  walk(join(fromRoot, 'lib'));
+  return count;
 }
 
-let count = 0;
-for await (const file of walk(srcDir)) {
-  const rel = relative(root, file); // e.g. lib/lua/claim.lua
-  const dest = join(outDir, rel); // e.g. dist/lib/lua/claim.lua
-  await mkdir(dirname(dest), { recursive: true });
-  await copyFile(file, dest);
-  count++;
+// `node tools/copy-lua.mjs`: after `tsc -p tsconfig.build.json` (see `npm run build`).
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const count = copyLua(root, join(root, 'dist'));
+  console.log(`copy-lua: copied ${count} .lua file(s) from lib/ to dist/lib/`);
 }
-console.log(`copy-lua: copied ${count} .lua file(s) from lib/ to dist/lib/`);

@@ -10,6 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } fr
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyLua } from './copy-lua.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.bench-tmp');
@@ -64,19 +65,8 @@ if (res.status !== 0) {
 }
 console.error(`run-bench: compiled bench/ + lib/ to ${relative(root, out)}/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-// 2. Lua scripts next to the compiled lib (lib/core/scripts.ts reads ../scripts/*.lua)
-function copyLua(dir) {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, e.name);
-    if (e.isDirectory()) copyLua(full);
-    else if (e.name.endsWith('.lua')) {
-      const dest = join(out, relative(srcRoot, full));
-      mkdirSync(dirname(dest), { recursive: true });
-      copyFileSync(full, dest);
-    }
-  }
-}
-copyLua(join(srcRoot, 'lib'));
+// 2. Lua scripts next to the compiled lib
+copyLua(srcRoot, out);
 
 // 3. run
 const nodeArgs = ['--expose-gc'];

@@ -17,8 +17,9 @@ const sources = [
   ...[join(root, 'test', 'chaos'), join(root, 'test', 'support')].flatMap(walk).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts')),
 ];
 transpileTree(root, sources, out);
+// test/support/engine-child.js imports ../../tools/transpile.mjs (which imports copy-lua.mjs)
 mkdirSync(join(out, 'tools'), { recursive: true });
-copyFileSync(join(root, 'tools', 'transpile.mjs'), join(out, 'tools', 'transpile.mjs'));
+for (const f of ['transpile.mjs', 'copy-lua.mjs']) copyFileSync(join(root, 'tools', f), join(out, 'tools', f));
 
 const child = spawn(process.execPath, [join(out, 'test', 'chaos', 'main.js'), ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 const forward = (signal) => child.kill(signal);

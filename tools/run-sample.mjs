@@ -10,11 +10,12 @@
 // needs emitDecoratorMetadata) and writes .tmp/sample/package.json so that the sample's
 // `import ... from 'relq/nest'` resolves to the freshly compiled library.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyLua } from './copy-lua.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, '.tmp', 'sample');
@@ -39,7 +40,7 @@ function build() {
   const res = spawnSync(process.execPath, [tsc, '-p', join(root, 'sample', 'tsconfig.json')], { stdio: 'inherit', cwd: root });
   if (res.status !== 0) fail('tsc failed (see above).');
   // The engine reads its Lua scripts next to its compiled code.
-  copyTree(join(root, 'lib', 'scripts'), join(outDir, 'lib', 'scripts'), (f) => f.endsWith('.lua'));
+  copyLua(root, outDir);
   writeFileSync(
     join(outDir, 'package.json'),
     JSON.stringify(
@@ -49,18 +50,6 @@ function build() {
     ) + '\n',
   );
   say(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-}
-
-function copyTree(from, to, keep) {
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const src = join(from, entry.name);
-    const dest = join(to, entry.name);
-    if (entry.isDirectory()) copyTree(src, dest, keep);
-    else if (keep(entry.name)) {
-      mkdirSync(dirname(dest), { recursive: true });
-      copyFileSync(src, dest);
-    }
-  }
 }
 
 // ---- redis --------------------------------------------------------------------------

@@ -1,12 +1,13 @@
 // Transpiles TypeScript files of the repository into a directory outside the source tree,
 // file by file (ts.transpileModule: no type check, well under a second), keeping their paths,
-// and copies the engine's Lua next to its code. Child processes of the fault tests and
-// `npm run chaos` run the result with plain Node (Node 20 cannot load TypeScript; dist/ may be
-// stale). The output stays inside the repository (under .tmp/), where Node still finds
+// and copies the engine's Lua next to its code (copy-lua.mjs). Child processes of the fault
+// tests and `npm run chaos` run the result with plain Node (Node 20 cannot load TypeScript;
+// dist/ may be stale). The output stays inside the repository (under .tmp/), where Node still finds
 // node_modules.
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
+import { copyLua } from './copy-lua.mjs';
 
 /** Every file under `dir` (absolute paths). */
 export function walk(dir) {
@@ -19,7 +20,7 @@ export function walk(dir) {
 /**
  * Transpiles `files` (absolute paths of .ts files under `root`) into `outRoot`, each at its path
  * relative to `root`, as ES modules with decorator metadata (for Nest classes); copies
- * lib/scripts when `lua` is true.
+ * the Lua of lib/ when `lua` is true.
  */
 export function transpileTree(root, files, outRoot, { lua = true } = {}) {
   for (const file of files) {
@@ -37,13 +38,7 @@ export function transpileTree(root, files, outRoot, { lua = true } = {}) {
     mkdirSync(dirname(dest), { recursive: true });
     writeFileSync(dest, outputText);
   }
-  if (lua) {
-    for (const file of walk(join(root, 'lib', 'scripts'))) {
-      const dest = join(outRoot, relative(root, file));
-      mkdirSync(dirname(dest), { recursive: true });
-      copyFileSync(file, dest);
-    }
-  }
+  if (lua) copyLua(root, outRoot);
 }
 
 /** The library's TypeScript sources (no declaration files). */
