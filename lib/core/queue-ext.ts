@@ -171,8 +171,8 @@ export class QueueExt {
   }
 
   async stats(): Promise<QueueStats> {
-    const [pm, pb, cm, cb] = (await this.ctx.run('queueAdmin', 'stats', [this.ctx.eventsFlag, 'stats'])) as number[];
-    return { produced: { messages: pm!, bytes: pb! }, consumed: { messages: cm!, bytes: cb! } };
+    const [pm, pb, cm, cb, on] = (await this.ctx.run('queueAdmin', 'stats', [this.ctx.eventsFlag, 'stats'])) as number[];
+    return { enabled: on === 1, produced: { messages: pm!, bytes: pb! }, consumed: { messages: cm!, bytes: cb! } };
   }
 
   async deleteQueue(tombstoneMs: number): Promise<number> {

@@ -12,7 +12,8 @@ eventsArg = ARGV[1] == '1'
 local op = ARGV[2]
 if op == 'stats' then
   local s = redis.call('HMGET', K_STATS, 'pm', 'pb', 'cm', 'cb')
-  return { tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0 }
+  local on = redis.call('HEXISTS', K_META, 'stats')
+  return { tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0, on }
 end
 if op == 'renew' then
   local now = nowMs()

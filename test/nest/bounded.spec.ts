@@ -344,7 +344,7 @@ test('health details: bound usage, waiting producers, closed state and stats per
   expect(result.queues.queues.orders).toMatchObject({
     closed: false,
     bound: { limit: 4, unfinished: 3, free: 1, usage: 0.75, waitingProducers: 0 },
-    stats: { produced: { messages: 3, bytes: 24 }, consumed: { messages: 1, bytes: 8 } },
+    stats: { enabled: true, produced: { messages: 3, bytes: 24 }, consumed: { messages: 1, bytes: 8 } },
   });
   expect(result.queues.queues.plain).toMatchObject({ closed: false, bound: null, stats: null });
 
