@@ -1,8 +1,14 @@
-import type { Queue } from '../../lib/index.js';
+import type { Redis } from 'ioredis';
+import type { Lease, Queue } from '../../lib/index.js';
 import { runScript } from '../../lib/core/scripts.js';
-import { useRedis, sleep } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
+
+/** Waits until every one of `leases` has run out by the Redis clock. */
+function pastDeadlines(obs: Redis, leases: ReadonlyArray<Lease<any>>): Promise<void> {
+  return untilRedisTime(obs, Math.max(...leases.map((l) => l.deadline)), 'the leases to run out');
+}
 
 /** Writes one job record as is, through the engine's own add script (no JS validation). */
 function rawAdd(q: Queue<any, any>, id: string, record: string): Promise<unknown> {
@@ -19,10 +25,11 @@ describe('sweep', () => {
 
   test('an expired lease goes back to pending with failures + 1; attempt 2 on re-lease', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     const { id } = await q.add('x', { attempts: 3 });
-    const [l] = await q.lease({ leaseMs: 100 });
+    const [l] = await q.lease({ leaseMs: 1000 });
     expect(await q.sweep()).toEqual(zero); // not expired yet
-    await sleep(150);
+    await pastDeadlines(obs, [l!]);
     expect(await q.sweep()).toEqual({ ...zero, stalled: 1 });
     expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 1, lastError: 'lease expired' });
     expect(await q.sweep()).toEqual(zero); // nothing twice
@@ -34,11 +41,12 @@ describe('sweep', () => {
 
   test('an expired lease past the attempt limit is dead-lettered', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     const { id } = await q.add('x', { attempts: 2 });
     for (let i = 1; i <= 2; i++) {
       const [l] = await q.lease({ leaseMs: 50 });
       expect(l!.job.attempt).toBe(i);
-      await sleep(80);
+      await pastDeadlines(obs, [l!]);
       expect(await q.sweep()).toEqual({ ...zero, stalled: 1, deadLettered: i === 2 ? 1 : 0 });
     }
     expect(await q.getJob(id)).toMatchObject({ state: 'dead', failures: 2, lastError: 'lease expired' });
@@ -47,19 +55,21 @@ describe('sweep', () => {
 
   test('live leases are left alone', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     await q.addBulk([{ data: 'short' }, { data: 'long', opts: { leaseMs: 10_000 } }]);
-    await q.lease({ count: 2, leaseMs: 50 });
-    await sleep(80);
+    const leases = await q.lease({ count: 2, leaseMs: 50 });
+    await pastDeadlines(obs, leases.filter((l) => l.job.data === 'short'));
     expect((await q.sweep()).stalled).toBe(1);
     expect(await q.counts()).toMatchObject({ pending: 1, working: 1 });
   });
 
   test('bounded by limit per call: stalled, promoted and retention', async () => {
     const q = res.queue<number>();
+    const obs = res.client();
     await q.addBulk([0, 1, 2, 3, 4].map((data) => ({ data })));
-    await q.lease({ count: 5, leaseMs: 50 });
+    await pastDeadlines(obs, await q.lease({ count: 5, leaseMs: 50 }));
     await q.addBulk([5, 6, 7, 8, 9].map((data) => ({ data, opts: { delayMs: 50 } })));
-    await sleep(100);
+    await untilRedisTime(obs, (await redisNow(obs)) + 50, 'the delayed jobs to be due');
     expect(await q.sweep({ limit: 2 })).toEqual({ ...zero, stalled: 2, promoted: 2 });
     expect(await q.sweep({ limit: 2 })).toEqual({ ...zero, stalled: 2, promoted: 2 });
     expect(await q.sweep({ limit: 2 })).toEqual({ ...zero, stalled: 1, promoted: 1 });
@@ -71,7 +81,7 @@ describe('sweep', () => {
     const r = res.queue<number>('r', { defaults: { keepCompletedMs: 50 } });
     await r.addBulk([0, 1, 2].map((data) => ({ data })));
     await r.ackBatch(await r.lease({ count: 3 }));
-    await sleep(80);
+    await untilRedisTime(obs, (await redisNow(obs)) + 50, 'the retention to run out');
     expect((await r.sweep({ limit: 2 })).completedRemoved).toBe(2);
     expect((await r.sweep({ limit: 2 })).completedRemoved).toBe(1);
     expect((await r.counts()).completed).toBe(0);
@@ -83,7 +93,7 @@ describe('sweep', () => {
     await q.addBulk(Array.from({ length: n }, (_, data) => ({ data, opts: { attempts: 5 } })));
     const first = await q.lease({ count: n, leaseMs: 50 });
     expect(first).toHaveLength(n);
-    await sleep(100);
+    await pastDeadlines(res.client(), first);
     const sweepers = [q, ...Array.from({ length: 4 }, () => res.twin<number>(q))];
     await Promise.all(sweepers.map((s) => s.client.ping()));
     // capacity 5 x 10 = 50 < 60: the sum must be exactly 50 and the rest still expired
@@ -110,8 +120,9 @@ describe('sweep', () => {
     await rawAdd(q, 'poison', '{"t":1,"a":3,"n":"x \\ud800"}\n"poison"');
     await q.add('good-1');
     await q.add('good-2');
-    expect(await q.lease({ count: 3, leaseMs: 30 })).toHaveLength(3);
-    await sleep(60);
+    const leased = await q.lease({ count: 3, leaseMs: 30 });
+    expect(leased).toHaveLength(3);
+    await pastDeadlines(obs, leased);
     await q.sweep().catch(() => undefined);
     await q.sweep().catch(() => undefined);
     const again = await q.lease({ count: 10 });
