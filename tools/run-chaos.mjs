@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run chaos [-- --duration 60 --workers 3 --jobs 9000 --concurrency 4 --lease-ms 3000]`:
-// transpiles the library and the chaos run (test/chaos, test/support) into .tmp/, runs
+// transpiles the library and the chaos run (test/chaos, test/support, tools) into .tmp/, runs
 // test/chaos/main.js there with progress on stdout, and removes the build afterwards. The exit
 // code is the run's: 0 when the audit passed.
 import { spawn } from 'node:child_process';
@@ -14,7 +14,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.tmp', `chaos-run-${randomBytes(4).toString('hex')}`);
 const sources = [
   ...libSources(root),
-  ...[join(root, 'test', 'chaos'), join(root, 'test', 'support')].flatMap(walk).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts')),
+  ...[join(root, 'test', 'chaos'), join(root, 'test', 'support'), join(root, 'tools')]
+    .flatMap(walk)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.spec.ts')),
 ];
 transpileTree(root, sources, out);
 // test/support/engine-child.js imports ../../tools/transpile.mjs (which imports copy-lua.mjs)

@@ -1,0 +1,325 @@
+/**
+ * The one place that starts a private `redis-server`: the test harness (test/support/redis.ts),
+ * the benchmarks (bench/redis-server.ts) and `npm run sample` (tools/run-sample.mjs, from its
+ * compiled copy) all use `startRedisServer()`.
+ *
+ * A server gets a free 127.0.0.1 port, its own temp dir (data, redis.log), no persistence unless
+ * its arguments ask for it, and counts as started once it answers PING. It leads its own process
+ * group (a terminal's Ctrl+C does not reach it; a group kill also takes a fork such as an AOF
+ * rewrite). `stop()` SIGKILLs the group and removes the dir. Safety nets: a `process.on('exit')`
+ * hook does the same for every server not stopped yet (outside Jest; inside Jest's sandbox
+ * `process` is a copy whose 'exit' never fires), and a watchdog (tools/process-guard.ts) does it
+ * within about a second after this process disappears for any reason, even SIGKILL.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants, readFileSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from './process-guard.js';
+
+export const REDIS_HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 10_000;
+
+/** TLS material for the readiness PING (CA, client certificate and key). */
+export interface PingTls {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
+export interface PingAuth {
+  user?: string;
+  password?: string;
+  tls?: PingTls;
+}
+
+export interface RedisServerOptions {
+  /** The binary (default: `redisServerBinary()`; an Error when there is none). */
+  bin?: string;
+  /** redis-server arguments for a port and the server's dir (default: `plainArgs`). */
+  args?: (port: number, dir: string) => string[];
+  /** The readiness PING: AUTH password and TLS, as the arguments configure the server. */
+  password?: string;
+  tls?: PingTls;
+  /** Name prefix of the temp dir (default 'relq-redis-'). */
+  dirPrefix?: string;
+}
+
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  /** Its data dir (removed by stop()). */
+  readonly dir: string;
+  readonly bin: string;
+  /** The running redis-server's pid (a restart() changes it). */
+  readonly pid: number;
+  /** SIGKILL the server and wait until it is gone (the dir stays). */
+  kill(): Promise<void>;
+  /** (Kill if still running, then) start again on the same port and dir; resolves when it answers PING. */
+  restart(): Promise<void>;
+  /** SIGSTOP: connections stay open but nothing is answered. */
+  pause(): void;
+  /** SIGCONT a paused server. */
+  resume(): void;
+  /** Kill the server and remove its dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A server without persistence on `port`, data and log in `dir`. */
+export function plainArgs(port: number, dir: string): string[] {
+  return [
+    '--port', String(port),
+    '--bind', REDIS_HOST,
+    '--save', '',
+    '--appendonly', 'no',
+    '--dir', dir,
+    '--logfile', join(dir, 'redis.log'),
+    '--daemonize', 'no',
+  ];
+}
+
+/** Path of the redis-server binary to spawn (REDIS_SERVER_BIN, else PATH and the usual dirs), or undefined. */
+export function redisServerBinary(): string | undefined {
+  const fromEnv = process.env.REDIS_SERVER_BIN;
+  if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  for (const extra of ['/usr/bin', '/usr/local/bin', '/usr/sbin', '/opt/homebrew/bin']) {
+    if (!dirs.includes(extra)) dirs.push(extra);
+  }
+  for (const dir of dirs) {
+    const candidate = join(dir, 'redis-server');
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** `redis-server --version`'s v=..., e.g. '7.0.15'. */
+export function redisServerVersion(bin: string): string {
+  return /v=(\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+}
+
+interface Live {
+  child: ChildProcess;
+  watchdog?: ChildProcess;
+  dir: string;
+}
+
+/** Servers started here and not stopped yet (for the exit hook). */
+const live = new Set<Live>();
+let exitHookInstalled = false;
+
+/** Synchronously SIGKILLs every server not stopped yet and removes its dir (exit and signal handlers). */
+export function stopAllRedisServersNow(): void {
+  for (const l of live) {
+    stopWatchdog(l.watchdog);
+    if (l.child.pid && isRunning(l.child)) killGroup(l.child.pid, 'SIGKILL');
+    try {
+      rmSync(l.dir, { recursive: true, force: true });
+    } catch {
+      /* ignore */
+    }
+  }
+  live.clear();
+}
+
+export async function startRedisServer(opts: RedisServerOptions = {}): Promise<RedisServer> {
+  const bin = opts.bin ?? redisServerBinary();
+  if (!bin) throw new Error('no redis-server binary found (put one on PATH or set REDIS_SERVER_BIN)');
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', stopAllRedisServersNow);
+  }
+  const args = opts.args ?? plainArgs;
+  const dir = await mkdtemp(join(tmpdir(), opts.dirPrefix ?? 'relq-redis-'));
+  const state: Live = { child: undefined as unknown as ChildProcess, dir };
+  const auth: PingAuth = { password: opts.password, tls: opts.tls };
+  let port = 0;
+  let stopped = false;
+
+  /** Start on `p`; resolves when PING answers, rejects (with the log tail) if the server dies first. */
+  const launch = async (p: number): Promise<void> => {
+    const child = spawn(bin, args(p, dir), { stdio: 'ignore', detached: true });
+    // Not ref'd: a forgotten server must never keep its owner alive.
+    child.unref();
+    state.child = child;
+    state.watchdog = child.pid ? startWatchdog({ pid: child.pid, group: true, dir }) : undefined;
+    live.add(state);
+    const spawnError = new Promise<never>((_, reject) => child.once('error', reject));
+    spawnError.catch(() => {});
+    try {
+      await Promise.race([waitForPing(REDIS_HOST, p, auth, child), spawnError]);
+    } catch (err) {
+      stopWatchdog(state.watchdog);
+      if (child.pid) killGroup(child.pid, 'SIGKILL');
+      await waitForExit(child);
+      const log = readLogTail(dir);
+      throw Object.assign(new Error(`redis-server on port ${p} did not start: ${(err as Error).message}${log ? `\n--- redis.log ---\n${log}` : ''}`), {
+        addrInUse: /address already in use/i.test(log),
+      });
+    }
+  };
+
+  try {
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      try {
+        await launch(port);
+        break;
+      } catch (err) {
+        if (!(err as { addrInUse?: boolean }).addrInUse || attempt >= 5) throw err;
+      }
+    }
+  } catch (err) {
+    live.delete(state);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+
+  const assertUsable = (what: string) => {
+    if (stopped) throw new Error(`redis-server ${what}() called after stop()`);
+  };
+  const signal = (sig: NodeJS.Signals) => {
+    if (!isRunning(state.child)) throw new Error(`redis-server (pid ${state.child.pid}) is not running; cannot send ${sig}`);
+    state.child.kill(sig);
+  };
+  const kill = async (): Promise<void> => {
+    stopWatchdog(state.watchdog);
+    state.watchdog = undefined;
+    if (state.child.pid && isRunning(state.child)) killGroup(state.child.pid, 'SIGKILL');
+    await waitForExit(state.child);
+  };
+
+  return {
+    host: REDIS_HOST,
+    port,
+    dir,
+    bin,
+    get pid() {
+      return state.child.pid!;
+    },
+    kill: async () => {
+      assertUsable('kill');
+      await kill();
+    },
+    restart: async () => {
+      assertUsable('restart');
+      await kill();
+      // The port was ours a moment ago; if something grabbed it meanwhile, retry briefly.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await launch(port);
+          return;
+        } catch (err) {
+          if (!(err as { addrInUse?: boolean }).addrInUse || attempt >= 20) throw err;
+          await sleep(100);
+        }
+      }
+    },
+    pause: () => {
+      assertUsable('pause');
+      signal('SIGSTOP');
+    },
+    resume: () => {
+      assertUsable('resume');
+      signal('SIGCONT');
+    },
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await kill();
+      live.delete(state);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function readLogTail(dir: string): string {
+  try {
+    return readFileSync(join(dir, 'redis.log'), 'utf8').split('\n').slice(-15).join('\n').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** A port that was free a moment ago (listen(0), read, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, REDIS_HOST, () => {
+      const addr = srv.address();
+      const p = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => (p ? resolve(p) : reject(new Error('could not get a free port'))));
+    });
+  });
+}
+
+/** Polls with raw RESP until the server answers PING (after AUTH when a password is given). */
+export async function waitForPing(host: string, port: number, auth: PingAuth = {}, child?: ChildProcess, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (child && !isRunning(child)) {
+      throw new Error(`process exited (code ${child.exitCode}, signal ${child.signalCode})`);
+    }
+    try {
+      const reply = await pingOnce(host, port, auth);
+      if (reply.includes('+PONG')) return;
+      last = reply.trim();
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(25);
+  }
+  throw new Error(`no PONG within ${timeoutMs} ms (last: ${last})`);
+}
+
+function resp(...parts: string[]): string {
+  return `*${parts.length}\r\n` + parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('');
+}
+
+/** One (AUTH +) PING over a raw connection; resolves with what the server answered. */
+export function pingOnce(host: string, port: number, auth: PingAuth = {}, timeoutMs = 1000): Promise<string> {
+  const { user, password, tls } = auth;
+  return new Promise((resolve, reject) => {
+    // Readiness only: a server with an expired certificate on purpose must still count as up.
+    const sock: Socket = tls ? tlsConnect({ host, port, ...tls, rejectUnauthorized: false }) : createConnection({ host, port });
+    let buf = '';
+    const done = (err: Error | null) => {
+      clearTimeout(timer);
+      sock.removeAllListeners();
+      sock.on('error', () => {});
+      sock.destroy();
+      if (err) reject(err);
+      else resolve(buf);
+    };
+    const timer = setTimeout(() => done(new Error('PING timed out')), timeoutMs);
+    sock.setEncoding('utf8');
+    const login = password === undefined ? '' : user ? resp('AUTH', user, password) : resp('AUTH', password);
+    sock.on(tls ? 'secureConnect' : 'connect', () => sock.write(login + resp('PING')));
+    sock.on('data', (d: string) => {
+      buf += d;
+      const lines = buf.split('\r\n').filter(Boolean);
+      if (lines.length >= (login ? 2 : 1) || buf.startsWith('-')) done(null);
+    });
+    sock.on('error', (e) => done(e));
+    sock.on('close', () => done(new Error(buf ? `closed after ${JSON.stringify(buf)}` : 'connection closed')));
+  });
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
