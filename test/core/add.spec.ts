@@ -1,6 +1,6 @@
 import { Queue } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useRedis, commandStats, queueKeysIn, sleep, statsDelta } from './_helpers.js';
+import { useRedis, commandStats, queueKeysIn, redisNow, statsDelta, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
 
@@ -149,13 +149,15 @@ describe('jobId idempotency', () => {
 
   test('dedupWindowMs: remembered after completion within the window, forgotten after a sweep past it', async () => {
     const q = res.queue<string>();
-    await q.add('one', { jobId: 'd1', keepCompletedMs: 0, dedupWindowMs: 400 });
+    const obs = res.client();
+    await q.add('one', { jobId: 'd1', keepCompletedMs: 0, dedupWindowMs: 1500 });
     const [l] = await q.lease();
     expect(await q.ack(l!)).toBe(true);
+    const acked = await redisNow(obs); // the window runs from the ack, which came before this
     expect(await q.getJob('d1')).toBeNull(); // keepCompletedMs 0: record gone
     expect(await q.add('two', { jobId: 'd1' })).toEqual({ id: 'd1', created: false });
     expect((await q.counts()).pending).toBe(0);
-    await sleep(450);
+    await untilRedisTime(obs, acked + 1500, 'the end of the idempotency window');
     const swept = await q.sweep();
     expect(swept.dedupForgotten).toBe(1);
     expect(await q.add('three', { jobId: 'd1' })).toEqual({ id: 'd1', created: true });
@@ -164,10 +166,11 @@ describe('jobId idempotency', () => {
 
   test('the default idempotency window outlives a keepCompletedMs: 0 job', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     await q.add('one', { jobId: 'd2', keepCompletedMs: 0 });
     const [l] = await q.lease();
     await q.ack(l!);
-    await sleep(50);
+    await untilRedisTime(obs, (await redisNow(obs)) + 50, 'the (zero) retention to be over');
     await q.sweep();
     expect(await q.add('two', { jobId: 'd2' })).toEqual({ id: 'd2', created: false });
   });

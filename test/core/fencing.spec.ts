@@ -1,5 +1,5 @@
 import type { Lease, Queue } from '../../lib/index.js';
-import { useRedis, sleep } from './_helpers.js';
+import { useRedis, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
 
@@ -7,7 +7,7 @@ const res = useRedis();
 async function twoHolders(q: Queue<string, string>) {
   const { id } = await q.add('x', { attempts: 5, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
   const [old] = await q.lease({ leaseMs: 100 });
-  await sleep(150);
+  await untilRedisTime(res.client(), old!.deadline, 'the first lease to run out');
   expect((await q.sweep()).stalled).toBe(1);
   const [cur] = await q.lease({ leaseMs: 5000 });
   expect(cur!.job.id).toBe(id);

@@ -1,4 +1,4 @@
-import { useRedis, redisNow, sleep } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
 
@@ -13,6 +13,7 @@ describe('getJob', () => {
     const obs = res.client();
     const t0 = await redisNow(obs);
     const { id } = await q.add({ a: 1 }, { name: 'n', priority: -2, attempts: 7 });
+    const t1 = await redisNow(obs);
     const info = await q.getJob(id);
     expect(info).toMatchObject({
       id,
@@ -25,7 +26,8 @@ describe('getJob', () => {
       dequeues: 0,
       requeues: 0,
     });
-    expect(Math.abs(info!.createdAt - t0)).toBeLessThan(1000);
+    expect(info!.createdAt).toBeGreaterThanOrEqual(t0);
+    expect(info!.createdAt).toBeLessThanOrEqual(t1);
     for (const k of ['leaseDeadline', 'runAt', 'completedAt', 'retainedUntil', 'diedAt', 'result', 'lastError'] as const) {
       expect(info![k]).toBeUndefined();
     }
@@ -89,13 +91,14 @@ describe('getJob', () => {
 
   test('counters follow a mixed history: dequeues, requeues, failures', async () => {
     const q = res.queue();
+    const obs = res.client();
     const { id } = await q.add('x', { attempts: 5, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
     let [l] = await q.lease();
     await q.requeue(l!);
     [l] = await q.lease();
     await q.nack(l!, { error: 'e1' });
     [l] = await q.lease({ leaseMs: 50 });
-    await sleep(80);
+    await untilRedisTime(obs, l!.deadline, 'the lease to run out');
     await q.sweep(); // expired: a failure
     [l] = await q.lease();
     await q.requeue(l!);
@@ -141,17 +144,17 @@ describe('counts', () => {
 });
 
 describe('retention', () => {
-  test('keepCompletedMs: 200: visible until a sweep after it ends, then gone with its result', async () => {
+  test('keepCompletedMs: 1000: visible until a sweep after it ends, then gone with its result', async () => {
     const q = res.queue<string, string>();
     const obs = res.client();
-    const { id } = await q.add('x', { keepCompletedMs: 200 });
+    const { id } = await q.add('x', { keepCompletedMs: 1000 });
     const [l] = await q.lease();
     await q.ack(l!, 'result');
     const info = await q.getJob(id);
     expect(info).toMatchObject({ state: 'completed', result: 'result' });
-    expect(info!.retainedUntil! - info!.completedAt!).toBe(200);
+    expect(info!.retainedUntil! - info!.completedAt!).toBe(1000);
     expect((await q.sweep()).completedRemoved).toBe(0);
-    await sleep(250);
+    await untilRedisTime(obs, info!.retainedUntil!, 'the end of retention');
     expect((await q.sweep()).completedRemoved).toBe(1);
     expect(await q.getJob(id)).toBeNull();
     expect((await q.counts()).completed).toBe(0);
