@@ -3,7 +3,7 @@
  * limit up to 100,000, listDead / retryDead / purgeDead up to 10,000.
  */
 import type { Queue } from '../../lib/index.js';
-import { useRedis, sleep } from './_helpers.js';
+import { useRedis, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
 
@@ -14,8 +14,11 @@ async function expiredLeases(q: Queue<number>): Promise<void> {
   for (let i = 0; i < N; i += 2000) {
     await q.addBulk(Array.from({ length: 2000 }, (_, j) => ({ data: i + j, opts: { attempts: 1 } })));
   }
-  for (let i = 0; i < N; i += 1000) await q.lease({ count: 1000, leaseMs: 30 });
-  await sleep(60);
+  let last = 0;
+  for (let i = 0; i < N; i += 1000) {
+    for (const l of await q.lease({ count: 1000, leaseMs: 30 })) last = Math.max(last, l.deadline);
+  }
+  await untilRedisTime(res.client(), last, 'the leases to run out');
 }
 
 /** N dead letters, made in chunks the engine handles. */

@@ -1,17 +1,18 @@
 import type { Queue } from '../../lib/index.js';
-import { useRedis, redisNow, sleep } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
 
 /** Adds `names` and dead-letters each (one by one, so they die in order). */
 async function killAll(q: Queue<string>, names: string[]): Promise<string[]> {
+  const obs = res.client();
   const ids: string[] = [];
   for (const n of names) {
     const { id } = await q.add(n, { name: `job-${n}`, attempts: 1 });
     const [l] = await q.lease();
     await q.nack(l!, { error: `failed ${n}` });
     ids.push(id);
-    await sleep(2); // distinct death times
+    await untilRedisTime(obs, await redisNow(obs), 'the next millisecond'); // distinct death times
   }
   return ids;
 }

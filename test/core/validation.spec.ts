@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { PayloadTooLargeError, Queue, RelqError, ValidationError, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, scriptCalls, statsDelta } from './_helpers.js';
+import { Resources, commandStats, scriptCalls, statsDelta, waitUntil } from './_helpers.js';
 
 let redis: TestRedis;
 let obs: Redis;
@@ -114,11 +114,23 @@ describe('queue construction', () => {
   test('a refused Queue opens no connection', async () => {
     const clients = async (): Promise<number> => ((await obs.client('LIST')) as string).trim().split('\n').length;
     const before = await clients();
+    // what a valid Queue opens for one call
+    const reference = newQueue('q');
+    await reference.counts();
+    const perQueue = (await clients()) - before;
+    expect(perQueue).toBeGreaterThan(0);
+    await reference.close();
+    await waitUntil(async () => (await clients()) === before, 'the reference queue disconnected', 10_000);
+
     for (const opts of [{ bound: -1 }, { bound: 5, checkClosed: false }, { maxPayloadBytes: 0 }]) {
       await expectInvalid(() => newQueue('q', opts), /./);
     }
-    await new Promise((r) => setTimeout(r, 100)); // a connection would be up by now
-    expect(await clients()).toBe(before);
+    // A valid Queue made afterwards: Redis accepts connections in the order they were
+    // opened, so once this one has answered, any connection a refused Queue had opened
+    // before it would be listed too.
+    const probe = newQueue('q');
+    await probe.counts();
+    expect(await clients()).toBe(before + perQueue);
   });
 
   test('events must be a boolean', async () => {
