@@ -1,7 +1,20 @@
-import { Worker } from '../../lib/index.js';
-import { useRedis, sleep, waitUntil } from './_helpers.js';
+import type { Redis } from 'ioredis';
+import { Worker, type Queue } from '../../lib/index.js';
+import { useRedis, blockedClients, sleep, waitUntil } from './_helpers.js';
 
 const res = useRedis();
+
+/**
+ * Waits until a consumer of `q` has taken every wake-up token and blocks on Redis again: it
+ * has looked at the queue since the last add and found nothing it may lease.
+ */
+async function parked(obs: Redis, q: Queue<any, any>): Promise<void> {
+  await waitUntil(
+    async () => (await obs.llen(q.keys.byName.wake)) === 0 && (await blockedClients(obs)) === 1,
+    'the consumer blocked on Redis with the wake-ups taken',
+    10_000,
+  );
+}
 
 describe('pause / resume', () => {
   test('while paused lease returns nothing and adds go on; after resume it leases', async () => {
@@ -28,17 +41,19 @@ describe('pause / resume', () => {
   test('a blocked lease stays empty while paused and wakes on resume', async () => {
     const q = res.queue<string>();
     const admin = res.twin<string>(q);
+    const obs = res.client();
     await admin.pause();
     await admin.add('x');
-    const t = Date.now();
-    const pending = q.lease({ blockMs: 5000 });
-    await sleep(400);
+    let settled = false;
+    const pending = q.lease({ blockMs: 15_000 }).finally(() => (settled = true));
+    await parked(obs, q);
+    await sleep(400); // and it stays so
+    expect(settled).toBe(false);
     const tResume = Date.now();
     await admin.resume();
     const leases = await pending;
     expect(leases.map((l) => l.job.data)).toEqual(['x']);
-    expect(Date.now() - t).toBeGreaterThanOrEqual(390);
-    expect(Date.now() - tResume).toBeLessThan(700);
+    expect(Date.now() - tResume).toBeLessThan(5000); // woken by the resume, not at the end of its 15 s block
   });
 
   test('settling goes on while paused', async () => {
@@ -53,17 +68,19 @@ describe('pause / resume', () => {
   test('a Worker stops taking jobs while paused and resumes promptly', async () => {
     const q = res.queue<number>();
     const admin = res.twin<number>(q);
+    const obs = res.client();
     const seen: number[] = [];
-    res.worker(new Worker<number>(q, async (job) => void seen.push(job.data), { blockMs: 5000 }));
+    res.worker(new Worker<number>(q, async (job) => void seen.push(job.data), { blockMs: 15_000 }));
     await q.add(1);
-    await waitUntil(() => seen.length === 1, 'first job');
+    await waitUntil(() => seen.length === 1, 'first job', 10_000);
     await admin.pause();
     await admin.add(2);
-    await sleep(400);
+    await parked(obs, q); // woken by the add, it found the queue paused
+    await sleep(400); // and it stays so
     expect(seen).toEqual([1]);
     const t = Date.now();
     await admin.resume();
-    await waitUntil(() => seen.length === 2, 'job after resume', 3000);
-    expect(Date.now() - t).toBeLessThan(1000);
+    await waitUntil(() => seen.length === 2, 'job after resume', 10_000);
+    expect(Date.now() - t).toBeLessThan(5000); // woken by the resume, not at the end of its 15 s block
   });
 });
