@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
 import { scriptCode } from '../../lib/core/scripts.js';
 import { redisClient, startRedis, uniquePrefix } from '../support/redis.js';
-import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, sleep, statsDelta, waitUntil } from './_helpers.js';
+import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, statsDelta, untilRedisTime, waitUntil } from './_helpers.js';
 
 const res = useRedis();
 
@@ -31,8 +31,8 @@ async function exerciseEverything(q: Queue<any, any>, obs: Redis): Promise<void>
   await q.ackBatch(await q.lease({ count: 2 }));
   const [toReject] = await q.lease({ blockMs: 200 });
   if (toReject) await q.reject(toReject, 'no');
-  await q.lease({ count: 1000, leaseMs: 20 });
-  await sleep(60);
+  const short = await q.lease({ count: 1000, leaseMs: 20 });
+  await untilRedisTime(obs, Math.max(0, ...short.map((l) => l.deadline)), 'the short leases to run out');
   await q.sweep();
   await q.pause();
   await q.lease({ blockMs: 50 });
@@ -43,16 +43,16 @@ async function exerciseEverything(q: Queue<any, any>, obs: Redis): Promise<void>
   await q.retryDead({ limit: 1 });
   const w = res.worker(new Worker(q, async (job) => (job.attempt > 0 ? 'ok' : undefined), { blockMs: 200, leaseMs: 1000 }));
   const { id } = await q.add('for the worker');
-  await q.waitForResult(id, { timeoutMs: 3000 });
+  await q.waitForResult(id, { timeoutMs: 10_000 });
   await new Promise<void>((resolve) => q.watch(id).subscribe({ complete: resolve }));
   const x = await q.add('last', { attempts: 1 });
-  await waitUntil(async () => (await q.getJob(x.id))?.state === 'completed', 'worker job');
+  await waitUntil(async () => (await q.getJob(x.id))?.state === 'completed', 'worker job', 10_000);
   await w.close();
   await q.add('to-dead', { attempts: 1 });
   const [d] = await q.lease();
   await q.reject(d!, 'x');
   await q.purgeDead({ limit: 10 });
-  await sleep(60);
+  await untilRedisTime(obs, (await redisNow(obs)) + 60, 'the short retention and idempotency windows to end');
   await q.sweep();
   events.unsubscribe();
 }
@@ -76,7 +76,11 @@ async function keysTouchedBy(fn: () => Promise<void>): Promise<{ keys: Set<strin
   monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
   try {
     await fn();
-    await sleep(50);
+    // MONITOR reports commands in the order they ran: once it shows this marker, it has
+    // shown everything before it.
+    const marker = `relq-test-marker-${uniquePrefix()}`;
+    await obs.echo(marker);
+    await waitUntil(() => seen.some((a) => a[0]?.toLowerCase() === 'echo' && a[1] === marker), 'MONITOR to catch up', 10_000);
   } finally {
     monitor.disconnect();
     await closeClient(mon);
@@ -207,24 +211,29 @@ describe('Redis server time', () => {
     const realNow = Date.now;
     Date.now = () => realNow() + skew;
     try {
+      // Delays and leases long enough that the checks inside them hold on a loaded machine.
       const t0 = await redisNow(obs);
-      const { id } = await q.add('delayed', { delayMs: 300 });
+      const { id } = await q.add('delayed', { delayMs: 1000 });
       await q.add('now');
       const t1 = await redisNow(obs);
       const info = await q.getJob(id);
-      expect(info!.runAt).toBeGreaterThanOrEqual(t0 + 300);
-      expect(info!.runAt).toBeLessThanOrEqual(t1 + 300);
-      const leases = await q.lease({ count: 5, leaseMs: 400 });
+      expect(info!.runAt).toBeGreaterThanOrEqual(t0 + 1000);
+      expect(info!.runAt).toBeLessThanOrEqual(t1 + 1000);
+      const leases = await q.lease({ count: 5, leaseMs: 1500 });
       const t2 = await redisNow(obs);
       expect(leases.map((l) => l.job.data)).toEqual(['now']); // the delayed one is not due yet
-      expect(leases[0]!.deadline).toBeGreaterThanOrEqual(t1 + 400);
-      expect(leases[0]!.deadline).toBeLessThanOrEqual(t2 + 400);
+      expect(leases[0]!.deadline).toBeGreaterThanOrEqual(t1 + 1500);
+      expect(leases[0]!.deadline).toBeLessThanOrEqual(t2 + 1500);
       expect((await q.sweep()).stalled).toBe(0);
-      expect(await q.touch(leases[0]!, 400)).toBe(true);
-      expect(Math.abs(leases[0]!.deadline - ((await redisNow(obs)) + 400))).toBeLessThan(50);
-      await sleep(350);
-      expect((await q.lease({ leaseMs: 100 })).map((l) => l.job.data)).toEqual(['delayed']);
-      await sleep(150);
+      const t3 = await redisNow(obs);
+      expect(await q.touch(leases[0]!, 1500)).toBe(true);
+      const t4 = await redisNow(obs);
+      expect(leases[0]!.deadline).toBeGreaterThanOrEqual(t3 + 1500);
+      expect(leases[0]!.deadline).toBeLessThanOrEqual(t4 + 1500);
+      await untilRedisTime(obs, info!.runAt!, 'the delayed job to be due');
+      const late = await q.lease({ leaseMs: 100 });
+      expect(late.map((l) => l.job.data)).toEqual(['delayed']);
+      await untilRedisTime(obs, Math.max(leases[0]!.deadline, late[0]!.deadline), 'both leases to run out');
       expect((await q.sweep()).stalled).toBe(2);
     } finally {
       Date.now = realNow;
