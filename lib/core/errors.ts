@@ -19,9 +19,10 @@ export class RelqError extends Error {
 export class ValidationError extends RelqError {
   constructor(
     readonly field: string,
-    message: string,
+    /** What is wrong with it (the message without the field's name). */
+    readonly detail: string,
   ) {
-    super(`${field}: ${message}`, 'RELQ_INVALID_ARGUMENT');
+    super(`${field}: ${detail}`, 'RELQ_INVALID_ARGUMENT');
   }
 }
 

@@ -22,6 +22,22 @@ export interface ProduceItem {
   group: string;
 }
 
+export interface ProducerGateOptions {
+  /** This object's registration in the `waiters` zset. */
+  waiterId: string;
+  waiterTtlMs: number;
+  /** The configured bound, for error messages. */
+  bound: number;
+  /** The producer role's value when exclusive ('' otherwise), read at each attempt. */
+  roleValue: () => string;
+  /** The exclusive producer role turned out to be held by another. */
+  onInUse: () => void;
+  /** This object stores bound / stats / groupConcurrency in Redis (QueueExt.configure). */
+  hasSettings: boolean;
+  /** Stores them again (produce.lua found them missing). */
+  reconfigure: () => Promise<void>;
+}
+
 interface Waiting {
   items: ProduceItem[];
   deadline: number;
@@ -59,16 +75,7 @@ export class ProducerGate {
 
   constructor(
     private readonly ctx: ExtContext,
-    readonly waiterId: string,
-    private readonly waiterTtlMs: number,
-    /** The configured bound, for error messages. */
-    private readonly bound: number,
-    /** The producer role's value when exclusive ('' otherwise), read at each attempt. */
-    private readonly roleValue: () => string,
-    private readonly onInUse: () => void,
-    /** This object stores bound / stats / groupConcurrency in Redis (QueueExt.configure). */
-    private readonly hasSettings: boolean,
-    private readonly reconfigure: () => Promise<void>,
+    private readonly o: ProducerGateOptions,
   ) {}
 
   /** Adds wait here for room: later adds must queue behind them, not take the plain path. */
@@ -81,7 +88,7 @@ export class ProducerGate {
     if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);
     if (mode === 'try' || this.waiting.length === 0) {
       // A try never uses the waiter id: it must not jump ahead of this object's own waiters.
-      const r = await this.attempt(items, mode === 'try' ? 't' : 'w', mode === 'try' ? '' : this.waiterId, this.waiting.length > 0);
+      const r = await this.attempt(items, mode === 'try' ? 't' : 'w', mode === 'try' ? '' : this.o.waiterId, this.waiting.length > 0);
       if (r.kind === 'ok') return r.created;
       if (r.kind === 'error') throw r.error;
       if (mode === 'try') throw new QueueFullError(this.ctx.name, r.bound);
@@ -106,7 +113,7 @@ export class ProducerGate {
   private async loop(justFull: boolean): Promise<void> {
     this.running = true;
     let blockNext = justFull;
-    const renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.waiterTtlMs / 3)));
+    const renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.o.waiterTtlMs / 3)));
     renewal.unref();
     try {
       while (this.waiting.length > 0 && !this.stopped) {
@@ -138,7 +145,7 @@ export class ProducerGate {
         let r: Reply;
         this.attempting = head;
         try {
-          r = await this.attempt(head.items, 'w', this.waiterId, this.waiting.length > 1);
+          r = await this.attempt(head.items, 'w', this.o.waiterId, this.waiting.length > 1);
         } catch (err) {
           this.waiting.shift();
           this.attempting = undefined;
@@ -175,7 +182,7 @@ export class ProducerGate {
   /** Keeps this object's waiter registration alive while it waits. */
   private async renew(): Promise<void> {
     if (!this.registered || this.stopped || this.ctx.isClosed) return;
-    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'renew', this.waiterId, this.waiterTtlMs]).catch(() => undefined);
+    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'renew', this.o.waiterId, this.o.waiterTtlMs]).catch(() => undefined);
   }
 
   private expire(): void {
@@ -184,7 +191,7 @@ export class ProducerGate {
       const w = this.waiting[i]!;
       if (w.deadline <= now) {
         this.waiting.splice(i, 1);
-        const bound = this.lastBound || this.bound;
+        const bound = this.lastBound || this.o.bound;
         w.reject(new QueueFullError(this.ctx.name, bound, `queue '${this.ctx.name}' is still full (bound ${bound}) after waiting timeoutMs`));
       } else i++;
     }
@@ -197,7 +204,7 @@ export class ProducerGate {
   private async leaveIfIdle(): Promise<void> {
     if (!this.registered || this.waiting.length > 0) return;
     this.registered = false;
-    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.waiterId]).catch(() => undefined);
+    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.o.waiterId]).catch(() => undefined);
   }
 
   private async attempt(items: ProduceItem[], mode: 'w' | 't', waiter: string, keep: boolean): Promise<Reply> {
@@ -206,16 +213,16 @@ export class ProducerGate {
       waiter,
       mode,
       keep ? 1 : 0,
-      this.waiterTtlMs,
-      this.roleValue(),
-      this.hasSettings ? 1 : 0,
+      this.o.waiterTtlMs,
+      this.o.roleValue(),
+      this.o.hasSettings ? 1 : 0,
       items.length,
     ];
     for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due, it.group);
     let r = (await this.ctx.run('produce', 'add', args)) as [string, ...unknown[]];
     if (r[0] === 'configure') {
       // Our settings are gone from Redis (the queue was deleted and is used again): store them.
-      await this.reconfigure();
+      await this.o.reconfigure();
       r = (await this.ctx.run('produce', 'add', args)) as [string, ...unknown[]];
     }
     switch (r[0]) {
@@ -229,7 +236,7 @@ export class ProducerGate {
       case 'deleted':
         return { kind: 'error', error: new QueueDeletedError(this.ctx.name), all: true };
       case 'inuse':
-        this.onInUse();
+        this.o.onInUse();
         return { kind: 'error', error: new QueueInUseError(this.ctx.name, 'producer', parseHolder(r[1] as string)), all: true };
       case 'toobig':
         return {
@@ -256,7 +263,7 @@ export class ProducerGate {
     }
     if (this.registered) {
       this.registered = false;
-      await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.waiterId]).catch(() => undefined);
+      await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.o.waiterId]).catch(() => undefined);
     }
   }
 }

@@ -98,19 +98,18 @@ export class QueueExt {
       checkClosed ?? (bound !== undefined || stats === true || this.producerRole !== undefined);
     this.prepareLease = anySetting || this.consumerRole !== undefined;
     const { host, pid, instance } = this.identity;
-    this.gate = new ProducerGate(
-      ctx,
-      `${host}:${pid}:${instance}`,
-      WAITER_TTL_MS,
-      this.bound,
-      () => (this.producerRole ? this.producerRole.value : ''),
-      () => this.producerRole?.lost(),
-      this.settings !== undefined,
-      () => {
+    this.gate = new ProducerGate(ctx, {
+      waiterId: `${host}:${pid}:${instance}`,
+      waiterTtlMs: WAITER_TTL_MS,
+      bound: this.bound,
+      roleValue: () => (this.producerRole ? this.producerRole.value : ''),
+      onInUse: () => this.producerRole?.lost(),
+      hasSettings: this.settings !== undefined,
+      reconfigure: () => {
         this.configured = undefined;
         return this.configure();
       },
-    );
+    });
   }
 
   /** This object has bound / stats / groupConcurrency to store in Redis. */

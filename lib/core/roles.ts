@@ -29,10 +29,6 @@ export class RoleLease {
     this.value = JSON.stringify(identity);
   }
 
-  get isHeld(): boolean {
-    return this.held;
-  }
-
   /** Resolves once this object holds the role; QueueInUseError if another holds it past waitMs. */
   ensure(): Promise<void> {
     if (this.held) return Promise.resolve();

@@ -72,11 +72,6 @@ export class BatchRouter {
     }
   }
 
-  /** Batches whose handler is running now. */
-  get running(): number {
-    return this.activeBatches;
-  }
-
   status(): HandlerStatus[] {
     const h = this.handler;
     return [

@@ -109,6 +109,8 @@ export function validating<T>(where: string, check: () => T): T {
     return check();
   } catch (err) {
     if (err instanceof RelqConfigError) throw err;
+    // `where` already names the options object: "forRoot() options: unknown option 'x'", not "options: options: ..."
+    if (err instanceof ValidationError && err.field === 'options') throw new RelqConfigError(`${where}: ${err.detail}`);
     if (err instanceof RelqError || err instanceof TypeError) throw new RelqConfigError(`${where}: ${err.message}`);
     throw err;
   }

@@ -20,7 +20,6 @@ export interface ListenerDefinition {
 
 /** Where handler calls go: the singleton, or a fresh instance per job (request-scoped). */
 export interface InstanceSource {
-  readonly scoped: boolean;
   /** The instance to call for `context` (a job, or an event): resolved per call when scoped. */
   get(context: object): Promise<object>;
 }

@@ -181,7 +181,6 @@ export class ProcessorExplorer implements OnModuleInit {
       // Request-scoped or durable: a fresh instance (and REQUEST = the job) per call.
       const moduleRef = this.moduleRef;
       return {
-        scoped: true,
         async get(context: object): Promise<object> {
           const contextId = ContextIdFactory.getByRequest(context);
           moduleRef.registerRequestByContextId(context, contextId);
@@ -193,7 +192,7 @@ export class ProcessorExplorer implements OnModuleInit {
     if (!instance) {
       throw new RelqConfigError(`${className}: the processor's instance could not be created (is it a provider of a loaded module?)`);
     }
-    return { scoped: false, get: () => Promise.resolve(instance) };
+    return { get: () => Promise.resolve(instance) };
   }
 }
 

@@ -65,6 +65,11 @@ export class ProcessorOrchestrator
     return [...this.sweepers.values()];
   }
 
+  /** The sweeper of `queueName` (undefined before bootstrap). */
+  getSweeper(queueName: string): QueueSweeper | undefined {
+    return this.sweepers.get(queueName);
+  }
+
   /** `closeOnShutdown` queues are open while the app runs: reopened before anything starts. */
   async onModuleInit(): Promise<void> {
     if (this.opened) return;

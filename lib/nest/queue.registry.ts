@@ -71,9 +71,12 @@ export class QueueRegistry {
     return hosts.length;
   }
 
-  /** Runs one sweep of `queueName` now, outside the schedule. */
+  /** Runs one sweep of `queueName` now, outside the schedule; the sweeper's status records it. */
   sweep(queueName: string, opts: { limit?: number } = {}): Promise<SweepResult> {
-    return this.getQueue(queueName).sweep(opts);
+    const queue = this.getQueue(queueName);
+    const sweeper = this.orchestrator.getSweeper(queueName);
+    if (!sweeper) return queue.sweep(opts); // before bootstrap
+    return sweeper.runOnce(opts);
   }
 
   private select(queueName: string | undefined) {

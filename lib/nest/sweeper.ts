@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import { ValidationError } from '../core/errors.js';
 import type { Queue } from '../core/queue.js';
 import type { SweepResult } from '../core/types.js';
 import type { ResolvedSweeper } from './options.js';
@@ -56,10 +57,10 @@ export class QueueSweeper {
     await this.inFlight;
   }
 
-  /** Runs one sweep now (also used by tests and by `QueueRegistry.sweep`). */
-  async runOnce(): Promise<SweepResult> {
+  /** Runs one sweep now: on schedule, or asked for by `QueueRegistry.sweep` (its status sees both). */
+  async runOnce(opts: { limit?: number } = {}): Promise<SweepResult> {
     try {
-      const result = await this.queue.sweep({ limit: this.settings.limit });
+      const result = await this.queue.sweep({ limit: this.settings.limit, ...opts });
       this.lastRunAt = Date.now();
       this.lastResult = result;
       if (this.failing) this.logger.log(`sweeper of queue '${this.queue.name}' is working again`);
@@ -75,6 +76,7 @@ export class QueueSweeper {
       }
       return result;
     } catch (err) {
+      if (err instanceof ValidationError) throw err; // a caller's bad limit, not a failing sweeper
       this.lastError = err instanceof Error ? err.message : String(err);
       this.lastErrorAt = Date.now();
       if (!this.failing) this.logger.warn(`sweeper of queue '${this.queue.name}' failed (will retry): ${this.lastError}`);

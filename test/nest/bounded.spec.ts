@@ -385,7 +385,7 @@ describe('bootstrap errors for queue options', () => {
     [{ exclusive: { consumer: true, ttlMs: 5 } }, /registerQueue\('q'\): exclusive\.ttlMs: must be between 30/],
     [{ bound: 5, checkClosed: false }, /registerQueue\('q'\): checkClosed: false contradicts bound: 5, whose adds always check the queue's state; leave checkClosed out/],
     [{ closeOnShutdown: 'yes' }, /registerQueue\('q'\): closeOnShutdown: must be true or false/],
-    [{ bounds: 10 }, /registerQueue\('q'\): options: unknown option 'bounds'/],
+    [{ bounds: 10 }, /registerQueue\('q'\): unknown option 'bounds'/],
   ])('%j', async (options, message) => {
     const err = await bootError(options);
     expect(err).toBeInstanceOf(RelqConfigError);

@@ -239,6 +239,9 @@ describe('bootstrap errors', () => {
     const typo = await bootError(QueueModule.forRoot({ connection: bed.redis.url, sweeper: { intervalMS: 5 } as never }));
     expect(typo).toBeInstanceOf(RelqConfigError);
     expect(typo.message).toMatch(/forRoot\(\) options: sweeper: unknown option 'intervalMS'/);
+    const topLevel = await bootError(QueueModule.forRoot({ connection: bed.redis.url, sweepr: {} } as never));
+    expect(topLevel.message).toMatch(/^relq: QueueModule\.forRoot\(\) options: unknown option 'sweepr' \(known: /);
+    expect(topLevel.message).not.toMatch(/options: options:/);
 
     const badUrl = await bootError(QueueModule.forRoot({ connection: 'localhost:6379' }));
     expect(badUrl.message).toMatch(/connection: must be a redis:\/\/ or rediss:\/\/ URL/);

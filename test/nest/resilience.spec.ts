@@ -136,12 +136,12 @@ test('health: backlog over maxPending is down with the count in the details', as
   await a.get(QueueRegistry).stopWorkers();
   const queue = a.get(QueueRegistry).getQueue('echo');
   await queue.addBulk([{ data: { n: 1 } }, { data: { n: 2 } }, { data: { n: 3 } }]);
-  const report = await a.get(QueueHealthIndicator).report();
+  const report = await a.get(QueueHealthService).check();
   expect(report.healthy).toBe(false);
   expect(report.queues.echo).toMatchObject({ healthy: false, counts: { pending: 3 }, thresholds: { maxPending: 2 } });
   expect(report.problems).toEqual([`queue 'echo': backlog 3 pending > maxPending 2`]);
   await a.get(QueueRegistry).startWorkers();
-  await waitFor(async () => (await a.get(QueueHealthIndicator).report()).healthy, 5000, 'backlog drained');
+  await waitFor(async () => (await a.get(QueueHealthService).check()).healthy, 5000, 'backlog drained');
 });
 
 test('connections: one shared command connection plus one blocking connection per running processor; all closed by app.close()', async () => {

@@ -39,11 +39,6 @@ export class QueueHealthIndicator {
     return result as unknown as QueueHealthIndicatorResult<Key>;
   }
 
-  /** The same data, without terminus. */
-  report(): Promise<RelqHealthReport> {
-    return this.health.check();
-  }
-
   private async terminus(): Promise<HealthIndicatorService> {
     if (this.indicators) return this.indicators;
     let mod: typeof import('@nestjs/terminus');
