@@ -1,5 +1,5 @@
 import { JobFailedError, TimeoutError, Worker, type JobState, type QueueEvent } from '../../lib/index.js';
-import { useRedis, eventsReady, sleep, waitUntil } from './_helpers.js';
+import { useRedis, eventsReady, sleep, untilRedisTime, waitUntil } from './_helpers.js';
 
 const res = useRedis();
 
@@ -20,8 +20,8 @@ describe('events()', () => {
       const b = await q.add('b', { attempts: 1 });
       await q.nack((await q.lease())[0]!, { error: 'fatal' });
       const c = await q.add('c', { attempts: 3 });
-      await q.lease({ leaseMs: 50 });
-      await sleep(80);
+      const [lc] = await q.lease({ leaseMs: 50 });
+      await untilRedisTime(obs, lc!.deadline, 'the lease of c to run out');
       await q.sweep();
 
       const seq = (id: string) => got.filter((e) => e.id === id).map((e) => e.type);
@@ -48,7 +48,7 @@ describe('events()', () => {
     try {
       await eventsReady(obs, q);
       const d = await q.add('d', { delayMs: 30 });
-      await sleep(60);
+      await untilRedisTime(obs, (await q.getJob(d.id))!.runAt!, 'd to be due');
       await q.sweep();
       await q.pause();
       await q.resume();
@@ -91,11 +91,16 @@ describe('events()', () => {
     const q = res.queue<string>();
     const obs = res.client();
     const s1 = q.events().subscribe();
-    const s2 = q.events().subscribe();
+    const got2: QueueEvent[] = [];
+    const s2 = q.events().subscribe((e) => got2.push(e));
     await eventsReady(obs, q);
     s1.unsubscribe();
-    await sleep(50);
+    await sleep(300); // time for a wrong close to show
     await eventsReady(obs, q); // still one
+    // and it still delivers
+    const { id } = await q.add('x');
+    await q.lease();
+    await waitUntil(() => got2.some((e) => e.id === id && e.type === 'leased'), 'an event for the remaining subscriber', 10_000);
     s2.unsubscribe();
     await waitUntil(async () => {
       const r = (await obs.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
@@ -134,9 +139,9 @@ describe('publishing only while someone listens', () => {
       await q.ack((await q.lease())[0]!);
       await waitUntil(() => got.some((e) => e.id === a.id && e.type === 'completed'), 'completed event of a');
       expect(got.filter((e) => e.id === a.id).map((e) => e.type).filter((t) => t !== 'added')).toEqual(['leased', 'completed']);
-      await sleep(1100);
-      await q.add('b'); // starts a new reading
-      await sleep(50);
+      await sleep(1100); // the producer's reading is over a second old now
+      await q.add('b'); // starts a new reading; its answers come before this add's, on the same connection
+      await new Promise((resolve) => setImmediate(resolve));
       const b = await q.add('b');
       await waitUntil(() => got.some((e) => e.id === b.id && e.type === 'added'), 'added event of b');
     } finally {
@@ -158,7 +163,7 @@ describe('publishing only while someone listens', () => {
       await eventsReady(obs, q);
       await obs.del(q.keys.byName.listeners); // as after a restart without persistence
       await obs.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
-      await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 're-announced', 5000);
+      await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 're-announced', 10_000);
     } finally {
       sub.unsubscribe();
     }
@@ -188,20 +193,29 @@ describe('watch(id)', () => {
   test('follows retries through delayed and stalled back to pending, ends at dead', async () => {
     const q = res.queue<string>();
     const watcher = res.twin<string>(q);
+    const obs = res.client();
     const { id } = await q.add('x', { attempts: 3, backoff: { type: 'fixed', delayMs: 40, jitter: 0 } });
     const states: Array<JobState | 'gone'> = [];
     let completed = false;
     const sub = watcher.watch(id).subscribe({ next: (s) => states.push(s), complete: () => (completed = true) });
+    // each transition once the watcher has shown the one before
+    const shown = (n: number, what: string) => waitUntil(() => states.length >= n, what, 10_000);
     try {
-      await waitUntil(() => states.length === 1, 'initial state');
-      await q.nack((await q.lease())[0]!, { error: 'e1' }); // -> delayed
-      await sleep(70);
+      await shown(1, 'initial state');
+      const [l1] = await q.lease(); // -> working
+      await shown(2, 'working');
+      await q.nack(l1!, { error: 'e1' }); // -> delayed
+      await shown(3, 'delayed');
+      await untilRedisTime(obs, (await q.getJob(id))!.runAt!, 'the retry to be due');
       await q.sweep(); // -> pending (promoted)
-      await q.lease({ leaseMs: 30 }); // -> working
-      await sleep(60);
+      await shown(4, 'pending after promotion');
+      const [l2] = await q.lease({ leaseMs: 30 }); // -> working
+      await shown(5, 'working again');
+      await untilRedisTime(obs, l2!.deadline, 'the lease to run out');
       await q.sweep(); // -> pending (stalled)
+      await shown(6, 'pending after the stall');
       await q.reject((await q.lease())[0]!, 'done'); // -> working -> dead
-      await waitUntil(() => completed, 'completion');
+      await waitUntil(() => completed, 'completion', 10_000);
       expect(states).toEqual(['pending', 'working', 'delayed', 'pending', 'working', 'pending', 'working', 'dead']);
     } finally {
       sub.unsubscribe();
@@ -220,9 +234,10 @@ describe('waitForResult', () => {
   test('resolves with the result of a job completed by a worker elsewhere', async () => {
     const q = res.queue<number, number>();
     const waiter = res.twin<number, number>(q);
+    const obs = res.client();
     const { id } = await q.add(21);
-    const p = waiter.waitForResult(id, { timeoutMs: 5000 });
-    await sleep(100);
+    const p = waiter.waitForResult(id, { timeoutMs: 10_000 });
+    await eventsReady(obs, q); // the waiter listens before the job runs
     res.worker(new Worker<number, number>(q, async (job) => job.data * 2, { blockMs: 1000 }));
     await expect(p).resolves.toBe(42);
   });
@@ -237,10 +252,11 @@ describe('waitForResult', () => {
   test('rejects with JobFailedError when the job is dead-lettered', async () => {
     const q = res.queue<number, number>();
     const waiter = res.twin<number, number>(q);
+    const obs = res.client();
     const { id } = await q.add(1, { attempts: 1 });
-    const p = waiter.waitForResult(id, { timeoutMs: 5000 });
+    const p = waiter.waitForResult(id, { timeoutMs: 10_000 });
     p.catch(() => undefined);
-    await sleep(100);
+    await eventsReady(obs, q); // the waiter listens before the job fails
     await q.nack((await q.lease())[0]!, { error: new Error('kaput') });
     const err = await p.then(
       () => undefined,
@@ -258,7 +274,7 @@ describe('waitForResult', () => {
     const obs = res.client();
     const { id } = await q.add(1);
     const [l] = await q.lease();
-    const p = waiter.waitForResult(id, { timeoutMs: 3000 }).then(
+    const p = waiter.waitForResult(id, { timeoutMs: 10_000 }).then(
       (v) => ({ v }),
       (e: unknown) => ({ e }),
     );
@@ -280,7 +296,7 @@ describe('waitForResult', () => {
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as TimeoutError).code).toBe('RELQ_TIMEOUT');
     expect(Date.now() - t).toBeGreaterThanOrEqual(290);
-    expect(Date.now() - t).toBeLessThan(1500);
+    expect(Date.now() - t).toBeLessThan(3000); // at its timeout, not much later
     // and it left no subscription behind
     await waitUntil(async () => {
       const r = (await obs.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number];
