@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The one Lua copy step. The engine reads its Lua next to its compiled code
-// (lib/core/scripts.ts loads ../scripts/*.lua), and tsc copies no non-TS files, so every build
+// (lib/core/redis/scripts.ts loads ../../scripts/*.lua), and tsc copies no non-TS files, so every build
 // output copies lib/**/*.lua to the same relative path: `npm run build` (dist/, by running
 // this file), `npm run bench` (.bench-tmp/), `npm run sample` (.tmp/sample/) and
 // transpileTree() in transpile.mjs (the fault tests' and `npm run chaos`'s .tmp/ builds).

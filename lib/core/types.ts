@@ -1,6 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { DurabilityOptions } from './replication.js';
-import type { EvictionCheck } from './server-check.js';
+import type { DurabilityOptions } from './redis/replication.js';
+import type { EvictionCheck } from './redis/server-check.js';
 import type { RelqWarning, WarningHandler } from './warnings.js';
 
 /**

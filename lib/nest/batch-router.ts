@@ -1,6 +1,6 @@
-import type { BatchOutcome } from '../core/batch-worker.js';
+import type { BatchOutcome } from '../core/worker/batch-worker.js';
 import { UnrecoverableError, ValidationError } from '../core/errors.js';
-import type { Job } from '../core/worker.js';
+import type { Job } from '../core/worker/worker.js';
 import type { HandlerStatus } from './handler-router.js';
 import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
 

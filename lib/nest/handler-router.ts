@@ -1,6 +1,6 @@
 import { UnrecoverableError } from '../core/errors.js';
-import { NotStartedError } from '../core/outbox.js';
-import type { Job } from '../core/worker.js';
+import { NotStartedError } from '../core/worker/outbox.js';
+import type { Job } from '../core/worker/worker.js';
 import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
 import { Semaphore } from './semaphore.js';
 

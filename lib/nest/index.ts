@@ -23,7 +23,7 @@ export type * from './interfaces/module-options.interface.js';
 export type * from './interfaces/processor-options.interface.js';
 
 // The engine types a Nest app needs most, so that one import path suffices.
-export { Queue } from '../core/queue.js';
+export { Queue } from '../core/queue/queue.js';
 export {
   ClosedError,
   QueueClosedError,
@@ -32,9 +32,9 @@ export {
   QueueInUseError,
   UnrecoverableError,
 } from '../core/errors.js';
-export type { Job } from '../core/worker.js';
-export type { BatchOutcome } from '../core/batch-worker.js';
-export type { QueueState } from '../core/queue-ext.js';
+export type { Job } from '../core/worker/worker.js';
+export type { BatchOutcome } from '../core/worker/batch-worker.js';
+export type { QueueState } from '../core/queue/queue-settings.js';
 export type {
   ExclusiveOptions,
   JobOptions,

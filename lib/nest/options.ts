@@ -1,9 +1,9 @@
-import { assertConnection } from '../core/connection.js';
-import { assertDurability } from '../core/replication.js';
-import { assertEvictionCheck, type EvictionCheck } from '../core/server-check.js';
+import { assertConnection } from '../core/redis/connection.js';
+import { assertDurability } from '../core/redis/replication.js';
+import { assertEvictionCheck, type EvictionCheck } from '../core/redis/server-check.js';
 import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../core/defaults.js';
 import { RelqError, ValidationError } from '../core/errors.js';
-import { assertCheckClosed } from '../core/queue-ext.js';
+import { assertCheckClosed } from '../core/queue/queue-settings.js';
 import type { ConnectionInput, JobPolicyOptions, QueueOptions } from '../core/types.js';
 import { assertInt, assertNumber, assertOptions, assertPrefix, assertQueueName } from '../core/validate.js';
 import { RelqConfigError } from './errors.js';

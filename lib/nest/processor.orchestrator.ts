@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { Queue } from '../core/queue.js';
+import type { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
 import type { ResolvedRootOptions } from './options.js';
 import type { ProcessorDefinition } from './processor-definition.js';

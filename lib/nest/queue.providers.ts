@@ -1,5 +1,5 @@
 import type { Provider } from '@nestjs/common';
-import type { Queue } from '../core/queue.js';
+import type { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
 import type { RegisterQueueAsyncOptions, RegisterQueueOptions } from './interfaces/module-options.interface.js';
 import { resolveQueueOptions, type ResolvedRootOptions } from './options.js';

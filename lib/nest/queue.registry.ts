@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Queue } from '../core/queue.js';
+import type { Queue } from '../core/queue/queue.js';
 import type { SweepResult } from '../core/types.js';
 import { RelqConfigError } from './errors.js';
 import type { ResolvedRootOptions } from './options.js';

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Queue } from '../core/queue.js';
+import { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
 import type { ResolvedQueueOptions } from './options.js';
 import { validating } from './options.js';

@@ -1,4 +1,4 @@
-import { closeClient, openConnection, type ClientHandle, type RedisClient } from '../core/connection.js';
+import { closeClient, openConnection, type ClientHandle, type RedisClient } from '../core/redis/connection.js';
 import type { ConnectionInput } from '../core/types.js';
 
 /**

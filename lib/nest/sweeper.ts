@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../core/errors.js';
-import type { Queue } from '../core/queue.js';
+import type { Queue } from '../core/queue/queue.js';
 import type { SweepResult } from '../core/types.js';
 import type { ResolvedSweeper } from './options.js';
 

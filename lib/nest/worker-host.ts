@@ -1,10 +1,10 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import type { Queue } from '../core/queue.js';
+import type { Queue } from '../core/queue/queue.js';
 
-import { BatchWorker } from '../core/batch-worker.js';
+import { BatchWorker } from '../core/worker/batch-worker.js';
 import { QueueInUseError, RelqError } from '../core/errors.js';
-import { Worker, type WorkerEvent } from '../core/worker.js';
+import { Worker, type WorkerEvent } from '../core/worker/worker.js';
 import { BatchRouter } from './batch-router.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
 import type { ResolvedBatch } from './options.js';

@@ -1,4 +1,4 @@
--- Adds jobs on the managed path (lib/core/queue-ext.ts): refuses a closed or deleted queue,
+-- Adds jobs on the managed path (lib/core/queue/queue-settings.ts): refuses a closed or deleted queue,
 -- fences an exclusive producer, enforces the bound with blocked-producer waiters, routes
 -- grouped jobs to their group, counts stats. Checks come first, then the writes.
 -- ARGV: 1 events(0/1), 2 waiter id, 3 mode ('w' may wait | 't' try only), 4 keep (1: stay a

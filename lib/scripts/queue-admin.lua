@@ -1,4 +1,4 @@
--- Queue-level settings and lifecycle (lib/core/queue-ext.ts). ARGV: 1 events(0/1), 2 op, 3..
+-- Queue-level settings and lifecycle (lib/core/queue/queue-settings.ts). ARGV: 1 events(0/1), 2 op, 3..
 --   configure  3 bound, 4 stats, 5 glimit: '' leaves a setting alone, '0' removes it
 --   close      closed for adds; wakes blocked consumers and producers.     Reply: 1, or 0 if it was
 --   reopen     open for adds again.                                         Reply: 1, or 0 if it was

@@ -1,4 +1,4 @@
--- Exclusive producer / consumer roles (lib/core/roles.ts). The role key holds the holder's
+-- Exclusive producer / consumer roles (lib/core/queue/exclusive-role.ts). The role key holds the holder's
 -- identity and expires unless the holder refreshes it, so a crashed holder's role is
 -- recovered after its ttl. Releasing it wakes one process blocked waiting for the role.
 -- ARGV: 1 op (acquire | refresh | release), 2 role (producer | consumer), 3 holder value, 4 ttl ms

@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { ConnectionError, Queue, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, eventsReady, sleep, waitUntil, within } from './_helpers.js';
+import { Resources, blockedClients, eventsReady, sleep, waitUntil, within } from './_helpers.js';
 
 const PASSWORD = 'Pw-7f3c9e-SECRET';
 
@@ -110,7 +110,7 @@ describe('closing while the server is down', () => {
     const sub = q.events().subscribe({ error: () => undefined });
     await eventsReady(obs, q);
     await r.kill();
-    await sleep(100);
+    await waitUntil(() => q.client.status !== 'ready', 'the queue to notice the server is gone', 10_000);
     const t = Date.now();
     await within(w.close(), 5000, 'Worker.close() with the server down');
     await within(q.close(), 5000, 'Queue.close() with the server down');
@@ -144,13 +144,15 @@ describe('events() and connection loss', () => {
     const r = await server({ password: PASSWORD });
     const q = res.track(new Queue('q', { connection: `redis://:${PASSWORD}@${r.host}:${r.port}`, prefix: uniquePrefix() }));
     await r.kill();
+    let timer: NodeJS.Timeout | undefined;
     const err = await new Promise<unknown>((resolve) => {
       const sub = q.events().subscribe({ error: resolve });
-      setTimeout(() => {
+      timer = setTimeout(() => {
         sub.unsubscribe();
         resolve(new Error('no error within 8 s'));
       }, 8000);
     });
+    clearTimeout(timer);
     expect(err).toBeInstanceOf(ConnectionError);
     expect(allText(err)).not.toContain(PASSWORD);
   });
@@ -192,7 +194,8 @@ describe('passwords never appear in errors', () => {
       w.events.subscribe((e) => {
         if (e.type === 'error') workerErrors.push(e.error);
       });
-      await sleep(100);
+      const obs = res.client();
+      await waitUntil(async () => (await blockedClients(obs)) >= 1, 'the worker waiting on Redis', 10_000);
       await r.kill();
       // all at once, so they fail together at the client's first give-up point
       const calls = queues.flatMap((q) => [q.add('x'), q.lease({ blockMs: 100 }), q.sweep(), q.getJob('x')]);
@@ -215,11 +218,12 @@ describe('recovery after a restart', () => {
     const r = await server();
     const q = res.queue<string>();
     const producer = res.twin<string>(q);
+    const obs = res.client();
     const seen: string[] = [];
     res.worker(new Worker<string>(q, async (job) => void seen.push(job.data), { blockMs: 1000 }));
     await producer.add('before');
-    await waitUntil(() => seen.length === 1, 'first job');
-    await sleep(200); // the worker is blocked now
+    await waitUntil(() => seen.length === 1, 'first job', 10_000);
+    await waitUntil(async () => (await blockedClients(obs)) >= 1, 'the worker blocked on Redis', 10_000);
     await r.restart(); // data is gone, scripts are gone
     await eventually(() => producer.add('after'));
     await waitUntil(() => seen.includes('after'), 'job added after the restart', 10_000);
@@ -231,10 +235,11 @@ describe('recovery after a restart', () => {
     const q = res.queue<string>();
     const producer = res.twin<string>(q);
     const seen: string[] = [];
+    const obs = res.client();
     res.worker(new Worker<string>(q, async (job) => void seen.push(job.data), { blockMs: 500 }));
-    await sleep(200);
+    await waitUntil(async () => (await blockedClients(obs)) >= 1, 'the worker waiting on Redis', 10_000);
     await r.kill();
-    await sleep(1500);
+    await sleep(1500); // the outage
     await r.restart();
     await eventually(() => producer.add('after outage'));
     await waitUntil(() => seen.includes('after outage'), 'job after the outage', 10_000);
@@ -246,9 +251,10 @@ describe('recovery after a restart', () => {
     const producer = res.twin<string>(q);
     await q.counts();
     await producer.counts();
+    const obs = res.client();
     const pending = q.lease({ blockMs: 8000 });
     pending.catch(() => undefined);
-    await sleep(200);
+    await waitUntil(async () => (await blockedClients(obs)) === 1, 'the lease blocked on Redis', 10_000);
     await r.restart();
     await eventually(() => producer.add('after restart'));
     const leases = await within(pending, 10_000, 'blocking lease');
@@ -262,9 +268,9 @@ describe('recovery after a restart', () => {
     r.pause();
     try {
       const t = Date.now();
-      const err = await errorOf(q.add('y'), 6000);
+      const err = await errorOf(q.add('y'), 9000);
       expect(err).toBeInstanceOf(ConnectionError);
-      expect(Date.now() - t).toBeLessThan(6000);
+      expect(Date.now() - t).toBeLessThan(8000); // the 5 s reply timeout, not a hang
     } finally {
       r.resume();
     }

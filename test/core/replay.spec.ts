@@ -3,9 +3,9 @@
  * may run twice for one request. These tests run the same transition twice by hand.
  */
 import type { Queue } from '../../lib/index.js';
-import { encodeRecord } from '../../lib/core/record.js';
-import { runScript, type ScriptName } from '../../lib/core/scripts.js';
-import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/settle-items.js';
+import { encodeRecord } from '../../lib/core/redis/record.js';
+import { runScript, type ScriptName } from '../../lib/core/redis/scripts.js';
+import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/queue/settle-items.js';
 import { useRedis, waitUntil } from './_helpers.js';
 
 const res = useRedis();

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../lib/index.js';
-import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/settle-items.js';
+import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/queue/settle-items.js';
 import { useRedis, redisNow, sleep } from './_helpers.js';
 
 const res = useRedis();

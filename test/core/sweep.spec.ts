@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Lease, Queue } from '../../lib/index.js';
-import { runScript } from '../../lib/core/scripts.js';
+import { runScript } from '../../lib/core/redis/scripts.js';
 import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();

@@ -1,5 +1,5 @@
-import type { Job } from '../../core/worker.js';
-import type { BatchOutcome } from '../../core/batch-worker.js';
+import type { Job } from '../../core/worker/worker.js';
+import type { BatchOutcome } from '../../core/worker/batch-worker.js';
 import type { BatchProcessOptions, ProcessOptions } from '../interfaces/processor-options.interface.js';
 import { PROCESS_METADATA } from '../tokens.js';
 

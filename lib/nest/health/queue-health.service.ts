@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RedisClient } from '../../core/connection.js';
-import type { QueueState } from '../../core/queue-ext.js';
+import type { RedisClient } from '../../core/redis/connection.js';
+import type { QueueState } from '../../core/queue/queue-settings.js';
 import type { QueueCounts, QueueStats } from '../../core/types.js';
 import type { ResolvedRootOptions } from '../options.js';
 import { ProcessorOrchestrator } from '../processor.orchestrator.js';

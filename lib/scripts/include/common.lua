@@ -80,7 +80,7 @@ end
 
 -- Events are collected during a script and published once, as one JSON array, when the
 -- caller asked for them (ARGV[1]) and some process listens: nobody subscribed, no encoding
--- and no SPUBLISH. Listeners keep K_LISTEN alive (lib/core/event-hub.ts).
+-- and no SPUBLISH. Listeners keep K_LISTEN alive (lib/core/queue/event-hub.ts).
 local events      -- per call (reset by begin())
 local eventsArg   -- ARGV[1] == '1', set by each function that publishes
 local listening

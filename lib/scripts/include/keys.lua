@@ -1,5 +1,5 @@
 -- Every relq function receives the same queue keys, in the order of QUEUE_KEYS in
--- lib/core/keys.ts (bound to these names per call by begin(), include/begin.lua). All
+-- lib/core/redis/keys.ts (bound to these names per call by begin(), include/begin.lua). All
 -- share the queue's hash tag, so a call touches one slot.
 local KEYS, ARGV            -- this call's keys and arguments
 local K_JOBS                -- hash  id -> record ("<meta json>\n<data json>")

@@ -13,7 +13,7 @@
 -- after the items.
 
 -- Delay before the retry after failed attempt number `attempt` (1 = the first), as
--- lib/core/backoff.ts computes it; `rnd` comes from the client (scripts stay deterministic).
+-- the backoff option documents it; `rnd` comes from the client (scripts stay deterministic).
 local function backoffDelay(rec, attempt, rnd, defaults)
   local b = defaults.backoff
   local meta = decodeMeta(rec)

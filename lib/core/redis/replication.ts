@@ -1,8 +1,8 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
 import type { RedisClient } from './connection.js';
-import { ValidationError } from './errors.js';
-import { assertInt, assertOptions } from './validate.js';
+import { ValidationError } from '../errors.js';
+import { assertInt, assertOptions } from '../validate.js';
 
 /** Writes wait until this many replicas have them (WAIT), at most `timeoutMs`. */
 export interface DurabilityOptions {

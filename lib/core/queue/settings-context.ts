@@ -1,8 +1,8 @@
-import type { RedisClient } from './connection.js';
-import { MAX_TIMER_MS } from './defaults.js';
-import type { RelqError } from './errors.js';
-import type { QueueKeys } from './keys.js';
-import type { ScriptName } from './scripts.js';
+import type { RedisClient } from '../redis/connection.js';
+import { MAX_TIMER_MS } from '../defaults.js';
+import type { RelqError } from '../errors.js';
+import type { QueueKeys } from '../redis/keys.js';
+import type { ScriptName } from '../redis/scripts.js';
 
 /** What the bounded / fair / lifecycle parts need from their Queue. @internal */
 export interface ExtContext {

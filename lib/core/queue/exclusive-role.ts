@@ -1,7 +1,7 @@
-import type { RedisClient } from './connection.js';
-import { QueueDeletedError, QueueInUseError, type RoleHolder } from './errors.js';
-import { blockingPop, type ExtContext } from './ext-context.js';
-import { extKeys } from './ext-keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { QueueDeletedError, QueueInUseError, type RoleHolder } from '../errors.js';
+import { blockingPop, type ExtContext } from './settings-context.js';
+import { extKeys } from '../redis/ext-keys.js';
 import { parseHolder } from './identity.js';
 
 export type Role = 'producer' | 'consumer';

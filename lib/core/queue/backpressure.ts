@@ -1,4 +1,4 @@
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import {
   ClosedError,
   QueueClosedError,
@@ -7,9 +7,9 @@ import {
   QueueInUseError,
   RelqError,
   ValidationError,
-} from './errors.js';
-import { blockingPop, sleep, type ExtContext } from './ext-context.js';
-import { extKeys } from './ext-keys.js';
+} from '../errors.js';
+import { blockingPop, sleep, type ExtContext } from './settings-context.js';
+import { extKeys } from '../redis/ext-keys.js';
 import { parseHolder } from './identity.js';
 
 /** One job for produce.lua. */

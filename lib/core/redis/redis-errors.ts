@@ -1,5 +1,5 @@
 import type { ClientHandle } from './connection.js';
-import { AuthenticationError, ConnectionError, PermissionError, RelqError } from './errors.js';
+import { AuthenticationError, ConnectionError, PermissionError, RelqError } from '../errors.js';
 
 /** The server refused the credentials. */
 const AUTH = /WRONGPASS|NOAUTH|invalid username-password pair|user is disabled|AUTH <password> called without any password/i;

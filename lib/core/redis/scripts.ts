@@ -16,7 +16,7 @@ const SCRIPT_FILES = {
   counts: { file: 'counts.lua', extraKeys: 0, readOnly: true },
   pause: { file: 'pause.lua', extraKeys: 0 },
   deadLetters: { file: 'dead-letters.lua', extraKeys: 0 },
-  // bounded queues, groups, lifecycle, roles (lib/core/queue-ext.ts)
+  // bounded queues, groups, lifecycle, roles (lib/core/queue/queue-settings.ts)
   produce: { file: 'produce.lua', extraKeys: 0 },
   queueAdmin: { file: 'queue-admin.lua', extraKeys: 0 },
   deleteQueue: { file: 'delete-queue.lua', extraKeys: 0 },
@@ -29,7 +29,7 @@ const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
 /** Shared helpers, defined once in the library; begin.lua binds each call's keys. */
 const PRELUDE = ['keys.lua', 'common.lua', 'settle.lua', 'lease-jobs.lua', 'replay.lua', 'add-jobs.lua', 'begin.lua'];
 
-const SCRIPT_DIR = new URL('../scripts/', import.meta.url);
+const SCRIPT_DIR = new URL('../../scripts/', import.meta.url);
 const INCLUDE = /^--!include (\S+)\s*$/gm;
 
 function readLua(file: string): string {

@@ -1,5 +1,5 @@
-import { UnrecoverableError } from './errors.js';
-import type { JobPolicy, Lease, LeasedJob } from './types.js';
+import { UnrecoverableError } from '../errors.js';
+import type { JobPolicy, Lease, LeasedJob } from '../types.js';
 
 /** The job as a handler sees it. */
 export interface Job<Data> extends LeasedJob<Data> {

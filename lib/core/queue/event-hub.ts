@@ -1,8 +1,8 @@
 import { Observable, Subject, share } from 'rxjs';
-import { duplicateClient, type ClientHandle, type RedisClient } from './connection.js';
-import { ClosedError } from './errors.js';
-import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
-import type { QueueEvent } from './types.js';
+import { duplicateClient, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import { ClosedError } from '../errors.js';
+import { ErrorBackoff, wakeableDelay } from '../worker/retry-delay.js';
+import type { QueueEvent } from '../types.js';
 
 /** How long a listener's announcement lasts, and how often it is renewed. */
 const LISTEN_TTL_MS = 30_000;

@@ -1,7 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { ValidationError } from './errors.js';
+import { ValidationError } from '../errors.js';
 import { Redactor } from './redact.js';
-import type { ConnectionInput, ConnectionOptions } from './types.js';
+import type { ConnectionInput, ConnectionOptions } from '../types.js';
 
 export type RedisClient = Redis | Cluster;
 

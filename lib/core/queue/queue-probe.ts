@@ -1,4 +1,4 @@
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 
 /** A reading older than this no longer lets adds take the plain path. */
 const MAX_AGE_MS = 1000;

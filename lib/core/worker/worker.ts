@@ -1,14 +1,14 @@
-import { MAX_LEASE_COUNT } from './defaults.js';
-import { UnrecoverableError } from './errors.js';
+import { MAX_LEASE_COUNT } from '../defaults.js';
+import { UnrecoverableError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, giveBackOutcome, NotStartedError, successOutcome, type Outcome } from './outbox.js';
-import { blockDuration, type LeaseStep, type Queue } from './queue.js';
-import { requeueItem } from './settle-items.js';
-import type { Lease } from './types.js';
-import { assertFunction, assertInt, assertOptions } from './validate.js';
+import { blockDuration, type LeaseStep, type Queue } from '../queue/queue.js';
+import { requeueItem } from '../queue/settle-items.js';
+import type { Lease } from '../types.js';
+import { assertFunction, assertInt, assertOptions } from '../validate.js';
 
 export type { Job } from './job-view.js';
 export type { WorkerEvent } from './outbox.js';

@@ -1,8 +1,8 @@
-import { DEFAULT_POLICY, MAX_PRIORITY, MAX_TIMER_MS } from './defaults.js';
-import { ValidationError } from './errors.js';
-import type { RecordMeta } from './record.js';
-import type { Backoff, JobPolicy } from './types.js';
-import { assertInt, assertJobId, assertNumber, assertOptions, assertQueueName, assertString } from './validate.js';
+import { DEFAULT_POLICY, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { ValidationError } from '../errors.js';
+import type { RecordMeta } from '../redis/record.js';
+import type { Backoff, JobPolicy } from '../types.js';
+import { assertInt, assertJobId, assertNumber, assertOptions, assertQueueName, assertString } from '../validate.js';
 
 const JOB_OPTION_KEYS = [
   'jobId',

@@ -1,15 +1,15 @@
 import { Subject, type Observable } from 'rxjs';
-import type { RedisClient } from './connection.js';
-import { DEFAULT_LEASE_MS, MAX_TIMER_MS } from './defaults.js';
-import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from './errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import { DEFAULT_LEASE_MS, MAX_TIMER_MS } from '../defaults.js';
+import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease } from './job-view.js';
 import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
-import { isQueue, type LeaseStep, type Queue } from './queue.js';
-import { requeueItem, type SettleItem } from './settle-items.js';
-import type { Lease } from './types.js';
-import { assertBoolean, assertInt } from './validate.js';
+import { isQueue, type LeaseStep, type Queue } from '../queue/queue.js';
+import { requeueItem, type SettleItem } from '../queue/settle-items.js';
+import type { Lease } from '../types.js';
+import { assertBoolean, assertInt } from '../validate.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
 export interface LeaseWorkerOptions {

@@ -1,11 +1,11 @@
-import { MAX_TIMER_MS } from './defaults.js';
-import { ClosedError, QueueDeletedError, ValidationError } from './errors.js';
-import type { ExtContext } from './ext-context.js';
+import { MAX_TIMER_MS } from '../defaults.js';
+import { ClosedError, QueueDeletedError, ValidationError } from '../errors.js';
+import type { ExtContext } from './settings-context.js';
 import { newIdentity } from './identity.js';
-import { ProducerGate, type ProduceItem } from './producer-gate.js';
-import { RoleLease } from './roles.js';
-import type { QueueOptions, QueueStats } from './types.js';
-import { assertInt, assertOptions } from './validate.js';
+import { ProducerGate, type ProduceItem } from './backpressure.js';
+import { RoleLease } from './exclusive-role.js';
+import type { QueueOptions, QueueStats } from '../types.js';
+import { assertInt, assertOptions } from '../validate.js';
 
 export const EXT_OPTION_KEYS = ['bound', 'stats', 'groupConcurrency', 'exclusive', 'checkClosed'] as const;
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;

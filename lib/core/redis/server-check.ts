@@ -1,7 +1,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
-import { ServerConfigError, ValidationError } from './errors.js';
-import type { WarningHandler } from './warnings.js';
+import { ServerConfigError, ValidationError } from '../errors.js';
+import type { WarningHandler } from '../warnings.js';
 
 /** What a queue does about a server that may evict keys: warn once (default), refuse, or not check. */
 export type EvictionCheck = 'warn' | 'error' | 'off';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { RoleHolder } from './errors.js';
+import type { RoleHolder } from '../errors.js';
 
 /** Who this process is, for exclusive roles and waiter ids: host, pid and a random instance. */
 export function newIdentity(): RoleHolder {

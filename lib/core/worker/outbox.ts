@@ -1,8 +1,8 @@
-import { newRequestId } from './ids.js';
+import { newRequestId } from '../queue/ids.js';
 import type { HeldLease } from './job-view.js';
-import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
-import type { LeasedJob } from './types.js';
-import { toJson } from './validate.js';
+import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from '../queue/settle-items.js';
+import type { LeasedJob } from '../types.js';
+import { toJson } from '../validate.js';
 
 export type WorkerEvent<Data, Result> =
   | { type: 'completed'; job: LeasedJob<Data>; result: Result }

@@ -1,5 +1,5 @@
-import { DEFAULT_POLICY } from './defaults.js';
-import type { Backoff, JobPolicy } from './types.js';
+import { DEFAULT_POLICY } from '../defaults.js';
+import type { Backoff, JobPolicy } from '../types.js';
 
 /**
  * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because

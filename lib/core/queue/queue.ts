@@ -7,7 +7,7 @@ import {
   openConnection,
   type ClientHandle,
   type RedisClient,
-} from './connection.js';
+} from '../redis/connection.js';
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -15,7 +15,7 @@ import {
   DEFAULT_SWEEP_LIMIT,
   MAX_LEASE_COUNT,
   MAX_TIMER_MS,
-} from './defaults.js';
+} from '../defaults.js';
 import {
   ClosedError,
   JobFailedError,
@@ -23,17 +23,17 @@ import {
   QueueDeletedError,
   TimeoutError,
   ValidationError,
-} from './errors.js';
+} from '../errors.js';
 import { EventHub } from './event-hub.js';
 import { IdGenerator, newRequestId } from './ids.js';
 import { plainRecordMaker, prepareJob, resolvePolicy } from './job-options.js';
-import { queueKeys, type QueueKeys } from './keys.js';
+import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { QueueProbe } from './queue-probe.js';
-import { wrapRedisError } from './redis-errors.js';
-import { decodeRecord, encodeRecord, policyOf } from './record.js';
-import { runScript, type ScriptName } from './scripts.js';
-import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-ext.js';
-import type { ProduceItem } from './producer-gate.js';
+import { wrapRedisError } from '../redis/redis-errors.js';
+import { decodeRecord, encodeRecord, policyOf } from '../redis/record.js';
+import { runScript, type ScriptName } from '../redis/scripts.js';
+import { DEFAULT_TOMBSTONE_MS, EXT_OPTION_KEYS, QueueExt, type QueueState } from './queue-settings.js';
+import type { ProduceItem } from './backpressure.js';
 import { ackItem, appendSettleItems, assertLease, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 import type {
   AddResult,
@@ -52,11 +52,11 @@ import type {
   QueueOptions,
   QueueStats,
   SweepResult,
-} from './types.js';
-import { assertBoolean, assertFunction, assertInt, assertJobId, assertOptions, assertPrefix, assertQueueName, toJson } from './validate.js';
-import { assertDurability, waitForReplicas, type DurabilityOptions } from './replication.js';
-import { assertEvictionCheck, checkEvictionPolicy, type EvictionCheck } from './server-check.js';
-import { processWarning, type WarningHandler } from './warnings.js';
+} from '../types.js';
+import { assertBoolean, assertFunction, assertInt, assertJobId, assertOptions, assertPrefix, assertQueueName, toJson } from '../validate.js';
+import { assertDurability, waitForReplicas, type DurabilityOptions } from '../redis/replication.js';
+import { assertEvictionCheck, checkEvictionPolicy, type EvictionCheck } from '../redis/server-check.js';
+import { processWarning, type WarningHandler } from '../warnings.js';
 
 const QUEUE_OPTION_KEYS = [
   'connection',
@@ -129,7 +129,7 @@ export class Queue<Data = unknown, Result = unknown> {
   private serverChecked: Promise<void> | true | undefined;
   private ghostsUnreported = 0;
   private ghostWarnedAt = -Infinity;
-  /** Bounded / fair / lifecycle / exclusive / stats (lib/core/queue-ext.ts). */
+  /** Bounded / fair / lifecycle / exclusive / stats (lib/core/queue/queue-settings.ts). */
   private readonly ext: QueueExt;
 
   constructor(name: string, options: QueueOptions = {}) {
@@ -240,7 +240,7 @@ export class Queue<Data = unknown, Result = unknown> {
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
     // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's
-    // state finds nothing they would miss (lib/core/queue-probe.ts).
+    // state finds nothing they would miss (lib/core/queue/queue-probe.ts).
     let created: number[];
     if (this.ext.managed || mode === 'try' || grouped || this.ext.addsWaiting || !this.probe.plainAdds(now)) {
       created = await this.ext.produce(items, mode, timeoutMs);
@@ -823,7 +823,7 @@ export class Queue<Data = unknown, Result = unknown> {
     }
   }
 
-  /** On first use: is the server safe for a queue (lib/core/server-check.ts)? */
+  /** On first use: is the server safe for a queue (lib/core/redis/server-check.ts)? */
   private checkServer(): Promise<void> {
     this.serverChecked ??= checkEvictionPolicy(this.handle.client, this.name, this.evictionCheck, this.warn).then((done) => {
       // Not read yet (not connected, a node away): checked again by the next call.

@@ -1,6 +1,6 @@
-import { DEFAULT_POLICY } from './defaults.js';
-import { ValidationError } from './errors.js';
-import type { LeaseRef } from './types.js';
+import { DEFAULT_POLICY } from '../defaults.js';
+import { ValidationError } from '../errors.js';
+import type { LeaseRef } from '../types.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
 export type SettleItem = [op: 'a' | 'n' | 'q' | 'r', id: string, token: string, a1: string, a2: string | number];

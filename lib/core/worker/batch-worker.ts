@@ -1,13 +1,13 @@
-import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from './defaults.js';
-import { UnrecoverableError, ValidationError } from './errors.js';
+import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
+import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
-import { blockDuration, type Queue } from './queue.js';
-import type { Lease, LeasedJob } from './types.js';
-import { assertInt, assertOptions } from './validate.js';
+import { blockDuration, type Queue } from '../queue/queue.js';
+import type { Lease, LeasedJob } from '../types.js';
+import { assertInt, assertOptions } from '../validate.js';
 
 /** What a batch handler says about one job of its batch (same index as the job). */
 export type BatchOutcome<Result> =
