@@ -68,9 +68,13 @@ export function killGroup(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void
   }
 }
 
-/** Resolves once `child` has exited (at once if it has); with `timeoutMs`, false when it has not by then. */
+/**
+ * Resolves once `child` has exited (at once if it has); with `timeoutMs`, false when it has not
+ * by then. Waiting keeps this process alive even for an unref'd child.
+ */
 export function waitForExit(child: ChildProcess, timeoutMs?: number): Promise<boolean> {
   if (!child.pid || !isRunning(child)) return Promise.resolve(true);
+  child.ref();
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
     const onExit = () => {

@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// `npm run bench [-- options]`: compiles bench/ (and the lib/ files it imports) with tsc
-// into .bench-tmp/, copies the Lua scripts next to them, and runs bench/main.ts there
-// with --expose-gc. `--profile` instead runs bench/profile.ts under `node --cpu-prof`.
-// `--ref <git-ref>` benchmarks lib/ as committed at that ref (bench/ stays the working
-// tree's), so a run is reproducible while lib/ is being edited.
+// `npm run bench [-- options]`: compiles bench/ (and the lib/ and tools/ files it imports)
+// with tsc into .bench-tmp/, copies the Lua scripts next to them, and runs bench/main.ts there
+// with --expose-gc (a watchdog kills that run if this launcher dies). `--profile` instead runs bench/profile.ts under `node --cpu-prof`.
+// `--ref <git-ref>` benchmarks lib/ as committed at that ref (bench/ and tools/ stay the
+// working tree's), so a run is reproducible while lib/ is being edited.
 // Other options are passed through (see bench/main.ts): --quick, --n, --reps, --libs, ...
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { copyLua } from './copy-lua.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,11 +27,12 @@ if (refAt >= 0 && !ref) {
 // 1. compile
 rmSync(join(out, 'bench'), { recursive: true, force: true });
 rmSync(join(out, 'lib'), { recursive: true, force: true });
+rmSync(join(out, 'tools'), { recursive: true, force: true });
 rmSync(join(out, 'bench.tsbuildinfo'), { force: true });
 let srcRoot = root;
 let refSha = '';
 if (ref) {
-  // lib/ from the ref, bench/ and tsconfig.json from the working tree, in .bench-tmp/src
+  // lib/ from the ref, bench/, tools/ and tsconfig.json from the working tree, in .bench-tmp/src
   refSha = spawnSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim();
   if (!refSha) {
     console.error(`run-bench: unknown git ref ${ref}`);
@@ -39,13 +40,12 @@ if (ref) {
   }
   srcRoot = join(out, 'src');
   rmSync(srcRoot, { recursive: true, force: true });
-  mkdirSync(join(srcRoot, 'bench'), { recursive: true });
+  mkdirSync(srcRoot, { recursive: true });
   const archive = spawnSync('sh', ['-c', `git archive ${refSha} lib | tar -x -C '${srcRoot}'`], { cwd: root, stdio: 'inherit' });
   if (archive.status !== 0) process.exit(archive.status ?? 1);
   copyFileSync(join(root, 'tsconfig.json'), join(srcRoot, 'tsconfig.json'));
-  for (const f of readdirSync(join(root, 'bench'))) {
-    if (f.endsWith('.ts') || f === 'tsconfig.json') copyFileSync(join(root, 'bench', f), join(srcRoot, 'bench', f));
-  }
+  const sources = (path) => statSync(path).isDirectory() || path.endsWith('.ts') || path.endsWith('tsconfig.json');
+  for (const dir of ['bench', 'tools']) cpSync(join(root, dir), join(srcRoot, dir), { recursive: true, filter: sources });
   console.error(`run-bench: lib/ from ${ref} (${refSha})`);
 }
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -80,7 +80,9 @@ const env = {
   RELQ_BENCH_LIB: ref ? `${refSha}, lib/ as committed` : '',
   RELQ_BENCH_CMD: `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`,
 };
+const { startWatchdog } = await import(pathToFileURL(join(out, 'tools', 'process-guard.js')).href);
 const child = spawn(process.execPath, [...nodeArgs, entry, ...passArgs], { stdio: 'inherit', cwd: root, env });
+if (child.pid) startWatchdog({ pid: child.pid });
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => child.kill(sig));
 }

@@ -1,0 +1,71 @@
+/**
+ * Where a run's measurements go: samples per library and metric, the per-command breakdown,
+ * the redis-benchmark floor and notes (bench/report.ts and results.json read them), the
+ * foreign load on the machine during each measurement, and the progress log on stderr.
+ */
+import { ForeignLoad } from './load.js';
+import type { BenchResults } from './report.js';
+import type { WindowStats } from './stats.js';
+
+const t0Run = Date.now();
+
+/** A progress line on stderr, stamped with the seconds since the run started. */
+export function log(msg: string): void {
+  const s = ((Date.now() - t0Run) / 1000).toFixed(0).padStart(4);
+  process.stderr.write(`[${s}s] ${msg}\n`);
+}
+
+export class Recorder {
+  readonly results: BenchResults = { samples: {}, breakdown: {}, floor: {}, notes: [] };
+  private load: ForeignLoad | undefined;
+  private quietWaitedMs = 0;
+
+  /** @param quietBudgetMs how long, in all, quiet() may wait for a quieter machine */
+  constructor(private readonly quietBudgetMs: number) {}
+
+  record(lib: string, metric: string, value: number): void {
+    ((this.results.samples[lib] ??= {})[metric] ??= []).push(value);
+  }
+
+  /** Commands, Redis CPU and Node CPU per job of one measured window, and its command breakdown. */
+  recordWindow(lib: string, phase: string, jobs: number, w: WindowStats, nodeCpuUs: number): void {
+    this.record(lib, `${phase}.cmds`, w.total / jobs);
+    this.record(lib, `${phase}.redisCpuUs`, (w.redisCpuSec * 1e6) / jobs);
+    this.record(lib, `${phase}.nodeCpuUs`, nodeCpuUs / jobs);
+    const perJob: Record<string, number> = {};
+    for (const [k, v] of Object.entries(w.calls)) perJob[k] = v / jobs;
+    (this.results.breakdown[lib] ??= {})[phase] = perJob;
+  }
+
+  /** Starts sampling the CPU that other processes than these (and this one) use. */
+  watchLoad(ownPids: () => number[]): void {
+    this.load = new ForeignLoad(ownPids);
+    this.load.start();
+  }
+
+  /** Waits for a quieter machine before a measurement, within the run's budget. */
+  async quiet(): Promise<void> {
+    if (!this.load || this.quietWaitedMs >= this.quietBudgetMs) return;
+    this.quietWaitedMs += await this.load.waitQuiet(0.3, Math.min(8000, this.quietBudgetMs - this.quietWaitedMs));
+  }
+
+  /** Marks the start of a measurement; call the result at its end to record the foreign load. */
+  loadMark(lib: string, phase: string): () => void {
+    const from = this.load?.series.length ?? 0;
+    return () => {
+      const x = this.load?.mean(from) ?? NaN;
+      if (Number.isFinite(x)) this.record(lib, `${phase}.foreign`, x);
+    };
+  }
+
+  /** Stops load sampling; keeps its series and a note on the time quiet() waited. */
+  finish(): void {
+    this.load?.stop();
+    if (this.load) this.results.foreign = this.load.series;
+    if (this.quietWaitedMs > 0) {
+      this.results.notes.push(
+        `The bench waited ${(this.quietWaitedMs / 1000).toFixed(0)} s in all (budget ${this.quietBudgetMs / 1000} s) for other processes to go below 0.3 cores before measurements.`,
+      );
+    }
+  }
+}

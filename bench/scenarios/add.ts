@@ -1,0 +1,56 @@
+/** Adding jobs: `addOne`, awaited one by one, then `addBatch`, in batches of 1,000. */
+import { performance } from 'node:perf_hooks';
+import { ADAPTERS, type LibName, type Producer } from '../adapters.js';
+import { makePayload } from '../payload.js';
+import { log } from '../recorder.js';
+import { closeWindow, openWindow } from '../stats.js';
+import { cpuUs, gc, payloads, type Scenario, type ScenarioContext } from './kit.js';
+
+export const add: Scenario = {
+  name: 'add',
+  when: 'every rep',
+  libs: 'all',
+  async run(ctx, libs) {
+    const { cfg } = ctx;
+    const one = payloads(cfg.n);
+    for (const name of libs) {
+      await measure(ctx, name, 'addOne', (p) => p.add(makePayload(-1)), async (p) => {
+        for (let i = 0; i < cfg.n; i++) await p.add(one[i]!);
+      });
+    }
+    const batched = payloads(cfg.n);
+    for (const name of libs) {
+      await measure(ctx, name, 'addBatch', (p) => p.addBatch([makePayload(-1)]), async (p) => {
+        for (let i = 0; i < cfg.n; i += cfg.addBatch) await p.addBatch(batched.slice(i, i + cfg.addBatch));
+      });
+    }
+  },
+};
+
+/** One library, one way of adding: warm up (loads scripts, warms the connection), then time `cfg.n` adds. */
+async function measure(
+  { cfg, admin, rec, conn, flush }: ScenarioContext,
+  name: LibName,
+  phase: 'addOne' | 'addBatch',
+  warmUp: (p: Producer) => Promise<unknown>,
+  addAll: (p: Producer) => Promise<void>,
+): Promise<void> {
+  await flush();
+  const p = await ADAPTERS[name].producer(conn);
+  await warmUp(p);
+  gc();
+  await rec.quiet();
+  const w0 = await openWindow(admin);
+  const lm = rec.loadMark(name, phase);
+  const c0 = cpuUs();
+  const t0 = performance.now();
+  await addAll(p);
+  const ms = performance.now() - t0;
+  lm();
+  const cpu = cpuUs() - c0;
+  const w = await closeWindow(admin, w0);
+  await p.close();
+  rec.record(name, `${phase}.rate`, (cfg.n * 1000) / ms);
+  rec.recordWindow(name, phase, cfg.n, w, cpu);
+  log(`${phase.padEnd(8)} ${name.padEnd(9)} ${Math.round((cfg.n * 1000) / ms)} jobs/s, ${(w.total / cfg.n).toFixed(2)} cmds/job`);
+}

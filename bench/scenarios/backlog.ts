@@ -1,0 +1,89 @@
+/**
+ * relq processing throughput (concurrency 10) with a backlog of `b` jobs, for each of
+ * `cfg.backlogs` (1M only with 4 GiB free). One worker; the queue is paused while it is
+ * filled; time runs from resume() to the last counted completion. Backlogs >= N: N jobs are
+ * processed from the top of the backlog (which never drops below b - N) and topped up between
+ * reps. Smaller backlogs: cycles of fill b / drain b until N jobs are processed, only the
+ * draining timed.
+ */
+import { freemem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Queue as RelqQueue, Worker as RelqWorker } from '../../lib/index.js';
+import { QUEUE_NAME, RELQ_QUEUE_OPTIONS, type Producer } from '../adapters.js';
+import type { Payload } from '../payload.js';
+import { log } from '../recorder.js';
+import { usedMemory } from '../stats.js';
+import { Completions, fill, gc, sleep, type Scenario, type ScenarioContext } from './kit.js';
+
+export const backlog: Scenario = {
+  name: 'backlog',
+  when: 'after',
+  libs: 'all',
+  async run(ctx) {
+    if (!ctx.cfg.libs.includes('relq')) return;
+    for (const b of ctx.cfg.backlogs) {
+      if (b >= 1_000_000 && freemem() < 4 * 1024 ** 3) {
+        ctx.rec.results.notes.push(`Backlog ${b} skipped: only ${(freemem() / 1024 ** 3).toFixed(1)} GiB free.`);
+        continue;
+      }
+      await backlogRun(ctx, b);
+    }
+  },
+};
+
+async function backlogRun({ cfg, conn, admin, rec, flush }: ScenarioContext, b: number): Promise<void> {
+  await flush();
+  const producer = new RelqQueue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
+  const wq = new RelqQueue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
+  const p: Producer = {
+    add: (d) => producer.add(d),
+    addBatch: (ds) => producer.addBulk(ds.map((data) => ({ data }))),
+    close: () => producer.close(),
+  };
+  await producer.pause();
+  const tf = performance.now();
+  const m0 = await usedMemory(admin);
+  await fill(cfg, p, b, 4);
+  const m1 = await usedMemory(admin);
+  const fillSec = (performance.now() - tf) / 1000;
+  let counter: Completions | undefined;
+  const worker = new RelqWorker<Payload, unknown>(wq, async () => undefined, { concurrency: 10 });
+  const sub = worker.events.subscribe((e) => {
+    if (e.type === 'completed') counter?.onDone();
+  });
+  await sleep(200);
+  const settle = async () => {
+    await producer.pause();
+    for (let k = 0; k < 200 && worker.inFlight > 0; k++) await sleep(10);
+    await sleep(20);
+  };
+  for (let rep = 0; rep < cfg.reps; rep++) {
+    const lm = rec.loadMark('relq', `backlog.${b}`);
+    let processed = 0;
+    let ms = 0;
+    const perCycle = Math.min(b, cfg.n);
+    while (processed < cfg.n) {
+      const pending = (await producer.counts()).pending;
+      if (pending < b) await fill(cfg, p, b - pending, 4);
+      gc();
+      if (processed === 0) await rec.quiet();
+      counter = new Completions(perCycle);
+      const t0 = performance.now();
+      await producer.resume();
+      await counter.wait(`backlog ${b}`);
+      ms += counter.last - t0;
+      processed += perCycle;
+      counter = undefined;
+      await settle();
+    }
+    const rate = (processed * 1000) / ms;
+    rec.record('relq', `backlog.${b}`, rate);
+    lm();
+    log(`backlog  relq      ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${((m1 - m0) / 1024 / 1024).toFixed(0)} MiB)`);
+  }
+  rec.record('relq', `backlogMem.${b}`, ((m1 - m0) / 1024 / 1024 / b) * 10_000);
+  await worker.close();
+  sub.unsubscribe();
+  await wq.close();
+  await producer.close();
+}

@@ -1,0 +1,12 @@
+/** The scenarios of `npm run bench`, in the order they run (see Scenario.when). */
+import { add } from './add.js';
+import { backlog } from './backlog.js';
+import { floor } from './floor.js';
+import { idle } from './idle.js';
+import type { Scenario } from './kit.js';
+import { latency } from './latency.js';
+import { memory } from './memory.js';
+import { monitor } from './monitor.js';
+import { processing } from './process.js';
+
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog];

@@ -1,0 +1,93 @@
+/** What every scenario gets from the runner, and the small tools they share. */
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import type { Conn, LibName, Producer } from '../adapters.js';
+import type { BenchConfig } from '../options.js';
+import { makePayload, type Payload } from '../payload.js';
+import type { Recorder } from '../recorder.js';
+import type { PrivateRedis } from '../redis-server.js';
+
+export interface ScenarioContext {
+  cfg: BenchConfig;
+  redis: PrivateRedis;
+  conn: Conn;
+  /** A connection of the bench's own (windows, memory, FLUSHALL). */
+  admin: Redis;
+  rec: Recorder;
+  /** Empties the server and collects garbage between measurements. */
+  flush(): Promise<void>;
+}
+
+export interface Scenario {
+  /** Its name for `--skip`. */
+  name: string;
+  /**
+   * 'before': once, before the reps; 'every rep'; 'first rep': in rep 1 only (a count, not a
+   * speed); 'after': once, after the reps. Within a rep, scenarios run in list order.
+   */
+  when: 'before' | 'every rep' | 'first rep' | 'after';
+  /** `libs`: the run's libraries (queues only: without the raw-ioredis floor), in this rep's order. */
+  libs: 'all' | 'queues';
+  run(ctx: ScenarioContext, libs: LibName[]): Promise<void>;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+
+/** CPU time of this process so far, in µs. */
+export function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** Counts completions; resolves at `target`; first/last completion times. */
+export class Completions {
+  count = 0;
+  first = 0;
+  last = 0;
+  private resolveDone: (() => void) | undefined;
+  readonly done: Promise<void>;
+  constructor(readonly target: number) {
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+  onDone = (): void => {
+    const t = performance.now();
+    if (this.count === 0) this.first = t;
+    this.count += 1;
+    this.last = t;
+    if (this.count === this.target) this.resolveDone!();
+  };
+  async wait(what: string, timeoutMs = Math.max(120_000, this.target * 2)): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const to = new Promise<never>((_, rej) => {
+      timer = setTimeout(() => rej(new Error(`${what}: only ${this.count}/${this.target} jobs done after ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.done, to]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  /** Jobs/s between the first and the last completion (startup excluded). */
+  rate(): number {
+    return ((this.count - 1) * 1000) / (this.last - this.first);
+  }
+}
+
+export function payloads(n: number, from = 0): Payload[] {
+  return Array.from({ length: n }, (_, i) => makePayload(from + i));
+}
+
+/** Adds `n` jobs in batches of `cfg.addBatch`, `parallel` batches at a time. */
+export async function fill(cfg: BenchConfig, p: Producer, n: number, parallel = 1): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: parallel }, async () => {
+    while (next < n) {
+      const from = next;
+      const k = Math.min(cfg.addBatch, n - from);
+      next += k;
+      await p.addBatch(payloads(k, from));
+    }
+  });
+  await Promise.all(lanes);
+}

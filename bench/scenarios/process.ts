@@ -1,0 +1,53 @@
+/**
+ * Processing a pre-filled queue of `cfg.n` jobs at each concurrency, every library, then
+ * relq's batch mode (`procBatch`). Time runs from the first to the last completion.
+ */
+import { ADAPTERS, type Consumer, type LibName } from '../adapters.js';
+import { log } from '../recorder.js';
+import { closeWindow, openWindow } from '../stats.js';
+import { Completions, cpuUs, fill, gc, type Scenario, type ScenarioContext } from './kit.js';
+
+export const processing: Scenario = {
+  name: 'process',
+  when: 'every rep',
+  libs: 'all',
+  async run(ctx, libs) {
+    const { cfg, conn } = ctx;
+    for (const c of cfg.concurrencies) {
+      for (const name of libs) {
+        await processOnce(ctx, name, `proc${c}`, (hooks) => ADAPTERS[name].consumer(conn, c, hooks));
+      }
+    }
+    if (cfg.libs.includes('relq')) {
+      await processOnce(ctx, 'relq', 'procBatch', (hooks) => ADAPTERS.relq.batchConsumer!(conn, cfg.batchSize, cfg.batchConcurrency, hooks));
+    }
+  },
+};
+
+async function processOnce(
+  { cfg, conn, admin, rec, flush }: ScenarioContext,
+  name: LibName,
+  phase: string,
+  start: (hooks: { onDone(): void }) => Promise<Consumer>,
+): Promise<void> {
+  await flush();
+  const p = await ADAPTERS[name].producer(conn);
+  await fill(cfg, p, cfg.n);
+  await p.close();
+  gc();
+  const done = new Completions(cfg.n);
+  await rec.quiet();
+  const w0 = await openWindow(admin);
+  const lm = rec.loadMark(name, phase);
+  const c0 = cpuUs();
+  const consumer = await start({ onDone: done.onDone });
+  await done.wait(`${phase} ${name}`);
+  const cpu = cpuUs() - c0;
+  lm();
+  const w = await closeWindow(admin, w0);
+  await consumer.close();
+  const rate = done.rate();
+  rec.record(name, `${phase}.rate`, rate);
+  rec.recordWindow(name, phase, cfg.n, w, cpu);
+  log(`${phase.padEnd(8)} ${name.padEnd(9)} ${Math.round(rate)} jobs/s, ${(w.total / cfg.n).toFixed(2)} cmds/job, node ${(cpu / cfg.n).toFixed(1)} µs/job`);
+}
