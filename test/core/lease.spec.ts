@@ -1,4 +1,4 @@
-import { useRedis, commandStats, engineCalls, redisNow, sleep, statsDelta } from './_helpers.js';
+import { useRedis, blockedClients, commandStats, engineCalls, redisNow, statsDelta, untilRedisTime, waitUntil } from './_helpers.js';
 
 const res = useRedis();
 
@@ -62,9 +62,10 @@ describe('ordering', () => {
 
   test('a promoted delayed job keeps its priority', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     await q.add('low');
-    await q.add('high-delayed', { priority: 9, delayMs: 150 });
-    await sleep(200);
+    const { id } = await q.add('high-delayed', { priority: 9, delayMs: 150 });
+    await untilRedisTime(obs, (await q.getJob(id))!.runAt!, 'the delayed job to be due');
     expect((await q.lease({ count: 2 })).map((l) => l.job.data)).toEqual(['high-delayed', 'low']);
   });
 });
@@ -72,13 +73,14 @@ describe('ordering', () => {
 describe('delays', () => {
   test('delayMs: not leased before due, leased after', async () => {
     const q = res.queue<string>();
-    const { id } = await q.add('later', { delayMs: 300 });
+    const obs = res.client();
+    const { id } = await q.add('later', { delayMs: 1000 });
     const info = await q.getJob(id);
     expect(info!.state).toBe('delayed');
     expect(await q.lease()).toEqual([]);
-    await sleep(150);
+    await untilRedisTime(obs, info!.runAt! - 700, 'some of the delay to pass');
     expect(await q.lease()).toEqual([]);
-    await sleep(200);
+    await untilRedisTime(obs, info!.runAt!, 'the job to be due');
     const [l] = await q.lease();
     expect(l?.job.id).toBe(id);
   });
@@ -87,12 +89,12 @@ describe('delays', () => {
     const q = res.queue<string>();
     const obs = res.client();
     const now = await redisNow(obs);
-    const a = await q.add('num', { runAt: now + 300 });
-    const b = await q.add('date', { runAt: new Date(now + 300) });
-    expect((await q.getJob(a.id))!).toMatchObject({ state: 'delayed', runAt: now + 300 });
-    expect((await q.getJob(b.id))!).toMatchObject({ state: 'delayed', runAt: now + 300 });
+    const a = await q.add('num', { runAt: now + 1000 });
+    const b = await q.add('date', { runAt: new Date(now + 1000) });
+    expect((await q.getJob(a.id))!).toMatchObject({ state: 'delayed', runAt: now + 1000 });
+    expect((await q.getJob(b.id))!).toMatchObject({ state: 'delayed', runAt: now + 1000 });
     expect(await q.lease({ count: 2 })).toEqual([]);
-    await sleep(350);
+    await untilRedisTime(obs, now + 1000, 'both to be due');
     expect((await q.lease({ count: 2 })).map((l) => l.job.data).sort()).toEqual(['date', 'num']);
   });
 
@@ -113,10 +115,13 @@ describe('delays', () => {
 
   test('delayed jobs come due in due-time order', async () => {
     const q = res.queue<string>();
-    await q.add('c', { delayMs: 240 });
-    await q.add('a', { delayMs: 80 });
-    await q.add('b', { delayMs: 160 });
-    await sleep(300);
+    const obs = res.client();
+    // due times fixed by the Redis clock, so slow adds cannot swap them
+    const now = await redisNow(obs);
+    await q.add('c', { runAt: now + 600 });
+    await q.add('a', { runAt: now + 200 });
+    await q.add('b', { runAt: now + 400 });
+    await untilRedisTime(obs, now + 600, 'all three to be due');
     expect((await q.lease({ count: 3 })).map((l) => l.job.data)).toEqual(['a', 'b', 'c']);
   });
 });
@@ -147,7 +152,8 @@ describe('lease', () => {
     expect(l!.job.leasedAt).toBeGreaterThanOrEqual(t0);
     expect(l!.job.leasedAt).toBeLessThanOrEqual(t1);
     expect(l!.deadline).toBe(l!.job.leasedAt + 1000);
-    expect(Math.abs(l!.job.createdAt - t0)).toBeLessThan(1000);
+    expect(l!.job.createdAt).toBeGreaterThanOrEqual(t0);
+    expect(l!.job.createdAt).toBeLessThanOrEqual(t1);
     expect((await q.getJob(id))!.leaseDeadline).toBe(l!.deadline);
   });
 
@@ -160,7 +166,7 @@ describe('lease', () => {
     expect(long!.deadline - long!.job.leasedAt).toBe(5000);
     expect(long!.job.policy.leaseMs).toBe(5000);
     expect(short!.deadline - short!.job.leasedAt).toBe(150);
-    await sleep(250);
+    await untilRedisTime(res.client(), short!.deadline, 'the short lease to run out');
     const swept = await q.sweep();
     expect(swept.stalled).toBe(1);
     expect((await q.getJob(long!.job.id))!.state).toBe('working');
@@ -214,55 +220,57 @@ describe('concurrent leasers', () => {
 describe('blocking lease', () => {
   test('returns [] at once with blockMs 0 (default) on an empty queue', async () => {
     const q = res.queue();
+    await q.counts(); // connected, script loaded
     const t = Date.now();
     expect(await q.lease()).toEqual([]);
-    expect(Date.now() - t).toBeLessThan(300);
+    expect(Date.now() - t).toBeLessThan(1000); // one call, no wait
   });
 
   test('wakes at once when a job is added from another connection', async () => {
     const q = res.queue<string>();
     const producer = res.twin<string>(q);
+    const obs = res.client();
     await producer.client.ping();
+    let settled = false;
+    const pending = q.lease({ blockMs: 15_000 }).finally(() => (settled = true));
+    await waitUntil(async () => (await blockedClients(obs)) === 1, 'the lease blocked on Redis', 10_000);
+    expect(settled).toBe(false);
     const t = Date.now();
-    const pending = q.lease({ blockMs: 4000 });
-    await sleep(200);
     const { id } = await producer.add('hello');
     const leases = await pending;
-    const took = Date.now() - t;
     expect(leases.map((l) => l.job.id)).toEqual([id]);
-    expect(took).toBeGreaterThanOrEqual(190);
-    expect(took).toBeLessThan(1000);
+    expect(Date.now() - t).toBeLessThan(5000); // woken by the add, not at the end of its 15 s block
   });
 
   test('wakes when a delayed job comes due, without polling', async () => {
     const q = res.queue<string>();
     const obs = res.client();
-    await q.add('due-soon', { delayMs: 1500 });
-    await q.counts(); // script loaded on this socket
+    const { id } = await q.add('due-soon', { delayMs: 1500 });
+    const due = (await q.getJob(id))!.runAt!; // script loaded on this socket
     const before = await commandStats(obs);
-    const t = Date.now();
-    const leases = await q.lease({ blockMs: 4000 });
-    const took = Date.now() - t;
+    const leases = await q.lease({ blockMs: 15_000 });
     const d = statsDelta(before, await commandStats(obs));
     expect(leases.map((l) => l.job.data)).toEqual(['due-soon']);
-    expect(took).toBeGreaterThanOrEqual(1300);
-    expect(took).toBeLessThan(2200);
+    // leased (Redis time) once due, and soon after: the wait ended at the due time, not at blockMs
+    expect(leases[0]!.job.leasedAt).toBeGreaterThanOrEqual(due);
+    expect(leases[0]!.job.leasedAt - due).toBeLessThan(3000);
     expect(engineCalls(d)).toBeLessThanOrEqual(6);
   });
 
   test('a delayed job added during the wait shortens it', async () => {
     const q = res.queue<string>();
     const producer = res.twin<string>(q);
+    const obs = res.client();
     await producer.client.ping();
-    const t = Date.now();
-    const pending = q.lease({ blockMs: 5000 });
-    await sleep(200);
+    const pending = q.lease({ blockMs: 15_000 });
+    await waitUntil(async () => (await blockedClients(obs)) === 1, 'the lease blocked on Redis', 10_000);
+    const due = (await redisNow(obs)) + 400; // or a little later
     await producer.add('soon', { delayMs: 400 });
     const leases = await pending;
-    const took = Date.now() - t;
     expect(leases.map((l) => l.job.data)).toEqual(['soon']);
-    expect(took).toBeGreaterThanOrEqual(550);
-    expect(took).toBeLessThan(1500);
+    // leased (Redis time) once due, and soon after: not at the end of the 15 s block
+    expect(leases[0]!.job.leasedAt).toBeGreaterThanOrEqual(due);
+    expect(leases[0]!.job.leasedAt - due).toBeLessThan(3000);
   });
 
   test('returns [] after blockMs when nothing comes, with only a handful of calls during a 2 s wait', async () => {
@@ -285,14 +293,15 @@ describe('blocking lease', () => {
     const a = res.twin<string>(q);
     const b = res.twin<string>(q);
     await Promise.all([a.client.ping(), b.client.ping()]);
-    const pa = a.lease({ blockMs: 3000 });
-    const pb = b.lease({ blockMs: 3000 });
-    await sleep(200);
+    const obs = res.client();
+    const pa = a.lease({ blockMs: 15_000 });
+    const pb = b.lease({ blockMs: 15_000 });
+    await waitUntil(async () => (await blockedClients(obs)) === 2, 'both leases blocked on Redis', 10_000);
     const t = Date.now();
     await q.add('one');
     await q.add('two');
     const [la, lb] = await Promise.all([pa, pb]);
-    expect(Date.now() - t).toBeLessThan(1000);
+    expect(Date.now() - t).toBeLessThan(5000); // woken by the adds, not at the end of their 15 s block
     expect([...la, ...lb].map((l) => l.job.data).sort()).toEqual(['one', 'two']);
   });
 
@@ -300,20 +309,22 @@ describe('blocking lease', () => {
     const q = res.queue<number>();
     const leasers = Array.from({ length: 5 }, () => res.twin<number>(q));
     await Promise.all(leasers.map((l) => l.client.ping()));
-    const pending = leasers.map((l) => l.lease({ blockMs: 4000 }));
-    await sleep(200);
+    const obs = res.client();
+    const pending = leasers.map((l) => l.lease({ blockMs: 15_000 }));
+    await waitUntil(async () => (await blockedClients(obs)) === 5, 'five leases blocked on Redis', 10_000);
     const t = Date.now();
     await q.addBulk([1, 2, 3, 4, 5].map((data) => ({ data })));
     const got = await Promise.all(pending);
-    expect(Date.now() - t).toBeLessThan(1500);
+    expect(Date.now() - t).toBeLessThan(5000); // woken by the add, not at the end of their 15 s block
     expect(got.map((ls) => ls.length)).toEqual([1, 1, 1, 1, 1]);
     expect(got.flat().map((l) => l.job.data).sort()).toEqual([1, 2, 3, 4, 5]);
   });
 
   test('a burst added to a queue with one blocked leaser of count 1 leaves the rest pending', async () => {
     const q = res.queue<number>();
+    const obs = res.client();
     const pending = q.lease({ blockMs: 3000 });
-    await sleep(150);
+    await waitUntil(async () => (await blockedClients(obs)) === 1, 'the lease blocked on Redis', 10_000);
     await res.twin<number>(q).addBulk([1, 2, 3].map((data) => ({ data })));
     expect((await pending).map((l) => l.job.data)).toEqual([1]);
     expect((await q.counts()).pending).toBe(2);
