@@ -1,6 +1,6 @@
 import { ValidationError } from '../../lib/index.js';
 import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/queue/settle-items.js';
-import { useRedis, redisNow, sleep } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
 
 const res = useRedis();
 
@@ -105,17 +105,17 @@ describe('nack', () => {
   test('retry with backoff: delayed, then pending once due; attempt 2 sees the last error', async () => {
     const q = res.queue<string>();
     const obs = res.client();
-    const { id } = await q.add('x', { attempts: 3, backoff: fixed(300) });
+    const { id } = await q.add('x', { attempts: 3, backoff: fixed(1000) });
     const [l] = await q.lease();
     const t0 = await redisNow(obs);
     expect(await q.nack(l!, { error: new Error('boom') })).toBe(true);
     const t1 = await redisNow(obs);
     const info = await q.getJob(id);
     expect(info).toMatchObject({ state: 'delayed', failures: 1, lastError: 'Error: boom' });
-    expect(info!.runAt).toBeGreaterThanOrEqual(t0 + 300);
-    expect(info!.runAt).toBeLessThanOrEqual(t1 + 300);
+    expect(info!.runAt).toBeGreaterThanOrEqual(t0 + 1000);
+    expect(info!.runAt).toBeLessThanOrEqual(t1 + 1000);
     expect(await q.lease()).toEqual([]);
-    await sleep(350);
+    await untilRedisTime(obs, info!.runAt!, 'the retry to be due');
     expect((await q.sweep()).promoted).toBe(1);
     expect((await q.getJob(id))!.state).toBe('pending');
     const [again] = await q.lease();
@@ -136,22 +136,18 @@ describe('nack', () => {
     const q = res.queue<string>();
     const obs = res.client();
     const { id } = await q.add('x', { attempts: 4, backoff: { type: 'exponential', delayMs: 100, jitter: 0 } });
-    const delays: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      await sleep(i === 0 ? 0 : 450);
+    // each due time lies within [Redis time before the nack, after it] + the expected delay
+    for (const [i, delay] of [100, 200, 400].entries()) {
       await q.sweep();
       const [l] = await q.lease();
       expect(l!.job.attempt).toBe(i + 1);
+      const t0 = await redisNow(obs);
       await q.nack(l!, { error: `e${i}` });
-      const now = await redisNow(obs);
-      delays.push((await q.getJob(id))!.runAt! - now);
+      const t1 = await redisNow(obs);
+      const runAt = (await q.getJob(id))!.runAt!;
+      expect([i, runAt >= t0 + delay, runAt <= t1 + delay]).toEqual([i, true, true]);
+      await untilRedisTime(obs, runAt, `retry ${i + 1} to be due`);
     }
-    expect(delays[0]).toBeGreaterThan(60);
-    expect(delays[0]).toBeLessThanOrEqual(100);
-    expect(delays[1]).toBeGreaterThan(160);
-    expect(delays[1]).toBeLessThanOrEqual(200);
-    expect(delays[2]).toBeGreaterThan(360);
-    expect(delays[2]).toBeLessThanOrEqual(400);
   });
 
   test('exponential backoff without maxDelayMs is capped at the documented default of 1 hour', async () => {
@@ -175,11 +171,15 @@ describe('nack', () => {
     const leases = await q.lease({ count: n });
     const delays: number[] = [];
     for (const l of leases) {
+      // the delay lies within 10 s ± 20 % of the nack, which ran between t0 and t1
+      const t0 = await redisNow(obs);
       await q.nack(l, { error: 'e' });
-      delays.push((await q.getJob(l.job.id))!.runAt! - (await redisNow(obs)));
+      const t1 = await redisNow(obs);
+      const runAt = (await q.getJob(l.job.id))!.runAt!;
+      expect(runAt).toBeGreaterThanOrEqual(t0 + 8000);
+      expect(runAt).toBeLessThanOrEqual(t1 + 12_000);
+      delays.push(runAt - t1);
     }
-    expect(Math.min(...delays)).toBeGreaterThanOrEqual(8000 - 20);
-    expect(Math.max(...delays)).toBeLessThanOrEqual(12_000);
     expect(Math.max(...delays) - Math.min(...delays)).toBeGreaterThan(200); // jittered, not all 10 s
   });
 
@@ -255,12 +255,14 @@ describe('requeue', () => {
 
   test('with delayMs: delayed until due', async () => {
     const q = res.queue<string>();
+    const obs = res.client();
     const { id } = await q.add('x');
     const [l] = await q.lease();
-    expect(await q.requeue(l!, { delayMs: 250, reason: 'rate limited' })).toBe(true);
-    expect(await q.getJob(id)).toMatchObject({ state: 'delayed', failures: 0, requeues: 1 });
+    expect(await q.requeue(l!, { delayMs: 1000, reason: 'rate limited' })).toBe(true);
+    const info = await q.getJob(id);
+    expect(info).toMatchObject({ state: 'delayed', failures: 0, requeues: 1 });
     expect(await q.lease()).toEqual([]);
-    await sleep(300);
+    await untilRedisTime(obs, info!.runAt!, 'the requeued job to be due');
     expect((await q.lease())[0]!.job).toMatchObject({ id, attempt: 1, requeues: 1 });
   });
 });
@@ -300,7 +302,7 @@ describe('touch', () => {
     expect(l!.deadline).toBeLessThanOrEqual(t1 + 1000);
     expect(l!.deadline).toBeGreaterThan(first);
     expect((await q.getJob(id))!.leaseDeadline).toBe(l!.deadline);
-    await sleep(300);
+    await untilRedisTime(obs, first, 'the first deadline to pass');
     expect((await q.sweep()).stalled).toBe(0);
     expect((await q.getJob(id))!.state).toBe('working');
     expect(await q.ack(l!)).toBe(true);
@@ -313,8 +315,9 @@ describe('touch', () => {
     const [l] = await q.lease({ leaseMs: 5000 });
     const t0 = await redisNow(obs);
     expect(await q.touch(l!)).toBe(true);
-    expect(l!.deadline - t0).toBeGreaterThanOrEqual(690);
-    expect(l!.deadline - t0).toBeLessThanOrEqual(760);
+    const t1 = await redisNow(obs);
+    expect(l!.deadline).toBeGreaterThanOrEqual(t0 + 700);
+    expect(l!.deadline).toBeLessThanOrEqual(t1 + 700);
   });
 
   test('without extendMs it extends by the lease length the lease was taken with', async () => {
@@ -324,9 +327,10 @@ describe('touch', () => {
     const [l] = await q.lease({ leaseMs: 400 });
     const t0 = await redisNow(obs);
     expect(await q.touch(l!)).toBe(true);
+    const t1 = await redisNow(obs);
     // documented: "Extends the lease by extendMs from now (default: its own lease length)"
-    expect(l!.deadline - t0).toBeLessThanOrEqual(460);
-    expect(l!.deadline - t0).toBeGreaterThanOrEqual(390);
+    expect(l!.deadline).toBeGreaterThanOrEqual(t0 + 400);
+    expect(l!.deadline).toBeLessThanOrEqual(t1 + 400);
   });
 
   test('false after the lease is lost (acked, or expired, swept and re-leased)', async () => {
@@ -338,7 +342,7 @@ describe('touch', () => {
     expect(await q.touch(a!, 1000)).toBe(false);
 
     const [b] = await q.lease({ leaseMs: 100 });
-    await sleep(150);
+    await untilRedisTime(res.client(), b!.deadline, 'the lease of b to run out');
     expect((await q.sweep()).stalled).toBe(1);
     expect(await q.touch(b!, 1000)).toBe(false); // swept: pending, nobody holds it
     const [b2] = await q.lease({ leaseMs: 5000 });
