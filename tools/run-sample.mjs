@@ -3,18 +3,20 @@
 //
 // Redis: REDIS_URL if set (it must answer), else 127.0.0.1:6379; when nothing answers
 // there, a private `redis-server` (from PATH or REDIS_SERVER_BIN) is started on a free
-// port for as long as the sample runs, or else a redis:7 container through Testcontainers
-// when Docker is available. If none of that is possible it says what to install.
+// port for as long as the sample runs (tools/redis-server.ts, compiled with the sample), or
+// else a redis:7 container through Testcontainers when Docker is available. If none of that
+// is possible it says what to install.
 //
 // The build compiles sample/src together with lib/ into .tmp/sample (tsc, because Nest
 // needs emitDecoratorMetadata) and writes .tmp/sample/package.json so that the sample's
 // `import ... from 'relq/nest'` resolves to the freshly compiled library.
+//
+// The app runs in its own process group; a watchdog kills that group if this launcher dies
+// without stopping it (even SIGKILL), as one does for the private Redis.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { copyLua } from './copy-lua.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,101 +56,41 @@ function build() {
 
 // ---- redis --------------------------------------------------------------------------
 
+/** tools/redis-server.ts and tools/process-guard.ts as compiled by build(). */
+const tools = () => import(pathToFileURL(join(outDir, 'tools', 'redis-server.js')).href);
+const guard = () => import(pathToFileURL(join(outDir, 'tools', 'process-guard.js')).href);
+
 /** Resolves true when a Redis server answers PING at `url` within `ms`. */
-function pings(url, ms = 1000) {
+async function pings(url, ms = 1000) {
   const u = new URL(url);
-  const host = u.hostname || '127.0.0.1';
-  const port = Number(u.port || 6379);
-  const password = u.password ? decodeURIComponent(u.password) : undefined;
-  const user = u.username ? decodeURIComponent(u.username) : undefined;
-  const cmd = (...parts) => `*${parts.length}\r\n` + parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('');
   // TLS (a rediss:// URL, or TLS material for a redis:// one): trust it, the app reports problems itself
-  if (u.protocol === 'rediss:' || process.env.REDIS_TLS_CA || process.env.REDIS_TLS_CERT) return Promise.resolve(true);
-  return new Promise((resolvePing) => {
-    const sock = createConnection({ host, port });
-    let buf = '';
-    const done = (ok) => {
-      clearTimeout(timer);
-      sock.destroy();
-      resolvePing(ok);
-    };
-    const timer = setTimeout(() => done(false), ms);
-    sock.on('connect', () => {
-      const auth = password !== undefined ? (user ? cmd('AUTH', user, password) : cmd('AUTH', password)) : '';
-      sock.write(auth + cmd('PING'));
-    });
-    sock.on('data', (d) => {
-      buf += d.toString();
-      if (buf.includes('+PONG')) done(true);
-      else if (buf.startsWith('-')) done(false);
-    });
-    sock.on('error', () => done(false));
-    sock.on('close', () => done(false));
-  });
-}
-
-function redisServerBinary() {
-  if (process.env.REDIS_SERVER_BIN) return process.env.REDIS_SERVER_BIN;
-  const dirs = (process.env.PATH ?? '').split(delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin', '/opt/homebrew/bin']);
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const candidate = join(dir, 'redis-server');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      /* next */
-    }
-  }
-  return undefined;
-}
-
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** Starts a private redis-server; returns its URL and a stop function. */
-async function spawnRedis(bin) {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'relq-sample-redis-'));
-  // Own process group: Ctrl+C must not stop Redis while the app drains its jobs.
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdio: 'ignore',
-    detached: true,
-  });
-  // If this launcher dies without cleaning up (even SIGKILL), a tiny watchdog stops Redis.
-  const watchdog = spawn(
-    '/bin/sh',
-    ['-c', 'while kill -0 "$1" 2>/dev/null; do kill -0 "$2" 2>/dev/null || exit 0; sleep 1; done; kill -9 "$2"; rm -rf "$3"', 'sh', String(process.pid), String(child.pid), dir],
-    { stdio: 'ignore', detached: true },
-  );
-  watchdog.on('error', () => undefined);
-  watchdog.unref();
-  const url = `redis://127.0.0.1:${port}`;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.once('error', () => undefined);
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-    rmSync(dir, { recursive: true, force: true });
+  if (u.protocol === 'rediss:' || process.env.REDIS_TLS_CA || process.env.REDIS_TLS_CERT) return true;
+  const { pingOnce } = await tools();
+  const auth = {
+    user: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
   };
-  for (let i = 0; i < 100; i++) {
-    if (await pings(url, 200)) return { url, stop, what: `a private redis-server (pid ${child.pid}) on port ${port}` };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
+  return pingOnce(u.hostname || '127.0.0.1', Number(u.port || 6379), auth, ms).then(
+    (reply) => reply.includes('+PONG'),
+    () => false,
+  );
+}
+
+/** Starts a private redis-server (own process group: Ctrl+C must not stop Redis while the app drains its jobs). */
+async function spawnRedis() {
+  const { redisServerBinary, startRedisServer } = await tools();
+  if (!redisServerBinary()) return undefined;
+  try {
+    const server = await startRedisServer({ dirPrefix: 'relq-sample-redis-' });
+    return {
+      url: `redis://${server.host}:${server.port}`,
+      stop: () => server.stop(),
+      what: `a private redis-server (pid ${server.pid}) on port ${server.port}`,
+    };
+  } catch (err) {
+    say(`could not start redis-server: ${err.message}`);
+    return undefined;
   }
-  await stop();
-  return undefined;
 }
 
 async function tryContainer() {
@@ -181,8 +123,7 @@ async function getRedis() {
     return { url: DEFAULT_URL, stop: async () => undefined };
   }
   say(`no Redis answers at ${DEFAULT_URL}`);
-  const bin = redisServerBinary();
-  const started = (bin && (await spawnRedis(bin))) || (await tryContainer());
+  const started = (await spawnRedis()) || (await tryContainer());
   if (!started) {
     fail(
       'no Redis is available and none could be started. Do one of:\n' +
@@ -199,10 +140,9 @@ async function getRedis() {
 
 build();
 const redis = await getRedis();
+const { isRunning, killGroup, startWatchdog, stopWatchdog } = await guard();
 const port = process.env.PORT || '3000';
 const main = join(outDir, 'sample', 'src', 'main.js');
-say(`starting ${relative(root, main)} on port ${port} (Ctrl+C stops it)`);
-say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
 // Own process group, so that a terminal's Ctrl+C reaches the app once (forwarded below),
 // not twice: a second signal would end Nest's graceful shutdown early.
 const app = spawn(process.execPath, ['--enable-source-maps', main], {
@@ -210,8 +150,11 @@ const app = spawn(process.execPath, ['--enable-source-maps', main], {
   detached: true,
   env: { ...process.env, REDIS_URL: redis.url, PORT: port },
 });
+say(`started ${relative(root, main)} (pid ${app.pid}) on port ${port} (Ctrl+C stops it)`);
+say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
+const appWatchdog = app.pid ? startWatchdog({ pid: app.pid, group: true }) : undefined;
 process.on('exit', () => {
-  if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL');
+  if (app.pid && isRunning(app)) killGroup(app.pid, 'SIGKILL');
 });
 
 let stopping = false;
@@ -225,5 +168,6 @@ process.on('SIGINT', () => forward('SIGINT'));
 process.on('SIGTERM', () => forward('SIGTERM'));
 
 const code = await new Promise((r) => app.once('exit', (c, s) => r(c ?? (s ? 0 : 1))));
+stopWatchdog(appWatchdog);
 await redis.stop();
 process.exit(code);

@@ -3,24 +3,31 @@
  * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor, and writes the
  * report, the chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnGuarded, type GuardedProcess } from '../../tools/process-guard.js';
 
 const LIBS = ['relq', 'bullmq', 'bee-queue', 'ioredis'];
+
+// The bench leads its own process group under a watchdog (spawnGuarded). After a failure or
+// a timeout too: SIGTERM lets it stop its redis-server, then what is left of the group is
+// SIGKILLed (the server's own watchdog follows within a second).
+let bench: GuardedProcess | undefined;
+afterAll(() => bench?.stop('SIGTERM', 5000));
 
 test('npm run bench -- --quick measures every library and writes report, chart and numbers', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'relq-bench-'));
   try {
     const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
-    const child = spawn(process.execPath, ['tools/run-bench.mjs', '--quick', '--out', out.md, '--json', out.json, '--svg', out.svg], {
+    bench = spawnGuarded(process.execPath, ['tools/run-bench.mjs', '--quick', '--out', out.md, '--json', out.json, '--svg', out.svg], {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const child = bench.child;
     let log = '';
-    child.stdout.on('data', (b: Buffer) => (log += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (log += b.toString()));
+    child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     if (code !== 0) throw new Error(`bench exited with ${code}:\n${log.slice(-3000)}`);
 

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
+import { killGroup, spawnGuarded, type GuardedProcess } from '../../tools/process-guard.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -71,14 +71,17 @@ describe('sample app over HTTP (in process)', () => {
 });
 
 describe('npm run sample (tools/run-sample.mjs)', () => {
-  let child: ChildProcess | undefined;
+  // The launcher leads its own process group under a watchdog (spawnGuarded); the app it
+  // starts leads another, and its Redis a third, each with the launcher's watchdog on it.
+  let launcher: GuardedProcess | undefined;
   let output = '';
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await new Promise((r) => child!.once('exit', r));
-    }
+    // Also after a failure or a timeout: SIGTERM lets the launcher stop the app and its Redis;
+    // then whatever is left of its group and of the app's group is SIGKILLed.
+    await launcher?.stop('SIGTERM', 10_000);
+    const app = /main\.js \(pid (\d+)\)/.exec(output);
+    if (app) killGroup(Number(app[1]), 'SIGKILL');
   });
 
   test('builds with tsc, starts its own redis-server when none answers, serves HTTP and stops cleanly on SIGTERM', async () => {
@@ -86,10 +89,11 @@ describe('npm run sample (tools/run-sample.mjs)', () => {
     const nothingThere = `redis://127.0.0.1:${await freePort()}`;
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), SAMPLE_DEFAULT_REDIS_URL: nothingThere };
     delete env.REDIS_URL;
-    child = spawn(process.execPath, [join(root, 'tools', 'run-sample.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    launcher = spawnGuarded(process.execPath, [join(root, 'tools', 'run-sample.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = launcher.child;
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 
     await until(async () => (output.includes('sample listening') ? true : undefined), 120_000, `the sample to listen:\n${output}`);
     expect(output).toMatch(/no Redis answers at redis:\/\/127\.0\.0\.1:\d+/);
