@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BatchWorker, UnrecoverableError, type BatchOutcome, type Job } from '../../lib/index.js';
 import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Gate, Resources, commandStats, commandsPerIdleAdd, scriptCalls, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
+import { Gate, Resources, blockedClients, commandStats, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, statsDelta, untilRedisTime, waitUntil } from '../core/_helpers.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'batch', 'fixtures', 'batch-child.mjs');
 let redis: TestRedis;
@@ -32,6 +32,13 @@ afterAll(async () => {
 function track<W extends BatchWorker<any, any>>(w: W): W {
   batchWorkers.push(w);
   return w;
+}
+
+/** A promise and the function that resolves it. */
+function gateOpen(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
 }
 
 test('per-job outcomes: completed with results, failed (retried), dead at once', async () => {
@@ -94,42 +101,44 @@ test('size is honoured: 25 jobs in batches of at most 10', async () => {
 
 test('waitMs: a batch waits for more jobs up to waitMs after its first; without it, it runs at once', async () => {
   const q = res.queue<number>('b5');
+  const WAIT_MS = 1500;
   const batches: Array<{ size: number; at: number }> = [];
-  const t0 = Date.now();
-  track(new BatchWorker(res.twin<number>(q), (jobs) => void batches.push({ size: jobs.length, at: Date.now() - t0 }), { size: 10, waitMs: 300, blockMs: 5000 }));
-  await sleep(50);
+  let t0 = 0;
+  track(new BatchWorker(res.twin<number>(q), (jobs) => void batches.push({ size: jobs.length, at: Date.now() - t0 }), { size: 10, waitMs: WAIT_MS, blockMs: 15_000 }));
+  t0 = Date.now();
   await q.addBulk([1, 2, 3].map((data) => ({ data })));
-  await sleep(100);
+  // the batch holds its first jobs and waits for more
+  await waitUntil(async () => (await q.counts()).working === 3, 'the first three held', 10_000);
   await q.addBulk([4, 5].map((data) => ({ data })));
-  await sleep(50);
+  await waitUntil(async () => (await q.counts()).working === 5, 'five held', 10_000);
+  expect(batches).toEqual([]);
   await q.addBulk([6, 7, 8, 9, 10, 11, 12].map((data) => ({ data }))); // fills the batch: runs now
-  await waitUntil(() => batches.reduce((a, b) => a + b.size, 0) === 12, 'all 12');
+  await waitUntil(() => batches.reduce((a, b) => a + b.size, 0) === 12, 'all 12', 10_000);
   expect(batches[0]!.size).toBe(10);
-  expect(batches[0]!.at).toBeLessThan(50 + 300); // full before waitMs ran out
+  expect(batches[0]!.at).toBeLessThan(WAIT_MS); // full before waitMs ran out
   expect(batches[1]!.size).toBe(2);
 
+  // without waitMs a batch runs at once: the first job's batch has run before a second job comes
   const q2 = res.queue<number>('b5b');
   const sizes: number[] = [];
-  track(new BatchWorker(res.twin<number>(q2), (jobs) => void sizes.push(jobs.length), { size: 10, blockMs: 5000 }));
-  await sleep(50);
+  track(new BatchWorker(res.twin<number>(q2), (jobs) => void sizes.push(jobs.length), { size: 10, blockMs: 15_000 }));
   await q2.add(1);
-  await sleep(100);
+  await waitUntil(() => sizes.length === 1, 'the first batch, at once', 3000);
   await q2.add(2);
-  await waitUntil(() => sizes.length === 2, 'two batches');
+  await waitUntil(() => sizes.length === 2, 'two batches', 10_000);
   expect(sizes).toEqual([1, 1]);
 
   // waitMs runs out: the batch goes with what it has
   const q3 = res.queue<number>('b5c');
   const got: Array<{ size: number; waited: number }> = [];
   let firstAddAt = 0;
-  track(new BatchWorker(res.twin<number>(q3), (jobs) => void got.push({ size: jobs.length, waited: Date.now() - firstAddAt }), { size: 10, waitMs: 200, blockMs: 5000 }));
-  await sleep(50);
+  track(new BatchWorker(res.twin<number>(q3), (jobs) => void got.push({ size: jobs.length, waited: Date.now() - firstAddAt }), { size: 10, waitMs: 500, blockMs: 15_000 }));
   firstAddAt = Date.now();
   await q3.addBulk([1, 2].map((data) => ({ data })));
-  await waitUntil(() => got.length === 1, 'one batch');
+  await waitUntil(() => got.length === 1, 'one batch', 10_000);
   expect(got[0]!.size).toBe(2);
-  expect(got[0]!.waited).toBeGreaterThanOrEqual(180);
-  expect(got[0]!.waited).toBeLessThan(600);
+  expect(got[0]!.waited).toBeGreaterThanOrEqual(480);
+  expect(got[0]!.waited).toBeLessThan(5000); // at the end of waitMs, not of the 15 s block
 });
 
 test('one round trip per batch: 99 jobs in batches of 33 take 4 script calls (each lease settles the previous batch)', async () => {
@@ -143,8 +152,9 @@ test('one round trip per batch: 99 jobs in batches of 33 take 4 script calls (ea
   const before = await commandStats(obs);
   const w = track(new BatchWorker(lq, () => void (batches += 1), { size: 33, blockMs: 60_000 }));
   w.events.subscribe((e) => e.type === 'completed' && (completed += 1));
-  await waitUntil(() => completed === 99, 'all completed');
-  await sleep(50);
+  await waitUntil(() => completed === 99, 'all completed', 10_000);
+  // and the worker waits on Redis again: every call it makes for these jobs has been made
+  await waitUntil(async () => (await blockedClients(obs)) === 1, 'the worker blocked on Redis', 10_000);
   const d = statsDelta(before, await commandStats(obs));
   // lease(33) -> run -> lease+settle -> run -> lease+settle -> run -> settle (+ lease: none) -> block
   expect(batches).toBe(3);
@@ -155,25 +165,48 @@ test('one round trip per batch: 99 jobs in batches of 33 take 4 script calls (ea
 
 test('heartbeats cover the whole batch: a batch running past its lease keeps every job', async () => {
   const q = res.queue<number>('b7');
+  const obs = res.client();
+  const LEASE_MS = 600;
   await q.addBulk(Array.from({ length: 5 }, (_, data) => ({ data })));
   const lost: string[] = [];
   const attempts: number[] = [];
+  const aborted: boolean[] = [];
+  const gate = gateOpen();
+  let ids: string[] = [];
   const w = track(
     new BatchWorker(res.twin<number>(q), async (jobs) => {
-      await sleep(900); // 3 lease lengths
+      ids = jobs.map((j) => j.id);
+      await gate.opened;
       for (const j of jobs) attempts.push(j.attempt);
-      expect(jobs.every((j) => !j.signal.aborted)).toBe(true);
-    }, { size: 10, leaseMs: 300, blockMs: 200 }),
+      aborted.push(...jobs.map((j) => j.signal.aborted));
+    }, { size: 10, leaseMs: LEASE_MS, blockMs: 200 }),
   );
   w.events.subscribe((e) => e.type === 'lost' && lost.push(e.job.id));
-  const sweeper = setInterval(() => void q.sweep().catch(() => undefined), 50);
   try {
-    await waitUntil(async () => (await q.counts()).completed === 5, 'all completed', 5000);
+    await waitUntil(() => ids.length === 5, 'the batch started', 10_000);
+    const first = Math.max(...(await Promise.all(ids.map(async (id) => (await q.getJob(id))!.leaseDeadline!))));
+    // The batch runs on, with sweeps every ~50 ms, until a sweep that began two more lease
+    // lengths after its first deadline.
+    const seen = new Set<string>();
+    await waitUntil(
+      async () => {
+        const began = await redisNow(obs);
+        await q.sweep();
+        for (const id of ids) seen.add((await q.getJob(id))!.state);
+        return began > first + 2 * LEASE_MS;
+      },
+      'a sweep two lease lengths past the first deadline',
+      15_000,
+      50,
+    );
+    expect([...seen]).toEqual(['working']);
   } finally {
-    clearInterval(sweeper);
+    gate.open();
   }
+  await waitUntil(async () => (await q.counts()).completed === 5, 'all completed', 10_000);
   expect(lost).toEqual([]);
   expect(attempts).toEqual([1, 1, 1, 1, 1]);
+  expect(aborted).toEqual([false, false, false, false, false]);
 });
 
 test('close() during a batch waits for it (drainTimeoutMs), then gives unfinished jobs back', async () => {
@@ -205,7 +238,8 @@ test('a SIGKILLed batch process: every job of its batch is redelivered after exp
   expect(ids).toHaveLength(10);
   await child.kill('SIGKILL');
   expect((await q.counts()).working).toBe(10);
-  await sleep(600);
+  const deadlines = await Promise.all((ids as string[]).map(async (id) => (await q.getJob(id))!.leaseDeadline!));
+  await untilRedisTime(res.client(), Math.max(...deadlines), 'the dead batch\'s leases to run out');
   expect((await q.sweep()).stalled).toBe(10);
   const seen = new Map<string, number>();
   track(
@@ -223,22 +257,20 @@ describe('concurrency: several batches at once', () => {
   test('two lanes run two batches at the same time, never more; every job is settled once', async () => {
     const q = res.queue<number>('c1');
     await q.addBulk(Array.from({ length: 60 }, (_, data) => ({ data })));
-    let running = 0;
-    let peak = 0;
+    const gate = new Gate();
     const seen: number[] = [];
     const w = track(
       new BatchWorker(res.twin<number>(q), async (jobs) => {
-        running += 1;
-        peak = Math.max(peak, running);
-        await sleep(30);
+        await gate.enter();
         for (const j of jobs) seen.push(j.data);
-        running -= 1;
       }, { size: 10, concurrency: 2, blockMs: 200 }),
     );
     let completed = 0;
     w.events.subscribe((e) => e.type === 'completed' && (completed += 1));
-    await waitUntil(() => completed === 60, 'all 60 completed');
-    expect(peak).toBe(2);
+    await waitUntil(() => gate.running === 2, 'two batches running', 10_000);
+    await gate.openUntil(6, 'all six batches ran');
+    await waitUntil(() => completed === 60, 'all 60 completed', 10_000);
+    expect(gate.most).toBe(2);
     expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
     expect(await q.counts()).toMatchObject({ completed: 60, pending: 0, working: 0 });
   });
@@ -260,14 +292,19 @@ describe('concurrency: several batches at once', () => {
       }
     };
     const batches: number[] = [];
-    track(new BatchWorker(wq, (jobs) => void batches.push(jobs.length), { size: 10, waitMs: 100, concurrency: 3, blockMs: 2000 }));
-    await sleep(100); // every lane found the queue empty
+    const obs = res.client();
+    track(new BatchWorker(wq, (jobs) => void batches.push(jobs.length), { size: 10, waitMs: 100, concurrency: 3, blockMs: 15_000 }));
+    // every lane found the queue empty: one of them waits on Redis, the others behind it
+    const idle = (done: number) =>
+      waitUntil(async () => (await q.counts()).completed === done && (await blockedClients(obs)) === 1, 'the lanes idle', 10_000);
+    await idle(0);
     for (let round = 1; round <= 3; round++) {
       const t0 = Date.now();
+      const total = (round * (round + 1)) / 2;
       await q.addBulk(Array.from({ length: round }, (_, data) => ({ data })));
-      await waitUntil(() => batches.reduce((a, b) => a + b, 0) === (round * (round + 1)) / 2, `round ${round} done`, 3000);
-      expect(Date.now() - t0).toBeLessThan(800); // waitMs, not the 2 s block
-      await sleep(150);
+      await waitUntil(() => batches.reduce((a, b) => a + b, 0) === total, `round ${round} done`, 10_000);
+      expect(Date.now() - t0).toBeLessThan(5000); // woken by the add (then waitMs), not at the end of the 15 s block
+      await idle(total);
     }
     expect(peakWaiting).toBe(1);
   });
@@ -279,7 +316,6 @@ describe('concurrency: several batches at once', () => {
     track(new BatchWorker(res.twin<number>(q), (jobs) => void sizes.push(jobs.length), { size: 10, concurrency: 3, blockMs: 5000 }));
     await q.add(0); // warm-up: the library is loaded, every lane ends up idle
     await waitUntil(() => sizes.length === 1, 'warm-up batch');
-    await sleep(200);
     const deltas = await commandsPerIdleAdd(q, obs, () => sizes.length);
     // the add, one lease, the lease call that settles it
     expect(deltas.map(scriptCalls)).toEqual([3, 3, 3, 3, 3]);
@@ -287,7 +323,7 @@ describe('concurrency: several batches at once', () => {
     const gate = new Gate();
     const q2 = res.queue<number>('c7');
     track(new BatchWorker(res.twin<number>(q2), (jobs) => gate.enter(jobs.length), { size: 10, concurrency: 3, blockMs: 5000 }));
-    await sleep(200);
+    await consumerIdle(obs, q2, 'both workers waiting on Redis', 2);
     await q2.addBulk(Array.from({ length: 35 }, (_, data) => ({ data })));
     await waitUntil(() => gate.running === 30, 'three batches running');
     await gate.openUntil(4, 'all four batches ran');
@@ -318,7 +354,7 @@ describe('concurrency: several batches at once', () => {
     await waitUntil(async () => (await q.counts()).completed === 2, 'both done');
     await q.closeQueue();
     await waitUntil(() => !w.isRunning && stopped.length > 0, 'worker stopped');
-    await sleep(100);
+    await w.close(); // the shutdown it began is over: no lane can report anything more
     expect(stopped).toEqual(['queue closed']);
   });
 
