@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { QueueInUseError, Worker } from '../../lib/index.js';
 import { useEngineChildren } from '../support/engine-child.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useRedis, sleep, waitUntil, within } from '../core/_helpers.js';
+import { useRedis, blockedClients, waitUntil, within } from '../core/_helpers.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'role-child.mjs');
 const kids = useEngineChildren();
@@ -31,16 +31,18 @@ test('a second producer gets QueueInUseError naming the holder; after close() th
 
 test('waitMs: the second producer waits its turn and gets the role when the first releases it', async () => {
   const a = res.queue('x2', { exclusive: { producer: true } });
-  const b = res.twin(a, { exclusive: { producer: true, waitMs: 5000 } });
+  const b = res.twin(a, { exclusive: { producer: true, waitMs: 15_000 } });
+  const obs = res.client();
   await a.add(1);
   let done = false;
   const waiting = b.add(2).then(() => (done = true));
-  await sleep(150);
+  await waitUntil(async () => (await blockedClients(obs)) === 1, 'the second producer waiting for the role', 10_000);
   expect(done).toBe(false);
   const releasedAt = Date.now();
   await a.close();
-  await within(waiting, 2000, 'waiting producer');
-  expect(Date.now() - releasedAt).toBeLessThan(500); // woken by the release, not by a poll
+  await within(waiting, 10_000, 'waiting producer');
+  // woken by the release, not when its wait runs out (the holder's key has ~7-10 s left)
+  expect(Date.now() - releasedAt).toBeLessThan(5000);
 });
 
 test('exclusive consumer: a second Worker reports QueueInUseError and takes over when the first closes', async () => {
@@ -77,8 +79,8 @@ test('a SIGKILLed holder: its roles are recovered after their ttl', async () => 
   await child.kill('SIGKILL');
   const killedAt = Date.now();
   // with waitMs, the survivor blocks until the dead holder's key expires (no release comes)
-  const late = res.twin(q, { exclusive: { producer: true, consumer: true, ttlMs: 600, waitMs: 3000 } });
-  await within(late.add(2), 3000, 'add after the holder died');
-  expect(Date.now() - killedAt).toBeLessThan(1500);
+  const late = res.twin(q, { exclusive: { producer: true, consumer: true, ttlMs: 600, waitMs: 15_000 } });
+  await within(late.add(2), 15_000, 'add after the holder died');
+  expect(Date.now() - killedAt).toBeLessThan(5000); // after the 600 ms ttl, not at the end of the 15 s wait
   await late.lease();
 });
