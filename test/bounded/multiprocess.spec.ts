@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Worker } from '../../lib/index.js';
 import { useEngineChildren } from '../support/engine-child.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useRedis, sleep, waitUntil } from '../core/_helpers.js';
+import { useRedis, blockedClients, sleep, waitUntil } from '../core/_helpers.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'producers-child.mjs');
 const kids = useEngineChildren();
@@ -39,7 +39,16 @@ test('bound 25 is never exceeded with 10 producers in 3 processes', async () => 
   })();
 
   const seen = new Map<string, number>();
-  await sleep(300); // let the producers fill the queue and block
+  // let the producers fill the queue and block
+  await waitUntil(
+    async () => {
+      const c = await q.counts();
+      max = Math.max(max, c.pending + c.working + c.delayed);
+      return c.pending === BOUND && (await q.queueState()).waitingProducers > 0;
+    },
+    'the queue full and producers waiting',
+    20_000,
+  );
   const w = res.worker(
     new Worker(res.twin<{ from: string; i: number }>(q), async (job) => {
       const key = `${job.data.from}:${job.data.i}`;
@@ -69,11 +78,12 @@ test('a producer SIGKILLed while it waits on the full queue blocks nobody and is
   await waitUntil(async () => (await q.queueState()).waitingProducers === 1, 'child waiting');
   await child.kill('SIGKILL');
   const newcomer = res.twin<{ from: string; i: number }>(q, { bound: 1 });
-  const adding = newcomer.add({ from: 'test', i: 1 }, { timeoutMs: 5000 });
-  await sleep(100);
+  const adding = newcomer.add({ from: 'test', i: 1 }, { timeoutMs: 15_000 });
+  const obs = res.client();
+  await waitUntil(async () => (await blockedClients(obs)) === 1, 'the newcomer waiting for room', 10_000);
   const [l] = await q.lease();
   await q.ack(l!);
   await adding; // not held up by the dead waiter ahead of it
-  await waitUntil(async () => (await q.queueState()).waitingProducers === 0, 'dead waiter forgotten', 5000);
+  await waitUntil(async () => (await q.queueState()).waitingProducers === 0, 'dead waiter forgotten', 10_000);
   expect((await q.lease())[0]!.job.data).toEqual({ from: 'test', i: 1 });
 });
