@@ -1,5 +1,5 @@
 /** Produced / consumed message and byte counts. */
-import { useRedis, commandStats, statsDelta } from '../core/_helpers.js';
+import { useRedis, commandStats, statsDelta, waitUntil } from '../core/_helpers.js';
 
 const res = useRedis();
 
@@ -62,14 +62,20 @@ test('stats totals are published as events, from the scripts that change them', 
   });
   try {
     // the subscription is live once an event of ours comes through it
-    for (let i = 0; i < 50 && seen.length === 0; i++) {
-      await q.add('ab'); // 4 bytes each
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntil(
+      async () => {
+        await q.add('ab'); // 4 bytes each
+        return seen.length > 0;
+      },
+      'a stats event',
+      10_000,
+      50,
+    );
     const producedBefore = (await q.stats()).produced;
     await q.addBulk([{ data: 1234 }, { data: true }]); // 8 bytes
     await res.twin(q).lease({ count: 2 });
-    await new Promise((r) => setTimeout(r, 100));
+    // events arrive in order: the lease's is the last
+    await waitUntil(() => seen.some((e) => e.consumed !== undefined), 'the stats event of the lease', 10_000);
     expect(seen.at(-2)).toEqual({
       produced: { messages: producedBefore.messages + 2, bytes: producedBefore.bytes + 8 },
       consumed: undefined,
