@@ -4,7 +4,7 @@
  * and every path that returns a job to pending (nack, requeue, sweep, delayed, redrive).
  */
 import { Queue, ValidationError, Worker, extKeys } from '../../lib/index.js';
-import { useRedis, commandStats, sleep, statsDelta, waitUntil } from '../core/_helpers.js';
+import { useRedis, commandStats, sleep, statsDelta, untilRedisTime, waitUntil } from '../core/_helpers.js';
 
 const res = useRedis();
 
@@ -200,13 +200,13 @@ describe('jobs returning to pending keep their group', () => {
     expect(l!.job.attempt).toBe(2);
     await q.requeue(l!, { delayMs: 30 });
     expect((await q.counts()).delayed).toBe(1);
-    await sleep(40);
+    await untilRedisTime(obs, (await q.getJob(l!.job.id))!.runAt!, 'the requeued job to be due');
     [l] = await q.lease(); // promotes the due job into its group, then leases it
     expect(l!.job.group).toBe('A');
     expect(await obs.hget(keys.gwork, 'A')).toBe('1');
     // expire the lease and sweep: back to group A, slot freed
     await q.touch(l!, 1);
-    await sleep(10);
+    await untilRedisTime(obs, l!.deadline, 'the lease to run out');
     expect((await q.sweep()).stalled).toBe(1);
     expect(await obs.hget(keys.gwork, 'A')).toBeNull();
     expect(await obs.lrange(keys.group('A'), 0, -1)).toEqual([l!.job.id]);
@@ -226,8 +226,8 @@ describe('jobs returning to pending keep their group', () => {
 
   test('a delayed grouped job is promoted into its group by sweep', async () => {
     const q = res.queue<G>('r2');
-    await q.add({ g: 'B', i: 0 }, { group: 'B', delayMs: 20 });
-    await sleep(30);
+    const { id } = await q.add({ g: 'B', i: 0 }, { group: 'B', delayMs: 20 });
+    await untilRedisTime(res.client(), (await q.getJob(id))!.runAt!, 'the job to be due');
     expect((await q.sweep()).promoted).toBe(1);
     expect((await q.counts()).pending).toBe(1);
     const [l] = await q.lease();
