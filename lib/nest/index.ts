@@ -1,6 +1,6 @@
 // relq/nest: the NestJS integration. See docs/nest.md.
 export { QueueModule } from './queue.module.js';
-export { QueueRegistry } from './queue.registry.js';
+export { QueueRegistry } from './runtime/queue.registry.js';
 export { InjectQueue, OnQueueEvent, Process, Processor } from './decorators/index.js';
 export type {
   BatchProcessDecorator,
@@ -10,15 +10,15 @@ export type {
   ProcessDecorator,
   ProcessMethod,
 } from './decorators/index.js';
-export { getQueueOptionsToken, getQueueToken, RELQ_MODULE_OPTIONS } from './tokens.js';
+export { getQueueOptionsToken, getQueueToken, RELQ_MODULE_OPTIONS } from './relq.constants.js';
 export { RelqConfigError } from './errors.js';
 export { QueueHealthIndicator } from './health/queue-health.indicator.js';
 export type { QueueHealthDetails, QueueHealthIndicatorResult } from './health/queue-health.indicator.js';
 export { QueueHealthService } from './health/queue-health.service.js';
 export type { QueueBoundUsage, QueueHealth, RedisHealth, RelqHealthReport } from './health/queue-health.service.js';
-export type { ProcessorStatus } from './worker-host.js';
-export type { HandlerStatus } from './handler-router.js';
-export type { SweeperStatus } from './sweeper.js';
+export type { ProcessorStatus } from './runtime/processor-runner.js';
+export type { HandlerStatus } from './runtime/handler-router.js';
+export type { SweeperStatus } from './runtime/queue-sweeper.js';
 export type * from './interfaces/module-options.interface.js';
 export type * from './interfaces/processor-options.interface.js';
 

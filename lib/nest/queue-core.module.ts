@@ -4,13 +4,13 @@ import { QueueHealthIndicator } from './health/queue-health.indicator.js';
 import { QueueHealthService } from './health/queue-health.service.js';
 import type { QueueModuleOptions } from './interfaces/module-options.interface.js';
 import { resolveRootOptions, type ResolvedRootOptions } from './options.js';
-import { ProcessorExplorer } from './processor.explorer.js';
-import { ProcessorOrchestrator } from './processor.orchestrator.js';
+import { ProcessorExplorer } from './discovery/processor.explorer.js';
+import { QueueOrchestrator } from './runtime/queue.orchestrator.js';
 import { ConfigurableQueueCoreModule, MODULE_OPTIONS_TOKEN } from './queue.module-definition.js';
-import { QueueRegistry } from './queue.registry.js';
-import { QueueStore } from './queue.store.js';
-import { RelqConnection } from './relq-connection.js';
-import { RELQ_RESOLVED_OPTIONS } from './tokens.js';
+import { QueueRegistry } from './runtime/queue.registry.js';
+import { QueueStore } from './runtime/queue.store.js';
+import { RelqConnection } from './runtime/relq-connection.js';
+import { RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
 
 /**
  * The global part of relq, imported once through `QueueModule.forRoot()` /
@@ -31,7 +31,7 @@ import { RELQ_RESOLVED_OPTIONS } from './tokens.js';
       inject: [RELQ_RESOLVED_OPTIONS],
     },
     QueueStore,
-    ProcessorOrchestrator,
+    QueueOrchestrator,
     ProcessorExplorer,
     QueueRegistry,
     QueueHealthService,

@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { QueueModuleOptions } from './interfaces/module-options.interface.js';
-import { RELQ_MODULE_OPTIONS } from './tokens.js';
+import { RELQ_MODULE_OPTIONS } from './relq.constants.js';
 
 /**
  * forRoot / forRootAsync (useFactory, useClass, useExisting with `createRelqOptions()`)

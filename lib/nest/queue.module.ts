@@ -8,7 +8,7 @@ import type {
 } from './interfaces/module-options.interface.js';
 import { QueueCoreModule } from './queue-core.module.js';
 import { createAsyncQueueOptionsProviders, createQueueProvider } from './queue.providers.js';
-import { getQueueOptionsToken, getQueueToken } from './tokens.js';
+import { getQueueOptionsToken, getQueueToken } from './relq.constants.js';
 
 /**
  * relq for Nest. Import `QueueModule.forRoot()` (or `forRootAsync()`) once in the root

@@ -3,9 +3,9 @@ import type { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
 import type { RegisterQueueAsyncOptions, RegisterQueueOptions } from './interfaces/module-options.interface.js';
 import { resolveQueueOptions, type ResolvedRootOptions } from './options.js';
-import { QueueStore } from './queue.store.js';
-import { RelqConnection } from './relq-connection.js';
-import { getQueueOptionsToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './tokens.js';
+import { QueueStore } from './runtime/queue.store.js';
+import { RelqConnection } from './runtime/relq-connection.js';
+import { getQueueOptionsToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
 
 /** The provider of one queue's `Queue`, built from its options and the root module's. @internal */
 export function createQueueProvider(name: string, optionsToken: string | undefined, inline?: RegisterQueueOptions): Provider {

@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { getQueueToken } from '../tokens.js';
+import { getQueueToken } from '../relq.constants.js';
 
 /**
  * Injects the `Queue` registered with `QueueModule.registerQueue({ name })`. Type the

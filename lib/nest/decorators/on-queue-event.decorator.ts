@@ -1,5 +1,5 @@
 import type { ProcessorEventType } from '../interfaces/processor-options.interface.js';
-import { ON_QUEUE_EVENT_METADATA } from '../tokens.js';
+import { ON_QUEUE_EVENT_METADATA } from '../relq.constants.js';
 
 /** What `@OnQueueEvent()` records on a method. @internal */
 export interface OnQueueEventMetadata {

@@ -1,6 +1,6 @@
 import { Injectable, SetMetadata } from '@nestjs/common';
 import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
-import { PROCESSOR_METADATA } from '../tokens.js';
+import { PROCESSOR_METADATA } from '../relq.constants.js';
 
 /** What `@Processor()` records on a class. @internal */
 export interface ProcessorMetadata {

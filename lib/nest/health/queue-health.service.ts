@@ -3,12 +3,12 @@ import type { RedisClient } from '../../core/redis/connection.js';
 import type { QueueState } from '../../core/queue/queue-settings.js';
 import type { QueueCounts, QueueStats } from '../../core/types.js';
 import type { ResolvedRootOptions } from '../options.js';
-import { ProcessorOrchestrator } from '../processor.orchestrator.js';
-import { QueueStore } from '../queue.store.js';
-import { RelqConnection } from '../relq-connection.js';
-import type { SweeperStatus } from '../sweeper.js';
-import { RELQ_RESOLVED_OPTIONS } from '../tokens.js';
-import type { ProcessorStatus } from '../worker-host.js';
+import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
+import { QueueStore } from '../runtime/queue.store.js';
+import { RelqConnection } from '../runtime/relq-connection.js';
+import type { SweeperStatus } from '../runtime/queue-sweeper.js';
+import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import type { ProcessorStatus } from '../runtime/processor-runner.js';
 
 /** Reachability of one Redis connection. */
 export interface RedisHealth {
@@ -76,7 +76,7 @@ export class QueueHealthService {
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
     private readonly store: QueueStore,
-    private readonly orchestrator: ProcessorOrchestrator,
+    private readonly orchestrator: QueueOrchestrator,
     private readonly connection: RelqConnection,
   ) {}
 
@@ -94,7 +94,7 @@ export class QueueHealthService {
     const reachable = new Map<RedisClient, boolean>([...clients.keys()].map((c, i) => [c, pings[i]!.reachable]));
     for (const p of pings) if (!p.reachable) problems.push(`redis ${p.target} unreachable: ${p.error}`);
 
-    const hosts = this.orchestrator.getHosts();
+    const runners = this.orchestrator.getRunners();
     const sweepers = new Map(this.orchestrator.getSweepers().map((s) => [s.status().queue, s]));
     const queues: Record<string, QueueHealth> = {};
     await Promise.all(
@@ -138,7 +138,7 @@ export class QueueHealthService {
         if (counts && maxDead !== undefined && counts.dead > maxDead) {
           qp.push(`${counts.dead} dead letters > maxDead ${maxDead}`);
         }
-        const processors = hosts
+        const processors = runners
           .filter((h) => h.def.queueName === queue.name)
           .map((h) => h.status(this.options.health.loopStallMs, now));
         for (const p of processors) {

@@ -1,5 +1,5 @@
-import type { ProcessorEventType } from './interfaces/processor-options.interface.js';
-import type { ResolvedBatch, ResolvedWorkerSettings } from './options.js';
+import type { ProcessorEventType } from '../interfaces/processor-options.interface.js';
+import type { ResolvedBatch, ResolvedWorkerSettings } from '../options.js';
 
 /** One `@Process()` method. */
 export interface HandlerDefinition {

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Queue } from '../core/queue/queue.js';
-import { RelqConfigError } from './errors.js';
-import type { ResolvedQueueOptions } from './options.js';
-import { validating } from './options.js';
+import { Queue } from '../../core/queue/queue.js';
+import { RelqConfigError } from '../errors.js';
+import type { ResolvedQueueOptions } from '../options.js';
+import { validating } from '../options.js';
 import { RelqConnection } from './relq-connection.js';
 
 /** One queue registered with `registerQueue`, and how it was configured. */

@@ -1,7 +1,7 @@
-import { UnrecoverableError } from '../core/errors.js';
-import { NotStartedError } from '../core/worker/outbox.js';
-import type { Job } from '../core/worker/worker.js';
-import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
+import { UnrecoverableError } from '../../core/errors.js';
+import { NotStartedError } from '../../core/worker/outbox.js';
+import type { Job } from '../../core/worker/worker.js';
+import type { HandlerDefinition, ProcessorDefinition } from '../discovery/processor-definition.js';
 import { Semaphore } from './semaphore.js';
 
 /** Live counters of one handler (for status and health). */

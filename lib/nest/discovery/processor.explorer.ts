@@ -1,24 +1,24 @@
 import { Inject, Injectable, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import type { OnQueueEventMetadata } from './decorators/on-queue-event.decorator.js';
-import type { ProcessMetadata } from './decorators/process.decorator.js';
-import type { ProcessorMetadata } from './decorators/processor.decorator.js';
-import { RelqConfigError } from './errors.js';
+import type { OnQueueEventMetadata } from '../decorators/on-queue-event.decorator.js';
+import type { ProcessMetadata } from '../decorators/process.decorator.js';
+import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
+import { RelqConfigError } from '../errors.js';
 import {
   checkProcessOptions,
   checkProcessorOptions,
   resolveWorkerSettings,
   type ResolvedRootOptions,
-} from './options.js';
+} from '../options.js';
 import type {
   HandlerDefinition,
   InstanceSource,
   ListenerDefinition,
   ProcessorDefinition,
 } from './processor-definition.js';
-import { ProcessorOrchestrator } from './processor.orchestrator.js';
-import { QueueStore } from './queue.store.js';
-import { getQueueToken, ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA, RELQ_RESOLVED_OPTIONS } from './tokens.js';
+import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
+import { QueueStore } from '../runtime/queue.store.js';
+import { getQueueToken, ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
@@ -38,7 +38,7 @@ export class ProcessorExplorer implements OnModuleInit {
     private readonly scanner: MetadataScanner,
     private readonly moduleRef: ModuleRef,
     private readonly store: QueueStore,
-    private readonly orchestrator: ProcessorOrchestrator,
+    private readonly orchestrator: QueueOrchestrator,
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
   ) {}
 

@@ -1,8 +1,8 @@
 import type { Logger } from '@nestjs/common';
-import { ValidationError } from '../core/errors.js';
-import type { Queue } from '../core/queue/queue.js';
-import type { SweepResult } from '../core/types.js';
-import type { ResolvedSweeper } from './options.js';
+import { ValidationError } from '../../core/errors.js';
+import type { Queue } from '../../core/queue/queue.js';
+import type { SweepResult } from '../../core/types.js';
+import type { ResolvedSweeper } from '../options.js';
 
 /** What the health check reads of one sweeper. */
 export interface SweeperStatus {

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Queue } from '../core/queue/queue.js';
-import type { SweepResult } from '../core/types.js';
-import { RelqConfigError } from './errors.js';
-import type { ResolvedRootOptions } from './options.js';
-import { ProcessorOrchestrator } from './processor.orchestrator.js';
+import type { Queue } from '../../core/queue/queue.js';
+import type { SweepResult } from '../../core/types.js';
+import { RelqConfigError } from '../errors.js';
+import type { ResolvedRootOptions } from '../options.js';
+import { QueueOrchestrator } from './queue.orchestrator.js';
 import { QueueStore } from './queue.store.js';
-import type { SweeperStatus } from './sweeper.js';
-import { RELQ_RESOLVED_OPTIONS } from './tokens.js';
-import type { ProcessorStatus } from './worker-host.js';
+import type { SweeperStatus } from './queue-sweeper.js';
+import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import type { ProcessorStatus } from './processor-runner.js';
 
 /**
  * Runtime access to the queues and lease loops of this app: look queues up by name,
@@ -18,7 +18,7 @@ import type { ProcessorStatus } from './worker-host.js';
 export class QueueRegistry {
   constructor(
     private readonly store: QueueStore,
-    private readonly orchestrator: ProcessorOrchestrator,
+    private readonly orchestrator: QueueOrchestrator,
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
   ) {}
 
@@ -43,7 +43,7 @@ export class QueueRegistry {
 
   /** Status of every discovered processor's lease loop. */
   getProcessors(): ProcessorStatus[] {
-    return this.orchestrator.getHosts().map((h) => h.status(this.options.health.loopStallMs));
+    return this.orchestrator.getRunners().map((h) => h.status(this.options.health.loopStallMs));
   }
 
   getSweepers(): SweeperStatus[] {
@@ -55,9 +55,9 @@ export class QueueRegistry {
    * also when `workers.enabled` is false. Returns how many were started.
    */
   async startWorkers(queueName?: string): Promise<number> {
-    const hosts = this.select(queueName).filter((h) => !h.isRunning);
-    await Promise.all(hosts.map((h) => h.start()));
-    return hosts.length;
+    const runners = this.select(queueName).filter((h) => !h.isRunning);
+    await Promise.all(runners.map((h) => h.start()));
+    return runners.length;
   }
 
   /**
@@ -66,9 +66,9 @@ export class QueueRegistry {
    * go back to pending at once. Returns how many were stopped.
    */
   async stopWorkers(queueName?: string, opts: { drainTimeoutMs?: number } = {}): Promise<number> {
-    const hosts = this.select(queueName).filter((h) => h.isRunning);
-    await Promise.all(hosts.map((h) => h.stop(opts.drainTimeoutMs)));
-    return hosts.length;
+    const runners = this.select(queueName).filter((h) => h.isRunning);
+    await Promise.all(runners.map((h) => h.stop(opts.drainTimeoutMs)));
+    return runners.length;
   }
 
   /** Runs one sweep of `queueName` now, outside the schedule; the sweeper's status records it. */
@@ -81,6 +81,6 @@ export class QueueRegistry {
 
   private select(queueName: string | undefined) {
     if (queueName !== undefined && !this.store.has(queueName)) this.getQueue(queueName);
-    return this.orchestrator.getHosts().filter((h) => queueName === undefined || h.def.queueName === queueName);
+    return this.orchestrator.getRunners().filter((h) => queueName === undefined || h.def.queueName === queueName);
   }
 }

@@ -7,22 +7,22 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { Queue } from '../core/queue/queue.js';
-import { RelqConfigError } from './errors.js';
-import type { ResolvedRootOptions } from './options.js';
-import type { ProcessorDefinition } from './processor-definition.js';
+import type { Queue } from '../../core/queue/queue.js';
+import { RelqConfigError } from '../errors.js';
+import type { ResolvedRootOptions } from '../options.js';
+import type { ProcessorDefinition } from '../discovery/processor-definition.js';
 import { QueueStore } from './queue.store.js';
 import { RelqConnection } from './relq-connection.js';
-import { QueueSweeper } from './sweeper.js';
-import { RELQ_RESOLVED_OPTIONS } from './tokens.js';
-import { WorkerHost } from './worker-host.js';
+import { QueueSweeper } from './queue-sweeper.js';
+import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import { ProcessorRunner } from './processor-runner.js';
 
 /** Longest wait for closeQueue() / reopenQueue() at shutdown / startup (Redis may be away). */
 const LIFECYCLE_TIMEOUT_MS = 2000;
 const REOPEN_RETRY_MAX_MS = 5000;
 
 /**
- * Owns what runs: lease loops (one WorkerHost per processor class) and sweepers (one per
+ * Owns what runs: lease loops (one ProcessorRunner per processor class) and sweepers (one per
  * queue). Reopens `closeOnShutdown` queues in onModuleInit, starts loops and sweepers in
  * onApplicationBootstrap. In beforeApplicationShutdown it stops them (draining running
  * handlers), closes `closeOnShutdown` queues, then closes the Queue objects, which releases
@@ -30,11 +30,11 @@ const REOPEN_RETRY_MAX_MS = 5000;
  * requests making them). Closes the shared connection in onApplicationShutdown. @internal
  */
 @Injectable()
-export class ProcessorOrchestrator
+export class QueueOrchestrator
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger('relq');
-  private readonly hosts: WorkerHost[] = [];
+  private readonly runners: ProcessorRunner[] = [];
   private readonly sweepers = new Map<string, QueueSweeper>();
   private readonly reopenTimers = new Set<NodeJS.Timeout>();
   private bootstrapped = false;
@@ -53,12 +53,12 @@ export class ProcessorOrchestrator
     for (const def of defs) {
       const entry = this.store.get(def.queueName);
       if (!entry) throw new RelqConfigError(`queue '${def.queueName}' is not registered`);
-      this.hosts.push(new WorkerHost(def, entry.queue, this.logger));
+      this.runners.push(new ProcessorRunner(def, entry.queue, this.logger));
     }
   }
 
-  getHosts(): readonly WorkerHost[] {
-    return this.hosts;
+  getRunners(): readonly ProcessorRunner[] {
+    return this.runners;
   }
 
   getSweepers(): QueueSweeper[] {
@@ -91,12 +91,12 @@ export class ProcessorOrchestrator
       sweeper.start();
     }
     if (!this.options.workersEnabled) {
-      if (this.hosts.length) {
-        this.logger.log(`workers disabled: ${this.hosts.length} processor(s) not started (producers only)`);
+      if (this.runners.length) {
+        this.logger.log(`workers disabled: ${this.runners.length} processor(s) not started (producers only)`);
       }
       return;
     }
-    await Promise.all(this.hosts.map((h) => h.start()));
+    await Promise.all(this.runners.map((h) => h.start()));
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -117,7 +117,7 @@ export class ProcessorOrchestrator
     for (const t of this.reopenTimers) clearTimeout(t);
     this.reopenTimers.clear();
     // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
-    await Promise.all([...this.hosts.map((h) => h.stop()), ...[...this.sweepers.values()].map((s) => s.stop())]);
+    await Promise.all([...this.runners.map((h) => h.stop()), ...[...this.sweepers.values()].map((s) => s.stop())]);
     // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
     await Promise.all(
       this.store

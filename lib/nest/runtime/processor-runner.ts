@@ -1,14 +1,14 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import type { Queue } from '../core/queue/queue.js';
+import type { Queue } from '../../core/queue/queue.js';
 
-import { BatchWorker } from '../core/worker/batch-worker.js';
-import { QueueInUseError, RelqError } from '../core/errors.js';
-import { Worker, type WorkerEvent } from '../core/worker/worker.js';
+import { BatchWorker } from '../../core/worker/batch-worker.js';
+import { QueueInUseError, RelqError } from '../../core/errors.js';
+import { Worker, type WorkerEvent } from '../../core/worker/worker.js';
 import { BatchRouter } from './batch-router.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
-import type { ResolvedBatch } from './options.js';
-import type { ProcessorDefinition } from './processor-definition.js';
+import type { ResolvedBatch } from '../options.js';
+import type { ProcessorDefinition } from '../discovery/processor-definition.js';
 
 /** How a lease loop is doing, for status pages and the health check. */
 export interface ProcessorStatus {
@@ -47,7 +47,7 @@ type Runner = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
  * its outcome events delivered to `@OnQueueEvent()` methods, and start/stop at runtime (a
  * stopped loop is replaced by a new one on start). @internal
  */
-export class WorkerHost {
+export class ProcessorRunner {
   readonly router: HandlerRouter | BatchRouter;
   private runner: Runner | undefined;
   private subscription: Subscription | undefined;

@@ -1,8 +1,8 @@
-import type { BatchOutcome } from '../core/worker/batch-worker.js';
-import { UnrecoverableError, ValidationError } from '../core/errors.js';
-import type { Job } from '../core/worker/worker.js';
+import type { BatchOutcome } from '../../core/worker/batch-worker.js';
+import { UnrecoverableError, ValidationError } from '../../core/errors.js';
+import type { Job } from '../../core/worker/worker.js';
 import type { HandlerStatus } from './handler-router.js';
-import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
+import type { HandlerDefinition, ProcessorDefinition } from '../discovery/processor-definition.js';
 
 type Outcomes = ReadonlyArray<BatchOutcome<unknown>> | void;
 
