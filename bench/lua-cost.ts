@@ -7,6 +7,7 @@ import type { SettleItem } from '../lib/core/queue/settle-items.js';
 import { ackItem } from '../lib/core/queue/settle-items.js';
 import { makePayload, type Payload } from './payload.js';
 import { startRedis } from './redis-server.js';
+import { internalsOf } from '../lib/core/queue/internals.js';
 
 function cpu(info: string): number {
   const u = Number(/used_cpu_user:([\d.]+)/.exec(info)![1]);
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
       t0 = cpu(await c.info('cpu'));
       w0 = performance.now();
       for (;;) {
-        const step = await q.leaseStep(items, count, 30000, false);
+        const step = await internalsOf<Payload>(q)!.leaseStep(items, count, 30000, false);
         done += items.length;
         items = step.leases.map((l) => ackItem(l, ''));
         if (step.leases.length === 0) break;

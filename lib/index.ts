@@ -4,9 +4,6 @@ export type { Job, Handler, WorkerOptions, WorkerEvent } from './core/worker/wor
 export * from './core/errors.js';
 export type * from './core/types.js';
 export { DEFAULT_POLICY, DEFAULT_PREFIX, DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './core/defaults.js';
-export { queueKeys, QUEUE_KEYS } from './core/redis/keys.js';
 export { BatchWorker } from './core/worker/batch-worker.js';
 export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/worker/batch-worker.js';
 export type { QueueState } from './core/queue/queue-settings.js';
-export { extKeys } from './core/redis/ext-keys.js';
-export type { ExtKeys } from './core/redis/ext-keys.js';

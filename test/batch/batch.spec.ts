@@ -8,6 +8,7 @@ import { BatchWorker, UnrecoverableError, type BatchOutcome, type Job } from '..
 import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { Gate, Resources, blockedClients, commandStats, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, statsDelta, untilRedisTime, waitUntil } from '../core/_helpers.js';
+import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'batch', 'fixtures', 'batch-child.mjs');
 let redis: TestRedis;
@@ -281,8 +282,9 @@ describe('concurrency: several batches at once', () => {
     // Instrumentation only: counts the waits in flight on the worker's blocking connection.
     let waiting = 0;
     let peakWaiting = 0;
-    const waitForWork = wq.waitForWork.bind(wq);
-    wq.waitForWork = async (blocker, ms) => {
+    const internals = internalsOf<number>(wq)!;
+    const waitForWork = internals.waitForWork.bind(internals);
+    internals.waitForWork = async (blocker, ms) => {
       waiting += 1;
       peakWaiting = Math.max(peakWaiting, waiting);
       try {

@@ -10,7 +10,6 @@ import {
   QueueFullError,
   ValidationError,
   Worker,
-  extKeys,
 } from '../../lib/index.js';
 import { useRedis, blockedClients, commandStats, scanKeys, sleep, statsDelta, waitUntil, within } from '../core/_helpers.js';
 
@@ -101,7 +100,7 @@ describe('bound', () => {
     expect(r.created).toBe(true);
     expect(await unfinished(q)).toBe(2);
     // the waiter registration is gone once nothing waits
-    expect(await obs.exists(extKeys(q.keys.tag).waiters)).toBe(0);
+    expect(await obs.exists(q.keys.derived.waiters)).toBe(0);
   });
 
   test('a Worker on the queue frees slots: waiting adds go through one by one', async () => {
@@ -311,7 +310,7 @@ describe('deleteQueue', () => {
     for (const w of waits) await expect(within(w, 5000, 'blocked add')).rejects.toBeInstanceOf(QueueDeletedError);
     const left = (await scanKeys(obs)).filter((k) => k.startsWith(q.keys.tag));
     // only the short-lived tombstone, wake-up tokens and lease replay records remain; all expire
-    const allowed = [q.keys.byName.meta, q.keys.byName.wake, extKeys(q.keys.tag).notfull, `${q.keys.tag}:role:consumer:free`, `${q.keys.tag}:role:producer:free`];
+    const allowed = [q.keys.byName.meta, q.keys.byName.wake, q.keys.derived.notfull, `${q.keys.tag}:role:consumer:free`, `${q.keys.tag}:role:producer:free`];
     expect(left.filter((k) => !allowed.includes(k) && !k.startsWith(`${q.keys.tag}:req:`))).toEqual([]);
     expect(left).toContain(q.keys.byName.meta);
     for (const k of left) expect(await obs.pttl(k)).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { Queue } from '../../lib/index.js';
 import { ackItem } from '../../lib/core/queue/settle-items.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitUntil } from '../core/_helpers.js';
+import { internalsOf } from '../../lib/core/queue/internals.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -50,10 +51,10 @@ async function countCommands(
   if (add.exists === 0) delete add.exists;
   expect(probes).toBeLessThanOrEqual(1 + Math.ceil(addMs / 500));
 
-  let prev = await q.leaseStep([], 1, 10_000, false);
+  let prev = await internalsOf<number>(q)!.leaseStep([], 1, 10_000, false);
   const s2 = await commandStats(obs);
   for (let i = 1; i < n; i++) {
-    prev = await q.leaseStep([ackItem(prev.leases[0]!, '')], 1, 10_000, false);
+    prev = await internalsOf<number>(q)!.leaseStep([ackItem(prev.leases[0]!, '')], 1, 10_000, false);
   }
   const s3 = await commandStats(obs);
   await q.ack(prev.leases[0]!);

@@ -7,6 +7,7 @@ import { encodeRecord } from '../../lib/core/redis/record.js';
 import { runScript, type ScriptName } from '../../lib/core/redis/scripts.js';
 import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/queue/settle-items.js';
 import { useRedis, waitUntil } from './_helpers.js';
+import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const res = useRedis();
 
@@ -29,8 +30,8 @@ describe('a settle repeated as a new request (not a replay)', () => {
     const { id } = await q.add('x');
     const [l] = await q.lease();
     const item = ackItem(l!, JSON.stringify('r1'));
-    expect(await q.settle([item])).toEqual([true]);
-    expect(await q.settle([item])).toEqual([false]);
+    expect(await internalsOf(q)!.settle([item])).toEqual([true]);
+    expect(await internalsOf(q)!.settle([item])).toEqual([false]);
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'r1' });
     expect(await obs.zcard(q.keys.byName.done)).toBe(1);
   });
@@ -41,8 +42,8 @@ describe('a settle repeated as a new request (not a replay)', () => {
     const { id } = await q.add('x', { attempts: 5 });
     const [l] = await q.lease();
     const item = nackItem(l!, new Error('boom'), 0);
-    expect(await q.settle([item])).toEqual([true]);
-    expect(await q.settle([item])).toEqual([false]);
+    expect(await internalsOf(q)!.settle([item])).toEqual([true]);
+    expect(await internalsOf(q)!.settle([item])).toEqual([false]);
     expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 1 });
     expect(await obs.llen(q.keys.byName.pending)).toBe(1);
   });
@@ -53,8 +54,8 @@ describe('a settle repeated as a new request (not a replay)', () => {
     const { id } = await q.add('x', { attempts: 5 });
     const [l] = await q.lease();
     const item = nackItem(l!, 'boom', 10_000);
-    await q.settle([item]);
-    await q.settle([item]);
+    await internalsOf(q)!.settle([item]);
+    await internalsOf(q)!.settle([item]);
     expect(await q.getJob(id)).toMatchObject({ state: 'delayed', failures: 1 });
     expect(await obs.zcard(q.keys.byName.delayed)).toBe(1);
   });
@@ -65,8 +66,8 @@ describe('a settle repeated as a new request (not a replay)', () => {
     const { id } = await q.add('x', { priority: 4 });
     const [l] = await q.lease();
     const item = requeueItem(l!, 0, 'again');
-    await q.settle([item]);
-    await q.settle([item]);
+    await internalsOf(q)!.settle([item]);
+    await internalsOf(q)!.settle([item]);
     expect(await q.getJob(id)).toMatchObject({ state: 'pending', requeues: 1, failures: 0 });
     expect(await obs.zcard(q.keys.byName.prio)).toBe(1);
   });
@@ -77,8 +78,8 @@ describe('a settle repeated as a new request (not a replay)', () => {
     const { id } = await q.add('x');
     const [l] = await q.lease();
     const item = rejectItem(l!, 'no');
-    await q.settle([item]);
-    await q.settle([item]);
+    await internalsOf(q)!.settle([item]);
+    await internalsOf(q)!.settle([item]);
     expect((await q.getJob(id))!.state).toBe('dead');
     expect(await obs.zcard(q.keys.byName.dead)).toBe(1);
   });
@@ -91,12 +92,12 @@ describe('a replayed settle request (the same request id: a resend after a lost 
     const { id } = await q.add('x');
     const [l] = await q.lease();
     const item = ackItem(l!, JSON.stringify('r1'));
-    expect(await q.settle([item], 'req-ack')).toEqual([true]);
-    expect(await q.settle([item], 'req-ack')).toEqual([true]);
+    expect(await internalsOf(q)!.settle([item], 'req-ack')).toEqual([true]);
+    expect(await internalsOf(q)!.settle([item], 'req-ack')).toEqual([true]);
     expect(await q.getJob(id)).toMatchObject({ state: 'completed', result: 'r1' });
     expect(await obs.zcard(q.keys.byName.done)).toBe(1);
     // a new request with the same lease is a repeat, not a replay
-    expect(await q.settle([item])).toEqual([false]);
+    expect(await internalsOf(q)!.settle([item])).toEqual([false]);
   });
 
   test('ack with keepCompletedMs 0 (the job is gone at once): still true on the replay', async () => {
@@ -105,8 +106,8 @@ describe('a replayed settle request (the same request id: a resend after a lost 
     const { id } = await q.add('x');
     const [l] = await q.lease();
     const item = ackItem(l!, '');
-    expect(await q.settle([item], 'req-k0')).toEqual([true]);
-    expect(await q.settle([item], 'req-k0')).toEqual([true]);
+    expect(await internalsOf(q)!.settle([item], 'req-k0')).toEqual([true]);
+    expect(await internalsOf(q)!.settle([item], 'req-k0')).toEqual([true]);
     expect(await q.getJob(id)).toBeNull();
     expect(await obs.hlen(q.keys.byName.jobs)).toBe(0);
   });
@@ -117,8 +118,8 @@ describe('a replayed settle request (the same request id: a resend after a lost 
     await q.addBulk(['n', 'q', 'r'].map((data) => ({ data, opts: { attempts: 5 } })));
     const [n, qq, r] = await q.lease({ count: 3 });
     const items = [nackItem(n!, 'boom', 0), requeueItem(qq!, 0, 'later'), rejectItem(r!, 'no')];
-    expect(await q.settle(items, 'req-mix')).toEqual([true, true, true]);
-    expect(await q.settle(items, 'req-mix')).toEqual([true, true, true]);
+    expect(await internalsOf(q)!.settle(items, 'req-mix')).toEqual([true, true, true]);
+    expect(await internalsOf(q)!.settle(items, 'req-mix')).toEqual([true, true, true]);
     expect(await q.getJob(n!.job.id)).toMatchObject({ state: 'pending', failures: 1 });
     expect(await q.getJob(qq!.job.id)).toMatchObject({ state: 'pending', requeues: 1 });
     expect(await q.getJob(r!.job.id)).toMatchObject({ state: 'dead' });
@@ -134,8 +135,8 @@ describe('a replayed settle request (the same request id: a resend after a lost 
     const [fresh] = await q.lease();
     expect(fresh!.job.id).toBe(id);
     const item = ackItem(old!, '');
-    expect(await q.settle([item], 'req-stale')).toEqual([false]);
-    expect(await q.settle([item], 'req-stale')).toEqual([false]);
+    expect(await internalsOf(q)!.settle([item], 'req-stale')).toEqual([false]);
+    expect(await internalsOf(q)!.settle([item], 'req-stale')).toEqual([false]);
     expect((await q.getJob(id))!.state).toBe('working');
     expect(await q.ack(fresh!)).toBe(true);
   });
@@ -160,7 +161,7 @@ describe('replayed lease', () => {
       const info = await q.getJob(id);
       expect(info!.state).toBe('working');
       expect(info!.leaseDeadline).toBe(Number(h1[leases.findIndex((x) => x.id === id) * 4 + 6]));
-      expect(await q.settle([['a', id, token, '', '0 0']])).toEqual([true]);
+      expect(await internalsOf(q)!.settle([['a', id, token, '', '0 0']])).toEqual([true]);
     }
     // a fresh request id leases the next jobs
     const [, h3] = await leaseRaw(q, 'req-B', 10, 5000);
@@ -173,7 +174,7 @@ describe('replayed lease', () => {
     await q.counts();
     const [, h1] = await leaseRaw(q, 'req-C', 2, 5000);
     const firstId = String(h1[4]);
-    expect(await q.settle([['a', firstId, String(h1[5]), '', '0 0']])).toEqual([true]);
+    expect(await internalsOf(q)!.settle([['a', firstId, String(h1[5]), '', '0 0']])).toEqual([true]);
     const [, h2] = await leaseRaw(q, 'req-C', 2, 5000);
     const ids = [];
     for (let i = 4; i < h2.length; i += 4) ids.push(String(h2[i]));

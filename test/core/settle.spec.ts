@@ -1,6 +1,7 @@
 import { ValidationError } from '../../lib/index.js';
 import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/queue/settle-items.js';
 import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const res = useRedis();
 
@@ -93,7 +94,7 @@ describe('ackBatch', () => {
     const q = res.queue();
     const { id } = await q.add('x');
     const [l] = await q.lease();
-    expect(await q.settle([ackItem(l!, '"done"'), requeueItem(l!, 0, 'shutdown')])).toEqual([true, false]);
+    expect(await internalsOf(q)!.settle([ackItem(l!, '"done"'), requeueItem(l!, 0, 'shutdown')])).toEqual([true, false]);
     const c = await q.counts();
     expect(c).toMatchObject({ completed: 1, pending: 0 });
     expect(await q.lease()).toEqual([]); // must not be delivered again after completing
@@ -380,7 +381,7 @@ describe('settle items on the wire', () => {
     appendSettleItems(args, items);
     // 1 full item of 5 fields, then 4 compact acks of 2
     expect(args.length).toBe(1 + 5 + 1 + 4 * 2);
-    expect(await q.settle(items)).toEqual([true, false, true, true, true]);
+    expect(await internalsOf(q)!.settle(items)).toEqual([true, false, true, true, true]);
     expect((await q.getJob(byData(2).job.id))!.result).toBe('r2');
     expect(await q.getJob(byData(3).job.id)).toBeNull(); // keepCompletedMs 0: removed
     expect(await q.counts()).toMatchObject({ completed: 3, working: 1 });
@@ -394,7 +395,7 @@ describe('settle items on the wire', () => {
     const args: Array<string | number> = [];
     appendSettleItems(args, items);
     expect(args.length).toBe(1 + 2 * 5 + 1);
-    expect(await q.settle(items)).toEqual([true, false]);
+    expect(await internalsOf(q)!.settle(items)).toEqual([true, false]);
     expect((await q.getJob(id))!.state).toBe('completed');
   });
 });

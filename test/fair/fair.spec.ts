@@ -3,7 +3,7 @@
  * index, per-group concurrency limits, ungrouped jobs as one more member of the rotation,
  * and every path that returns a job to pending (nack, requeue, sweep, delayed, redrive).
  */
-import { Queue, ValidationError, Worker, extKeys } from '../../lib/index.js';
+import { Queue, ValidationError, Worker } from '../../lib/index.js';
 import { useRedis, commandStats, sleep, statsDelta, untilRedisTime, waitUntil } from '../core/_helpers.js';
 
 const res = useRedis();
@@ -145,7 +145,7 @@ describe('per-group concurrency', () => {
     const handler = async (job: { data: G }) => {
       running[job.data.g] = (running[job.data.g] ?? 0) + 1;
       maxSeen = Math.max(maxSeen, running[job.data.g]!);
-      const busy = (await obs.hvals(extKeys(q.keys.tag).gwork)).map(Number);
+      const busy = (await obs.hvals(q.keys.derived.gwork)).map(Number);
       redisMax = Math.max(redisMax, ...busy, 0);
       await sleep(3 + Math.random() * 5);
       running[job.data.g]! -= 1;
@@ -158,7 +158,7 @@ describe('per-group concurrency', () => {
     expect(maxSeen).toBeLessThanOrEqual(2);
     expect(maxSeen).toBe(2); // the limit was reached, so it was really tested
     expect(redisMax).toBeLessThanOrEqual(2);
-    await waitUntil(async () => (await obs.hlen(extKeys(q.keys.tag).gwork)) === 0, 'gwork emptied');
+    await waitUntil(async () => (await obs.hlen(q.keys.derived.gwork)) === 0, 'gwork emptied');
   });
 
   test('a group at its limit is skipped, not waited for; its jobs lease again as slots free', async () => {
@@ -190,7 +190,7 @@ describe('jobs returning to pending keep their group', () => {
   test('nack, requeue, delayed, sweep of an expired lease, and dead-letter redrive', async () => {
     const q = res.queue<G>('r1', { groupConcurrency: 5 });
     const obs = res.client();
-    const keys = extKeys(q.keys.tag);
+    const keys = q.keys.derived;
     await q.add({ g: 'A', i: 1 }, { group: 'A', attempts: 5 });
     let [l] = await q.lease();
     await q.nack(l!, { delayMs: 0 });

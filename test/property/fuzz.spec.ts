@@ -323,9 +323,11 @@ function validPolicy(o: Record<string, unknown>): boolean {
 }
 
 const JOB_KEYS = ['jobId', 'name', 'delayMs', 'runAt', 'priority', 'group', 'timeoutMs', ...POLICY_KEYS] as const;
-function validJobOptions(o: unknown): boolean {
+/** `call`: a job's own timeoutMs (how long an add waits for room) is add()'s alone. */
+function validJobOptions(o: unknown, call: 'add' | 'addBulk' | 'tryAdd' | 'tryAddBulk' = 'add'): boolean {
   if (o === undefined || o === null) return true; // no options
   if (!isOptionsObject(o) || !onlyKeys(o, JOB_KEYS)) return false;
+  if (call !== 'add' && o.timeoutMs !== undefined) return false;
   const runAt = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
   return (
     opt(o.jobId, validJobId) &&
@@ -977,7 +979,7 @@ describe(PROPERTIES, () => {
         const t0 = await redisNow();
         const out = await outcome(() => (useTry ? plain.tryAdd('d', opts as JobOptions) : plain.add('d', opts as JobOptions)));
         const what = `${useTry ? 'tryAdd' : 'add'}('d', ${safeShow(opts)})`;
-        if (mustRefuse(judge(opts, validJobOptions), out.ok)) {
+        if (mustRefuse(judge(opts, (o) => validJobOptions(o, useTry ? 'tryAdd' : 'add')), out.ok)) {
           await expectRefused(out, before, what);
           refused += 1;
           return;
@@ -1040,7 +1042,7 @@ describe(PROPERTIES, () => {
           jobs.every((j) => {
             if (!isOptionsObject(j) || !onlyKeys(j, ['data', 'opts'])) return false;
             const json = payloadJson(j.data);
-            return json !== undefined && Buffer.byteLength(json) <= PAYLOAD_LIMIT && validJobOptions(optsOf(j.opts));
+            return json !== undefined && Buffer.byteLength(json) <= PAYLOAD_LIMIT && validJobOptions(optsOf(j.opts), useTry ? 'tryAddBulk' : 'addBulk');
           });
         const verdict: Verdict =
           bulkOptsOk(bopts) && itemsOk((o) => o) ? 'valid' : bulkOptsOk(loose(bopts)) && itemsOk((o) => loose(o)) ? 'either' : 'invalid';
@@ -1082,7 +1084,7 @@ describe(PROPERTIES, () => {
         const before = await snapshotAll();
         const out = await outcome(() => (bulk ? bounded.tryAddBulk([{ data: 'd', opts: opts as JobOptions }]).then((r) => r[0]!) : bounded.tryAdd('d', opts as JobOptions)));
         const what = `${bulk ? 'tryAddBulk' : 'tryAdd'}('d', ${safeShow(opts)}) on a full queue`;
-        if (mustRefuse(judge(opts, validJobOptions), out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+        if (mustRefuse(judge(opts, (o) => validJobOptions(o, bulk ? 'tryAddBulk' : 'tryAdd')), out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
         if ((opts as Record<string, unknown> | null | undefined)?.jobId === 'held') {
           expect(expectOk(out, what)).toEqual({ id: 'held', created: false }); // a duplicate needs no room
           expect(await snapshotAll()).toEqual(before);

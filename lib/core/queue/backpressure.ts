@@ -8,8 +8,8 @@ import {
   RelqError,
   ValidationError,
 } from '../errors.js';
-import { blockingPop, sleep, type ExtContext } from './settings-context.js';
-import { extKeys } from '../redis/ext-keys.js';
+import { blockingPop } from '../redis/blocking-wait.js';
+import { sleep, type ExtContext } from './settings-context.js';
 import { parseHolder } from './identity.js';
 
 /** One job for produce.lua. */
@@ -128,7 +128,7 @@ export class ProducerGate {
           this.blocker ??= this.ctx.openBlocker();
           let token: string | null = null;
           try {
-            token = await blockingPop(this.blocker, extKeys(this.ctx.keys.tag).notfull, ms);
+            token = (await blockingPop(this.blocker, this.ctx.keys.derived.notfull, ms)).value;
           } catch (err) {
             if (this.stopped) break;
             if (this.blocker.status === 'end') this.blocker = undefined;

@@ -71,6 +71,8 @@ export class EventHub {
         if (failures > 0) this.warn(`queue '${this.queue}': event stream subscribed again after ${failures} failed attempt(s)`);
         return;
       } catch (err) {
+        // unsubscribed or closed meanwhile: nothing to retry (and no timer left behind)
+        if (this.closed || generation !== this.generation) throw new ClosedError(`event stream of queue '${this.queue}'`);
         failures += 1;
         if (failures === 1) {
           this.warn(`queue '${this.queue}': event stream cannot subscribe (${this.wrapError(err).message}); retrying until it can`);

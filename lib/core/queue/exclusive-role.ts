@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import { QueueDeletedError, QueueInUseError, type RoleHolder } from '../errors.js';
-import { blockingPop, type ExtContext } from './settings-context.js';
-import { extKeys } from '../redis/ext-keys.js';
+import { blockingPop } from '../redis/blocking-wait.js';
+import type { ExtContext } from './settings-context.js';
 import { parseHolder } from './identity.js';
 
 export type Role = 'producer' | 'consumer';
@@ -64,7 +64,7 @@ export class RoleLease {
       const ms = Math.min(left, Math.max(10, Number(r[2] ?? 0) + 20));
       this.blocker ??= this.ctx.openBlocker();
       try {
-        await blockingPop(this.blocker, extKeys(this.ctx.keys.tag).roleFree(this.role), ms);
+        await blockingPop(this.blocker, this.ctx.keys.derived.roleFree(this.role), ms);
       } catch (err) {
         if (this.stopped || this.ctx.isClosed) throw this.ctx.wrapError(err, 'acquire role');
       }

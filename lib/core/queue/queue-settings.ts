@@ -4,32 +4,17 @@ import type { ExtContext } from './settings-context.js';
 import { newIdentity } from './identity.js';
 import { ProducerGate, type ProduceItem } from './backpressure.js';
 import { RoleLease } from './exclusive-role.js';
-import type { QueueOptions, QueueStats } from '../types.js';
+import type { QueueStats } from '../types.js';
+import type { ResolvedSettings } from './options.js';
 import { assertInt, assertOptions } from '../validate.js';
 
-export const EXT_OPTION_KEYS = ['bound', 'stats', 'groupConcurrency', 'exclusive', 'checkClosed'] as const;
-const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
-const DEFAULT_ROLE_TTL_MS = 10_000;
 /** A blocked producer's registration lives this long unless renewed (every attempt renews it). */
 const WAITER_TTL_MS = 3000;
 export const DEFAULT_TOMBSTONE_MS = 10_000;
 const SHUTDOWN_CLEANUP_MS = 1000;
 
-/**
- * `checkClosed: false` asks adds to skip the queue's state, which bounded, counting and
- * exclusive-producer adds must read: refused rather than half obeyed.
- */
-export function assertCheckClosed(options: Pick<QueueOptions, 'checkClosed' | 'bound' | 'stats' | 'exclusive'>): void {
-  if (options.checkClosed !== false) return;
-  const needs = [
-    options.bound ? `bound: ${options.bound}` : '',
-    options.stats ? 'stats: true' : '',
-    options.exclusive?.producer ? 'exclusive.producer' : '',
-  ].filter(Boolean);
-  if (needs.length) {
-    throw new ValidationError('checkClosed', `false contradicts ${needs.join(', ')}, whose adds always check the queue's state; leave checkClosed out`);
-  }
-}
+// Checked with the other queue options (lib/core/queue/options.ts); the Nest glue checks its own with it.
+export { assertCheckClosed } from './options.js';
 
 /** A queue's shared settings and state, as stored in Redis. */
 export interface QueueState {
@@ -63,26 +48,9 @@ export class QueueExt {
 
   constructor(
     private readonly ctx: ExtContext,
-    options: QueueOptions,
+    settings: ResolvedSettings,
   ) {
-    const { bound, stats, groupConcurrency, exclusive, checkClosed } = options;
-    if (bound !== undefined) assertInt('bound', bound, { max: 2 ** 40 });
-    if (stats !== undefined && typeof stats !== 'boolean') throw new ValidationError('stats', 'must be a boolean');
-    if (checkClosed !== undefined && typeof checkClosed !== 'boolean') throw new ValidationError('checkClosed', 'must be a boolean');
-    if (groupConcurrency !== undefined) assertInt('groupConcurrency', groupConcurrency, { max: 2 ** 31 });
-    let waitMs = 0;
-    let ttlMs = DEFAULT_ROLE_TTL_MS;
-    if (exclusive !== undefined) {
-      assertOptions('exclusive', exclusive, EXCLUSIVE_KEYS);
-      for (const k of ['producer', 'consumer'] as const) {
-        if (exclusive[k] !== undefined && typeof exclusive[k] !== 'boolean') throw new ValidationError(`exclusive.${k}`, 'must be a boolean');
-      }
-      if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: MAX_TIMER_MS });
-      if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: MAX_TIMER_MS });
-      waitMs = exclusive.waitMs ?? 0;
-      ttlMs = exclusive.ttlMs ?? DEFAULT_ROLE_TTL_MS;
-    }
-    assertCheckClosed(options);
+    const { bound, stats, groupConcurrency, exclusive, checkClosed } = settings;
     this.bound = bound ?? 0;
     const anySetting = bound !== undefined || stats !== undefined || groupConcurrency !== undefined;
     if (anySetting) {
@@ -92,8 +60,8 @@ export class QueueExt {
         groupConcurrency === undefined ? '' : String(groupConcurrency),
       ];
     }
-    this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, waitMs, ttlMs) : undefined;
-    this.consumerRole = exclusive?.consumer ? new RoleLease(ctx, 'consumer', this.identity, waitMs, ttlMs) : undefined;
+    this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
+    this.consumerRole = exclusive?.consumer ? new RoleLease(ctx, 'consumer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
     this.managed =
       checkClosed ?? (bound !== undefined || stats === true || this.producerRole !== undefined);
     this.prepareLease = anySetting || this.consumerRole !== undefined;

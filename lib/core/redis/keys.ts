@@ -1,5 +1,5 @@
 /**
- * Key layout of one queue. Every key starts with the hash tag `{<prefix>:<name>}`, so a
+ * The key layout of one queue, the one list of its keys. Every key starts with the hash tag `{<prefix>:<name>}`, so a
  * queue lives in one Cluster slot and a script may touch all of its keys. The order of
  * QUEUE_KEYS is the order of KEYS in every script (lib/scripts/include/keys.lua).
  */
@@ -28,6 +28,8 @@ export interface QueueKeys {
   /** All queue keys in script order. */
   readonly all: readonly string[];
   readonly byName: Readonly<Record<QueueKeyName, string>>;
+  /** Keys the scripts derive from the tag (groups, backpressure, roles, stats). */
+  readonly derived: DerivedKeys;
   /** Replay record of one lease request. */
   request(reqId: string): string;
 }
@@ -39,6 +41,51 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     tag,
     all: QUEUE_KEYS.map((k) => byName[k]),
     byName,
+    derived: derivedKeys(tag),
     request: (reqId) => `${tag}:req:${reqId}`,
+  };
+}
+
+/**
+ * Keys of a queue that the scripts derive from its hash tag instead of receiving them in
+ * KEYS (lib/scripts/include/ext.lua): a group's pending list cannot be known before the
+ * lease script picks the group. They all start with the tag, so they share the queue's
+ * Cluster slot. Listed here for tests and docs.
+ */
+export interface DerivedKeys {
+  /** list: rotation of groups that may lease now ('' = the ungrouped jobs) */
+  gactive: string;
+  /** set: the group members of gactive */
+  gset: string;
+  /** hash: group -> jobs of it leased now */
+  gwork: string;
+  /** set: groups whose pending list is not empty */
+  groups: string;
+  /** zset: blocked producer id -> registration expiry (ms, Redis clock) */
+  waiters: string;
+  /** list: wake-up tokens of blocked producers */
+  notfull: string;
+  /** hash: pm, pb, cm, cb */
+  stats: string;
+  /** list of pending job ids of one group */
+  group(name: string): string;
+  /** string: holder of an exclusive role, with a ttl */
+  role(role: 'producer' | 'consumer'): string;
+  /** list: a token when the role is released (BLPOP by processes waiting for it) */
+  roleFree(role: 'producer' | 'consumer'): string;
+}
+
+function derivedKeys(tag: string): DerivedKeys {
+  return {
+    gactive: `${tag}:gactive`,
+    gset: `${tag}:gset`,
+    gwork: `${tag}:gwork`,
+    groups: `${tag}:groups`,
+    waiters: `${tag}:waiters`,
+    notfull: `${tag}:notfull`,
+    stats: `${tag}:stats`,
+    group: (name) => `${tag}:g:${name}`,
+    role: (role) => `${tag}:role:${role}`,
+    roleFree: (role) => `${tag}:role:${role}:free`,
   };
 }

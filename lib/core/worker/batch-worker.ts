@@ -5,7 +5,8 @@ import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
-import { blockDuration, type Queue } from '../queue/queue.js';
+import { blockDuration } from '../queue/leasing.js';
+import type { Queue } from '../queue/queue.js';
 import type { Lease, LeasedJob } from '../types.js';
 import { assertInt, assertOptions } from '../validate.js';
 
@@ -151,7 +152,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       if (left <= 0) break;
       if (!(await this.blockAtMost(left)) || this.stopping) continue;
       try {
-        const more = await this.queue.leaseStep([], this.size - batch.length, this.leaseMs, true);
+        const more = await this.q.leaseStep([], this.size - batch.length, this.leaseMs, true);
         this.hold(batch, more.leases);
       } catch (error) {
         this.subject.next({ type: 'error', error });
@@ -203,7 +204,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   }
 
   private fromReturned(held: Array<HeldLease<Data>>, returned: ReadonlyArray<BatchOutcome<Result>> | void): Array<Outcome<Data, Result>> {
-    const success = (h: HeldLease<Data>, result: Result | undefined) => successOutcome<Data, Result>(h, result as Result, this.queue.maxPayloadBytes);
+    const success = (h: HeldLease<Data>, result: Result | undefined) => successOutcome<Data, Result>(h, result as Result, this.q.maxPayloadBytes);
     if (returned === undefined || returned === null) return held.map((h) => success(h, undefined));
     if (!Array.isArray(returned) || returned.length !== held.length) {
       const error = new ValidationError(
@@ -242,7 +243,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     // Still held: batches that did not finish in time, or jobs leased while filling.
     const unfinished = this.takeHeld();
     for (const h of unfinished) h.giveBack();
-    if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
+    if (this.blocker) this.q.closeBlocker(this.blocker); // interrupts a blocking wait
     this.turns.releaseAll();
     for (const wake of this.pauseWakers.splice(0)) wake();
     this.endStopSignal();

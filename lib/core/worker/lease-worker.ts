@@ -6,7 +6,9 @@ import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease } from './job-view.js';
 import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
-import { isQueue, type LeaseStep, type Queue } from '../queue/queue.js';
+import { internalsOf, type QueueInternals } from '../queue/internals.js';
+import type { LeaseStep } from '../queue/leasing.js';
+import type { Queue } from '../queue/queue.js';
 import { requeueItem, type SettleItem } from '../queue/settle-items.js';
 import type { Lease } from '../types.js';
 import { assertBoolean, assertInt } from '../validate.js';
@@ -41,12 +43,16 @@ export abstract class LeaseWorker<Data, Result> {
   private blocking: Promise<boolean> | undefined;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
   lastActivityAt = 0;
+  /** What the loop uses of its Queue beyond the public API (lib/core/queue/internals.ts). */
+  protected readonly q: QueueInternals<Data>;
 
   protected constructor(
     readonly queue: Queue<Data, Result>,
     options: LeaseWorkerOptions,
   ) {
-    if (!isQueue(queue)) throw new ValidationError('queue', 'must be a relq Queue');
+    const internals = internalsOf<Data>(queue);
+    if (!internals) throw new ValidationError('queue', 'must be a relq Queue');
+    this.q = internals;
     if (queue.isClosed) throw new ClosedError(`queue '${queue.name}' (a worker needs an open Queue object)`);
     if (options.heartbeat !== undefined) assertBoolean('heartbeat', options.heartbeat);
     if (options.autostart !== undefined) assertBoolean('autostart', options.autostart);
@@ -56,7 +62,7 @@ export abstract class LeaseWorker<Data, Result> {
     assertInt('leaseMs', this.leaseMs, { min: 10, max: 2 ** 41 });
     assertInt('blockMs', this.blockMs, { min: 10, max: MAX_TIMER_MS });
     assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: MAX_TIMER_MS });
-    const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => queue.touchMany(leases, extendMs);
+    const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => internals.touchMany(leases, extendMs);
     this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, {
       held: () => this.heldLeases(),
       lost: (held) => this.leaseLost(held),
@@ -82,7 +88,7 @@ export abstract class LeaseWorker<Data, Result> {
     if (this.started) return;
     this.started = true;
     this.stopping = false;
-    this.blocker = this.queue.openBlocker();
+    this.blocker = this.q.openBlocker();
     this.lastActivityAt = Date.now();
     this.loopDone = this.runLoop();
   }
@@ -149,10 +155,10 @@ export abstract class LeaseWorker<Data, Result> {
     const call = this.outbox.take();
     let step: LeaseStep<Data>;
     try {
-      step = await this.queue.leaseStep(call.batch.map((o) => o.item), count, this.leaseMs, woken, call.reqId);
+      step = await this.q.leaseStep(call.batch.map((o) => o.item), count, this.leaseMs, woken, call.reqId);
     } catch (error) {
       this.outbox.putBack(call);
-      if (this.queue.isClosed) this.queueObjectClosed();
+      if (this.q.isClosed) this.queueObjectClosed();
       else await this.pauseAfterError(error, errors);
       return undefined;
     }
@@ -173,7 +179,7 @@ export abstract class LeaseWorker<Data, Result> {
     if (items.length === 0) return;
     let answers: boolean[];
     try {
-      answers = await this.queue.settle(items, call.reqId);
+      answers = await this.q.settle(items, call.reqId);
     } catch (error) {
       if (!(error instanceof NotReplicatedError)) throw error;
       answers = error.result as boolean[];
@@ -195,9 +201,9 @@ export abstract class LeaseWorker<Data, Result> {
 
   private async blockOnce(ms: number): Promise<boolean> {
     try {
-      return await this.queue.waitForWork(this.blocker!, ms);
+      return await this.q.waitForWork(this.blocker!, ms);
     } catch (error) {
-      if (this.queue.isClosed) this.queueObjectClosed();
+      if (this.q.isClosed) this.queueObjectClosed();
       else await this.pauseAfterError(error);
       return true;
     }
@@ -220,7 +226,7 @@ export abstract class LeaseWorker<Data, Result> {
   /** The queue was closed and is drained (closeQueue), or deleted: this worker stops. */
   protected queueEnded(deleted: boolean): void {
     if (this.stopping) return; // another lane saw it first
-    if (deleted) this.subject.next({ type: 'error', error: new QueueDeletedError(this.queue.name) });
+    if (deleted) this.subject.next({ type: 'error', error: new QueueDeletedError(this.q.name) });
     this.subject.next({ type: 'stopped', reason: deleted ? 'queue deleted' : 'queue closed' });
     void this.close().catch(() => undefined);
   }

@@ -5,7 +5,8 @@ import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, giveBackOutcome, NotStartedError, successOutcome, type Outcome } from './outbox.js';
-import { blockDuration, type LeaseStep, type Queue } from '../queue/queue.js';
+import { blockDuration, type LeaseStep } from '../queue/leasing.js';
+import type { Queue } from '../queue/queue.js';
 import { requeueItem } from '../queue/settle-items.js';
 import type { Lease } from '../types.js';
 import { assertFunction, assertInt, assertOptions } from '../validate.js';
@@ -120,7 +121,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       if (this.stopping) {
         // Leased while stopping: give them straight back.
         if (step.leases.length) {
-          await this.queue.settle(step.leases.map((l) => requeueItem(l, 0, 'shutdown'))).catch(() => undefined);
+          await this.q.settle(step.leases.map((l) => requeueItem(l, 0, 'shutdown'))).catch(() => undefined);
         }
         break;
       }
@@ -128,7 +129,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       // (larger) count: what does not fit goes straight back.
       if (step.leases.length > free) {
         const over = step.leases.splice(free);
-        await this.queue.settle(over.map((l) => requeueItem(l, 0, 'over capacity'))).catch(() => undefined);
+        await this.q.settle(over.map((l) => requeueItem(l, 0, 'over capacity'))).catch(() => undefined);
       }
       for (const lease of step.leases) this.run(lease);
       woken = false;
@@ -194,7 +195,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       promise = Promise.reject(error);
     }
     promise.then(
-      (result) => this.finish(held, successOutcome(held, result, this.queue.maxPayloadBytes)),
+      (result) => this.finish(held, successOutcome(held, result, this.q.maxPayloadBytes)),
       (error: unknown) =>
         this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError)),
     );
@@ -250,7 +251,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
           errors.reset();
         } catch (error) {
           this.outbox.putBack(call);
-          if (this.stopping && this.queue.isClosed) return;
+          if (this.stopping && this.q.isClosed) return;
           this.subject.next({ type: 'error', error });
           await new Promise((r) => setTimeout(r, errors.next()));
         }
@@ -263,7 +264,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   // ---- stopping --------------------------------------------------------------
 
   protected override async shutdown(drainTimeoutMs: number): Promise<void> {
-    if (this.blocker) this.queue.closeBlocker(this.blocker); // interrupts a blocking wait
+    if (this.blocker) this.q.closeBlocker(this.blocker); // interrupts a blocking wait
     this.notifySlots();
     this.turns.releaseAll();
     await this.loopDone;

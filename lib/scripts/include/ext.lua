@@ -4,7 +4,7 @@
 --
 -- These keys are derived from the queue's hash tag instead of being passed in KEYS (per-group
 -- lists cannot be known before the script picks a group). They share the tag, so they live in
--- the queue's Cluster slot like every declared key. lib/core/redis/ext-keys.ts lists the same names.
+-- the queue's Cluster slot like every declared key. lib/core/redis/keys.ts (DerivedKeys) lists the same names.
 local K_TAG      -- '<tag>' (from K_JOBS = '<tag>:jobs')
 local K_GACTIVE  -- list  rotation: groups that may lease now, '' = ungrouped jobs
 local K_GSET     -- set   the group members of gactive (never '')

@@ -1,8 +1,30 @@
-import { DEFAULT_POLICY, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY, DEFAULT_PREFIX, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
-import type { Backoff, JobPolicy } from '../types.js';
-import { assertInt, assertJobId, assertNumber, assertOptions, assertQueueName, assertString } from '../validate.js';
+import { assertDurability, type DurabilityOptions } from '../redis/replication.js';
+import { assertEvictionCheck, type EvictionCheck } from '../redis/server-check.js';
+import type { Backoff, JobPolicy, QueueOptions } from '../types.js';
+import {
+  assertBoolean,
+  assertFunction,
+  assertInt,
+  assertJobId,
+  assertNumber,
+  assertOptions,
+  assertPrefix,
+  assertQueueName,
+  assertString,
+} from '../validate.js';
+import { processWarning, type WarningHandler } from '../warnings.js';
+
+/**
+ * The one validator of queue and job options, and the one place their defaults are applied
+ * (the values themselves live in lib/core/defaults.ts). Everything is checked before anything
+ * is written or connected.
+ */
+
+// ---- job options ---------------------------------------------------------------------------
 
 const JOB_OPTION_KEYS = [
   'jobId',
@@ -138,4 +160,113 @@ export function plainRecordMaker(defaults: JobPolicy): (now: number, dataJson: s
   const tail = JSON.stringify(rest).slice(1); // '"a":3}' or '}'
   const sep = tail === '}' ? '' : ',';
   return (now, dataJson) => `{"t":${now}${sep}${tail}\n${dataJson}`;
+}
+
+// ---- queue options ------------------------------------------------------------------------
+
+const QUEUE_OPTION_KEYS = [
+  'connection',
+  'prefix',
+  'defaults',
+  'maxPayloadBytes',
+  'events',
+  'evictionCheck',
+  'onWarning',
+  'durability',
+  'bound',
+  'stats',
+  'groupConcurrency',
+  'exclusive',
+  'checkClosed',
+] as const;
+const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
+const DEFAULT_ROLE_TTL_MS = 10_000;
+
+/** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/queue/queue-settings.ts). */
+export interface ResolvedSettings {
+  bound: number | undefined;
+  stats: boolean | undefined;
+  groupConcurrency: number | undefined;
+  exclusive: { producer: boolean; consumer: boolean; waitMs: number; ttlMs: number } | undefined;
+  checkClosed: boolean | undefined;
+}
+
+/** A Queue's options, checked and with their defaults: what the constructor builds from. */
+export interface ResolvedQueueOptions {
+  prefix: string;
+  defaults: Readonly<JobPolicy>;
+  maxPayloadBytes: number;
+  eventsFlag: '0' | '1';
+  evictionCheck: EvictionCheck;
+  warn: WarningHandler;
+  durability: DurabilityOptions | undefined;
+  settings: ResolvedSettings;
+}
+
+/** A Queue's options, checked, with their defaults. */
+export function resolveQueueOptions(name: unknown, options: QueueOptions): ResolvedQueueOptions {
+  assertQueueName(name);
+  assertOptions('queue options', options, QUEUE_OPTION_KEYS);
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  assertPrefix(prefix);
+  if (options.maxPayloadBytes !== undefined) {
+    assertInt('maxPayloadBytes', options.maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
+  }
+  if (options.events !== undefined) assertBoolean('events', options.events);
+  assertConnection('connection', options.connection);
+  assertEvictionCheck(options.evictionCheck);
+  if (options.onWarning !== undefined) assertFunction('onWarning', options.onWarning);
+  const settings = resolveSettings(options);
+  assertDurability(options.durability, commandTimeoutOf(options.connection));
+  return {
+    prefix,
+    defaults: Object.freeze(resolvePolicy('defaults', options.defaults)),
+    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+    eventsFlag: options.events === false ? '0' : '1',
+    evictionCheck: options.evictionCheck ?? 'warn',
+    warn: options.onWarning ?? processWarning,
+    durability: options.durability && { ...options.durability },
+    settings,
+  };
+}
+
+function resolveSettings(options: QueueOptions): ResolvedSettings {
+  const { bound, stats, groupConcurrency, exclusive, checkClosed } = options;
+  if (bound !== undefined) assertInt('bound', bound, { max: 2 ** 40 });
+  if (stats !== undefined) assertBoolean('stats', stats);
+  if (checkClosed !== undefined) assertBoolean('checkClosed', checkClosed);
+  if (groupConcurrency !== undefined) assertInt('groupConcurrency', groupConcurrency, { max: 2 ** 31 });
+  let resolvedExclusive: ResolvedSettings['exclusive'];
+  if (exclusive !== undefined) {
+    assertOptions('exclusive', exclusive, EXCLUSIVE_KEYS);
+    for (const k of ['producer', 'consumer'] as const) {
+      if (exclusive[k] !== undefined) assertBoolean(`exclusive.${k}`, exclusive[k]);
+    }
+    if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: MAX_TIMER_MS });
+    if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: MAX_TIMER_MS });
+    resolvedExclusive = {
+      producer: exclusive.producer === true,
+      consumer: exclusive.consumer === true,
+      waitMs: exclusive.waitMs ?? 0,
+      ttlMs: exclusive.ttlMs ?? DEFAULT_ROLE_TTL_MS,
+    };
+  }
+  assertCheckClosed(options);
+  return { bound, stats, groupConcurrency, exclusive: resolvedExclusive, checkClosed };
+}
+
+/**
+ * `checkClosed: false` asks adds to skip the queue's state, which bounded, counting and
+ * exclusive-producer adds must read: refused rather than half obeyed.
+ */
+export function assertCheckClosed(options: Pick<QueueOptions, 'checkClosed' | 'bound' | 'stats' | 'exclusive'>): void {
+  if (options.checkClosed !== false) return;
+  const needs = [
+    options.bound ? `bound: ${options.bound}` : '',
+    options.stats ? 'stats: true' : '',
+    options.exclusive?.producer ? 'exclusive.producer' : '',
+  ].filter(Boolean);
+  if (needs.length) {
+    throw new ValidationError('checkClosed', `false contradicts ${needs.join(', ')}, whose adds always check the queue's state; leave checkClosed out`);
+  }
 }

@@ -1,0 +1,102 @@
+import { DEFAULT_SWEEP_LIMIT } from '../defaults.js';
+import { decodeRecord } from '../redis/record.js';
+import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
+import { assertInt, assertJobId, assertOptions } from '../validate.js';
+import type { QueueContext } from './queue-context.js';
+
+/**
+ * Reading a queue and tending it: one job's state, per-state counts, pause and resume, the
+ * dead letters (list, retry, purge) and the sweep that returns expired leases and promotes
+ * due jobs.
+ */
+export class Inspector<Data, Result> {
+  constructor(private readonly ctx: QueueContext) {}
+
+  async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
+    assertJobId(id, 'id');
+    const r = (await this.ctx.run('getJob', 'getJob', [id])) as string[];
+    if (r.length === 0) return null;
+    const [state, record, score, result] = r as [JobState, string, string, string | undefined];
+    const { meta, data } = decodeRecord<Data>(record);
+    const failures = meta.f ?? 0;
+    const requeues = meta.r ?? 0;
+    const info: JobInfo<Data, Result> = {
+      id,
+      name: meta.n ?? '',
+      state,
+      data,
+      priority: meta.p ?? 0,
+      failures,
+      maxAttempts: meta.a,
+      dequeues: failures + requeues + (state === 'working' || state === 'completed' ? 1 : 0),
+      requeues,
+      createdAt: meta.t,
+    };
+    if (meta.e !== undefined) info.lastError = meta.e;
+    if (meta.g !== undefined) info.group = meta.g;
+    const at = Number(score);
+    if (state === 'working' && score !== '') info.leaseDeadline = at;
+    if (state === 'delayed') info.runAt = at;
+    if (state === 'dead') info.diedAt = at;
+    if (state === 'completed') {
+      info.retainedUntil = at;
+      if (result) {
+        const stored = JSON.parse(result) as { at: number; r: Result | null };
+        info.completedAt = stored.at;
+        if (stored.r !== null) info.result = stored.r;
+      }
+    }
+    return info;
+  }
+
+  async counts(): Promise<QueueCounts> {
+    const r = (await this.ctx.run('counts', 'counts', [])) as number[];
+    return { pending: r[0]!, working: r[1]!, delayed: r[2]!, completed: r[3]!, dead: r[4]!, paused: r[5] === 1, ghosts: r[6] ?? 0 };
+  }
+
+  async setPaused(paused: boolean): Promise<void> {
+    const op = paused ? 'pause' : 'resume';
+    await this.ctx.run('pause', op, [this.ctx.eventsFlag, op]);
+  }
+
+  async sweep(opts: { limit?: number }): Promise<SweepResult> {
+    assertOptions('sweep options', opts, ['limit']);
+    const limit = opts.limit ?? DEFAULT_SWEEP_LIMIT;
+    assertInt('limit', limit, { min: 1, max: 100_000 });
+    const r = (await this.ctx.run('sweep', 'sweep', [this.ctx.eventsFlag, limit])) as number[];
+    return { stalled: r[0]!, deadLettered: r[1]!, promoted: r[2]!, completedRemoved: r[3]!, dedupForgotten: r[4]! };
+  }
+
+  async listDead(opts: { offset?: number; limit?: number }): Promise<Array<DeadLetter<Data>>> {
+    assertOptions('listDead options', opts, ['offset', 'limit']);
+    const offset = opts.offset ?? 0;
+    const limit = opts.limit ?? 100;
+    assertInt('offset', offset);
+    assertInt('limit', limit, { min: 1, max: 10_000 });
+    const r = (await this.ctx.run('deadLetters', 'listDead', [this.ctx.eventsFlag, 'list', offset, limit])) as string[];
+    const out: Array<DeadLetter<Data>> = [];
+    for (let i = 0; i < r.length; i += 3) {
+      if (!r[i + 1]) continue;
+      const { meta, data } = decodeRecord<Data>(r[i + 1]!);
+      const dl: DeadLetter<Data> = { id: r[i]!, name: meta.n ?? '', data, failures: meta.f ?? 0, diedAt: Number(r[i + 2]) };
+      if (meta.e !== undefined) dl.lastError = meta.e;
+      out.push(dl);
+    }
+    return out;
+  }
+
+  /** Redrives (back to pending, fresh attempts) or purges dead letters: the given ids, or the oldest `limit`. */
+  async deadOp(op: 'redrive' | 'purge', target: string[] | { limit: number }): Promise<string[]> {
+    let args: Array<string | number>;
+    if (Array.isArray(target)) {
+      target.forEach((id, i) => assertJobId(id, `ids[${i}]`));
+      if (target.length === 0) return [];
+      args = [this.ctx.eventsFlag, op, 'ids', 0, ...target];
+    } else {
+      assertOptions(`${op} target`, target, ['limit']);
+      assertInt('limit', target.limit, { min: 1, max: 10_000 });
+      args = [this.ctx.eventsFlag, op, 0, target.limit];
+    }
+    return (await this.ctx.run('deadLetters', op, args)) as string[];
+  }
+}

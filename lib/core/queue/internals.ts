@@ -1,0 +1,34 @@
+import type { RedisClient } from '../redis/connection.js';
+import type { LeaseRef } from '../types.js';
+import type { LeaseStep } from './leasing.js';
+import type { SettleItem } from './settle-items.js';
+
+/**
+ * What Worker and BatchWorker use of a Queue beyond its public API: the lease call that also
+ * settles, settles and touches carrying request ids, and blocking connections. Not on the
+ * public Queue type (users never see it in autocomplete); reached with internalsOf(). @internal
+ */
+export interface QueueInternals<Data> {
+  readonly name: string;
+  readonly maxPayloadBytes: number;
+  readonly isClosed: boolean;
+  leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId?: string): Promise<LeaseStep<Data>>;
+  settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
+  touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;
+  /** Blocks on the wake-up list for up to `ms` (lib/core/queue/leasing.ts). */
+  waitForWork(blocker: RedisClient, ms: number): Promise<boolean>;
+  openBlocker(): RedisClient;
+  closeBlocker(b: RedisClient): void;
+}
+
+/** Queue objects that went through their constructor, and their internals. */
+const registry = new WeakMap<object, QueueInternals<unknown>>();
+
+export function registerInternals(queue: object, internals: QueueInternals<unknown>): void {
+  registry.set(queue, internals);
+}
+
+/** The internals of a Queue built by its constructor; undefined for anything else. @internal */
+export function internalsOf<Data>(queue: unknown): QueueInternals<Data> | undefined {
+  return typeof queue === 'object' && queue !== null ? (registry.get(queue) as QueueInternals<Data> | undefined) : undefined;
+}

@@ -1,0 +1,154 @@
+import { closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
+import { BlockerPool } from '../redis/blocking-wait.js';
+import { queueKeys, type QueueKeys } from '../redis/keys.js';
+import { wrapRedisError } from '../redis/redis-errors.js';
+import { waitForReplicas, type DurabilityOptions } from '../redis/replication.js';
+import { runScript, type ScriptName } from '../redis/scripts.js';
+import { checkEvictionPolicy, type EvictionCheck } from '../redis/server-check.js';
+import type { JobPolicy, QueueOptions } from '../types.js';
+import type { WarningHandler } from '../warnings.js';
+import type { ResolvedQueueOptions } from './options.js';
+import type { ExtContext } from './settings-context.js';
+
+/** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
+const GHOST_WARNING_EVERY_MS = 10_000;
+
+/**
+ * What every part of one Queue object shares: its name, keys and options, the connection,
+ * the one way to run a script (server check, call deadline, typed errors), replication waits,
+ * the blocking connections, and whether the object is closed. @internal
+ */
+export class QueueContext implements ExtContext {
+  readonly keys: QueueKeys;
+  readonly prefix: string;
+  readonly defaults: Readonly<JobPolicy>;
+  readonly maxPayloadBytes: number;
+  readonly eventsFlag: '0' | '1';
+  readonly warn: WarningHandler;
+  readonly handle: ClientHandle;
+  readonly blockers: BlockerPool;
+  private readonly evictionCheck: EvictionCheck;
+  private readonly durability: DurabilityOptions | undefined;
+  private closed = false;
+  /** The server check of the first call: pending, passed (true), or failed for good. */
+  private serverChecked: Promise<void> | true | undefined;
+  private ghostsUnreported = 0;
+  private ghostWarnedAt = -Infinity;
+
+  constructor(
+    readonly name: string,
+    o: ResolvedQueueOptions,
+    connection: QueueOptions['connection'],
+  ) {
+    this.prefix = o.prefix;
+    this.keys = queueKeys(o.prefix, name);
+    this.defaults = o.defaults;
+    this.maxPayloadBytes = o.maxPayloadBytes;
+    this.eventsFlag = o.eventsFlag;
+    this.warn = o.warn;
+    this.evictionCheck = o.evictionCheck;
+    this.durability = o.durability;
+    this.handle = openConnection(connection);
+    this.blockers = new BlockerPool(() => duplicateClient(this.handle));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new ClosedError(`queue '${this.name}'`);
+  }
+
+  /** One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the client has none. */
+  async run(script: ScriptName, op: string, args: Array<string | number>, extraKeys: string[] = []): Promise<unknown> {
+    this.assertOpen();
+    const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
+    try {
+      if (this.serverChecked !== true) await this.checkServer();
+      const call = runScript(this.handle.client, script, keys, args);
+      return await (this.handle.callDeadlineMs === undefined ? call : withDeadline(call, this.handle.callDeadlineMs));
+    } catch (err) {
+      throw wrapRedisError(err, op, this.handle);
+    }
+  }
+
+  wrapError(err: unknown, op: string): RelqError {
+    return wrapRedisError(err, op, this.handle);
+  }
+
+  openBlocker(): RedisClient {
+    return this.blockers.open();
+  }
+
+  closeBlocker(b: RedisClient): void {
+    this.blockers.close(b);
+  }
+
+  /**
+   * With `durability`: waits until enough replicas have this connection's writes (WAIT), and
+   * throws NotReplicatedError carrying `result` when they do not confirm them in time.
+   */
+  async replicated<T>(op: string, result: T): Promise<T> {
+    if (!this.durability) return result;
+    const { replicas, timeoutMs } = this.durability;
+    let confirmed = 0;
+    try {
+      confirmed = await waitForReplicas(this.handle.client, this.keys.byName.jobs, replicas, timeoutMs);
+    } catch {
+      // applied, replication unknown: reported as not confirmed
+    }
+    if (confirmed < replicas) throw new NotReplicatedError(op, confirmed, replicas, result);
+    return result;
+  }
+
+  get waitsForReplicas(): boolean {
+    return this.durability !== undefined;
+  }
+
+  /** Ghost ids are a sign of eviction: reported, a few at a time. */
+  reportGhosts(n: number): void {
+    this.ghostsUnreported += n;
+    const now = Date.now();
+    if (now - this.ghostWarnedAt < GHOST_WARNING_EVERY_MS) return;
+    this.ghostWarnedAt = now;
+    const message =
+      `queue '${this.name}': dropped ${this.ghostsUnreported} queued id(s) whose job record is gone (evicted, or deleted ` +
+      "outside relq); counts().ghosts keeps the total. Check that Redis runs with maxmemory-policy noeviction (docs/reliability.md)";
+    this.ghostsUnreported = 0;
+    this.warn({ code: 'RELQ_GHOST_JOBS', queue: this.name, message });
+  }
+
+  /** From now on every call fails with ClosedError. */
+  markClosed(): void {
+    this.closed = true;
+  }
+
+  /** Closes the blocking connections and, if relq opened it, the command connection. */
+  async releaseConnections(): Promise<void> {
+    this.blockers.closeAll();
+    if (this.handle.owned) await closeClient(this.handle.client);
+  }
+
+  /** On first use: is the server safe for a queue (lib/core/redis/server-check.ts)? */
+  private checkServer(): Promise<void> {
+    this.serverChecked ??= checkEvictionPolicy(this.handle.client, this.name, this.evictionCheck, this.warn).then((done) => {
+      // Not read yet (not connected, a node away): checked again by the next call.
+      this.serverChecked = done ? true : undefined;
+    });
+    return this.serverChecked as Promise<void>;
+  }
+}
+
+/**
+ * `call`, or a failure once `ms` passed without a reply. The command may still run later:
+ * settles and leases are replay-safe, and the caller hears it as a failed call.
+ */
+function withDeadline<T>(call: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Command timed out: no reply within ${ms} ms`)), ms);
+  });
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+}
