@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '../errors.js';
 import { blockingPop } from '../redis/blocking-wait.js';
-import { sleep, type ExtContext } from './settings-context.js';
+import { sleep, type SettingsContext } from './settings-context.js';
 import { parseHolder } from './identity.js';
 
 /** One job for produce.lua. */
@@ -32,7 +32,7 @@ export interface ProducerGateOptions {
   roleValue: () => string;
   /** The exclusive producer role turned out to be held by another. */
   onInUse: () => void;
-  /** This object stores bound / stats / groupConcurrency in Redis (QueueExt.configure). */
+  /** This object stores bound / stats / groupConcurrency in Redis (QueueSettings.configure). */
   hasSettings: boolean;
   /** Stores them again (produce.lua found them missing). */
   reconfigure: () => Promise<void>;
@@ -74,7 +74,7 @@ export class ProducerGate {
   private lastBound = 0;
 
   constructor(
-    private readonly ctx: ExtContext,
+    private readonly ctx: SettingsContext,
     private readonly o: ProducerGateOptions,
   ) {}
 

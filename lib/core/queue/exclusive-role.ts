@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import { QueueDeletedError, QueueInUseError, type RoleHolder } from '../errors.js';
 import { blockingPop } from '../redis/blocking-wait.js';
-import type { ExtContext } from './settings-context.js';
+import type { SettingsContext } from './settings-context.js';
 import { parseHolder } from './identity.js';
 
 export type Role = 'producer' | 'consumer';
@@ -20,7 +20,7 @@ export class RoleLease {
   private stopped = false;
 
   constructor(
-    private readonly ctx: ExtContext,
+    private readonly ctx: SettingsContext,
     readonly role: Role,
     readonly identity: RoleHolder,
     private readonly waitMs: number,

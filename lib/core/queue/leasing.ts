@@ -7,7 +7,7 @@ import type { Lease, LeasedJob, LeaseOptions } from '../types.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { newRequestId } from './ids.js';
 import type { QueueContext } from './queue-context.js';
-import type { QueueExt } from './queue-settings.js';
+import type { QueueSettings } from './queue-settings.js';
 import { appendSettleItems, POLICY_DEFAULTS_ARG, type SettleItem } from './settle-items.js';
 
 const LEASE_OPTION_KEYS = ['count', 'leaseMs', 'blockMs'] as const;
@@ -44,7 +44,7 @@ const STATE = { open: 0, paused: 1, closed: 2, deleted: 3 } as const;
 export class Leasing<Data> {
   constructor(
     private readonly ctx: QueueContext,
-    private readonly ext: QueueExt,
+    private readonly settings: QueueSettings,
   ) {}
 
   /**
@@ -83,7 +83,7 @@ export class Leasing<Data> {
    * same `reqId` (include/replay.lua).
    */
   async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId = newRequestId()): Promise<LeaseStep<Data>> {
-    if (this.ext.prepareLease) await this.ext.beforeLease();
+    if (this.settings.prepareLease) await this.settings.beforeLease();
     const args: Array<string | number> = [this.ctx.eventsFlag, reqId, count, leaseMs, woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, POLICY_DEFAULTS_ARG];
     const decodeSettled = appendSettleItems(args, items);
     const [settled, head] = (await this.ctx.run('lease', 'lease', args, [this.ctx.keys.request(reqId)])) as [number[], Array<string | number>];

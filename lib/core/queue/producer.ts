@@ -8,7 +8,7 @@ import { IdGenerator } from './ids.js';
 import { plainRecordMaker, prepareJob } from './options.js';
 import type { QueueContext } from './queue-context.js';
 import type { QueueProbe } from './queue-probe.js';
-import type { QueueExt } from './queue-settings.js';
+import type { QueueSettings } from './queue-settings.js';
 
 /**
  * The add paths of one Queue object: plain adds (add.lua: FCALL + HSETNX + RPUSH) while the
@@ -21,7 +21,7 @@ export class Producer<Data> {
 
   constructor(
     private readonly ctx: QueueContext,
-    private readonly ext: QueueExt,
+    private readonly settings: QueueSettings,
     private readonly probe: QueueProbe,
   ) {
     this.plainRecord = plainRecordMaker(ctx.defaults);
@@ -74,10 +74,10 @@ export class Producer<Data> {
     // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's
     // state finds nothing they would miss (lib/core/queue/queue-probe.ts).
     let created: number[];
-    if (this.ext.managed || mode === 'try' || grouped || this.ext.addsWaiting || !this.probe.plainAdds(now)) {
-      created = await this.ext.produce(items, mode, timeoutMs);
+    if (this.settings.managed || mode === 'try' || grouped || this.settings.addsWaiting || !this.probe.plainAdds(now)) {
+      created = await this.settings.produce(items, mode, timeoutMs);
     } else {
-      if (this.ext.hasSettings) await this.ext.configure(); // e.g. stats: false, once
+      if (this.settings.hasSettings) await this.settings.configure(); // e.g. stats: false, once
       const events = this.ctx.eventsFlag === '1' && this.probe.listening() ? '1' : '0';
       const args: Array<string | number> = [events];
       // Jobs without options go as id and record only (add.lua); the others in full.

@@ -9,7 +9,7 @@ import { checkEvictionPolicy, type EvictionCheck } from '../redis/server-check.j
 import type { JobPolicy, QueueOptions } from '../types.js';
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
-import type { ExtContext } from './settings-context.js';
+import type { SettingsContext } from './settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
 const GHOST_WARNING_EVERY_MS = 10_000;
@@ -19,7 +19,7 @@ const GHOST_WARNING_EVERY_MS = 10_000;
  * the one way to run a script (server check, call deadline, typed errors), replication waits,
  * the blocking connections, and whether the object is closed. @internal
  */
-export class QueueContext implements ExtContext {
+export class QueueContext implements SettingsContext {
   readonly keys: QueueKeys;
   readonly prefix: string;
   readonly defaults: Readonly<JobPolicy>;

@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, QueueDeletedError, ValidationError } from '../errors.js';
-import type { ExtContext } from './settings-context.js';
+import type { SettingsContext } from './settings-context.js';
 import { newIdentity } from './identity.js';
 import { ProducerGate, type ProduceItem } from './backpressure.js';
 import { RoleLease } from './exclusive-role.js';
@@ -33,7 +33,7 @@ export interface QueueState {
  * (docs/bounded-fair-batch.md). The Queue keeps its plain add and lease paths untouched
  * unless these options are used. @internal
  */
-export class QueueExt {
+export class QueueSettings {
   readonly identity = newIdentity();
   /** Adds go through produce.lua (reads the queue's state) instead of add.lua. */
   readonly managed: boolean;
@@ -47,7 +47,7 @@ export class QueueExt {
   private configured: Promise<void> | undefined;
 
   constructor(
-    private readonly ctx: ExtContext,
+    private readonly ctx: SettingsContext,
     settings: ResolvedSettings,
   ) {
     const { bound, stats, groupConcurrency, exclusive, checkClosed } = settings;

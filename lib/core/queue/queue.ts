@@ -27,7 +27,7 @@ import { resolveQueueOptions } from './options.js';
 import { Producer } from './producer.js';
 import { QueueContext } from './queue-context.js';
 import { QueueProbe } from './queue-probe.js';
-import { DEFAULT_TOMBSTONE_MS, QueueExt, type QueueState } from './queue-settings.js';
+import { DEFAULT_TOMBSTONE_MS, QueueSettings, type QueueState } from './queue-settings.js';
 import { Settling } from './settling.js';
 import { Watching } from './watching.js';
 
@@ -44,7 +44,7 @@ export class Queue<Data = unknown, Result = unknown> {
   readonly maxPayloadBytes: number;
   readonly #ctx: QueueContext;
   /** Bounded / fair / lifecycle / exclusive / stats (lib/core/queue/queue-settings.ts). */
-  readonly #settings: QueueExt;
+  readonly #settings: QueueSettings;
   readonly #hub: EventHub;
   readonly #producer: Producer<Data>;
   readonly #leasing: Leasing<Data>;
@@ -61,7 +61,7 @@ export class Queue<Data = unknown, Result = unknown> {
     this.keys = ctx.keys;
     this.defaults = o.defaults;
     this.maxPayloadBytes = o.maxPayloadBytes;
-    this.#settings = new QueueExt(ctx, o.settings);
+    this.#settings = new QueueSettings(ctx, o.settings);
     this.#hub = new EventHub(
       ctx.handle,
       ctx.keys.byName.events,

@@ -4,7 +4,7 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { ScriptName } from '../redis/scripts.js';
 
 /** What the bounded / fair / lifecycle parts need from their Queue. @internal */
-export interface ExtContext {
+export interface SettingsContext {
   readonly name: string;
   readonly keys: QueueKeys;
   readonly eventsFlag: '0' | '1';
