@@ -19,8 +19,22 @@ export type { QueueBoundUsage, QueueHealth, RedisHealth, RelqHealthReport } from
 export type { ProcessorStatus } from './runtime/processor-runner.js';
 export type { HandlerStatus } from './runtime/handler-router.js';
 export type { SweeperStatus } from './runtime/queue-sweeper.js';
-export type * from './interfaces/module-options.interface.js';
-export type * from './interfaces/processor-options.interface.js';
+
+// Options, by kind.
+export type { FactoryFunction, FactoryInject } from './options/async-options.js';
+export type {
+  QueueDefaults,
+  QueueModuleAsyncOptions,
+  QueueModuleOptions,
+  QueueModuleOptionsFactory,
+  ShutdownOptions,
+  WorkersOptions,
+} from './options/root-options.js';
+export type { QueueOptionsFactory, RegisterQueueAsyncOptions, RegisterQueueOptions } from './options/queue-options.js';
+export type { SweeperOptions } from './options/sweeper-options.js';
+export type { HealthOptions, HealthThresholds } from './options/health-options.js';
+export type { ProcessorDefaults, ProcessorEventType, ProcessorOptions } from './options/processor-options.js';
+export type { BatchProcessOptions, ProcessOptions } from './options/handler-options.js';
 
 // The engine types a Nest app needs most, so that one import path suffices.
 export { Queue } from '../core/queue/queue.js';

@@ -1,14 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { RelqConfigError } from './errors.js';
-import type {
-  QueueModuleAsyncOptions,
-  QueueModuleOptions,
-  RegisterQueueAsyncOptions,
-  RegisterQueueOptions,
-} from './interfaces/module-options.interface.js';
+import { assertOneWay } from './options/async-options.js';
+import type { RegisterQueueAsyncOptions, RegisterQueueOptions } from './options/queue-options.js';
+import type { QueueModuleAsyncOptions, QueueModuleOptions } from './options/root-options.js';
 import { QueueCoreModule } from './queue-core.module.js';
 import { createAsyncQueueOptionsProviders, createQueueProvider } from './queue.providers.js';
 import { getQueueOptionsToken, getQueueToken } from './relq.constants.js';
+import * as msg from './relq.messages.js';
 
 /**
  * relq for Nest. Import `QueueModule.forRoot()` (or `forRootAsync()`) once in the root
@@ -25,18 +23,15 @@ export class QueueModule {
 
   /** forRoot with options from a factory (e.g. ConfigService), a class or an existing provider. */
   static forRootAsync(options: QueueModuleAsyncOptions): DynamicModule {
-    const ways = [options.useFactory, options.useClass, options.useExisting].filter((w) => w !== undefined).length;
-    if (ways !== 1) {
-      throw new RelqConfigError(`QueueModule.forRootAsync(): give exactly one of useFactory, useClass or useExisting (got ${ways})`);
-    }
+    assertOneWay('QueueModule.forRootAsync()', options);
     return QueueCoreModule.forRootAsync(options as Parameters<typeof QueueCoreModule.forRootAsync>[0]);
   }
 
   /** Registers queues for this module: each is injectable with `@InjectQueue(name)` here. */
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers = queues.map((q) => {
-      if (!q || typeof q.name !== 'string') throw new RelqConfigError('registerQueue(): every queue needs a name');
-      return createQueueProvider(q.name, undefined, q);
+      if (!q || typeof q.name !== 'string') throw new RelqConfigError(msg.queueNameNeeded('registerQueue'));
+      return createQueueProvider(q.name, q);
     });
     return { module: QueueModule, providers, exports: providers };
   }
@@ -45,8 +40,8 @@ export class QueueModule {
   static registerQueueAsync(...queues: RegisterQueueAsyncOptions[]): DynamicModule {
     const imports = queues.flatMap((q) => q.imports ?? []);
     const providers = queues.flatMap((q) => {
-      if (!q || typeof q.name !== 'string') throw new RelqConfigError('registerQueueAsync(): every queue needs a name');
-      return [...createAsyncQueueOptionsProviders(q), createQueueProvider(q.name, getQueueOptionsToken(q.name))];
+      if (!q || typeof q.name !== 'string') throw new RelqConfigError(msg.queueNameNeeded('registerQueueAsync'));
+      return [...createAsyncQueueOptionsProviders(q), createQueueProvider(q.name, undefined, getQueueOptionsToken(q.name))];
     });
     const exports = queues.map((q) => getQueueToken(q.name));
     return { module: QueueModule, imports, providers, exports };

@@ -1,62 +1,44 @@
 import type { Provider } from '@nestjs/common';
 import type { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
-import type { RegisterQueueAsyncOptions, RegisterQueueOptions } from './interfaces/module-options.interface.js';
-import { resolveQueueOptions, type ResolvedRootOptions } from './options.js';
-import { QueueStore } from './runtime/queue.store.js';
-import { RelqConnection } from './runtime/relq-connection.js';
+import { assertOneWay } from './options/async-options.js';
+import { resolveQueueOptions, type RegisterQueueAsyncOptions, type RegisterQueueOptions } from './options/queue-options.js';
+import type { ResolvedRootOptions } from './options/root-options.js';
 import { getQueueOptionsToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
+import * as msg from './relq.messages.js';
+import { QueueRegistry } from './runtime/queue.registry.js';
 
-/** The provider of one queue's `Queue`, built from its options and the root module's. @internal */
-export function createQueueProvider(name: string, optionsToken: string | undefined, inline?: RegisterQueueOptions): Provider {
+type QueueOwnOptions = Omit<RegisterQueueOptions, 'name'>;
+
+/**
+ * The provider of one queue's `Queue`: its options (given inline, or made by the provider
+ * behind `optionsToken`) over the root's, registered in the QueueRegistry. @internal
+ */
+export function createQueueProvider(name: string, inline: RegisterQueueOptions | undefined, optionsToken?: string): Provider {
   return {
     provide: getQueueToken(name),
-    useFactory: (
-      root: ResolvedRootOptions | undefined,
-      connection: RelqConnection | undefined,
-      store: QueueStore | undefined,
-      fromFactory: Omit<RegisterQueueOptions, 'name'> | undefined,
-    ): Queue<unknown, unknown> => {
-      if (!root || !connection || !store) {
-        throw new RelqConfigError(
-          `QueueModule.registerQueue('${name}') needs QueueModule.forRoot() or QueueModule.forRootAsync() in the imports of the root module`,
-        );
+    useFactory: (root: ResolvedRootOptions | undefined, registry: QueueRegistry | undefined, made?: QueueOwnOptions): Queue<unknown, unknown> => {
+      // Optional so that a missing forRoot gets this message rather than Nest's "can't resolve dependencies"
+      if (!root || !registry) throw new RelqConfigError(msg.forRootNeeded(name));
+      if (made !== undefined && made !== null && typeof made === 'object' && 'name' in made && made.name !== name) {
+        throw new RelqConfigError(msg.factoryGaveName(name, made.name));
       }
-      const raw: RegisterQueueOptions = inline ?? { ...(fromFactory ?? {}), name };
-      if (fromFactory !== undefined && fromFactory !== null && typeof fromFactory === 'object' && 'name' in fromFactory) {
-        const given = (fromFactory as { name?: unknown }).name;
-        if (given !== name) {
-          throw new RelqConfigError(`registerQueueAsync('${name}'): the factory returned name '${String(given)}'; leave name out`);
-        }
-      }
-      return store.register(resolveQueueOptions(raw, root), connection);
+      return registry.addQueue(resolveQueueOptions(inline ?? { ...made, name }, root));
     },
     inject: [
       { token: RELQ_RESOLVED_OPTIONS, optional: true },
-      { token: RelqConnection, optional: true },
-      { token: QueueStore, optional: true },
+      { token: QueueRegistry, optional: true },
       ...(optionsToken ? [optionsToken] : []),
     ],
   };
 }
 
-/** The provider of the options of a `registerQueueAsync` queue. @internal */
+/** The providers of the options of a `registerQueueAsync` queue. @internal */
 export function createAsyncQueueOptionsProviders(options: RegisterQueueAsyncOptions): Provider[] {
+  assertOneWay(`registerQueueAsync('${options.name}')`, options);
   const token = getQueueOptionsToken(options.name);
-  const ways = [options.useFactory, options.useClass, options.useExisting].filter((w) => w !== undefined).length;
-  if (ways !== 1) {
-    throw new RelqConfigError(
-      `registerQueueAsync('${options.name}'): give exactly one of useFactory, useClass or useExisting (got ${ways})`,
-    );
-  }
   if (options.useFactory) {
-    return [
-      {
-        provide: token,
-        useFactory: options.useFactory as (...args: unknown[]) => unknown,
-        inject: options.inject ?? [],
-      },
-    ];
+    return [{ provide: token, useFactory: options.useFactory as (...args: unknown[]) => unknown, inject: options.inject ?? [] }];
   }
   const factoryClass = (options.useClass ?? options.useExisting)!;
   const providers: Provider[] = [

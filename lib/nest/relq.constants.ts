@@ -14,9 +14,12 @@ export const RELQ_MODULE_OPTIONS = 'RELQ_MODULE_OPTIONS';
 /** Injection token of the validated root options, with defaults applied. @internal */
 export const RELQ_RESOLVED_OPTIONS = 'RELQ_RESOLVED_OPTIONS';
 
-/** Metadata keys written by the decorators. @internal */
+/** Metadata keys written by the decorators and read by the metadata accessor. @internal */
 export const PROCESSOR_METADATA = 'relq:processor';
 /** @internal */
 export const PROCESS_METADATA = 'relq:process';
 /** @internal */
 export const ON_QUEUE_EVENT_METADATA = 'relq:on-queue-event';
+
+/** The context of every relq log line, so that an app can filter them. @internal */
+export const LOG_CONTEXT = 'relq';

@@ -1,4 +1,4 @@
-import type { ProcessorEventType } from '../interfaces/processor-options.interface.js';
+import type { ProcessorEventType } from '../options/processor-options.js';
 import { ON_QUEUE_EVENT_METADATA } from '../relq.constants.js';
 
 /** What `@OnQueueEvent()` records on a method. @internal */

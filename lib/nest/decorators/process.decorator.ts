@@ -1,6 +1,6 @@
 import type { Job } from '../../core/worker/worker.js';
 import type { BatchOutcome } from '../../core/worker/batch-worker.js';
-import type { BatchProcessOptions, ProcessOptions } from '../interfaces/processor-options.interface.js';
+import type { BatchProcessOptions, ProcessOptions } from '../options/handler-options.js';
 import { PROCESS_METADATA } from '../relq.constants.js';
 
 /** What `@Process()` records on a method. @internal */

@@ -1,5 +1,5 @@
 import { Injectable, SetMetadata } from '@nestjs/common';
-import type { ProcessorOptions } from '../interfaces/processor-options.interface.js';
+import type { ProcessorOptions } from '../options/processor-options.js';
 import { PROCESSOR_METADATA } from '../relq.constants.js';
 
 /** What `@Processor()` records on a class. @internal */

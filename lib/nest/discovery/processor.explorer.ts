@@ -1,28 +1,18 @@
 import { Inject, Injectable, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import type { OnQueueEventMetadata } from '../decorators/on-queue-event.decorator.js';
-import type { ProcessMetadata } from '../decorators/process.decorator.js';
 import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
-import { RelqConfigError } from '../errors.js';
-import {
-  checkProcessOptions,
-  checkProcessorOptions,
-  resolveWorkerSettings,
-  type ResolvedRootOptions,
-} from '../options.js';
-import type {
-  HandlerDefinition,
-  InstanceSource,
-  ListenerDefinition,
-  ProcessorDefinition,
-} from './processor-definition.js';
+import { RelqConfigError, validating } from '../errors.js';
+import { resolveHandlerOptions } from '../options/handler-options.js';
+import { checkProcessorOptions, PROCESSOR_EVENT_TYPES, resolveWorkerSettings, type ProcessorOptions } from '../options/processor-options.js';
+import type { ResolvedRootOptions } from '../options/root-options.js';
+import { getQueueToken, LOG_CONTEXT, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import * as msg from '../relq.messages.js';
 import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
-import { QueueStore } from '../runtime/queue.store.js';
-import { getQueueToken, ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import { QueueRegistry, type RegisteredQueue } from '../runtime/queue.registry.js';
+import type { HandlerDefinition, InstanceSource, ListenerDefinition, ProcessorDefinition } from '../runtime/processor-definition.js';
+import { RelqMetadataAccessor } from './relq-metadata.accessor.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
-
-const EVENT_TYPES = new Set(['completed', 'failed', 'dead', 'lost', 'error']);
 
 /**
  * Finds `@Processor()` classes among the app's providers in onModuleInit, checks them
@@ -31,18 +21,18 @@ const EVENT_TYPES = new Set(['completed', 'failed', 'dead', 'lost', 'error']);
  */
 @Injectable()
 export class ProcessorExplorer implements OnModuleInit {
-  private readonly logger = new Logger('relq');
+  private readonly logger = new Logger(LOG_CONTEXT);
+  private explored = false;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
+    private readonly metadata: RelqMetadataAccessor,
     private readonly moduleRef: ModuleRef,
-    private readonly store: QueueStore,
+    private readonly registry: QueueRegistry,
     private readonly orchestrator: QueueOrchestrator,
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
   ) {}
-
-  private explored = false;
 
   onModuleInit(): void {
     if (this.explored) return; // init() may run more than once on one context
@@ -55,25 +45,16 @@ export class ProcessorExplorer implements OnModuleInit {
     const byQueue = new Map<string, string>();
     for (const wrapper of this.discovery.getProviders()) {
       const cls = classOf(wrapper);
-      if (!cls) continue;
-      const meta = Reflect.getMetadata(PROCESSOR_METADATA, cls) as ProcessorMetadata | undefined;
-      if (!meta) continue;
-      if (!this.store.has(meta.queueName) && this.isOverridden(meta.queueName)) {
+      const meta = cls && this.metadata.getProcessorMetadata(cls);
+      if (!cls || !meta) continue;
+      if (!this.registry.hasQueue(meta.queueName) && this.isOverridden(meta.queueName)) {
         // e.g. Test.createTestingModule(...).overrideProvider(getQueueToken(name)).useValue(mock)
-        this.logger.warn(
-          `${cls.name}: not started, because the provider of queue '${meta.queueName}' was overridden (${getQueueToken(meta.queueName)})`,
-        );
+        this.logger.warn(msg.processorSkipped(cls.name, meta.queueName, getQueueToken(meta.queueName)));
         continue;
       }
       const def = this.define(wrapper, cls, meta);
       const other = byQueue.get(def.queueName);
-      if (other !== undefined) {
-        throw new RelqConfigError(
-          `queue '${def.queueName}' has two processors, ${other} and ${def.className}` +
-            (other === def.className ? ' (the class is listed as a provider in two modules)' : '') +
-            `; a queue takes one @Processor() class (its lease loop routes every job name): merge their @Process() methods into one class`,
-        );
-      }
+      if (other !== undefined) throw new RelqConfigError(msg.twoProcessors(def.queueName, other, def.className));
       byQueue.set(def.queueName, def.className);
       defs.push(def);
     }
@@ -91,17 +72,33 @@ export class ProcessorExplorer implements OnModuleInit {
 
   private define(wrapper: InstanceWrapper, cls: Type, meta: ProcessorMetadata): ProcessorDefinition {
     const className = cls.name || 'anonymous class';
-    const where = `@Processor('${meta.queueName}') ${className}`;
-    const entry = this.store.get(meta.queueName);
+    const where = msg.processorWhere(meta.queueName, className);
+    const entry = this.registry.getEntry(meta.queueName);
     if (!entry) {
-      const known = this.store.names();
-      throw new RelqConfigError(
-        `${where}: queue '${meta.queueName}' is not registered. Add QueueModule.registerQueue({ name: '${meta.queueName}' }) ` +
-          `to the imports of the module that provides ${className}` +
-          (known.length ? ` (registered queues: ${known.join(', ')})` : ' (no queue is registered)'),
-      );
+      throw new RelqConfigError(msg.processorQueueNotRegistered(where, meta.queueName, className, this.registry.getQueueNames()));
     }
-    const options = checkProcessorOptions(where, meta.options);
+    const options = validating(where, () => checkProcessorOptions(meta.options));
+    const { handlers, listeners } = this.scanMethods(cls, where, className, options, entry);
+    if (handlers.length === 0) throw new RelqConfigError(msg.noHandler(where));
+    const batchHandler = handlers.find((h) => h.batch);
+    if (batchHandler && handlers.length > 1) {
+      const others = handlers.filter((h) => h !== batchHandler).map((h) => `${className}.${h.methodName}`);
+      throw new RelqConfigError(msg.batchHandlerNotAlone(where, className, batchHandler.methodName, others));
+    }
+    const over = options.concurrency !== undefined && handlers.find((h) => h.concurrency > options.concurrency!);
+    if (over) throw new RelqConfigError(msg.handlerAboveProcessor(where, className, over.methodName, over.concurrency, options.concurrency!));
+    const settings = resolveWorkerSettings(
+      // A batch processor runs as many batches at once as its handler's concurrency.
+      batchHandler ? { ...options, concurrency: batchHandler.concurrency } : options,
+      handlers.map((h) => h.concurrency),
+      entry.options.processorDefaults,
+      this.options.drainTimeoutMs,
+    );
+    return { className, queueName: meta.queueName, settings, handlers, listeners, instances: this.instanceSource(wrapper, cls, className) };
+  }
+
+  /** The class's `@Process()` and `@OnQueueEvent()` methods, each checked on its own. */
+  private scanMethods(cls: Type, where: string, className: string, options: ProcessorOptions, entry: RegisteredQueue) {
     // A handler without its own concurrency may use the whole processor's, else the default.
     const handlerDefault = options.concurrency ?? entry.options.processorDefaults.concurrency;
     const handlers: HandlerDefinition[] = [];
@@ -110,70 +107,23 @@ export class ProcessorExplorer implements OnModuleInit {
     for (const methodName of this.scanner.getAllMethodNames(proto)) {
       const method = proto[methodName];
       if (typeof method !== 'function') continue;
-      const pm = Reflect.getMetadata(PROCESS_METADATA, method) as ProcessMetadata | undefined;
+      const pm = this.metadata.getProcessMetadata(method);
       if (pm) {
-        const label = pm.jobName === undefined ? 'default handlers' : `handlers for job name '${pm.jobName}'`;
         const clash = handlers.find((h) => h.jobName === pm.jobName);
-        if (clash) {
-          throw new RelqConfigError(
-            `${where}: two ${label}, ${className}.${clash.methodName} and ${className}.${methodName}; ` +
-              'each job name (and the default @Process()) takes exactly one method',
-          );
-        }
-        const { concurrency, batch } = checkProcessOptions(
-          `${where} ${className}.${methodName} @Process()`,
-          pm.options,
-          handlerDefault,
-          options.concurrency,
+        if (clash) throw new RelqConfigError(msg.twoHandlers(where, pm.jobName, className, clash.methodName, methodName));
+        const { concurrency, batch } = validating(msg.handlerWhere(where, className, methodName), () =>
+          resolveHandlerOptions(pm.options, handlerDefault, options.concurrency),
         );
         handlers.push(batch ? { jobName: pm.jobName, methodName, concurrency, batch } : { jobName: pm.jobName, methodName, concurrency });
       }
-      const em = Reflect.getMetadata(ON_QUEUE_EVENT_METADATA, method) as OnQueueEventMetadata | undefined;
-      for (const type of em?.types ?? []) {
-        if (!EVENT_TYPES.has(type)) {
-          throw new RelqConfigError(
-            `${where}: ${className}.${methodName} @OnQueueEvent('${String(type)}'): unknown event (known: ${[...EVENT_TYPES].join(', ')})`,
-          );
+      for (const type of this.metadata.getEventTypes(method)) {
+        if (!PROCESSOR_EVENT_TYPES.includes(type)) {
+          throw new RelqConfigError(msg.unknownEvent(where, className, methodName, type, PROCESSOR_EVENT_TYPES));
         }
         listeners.push({ type, methodName });
       }
     }
-    if (handlers.length === 0) {
-      throw new RelqConfigError(`${where}: no @Process() method; add one (the default handler) or @Process('job-name') methods`);
-    }
-    const batchHandler = handlers.find((h) => h.batch);
-    if (batchHandler && handlers.length > 1) {
-      const others = handlers.filter((h) => h !== batchHandler).map((h) => `${className}.${h.methodName}`);
-      throw new RelqConfigError(
-        `${where}: ${className}.${batchHandler.methodName} is a batch handler (@Process({ batch })), so it must be the ` +
-          `processor's only @Process() method, but there is also ${others.join(', ')}: one lease loop leases whole batches ` +
-          'for that one method. Move the other handlers to a processor of another queue',
-      );
-    }
-    if (options.concurrency !== undefined) {
-      const over = handlers.find((h) => h.concurrency > options.concurrency!);
-      if (over) {
-        throw new RelqConfigError(
-          `${where}: ${className}.${over.methodName} has concurrency ${over.concurrency}, above the processor's concurrency ${options.concurrency}`,
-        );
-      }
-    }
-    const settings = resolveWorkerSettings(
-      where,
-      // A batch processor runs as many batches at once as its handler's concurrency.
-      batchHandler ? { ...options, concurrency: batchHandler.concurrency } : options,
-      handlers.map((h) => h.concurrency),
-      entry.options,
-      this.options,
-    );
-    return {
-      className,
-      queueName: meta.queueName,
-      settings,
-      handlers,
-      listeners,
-      instances: this.instanceSource(wrapper, cls, className),
-    };
+    return { handlers, listeners };
   }
 
   private instanceSource(wrapper: InstanceWrapper, cls: Type, className: string): InstanceSource {
@@ -189,9 +139,7 @@ export class ProcessorExplorer implements OnModuleInit {
       };
     }
     const instance = wrapper.instance as object | undefined | null;
-    if (!instance) {
-      throw new RelqConfigError(`${className}: the processor's instance could not be created (is it a provider of a loaded module?)`);
-    }
+    if (!instance) throw new RelqConfigError(msg.noInstance(className));
     return { get: () => Promise.resolve(instance) };
   }
 }

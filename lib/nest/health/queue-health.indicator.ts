@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { HealthIndicatorService } from '@nestjs/terminus';
 import { RelqConfigError } from '../errors.js';
+import * as msg from '../relq.messages.js';
 import { QueueHealthService, type RelqHealthReport } from './queue-health.service.js';
 
 /** The details reported under the indicator's key (terminus adds `status`). */
@@ -45,11 +46,7 @@ export class QueueHealthIndicator {
     try {
       mod = await import('@nestjs/terminus');
     } catch (err) {
-      throw new RelqConfigError(
-        `QueueHealthIndicator needs @nestjs/terminus (npm install @nestjs/terminus), or use QueueHealthService.check(): ${
-          err instanceof Error ? err.message : String(err)
-        }`,
-      );
+      throw new RelqConfigError(msg.terminusMissing(msg.textOf(err)));
     }
     let service: HealthIndicatorService | undefined;
     try {

@@ -1,14 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RedisClient } from '../../core/redis/connection.js';
 import type { QueueState } from '../../core/queue/queue-settings.js';
+import type { RedisClient } from '../../core/redis/connection.js';
 import type { QueueCounts, QueueStats } from '../../core/types.js';
-import type { ResolvedRootOptions } from '../options.js';
-import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
-import { QueueStore } from '../runtime/queue.store.js';
-import { RelqConnection } from '../runtime/relq-connection.js';
-import type { SweeperStatus } from '../runtime/queue-sweeper.js';
+import { defaultSweeperStaleMs } from '../options/defaults.js';
+import type { ResolvedRootOptions } from '../options/root-options.js';
 import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import * as msg from '../relq.messages.js';
 import type { ProcessorStatus } from '../runtime/processor-runner.js';
+import { QueueRegistry } from '../runtime/queue.registry.js';
+import type { SweeperStatus } from '../runtime/queue-sweeper.js';
+import { RelqConnection } from '../runtime/relq-connection.js';
+import { withTimeout } from '../runtime/with-timeout.js';
 
 /** Reachability of one Redis connection. */
 export interface RedisHealth {
@@ -75,8 +77,7 @@ export interface RelqHealthReport {
 export class QueueHealthService {
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
-    private readonly store: QueueStore,
-    private readonly orchestrator: QueueOrchestrator,
+    private readonly registry: QueueRegistry,
     private readonly connection: RelqConnection,
   ) {}
 
@@ -87,18 +88,17 @@ export class QueueHealthService {
 
     // One PING per distinct connection (the shared one, plus queues with their own).
     const clients = new Map<RedisClient, string>([[this.connection.client, this.connection.describe]]);
-    for (const { queue } of this.store.all()) {
-      if (!clients.has(queue.client)) clients.set(queue.client, `queue '${queue.name}' connection`);
+    for (const { queue } of this.registry.getEntries()) {
+      if (!clients.has(queue.client)) clients.set(queue.client, msg.ownConnection(queue.name));
     }
     const pings = await Promise.all([...clients].map(([client, target]) => this.ping(client, target, timeoutMs)));
     const reachable = new Map<RedisClient, boolean>([...clients.keys()].map((c, i) => [c, pings[i]!.reachable]));
-    for (const p of pings) if (!p.reachable) problems.push(`redis ${p.target} unreachable: ${p.error}`);
+    for (const p of pings) if (!p.reachable) problems.push(msg.redisUnreachable(p.target, p.error));
 
-    const runners = this.orchestrator.getRunners();
-    const sweepers = new Map(this.orchestrator.getSweepers().map((s) => [s.status().queue, s]));
+    const runners = this.registry.getRunners();
     const queues: Record<string, QueueHealth> = {};
     await Promise.all(
-      this.store.all().map(async ({ queue, options }) => {
+      this.registry.getEntries().map(async ({ queue, options }) => {
         const qp: string[] = [];
         let counts: QueueCounts | null = null;
         let state: QueueState | null = null;
@@ -109,14 +109,14 @@ export class QueueHealthService {
             withTimeout(queue.queueState(), timeoutMs, 'queueState'),
           ]);
           if (c.status === 'fulfilled') counts = c.value;
-          else qp.push(`counts unavailable: ${message(c.reason)}`);
+          else qp.push(msg.readFailed('counts', msg.textOf(c.reason)));
           if (st.status === 'fulfilled') state = st.value;
-          else qp.push(`state unavailable: ${message(st.reason)}`);
+          else qp.push(msg.readFailed('state', msg.textOf(st.reason)));
           if (state?.stats) {
             try {
               stats = await withTimeout(queue.stats(), timeoutMs, 'stats');
             } catch (err) {
-              qp.push(`stats unavailable: ${message(err)}`);
+              qp.push(msg.readFailed('stats', msg.textOf(err)));
             }
           }
         }
@@ -132,34 +132,23 @@ export class QueueHealthService {
           };
         }
         const { maxPending, maxDead } = options.health;
-        if (counts && maxPending !== undefined && counts.pending > maxPending) {
-          qp.push(`backlog ${counts.pending} pending > maxPending ${maxPending}`);
-        }
-        if (counts && maxDead !== undefined && counts.dead > maxDead) {
-          qp.push(`${counts.dead} dead letters > maxDead ${maxDead}`);
-        }
-        const processors = runners
-          .filter((h) => h.def.queueName === queue.name)
-          .map((h) => h.status(this.options.health.loopStallMs, now));
+        if (counts && maxPending !== undefined && counts.pending > maxPending) qp.push(msg.backlogOverLimit(counts.pending, maxPending));
+        if (counts && maxDead !== undefined && counts.dead > maxDead) qp.push(msg.deadOverLimit(counts.dead, maxDead));
+        const processors = runners.filter((r) => r.def.queueName === queue.name).map((r) => r.status(now));
         for (const p of processors) {
-          if (p.state === 'stalled') {
-            qp.push(`lease loop ${p.processor} stalled: no progress for ${now - (p.lastActivityAt ?? now)} ms`);
-          } else if (p.state === 'erroring') {
-            qp.push(`lease loop ${p.processor} failing: ${p.lastError}`);
-          }
+          if (p.state === 'stalled') qp.push(msg.loopStalled(p.processor, now - (p.lastActivityAt ?? now)));
+          else if (p.state === 'erroring') qp.push(msg.loopErroring(p.processor, p.lastError));
         }
         let sweeper: QueueHealth['sweeper'] = null;
-        const sw = sweepers.get(queue.name)?.status();
+        const sw = this.registry.getSweeper(queue.name)?.status();
         if (sw) {
           let healthy = true;
           if (sw.enabled && sw.running) {
-            const staleMs = this.options.health.sweeperStaleMs ?? 3 * sw.intervalMs + 5000;
+            const staleMs = this.options.health.sweeperStaleMs ?? defaultSweeperStaleMs(sw.intervalMs);
             const since = sw.lastRunAt ?? sw.startedAt ?? now;
             if (now - since > staleMs) {
               healthy = false;
-              qp.push(
-                `sweeper has not completed a run for ${now - since} ms` + (sw.lastError ? ` (last error: ${sw.lastError})` : ''),
-              );
+              qp.push(msg.sweeperStale(now - since, sw.lastError));
             }
           }
           sweeper = { ...sw, healthy };
@@ -178,7 +167,7 @@ export class QueueHealthService {
           processors,
           problems: qp,
         };
-        for (const p of qp) problems.push(`queue '${queue.name}': ${p}`);
+        for (const p of qp) problems.push(msg.queueProblem(queue.name, p));
       }),
     );
 
@@ -198,20 +187,7 @@ export class QueueHealthService {
       await withTimeout(client.ping(), timeoutMs, 'PING');
       return { target, reachable: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
     } catch (err) {
-      return { target, reachable: false, error: this.connection.redact(message(err)) };
+      return { target, reachable: false, error: this.connection.redact(msg.textOf(err)) };
     }
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  promise.catch(() => undefined);
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

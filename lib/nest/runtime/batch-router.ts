@@ -1,8 +1,10 @@
-import type { BatchOutcome } from '../../core/worker/batch-worker.js';
 import { UnrecoverableError, ValidationError } from '../../core/errors.js';
+import type { BatchOutcome } from '../../core/worker/batch-worker.js';
 import type { Job } from '../../core/worker/worker.js';
+import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
+import type { ResolvedBatch } from '../options/handler-options.js';
+import * as msg from '../relq.messages.js';
 import type { HandlerStatus } from './handler-router.js';
-import type { HandlerDefinition, ProcessorDefinition } from '../discovery/processor-definition.js';
 
 type Outcomes = ReadonlyArray<BatchOutcome<unknown>> | void;
 
@@ -14,11 +16,14 @@ type Outcomes = ReadonlyArray<BatchOutcome<unknown>> | void;
  */
 export class BatchRouter {
   private readonly handler: HandlerDefinition;
+  /** What the BatchWorker leases: `size` jobs, waiting up to `waitMs` for them. */
+  readonly batch: ResolvedBatch;
   private activeJobs = 0;
   private activeBatches = 0;
 
   constructor(private readonly def: ProcessorDefinition) {
     this.handler = def.handlers[0]!;
+    this.batch = this.handler.batch!;
   }
 
   readonly handle = async (jobs: Array<Job<unknown>>): Promise<Outcomes> => {
@@ -31,10 +36,7 @@ export class BatchRouter {
         outcomes.set(job, {
           ok: false,
           retry: false,
-          error: new UnrecoverableError(
-            `no handler for job name '${job.name}' in ${this.def.className} (queue '${this.def.queueName}'): ` +
-              `its batch handler takes only jobs named '${name}'`,
-          ),
+          error: new UnrecoverableError(msg.notThisBatch(job.name, this.def.className, this.def.queueName, name!)),
         });
       }
     }
@@ -46,12 +48,7 @@ export class BatchRouter {
         returned = mine.map(() => ({ ok: false, error }));
       }
       if (returned !== undefined && returned !== null && (!Array.isArray(returned) || returned.length !== mine.length)) {
-        const error = new ValidationError(
-          'batch handler result',
-          `must be undefined or an array of ${mine.length} outcomes (one per job), got ${
-            Array.isArray(returned) ? `${returned.length} items` : typeof returned
-          }`,
-        );
+        const error = new ValidationError('batch handler result', msg.badBatchResult(mine.length, returned));
         returned = mine.map(() => ({ ok: false, error }));
       }
       mine.forEach((job, i) => outcomes.set(job, returned ? returned[i]! : { ok: true }));
@@ -81,7 +78,7 @@ export class BatchRouter {
         concurrency: h.concurrency,
         active: this.activeJobs,
         waiting: 0,
-        batch: { size: h.batch!.size, waitMs: h.batch!.waitMs, running: this.activeBatches },
+        batch: { ...this.batch, running: this.activeBatches },
       },
     ];
   }

@@ -1,7 +1,8 @@
 import { UnrecoverableError } from '../../core/errors.js';
 import { NotStartedError } from '../../core/worker/outbox.js';
 import type { Job } from '../../core/worker/worker.js';
-import type { HandlerDefinition, ProcessorDefinition } from '../discovery/processor-definition.js';
+import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
+import * as msg from '../relq.messages.js';
 import { Semaphore } from './semaphore.js';
 
 /** Live counters of one handler (for status and health). */
@@ -43,10 +44,7 @@ export class HandlerRouter {
   readonly handle = async (job: Job<unknown>): Promise<unknown> => {
     const route = this.byName.get(job.name) ?? this.fallback;
     if (!route) {
-      throw new UnrecoverableError(
-        `no handler for job name '${job.name}' in ${this.def.className} (queue '${this.def.queueName}'): ` +
-          `add @Process('${job.name}') or a default @Process() method`,
-      );
+      throw new UnrecoverableError(msg.noRoute(job.name, this.def.className, this.def.queueName));
     }
     await route.gate.acquire(job.signal);
     try {

@@ -1,14 +1,13 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import type { Queue } from '../../core/queue/queue.js';
-
-import { BatchWorker } from '../../core/worker/batch-worker.js';
 import { QueueInUseError, RelqError } from '../../core/errors.js';
+import type { Queue } from '../../core/queue/queue.js';
+import { BatchWorker } from '../../core/worker/batch-worker.js';
 import { Worker, type WorkerEvent } from '../../core/worker/worker.js';
+import type { ProcessorDefinition } from './processor-definition.js';
+import * as msg from '../relq.messages.js';
 import { BatchRouter } from './batch-router.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
-import type { ResolvedBatch } from '../options.js';
-import type { ProcessorDefinition } from '../discovery/processor-definition.js';
 
 /** How a lease loop is doing, for status pages and the health check. */
 export interface ProcessorStatus {
@@ -36,10 +35,11 @@ export interface ProcessorStatus {
   handlers: HandlerStatus[];
 }
 
+/** A loop that keeps failing logs at most this often (its status has every error). */
 const ERROR_LOG_EVERY_MS = 10_000;
 
 /** A lease loop: the engine's Worker, or a batch processor's BatchWorker. */
-type Runner = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
+type Loop = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
 
 /**
  * Runs one processor class: an engine `Worker` whose handler is the class's router (or,
@@ -48,8 +48,8 @@ type Runner = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
  * stopped loop is replaced by a new one on start). @internal
  */
 export class ProcessorRunner {
-  readonly router: HandlerRouter | BatchRouter;
-  private runner: Runner | undefined;
+  private readonly router: HandlerRouter | BatchRouter;
+  private loop: Loop | undefined;
   private subscription: Subscription | undefined;
   private stopping: Promise<void> | undefined;
   private lastError: string | null = null;
@@ -62,18 +62,14 @@ export class ProcessorRunner {
     readonly def: ProcessorDefinition,
     private readonly queue: Queue<unknown, unknown>,
     private readonly logger: Logger,
+    /** Running, holding no job, and silent for this long: stalled. */
+    private readonly stallMs: number,
   ) {
-    const batch = def.handlers[0]?.batch;
-    this.router = batch ? new BatchRouter(def) : new HandlerRouter(def);
-  }
-
-  /** The batch settings of a batch processor. */
-  get batch(): ResolvedBatch | undefined {
-    return this.def.handlers[0]?.batch;
+    this.router = def.handlers[0]?.batch ? new BatchRouter(def) : new HandlerRouter(def);
   }
 
   get isRunning(): boolean {
-    return this.runner?.isRunning ?? false;
+    return this.loop?.isRunning ?? false;
   }
 
   /** Starts the lease loop (no-op when running). Resolves once a running stop() finished. */
@@ -82,23 +78,22 @@ export class ProcessorRunner {
     if (this.isRunning) return;
     // A loop that stopped by itself (its queue was closed or deleted) is replaced.
     this.release();
-    if (this.router instanceof HandlerRouter) this.router.reopen();
     const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
-    const batch = this.batch;
     // For a batch processor, concurrency is its batches at once (the explorer resolved it).
     const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, autostart: false };
-    const runner: Runner = batch
-      ? new BatchWorker<unknown, unknown>(this.queue, (this.router as BatchRouter).handle, { ...common, size: batch.size, waitMs: batch.waitMs })
-      : new Worker<unknown, unknown>(this.queue, (this.router as HandlerRouter).handle, common);
-    this.runner = runner;
-    this.subscription = runner.events.subscribe((event) => this.onEvent(event));
-    runner.start();
-    this.logger.log(
-      `${this.def.className} consumes queue '${this.def.queueName}' ` +
-        (batch
-          ? `in batches of up to ${batch.size} (wait ${batch.waitMs} ms, ${concurrency} at once, lease ${leaseMs} ms)`
-          : `(concurrency ${concurrency}, lease ${leaseMs} ms)`),
-    );
+    const router = this.router;
+    let loop: Loop;
+    if (router instanceof BatchRouter) {
+      loop = new BatchWorker<unknown, unknown>(this.queue, router.handle, { ...common, ...router.batch });
+    } else {
+      router.reopen();
+      loop = new Worker<unknown, unknown>(this.queue, router.handle, common);
+    }
+    this.loop = loop;
+    this.subscription = loop.events.subscribe((event) => this.onEvent(event));
+    loop.start();
+    const batch = router instanceof BatchRouter ? router.batch : undefined;
+    this.logger.log(msg.loopStarted(this.def.className, this.def.queueName, { concurrency, leaseMs, batch }));
   }
 
   /**
@@ -107,15 +102,13 @@ export class ProcessorRunner {
    */
   stop(drainTimeoutMs = this.def.settings.drainTimeoutMs): Promise<void> {
     if (this.stopping) return this.stopping;
-    const runner = this.runner;
-    if (!runner) return Promise.resolve();
+    const loop = this.loop;
+    if (!loop) return Promise.resolve();
     this.stopping = (async () => {
-      const inFlight = this.inFlight;
-      if (inFlight > 0) {
-        this.logger.log(`${this.def.className}: stopping, waiting up to ${drainTimeoutMs} ms for ${inFlight} running job(s)`);
-      }
+      const inFlight = loop.inFlight;
+      if (inFlight > 0) this.logger.log(msg.loopDraining(this.def.className, drainTimeoutMs, inFlight));
       try {
-        const closed = runner.close({ drainTimeoutMs }); // stops leasing first
+        const closed = loop.close({ drainTimeoutMs }); // stops leasing first
         if (this.router instanceof HandlerRouter) this.router.stopWaiting();
         await closed;
       } finally {
@@ -126,42 +119,36 @@ export class ProcessorRunner {
     return this.stopping;
   }
 
-  private get inFlight(): number {
-    return this.runner?.inFlight ?? 0;
-  }
-
   private release(): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    this.runner = undefined;
+    this.loop = undefined;
   }
 
-  status(loopStallMs: number | undefined, now = Date.now()): ProcessorStatus {
+  status(now = Date.now()): ProcessorStatus {
+    const loop = this.loop;
+    const inFlight = loop?.inFlight ?? 0;
     const base = {
       processor: this.def.className,
       queue: this.def.queueName,
       concurrency: this.def.settings.concurrency,
+      inFlight,
       lastError: this.lastError,
       lastErrorAt: this.lastErrorAt,
       handlers: this.router.status(),
     };
-    const runner = this.runner;
-    if (!runner?.isRunning) {
-      return { ...base, state: 'stopped', alive: false, inFlight: this.inFlight, lastActivityAt: null };
-    }
-    const stallMs = loopStallMs ?? this.def.settings.blockMs + 10_000;
-    const inFlight = this.inFlight;
-    const last = runner.lastActivityAt;
+    if (!loop?.isRunning) return { ...base, state: 'stopped', alive: false, lastActivityAt: null };
+    const last = loop.lastActivityAt;
     // A batch loop is busy while every lane holds a batch; a per-job loop when every slot is taken.
-    const busy = runner instanceof BatchWorker ? runner.batchesHeld >= runner.concurrency : inFlight >= runner.concurrency;
+    const busy = loop instanceof BatchWorker ? loop.batchesHeld >= loop.concurrency : inFlight >= loop.concurrency;
     // Only a loop that holds nothing can be wedged (a long handler is not a stall).
-    const stalled = inFlight === 0 && now - last > stallMs;
+    const stalled = inFlight === 0 && now - last > this.stallMs;
     let state: ProcessorStatus['state'];
     if (this.lastErrorAt !== null && this.lastErrorAt >= last) state = this.standby ? 'standby' : 'erroring';
     else if (busy) state = 'busy';
     else if (stalled) state = 'stalled';
     else state = inFlight > 0 ? 'working' : 'idle';
-    return { ...base, state, alive: state !== 'erroring' && state !== 'stalled', inFlight, lastActivityAt: last };
+    return { ...base, state, alive: state !== 'erroring' && state !== 'stalled', lastActivityAt: last };
   }
 
   // ---- events ----------------------------------------------------------------
@@ -180,64 +167,57 @@ export class ProcessorRunner {
       const method = instance[methodName] as (...a: unknown[]) => unknown;
       await method.apply(instance, args);
     } catch (err) {
-      this.logger.error(
-        `${this.def.className}.${methodName} (@OnQueueEvent) threw: ${err instanceof Error ? err.message : String(err)}`,
-        err instanceof Error ? err.stack : undefined,
-      );
+      this.logger.error(msg.listenerThrew(this.def.className, methodName, msg.textOf(err)), err instanceof Error ? err.stack : undefined);
     }
   }
 
   private log(event: WorkerEvent<unknown, unknown>): void {
-    const q = this.def.queueName;
+    const { className, queueName: q } = this.def;
     switch (event.type) {
       case 'completed':
         break; // routine: listen with @OnQueueEvent('completed') to log it
       case 'failed':
-        if (event.willRetry) {
-          this.logger.warn(
-            `job ${event.job.id} of '${q}' failed (attempt ${event.job.attempt}/${event.job.maxAttempts}), will retry: ${text(event.error)}`,
-          );
-        }
+        if (event.willRetry) this.logger.warn(msg.jobWillRetry(q, event.job, msg.textOf(event.error)));
         break;
       case 'dead':
-        this.logger.error(`job ${event.job.id} of '${q}' dead-lettered after attempt ${event.job.attempt}: ${text(event.error)}`);
+        this.logger.error(msg.jobDead(q, event.job, msg.textOf(event.error)));
         break;
       case 'lost':
-        this.logger.warn(`job ${event.job.id} of '${q}': lease lost (it ran out); another worker may run it again`);
+        this.logger.warn(msg.leaseLost(q, event.job.id));
         break;
-      case 'error': {
-        const now = Date.now();
-        const standby = event.error instanceof QueueInUseError;
-        const first = standby !== this.standby || this.lastErrorAt === null;
-        this.lastError = text(event.error);
-        this.lastErrorAt = now;
-        this.standby = standby;
-        if (first || now - this.lastErrorLogAt >= ERROR_LOG_EVERY_MS) {
-          this.lastErrorLogAt = now;
-          if (standby) {
-            this.logger.log(`${this.def.className}: standing by, ${this.lastError}; it takes over when that role is free`);
-          } else {
-            const why = event.error instanceof RelqError && event.error.retryable ? 'cannot reach Redis' : 'fails';
-            this.logger.warn(`${this.def.className}: lease loop of '${q}' ${why}, retrying: ${this.lastError}`);
-          }
-        }
+      case 'error':
+        this.loopError(event.error);
         break;
-      }
       case 'stopped':
-        this.logger.log(
-          `${this.def.className}: lease loop of '${q}' stopped by itself (${event.reason}); ` +
-            'QueueRegistry.startWorkers() starts it again',
-        );
+        this.logger.log(msg.loopEnded(className, q, event.reason));
         break;
       default: {
         // Newer engine events.
         const other = event as { type: string; reason?: string };
-        this.logger.warn(`${this.def.className}: lease loop of '${q}': ${other.type}${other.reason ? ` (${other.reason})` : ''}`);
+        this.logger.warn(msg.loopEvent(className, q, other.type, other.reason));
       }
+    }
+  }
+
+  /** Recorded for the status; logged when it changes kind, then at most every ERROR_LOG_EVERY_MS. */
+  private loopError(error: unknown): void {
+    const now = Date.now();
+    const standby = error instanceof QueueInUseError;
+    const first = standby !== this.standby || this.lastErrorAt === null;
+    this.lastError = msg.textOf(error);
+    this.lastErrorAt = now;
+    this.standby = standby;
+    if (!first && now - this.lastErrorLogAt < ERROR_LOG_EVERY_MS) return;
+    this.lastErrorLogAt = now;
+    if (standby) this.logger.log(msg.standingBy(this.def.className, this.lastError));
+    else {
+      const unreachable = error instanceof RelqError && error.retryable;
+      this.logger.warn(msg.loopFailing(this.def.className, this.def.queueName, unreachable, this.lastError));
     }
   }
 }
 
+/** The arguments an `@OnQueueEvent()` method gets for each event (see its decorator). */
 function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
   switch (event.type) {
     case 'completed':
@@ -254,8 +234,3 @@ function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
       return [event];
   }
 }
-
-function text(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-

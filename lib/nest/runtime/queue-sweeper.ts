@@ -2,7 +2,8 @@ import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../../core/errors.js';
 import type { Queue } from '../../core/queue/queue.js';
 import type { SweepResult } from '../../core/types.js';
-import type { ResolvedSweeper } from '../options.js';
+import type { ResolvedSweeper } from '../options/sweeper-options.js';
+import * as msg from '../relq.messages.js';
 
 /** What the health check reads of one sweeper. */
 export interface SweeperStatus {
@@ -42,6 +43,10 @@ export class QueueSweeper {
     private readonly logger: Logger,
   ) {}
 
+  get queueName(): string {
+    return this.queue.name;
+  }
+
   start(): void {
     if (!this.settings.enabled || this.running) return;
     this.running = true;
@@ -63,23 +68,16 @@ export class QueueSweeper {
       const result = await this.queue.sweep({ limit: this.settings.limit, ...opts });
       this.lastRunAt = Date.now();
       this.lastResult = result;
-      if (this.failing) this.logger.log(`sweeper of queue '${this.queue.name}' is working again`);
+      if (this.failing) this.logger.log(msg.sweeperRecovered(this.queue.name));
       this.failing = false;
-      const moved = result.stalled + result.promoted;
-      if (result.stalled > 0) {
-        this.logger.warn(
-          `queue '${this.queue.name}': ${result.stalled} expired lease(s) reclaimed` +
-            (result.deadLettered ? `, ${result.deadLettered} dead-lettered (attempts exhausted)` : ''),
-        );
-      } else if (moved > 0) {
-        this.logger.debug(`queue '${this.queue.name}': ${result.promoted} delayed job(s) promoted`);
-      }
+      if (result.stalled > 0) this.logger.warn(msg.leasesReclaimed(this.queue.name, result.stalled, result.deadLettered));
+      else if (result.promoted > 0) this.logger.debug(msg.jobsPromoted(this.queue.name, result.promoted));
       return result;
     } catch (err) {
       if (err instanceof ValidationError) throw err; // a caller's bad limit, not a failing sweeper
-      this.lastError = err instanceof Error ? err.message : String(err);
+      this.lastError = msg.textOf(err);
       this.lastErrorAt = Date.now();
-      if (!this.failing) this.logger.warn(`sweeper of queue '${this.queue.name}' failed (will retry): ${this.lastError}`);
+      if (!this.failing) this.logger.warn(msg.sweeperFailing(this.queue.name, this.lastError));
       this.failing = true;
       throw err;
     }

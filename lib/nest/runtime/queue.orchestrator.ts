@@ -8,95 +8,76 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { Queue } from '../../core/queue/queue.js';
-import { RelqConfigError } from '../errors.js';
-import type { ResolvedRootOptions } from '../options.js';
-import type { ProcessorDefinition } from '../discovery/processor-definition.js';
-import { QueueStore } from './queue.store.js';
-import { RelqConnection } from './relq-connection.js';
-import { QueueSweeper } from './queue-sweeper.js';
-import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import type { ProcessorDefinition } from './processor-definition.js';
+import { defaultLoopStallMs } from '../options/defaults.js';
+import type { ResolvedRootOptions } from '../options/root-options.js';
+import { LOG_CONTEXT, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import * as msg from '../relq.messages.js';
 import { ProcessorRunner } from './processor-runner.js';
+import { QueueRegistry } from './queue.registry.js';
+import { QueueSweeper } from './queue-sweeper.js';
+import { RelqConnection } from './relq-connection.js';
+import { withTimeout } from './with-timeout.js';
 
 /** Longest wait for closeQueue() / reopenQueue() at shutdown / startup (Redis may be away). */
 const LIFECYCLE_TIMEOUT_MS = 2000;
+/** reopenQueue() at startup is retried with backoff up to this delay. */
 const REOPEN_RETRY_MAX_MS = 5000;
 
 /**
- * Owns what runs: lease loops (one ProcessorRunner per processor class) and sweepers (one per
- * queue). Reopens `closeOnShutdown` queues in onModuleInit, starts loops and sweepers in
+ * Runs what the queues need, in the app's lifecycle: lease loops (one ProcessorRunner per
+ * processor class) and sweepers (one per queue), kept in the QueueRegistry. Reopens
+ * `closeOnShutdown` queues in onModuleInit, starts loops and sweepers in
  * onApplicationBootstrap. In beforeApplicationShutdown it stops them (draining running
  * handlers), closes `closeOnShutdown` queues, then closes the Queue objects, which releases
  * add() calls waiting for room on a full queue (before the HTTP server waits for the
  * requests making them). Closes the shared connection in onApplicationShutdown. @internal
  */
 @Injectable()
-export class QueueOrchestrator
-  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
-{
-  private readonly logger = new Logger('relq');
-  private readonly runners: ProcessorRunner[] = [];
-  private readonly sweepers = new Map<string, QueueSweeper>();
+export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger(LOG_CONTEXT);
   private readonly reopenTimers = new Set<NodeJS.Timeout>();
-  private bootstrapped = false;
+  // Nest may call a hook twice on one context (init() and listen(), say): each runs once.
   private opened = false;
+  private bootstrapped = false;
   private stopping: Promise<void> | undefined;
   private shutDown = false;
 
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
-    private readonly store: QueueStore,
+    private readonly registry: QueueRegistry,
     private readonly connection: RelqConnection,
   ) {}
 
-  /** Called by the explorer with every discovered processor; creates nothing that runs. */
+  /** Called by the explorer with every discovered processor; starts nothing. */
   addProcessors(defs: ProcessorDefinition[]): void {
     for (const def of defs) {
-      const entry = this.store.get(def.queueName);
-      if (!entry) throw new RelqConfigError(`queue '${def.queueName}' is not registered`);
-      this.runners.push(new ProcessorRunner(def, entry.queue, this.logger));
+      const stallMs = this.options.health.loopStallMs ?? defaultLoopStallMs(def.settings.blockMs);
+      this.registry.addRunner(new ProcessorRunner(def, this.registry.getQueue(def.queueName), this.logger, stallMs));
     }
-  }
-
-  getRunners(): readonly ProcessorRunner[] {
-    return this.runners;
-  }
-
-  getSweepers(): QueueSweeper[] {
-    return [...this.sweepers.values()];
-  }
-
-  /** The sweeper of `queueName` (undefined before bootstrap). */
-  getSweeper(queueName: string): QueueSweeper | undefined {
-    return this.sweepers.get(queueName);
   }
 
   /** `closeOnShutdown` queues are open while the app runs: reopened before anything starts. */
   async onModuleInit(): Promise<void> {
     if (this.opened) return;
     this.opened = true;
-    await Promise.all(
-      this.store
-        .all()
-        .filter((e) => e.options.closeOnShutdown)
-        .map((e) => this.reopen(e.queue, 0)),
-    );
+    await Promise.all(this.closeOnShutdownQueues().map((queue) => this.reopen(queue, 0)));
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.bootstrapped) return;
     this.bootstrapped = true;
-    for (const { queue, options } of this.store.all()) {
+    for (const { queue, options } of this.registry.getEntries()) {
       const sweeper = new QueueSweeper(queue, options.sweeper, this.logger);
-      this.sweepers.set(queue.name, sweeper);
+      this.registry.addSweeper(sweeper);
       sweeper.start();
     }
+    const runners = this.registry.getRunners();
     if (!this.options.workersEnabled) {
-      if (this.runners.length) {
-        this.logger.log(`workers disabled: ${this.runners.length} processor(s) not started (producers only)`);
-      }
+      if (runners.length) this.logger.log(msg.loopsNotStarted(runners.length));
       return;
     }
-    await Promise.all(this.runners.map((h) => h.start()));
+    await Promise.all(runners.map((r) => r.start()));
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -109,7 +90,7 @@ export class QueueOrchestrator
     this.shutDown = true;
     // In case beforeApplicationShutdown was skipped (e.g. an init failure).
     await this.beforeApplicationShutdown();
-    await this.store.closeAll();
+    await this.registry.closeQueues();
     await this.connection.close();
   }
 
@@ -117,25 +98,27 @@ export class QueueOrchestrator
     for (const t of this.reopenTimers) clearTimeout(t);
     this.reopenTimers.clear();
     // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
-    await Promise.all([...this.runners.map((h) => h.stop()), ...[...this.sweepers.values()].map((s) => s.stop())]);
+    await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop())]);
     // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
-    await Promise.all(
-      this.store
-        .all()
-        .filter((e) => e.options.closeOnShutdown)
-        .map((e) => this.closeQueue(e.queue)),
-    );
+    await Promise.all(this.closeOnShutdownQueues().map((queue) => this.closeQueue(queue)));
     // 3. Closing the Queue objects releases add() calls still waiting for room (ClosedError),
     //    so that nothing (an HTTP request blocked in add(), say) holds up the rest of app.close().
-    await this.store.closeAll();
+    await this.registry.closeQueues();
+  }
+
+  private closeOnShutdownQueues(): Array<Queue<unknown, unknown>> {
+    return this.registry
+      .getEntries()
+      .filter((e) => e.options.closeOnShutdown)
+      .map((e) => e.queue);
   }
 
   private async closeQueue(queue: Queue<unknown, unknown>): Promise<void> {
     try {
       const closed = await withTimeout(queue.closeQueue(), LIFECYCLE_TIMEOUT_MS, 'closeQueue()');
-      this.logger.log(`queue '${queue.name}' ${closed ? 'closed' : 'was already closed'} (closeOnShutdown)`);
+      this.logger.log(msg.queueClosed(queue.name, closed));
     } catch (err) {
-      this.logger.warn(`queue '${queue.name}': closeQueue() on shutdown failed, the queue stays open: ${text(err)}`);
+      this.logger.warn(msg.closeFailed(queue.name, msg.textOf(err)));
     }
   }
 
@@ -144,37 +127,19 @@ export class QueueOrchestrator
     if (this.stopping) return;
     try {
       const reopened = await withTimeout(queue.reopenQueue(), LIFECYCLE_TIMEOUT_MS, 'reopenQueue()');
-      if (reopened) this.logger.log(`queue '${queue.name}' reopened (closeOnShutdown)`);
-      else if (attempt > 0) this.logger.log(`queue '${queue.name}' is open (closeOnShutdown)`);
+      if (reopened || attempt > 0) this.logger.log(msg.queueReopened(queue.name, reopened));
     } catch (err) {
       if (this.stopping) return;
-      const delay = Math.min(REOPEN_RETRY_MAX_MS, 250 * 2 ** attempt);
-      if (attempt === 0) {
-        this.logger.warn(
-          `queue '${queue.name}': reopenQueue() at startup failed (closeOnShutdown), retrying in the background; ` +
-            `until it succeeds, adds to a closed queue fail with QueueClosedError: ${text(err)}`,
-        );
-      }
-      const timer = setTimeout(() => {
-        this.reopenTimers.delete(timer);
-        void this.reopen(queue, attempt + 1);
-      }, delay);
+      if (attempt === 0) this.logger.warn(msg.reopenFailed(queue.name, msg.textOf(err)));
+      const timer = setTimeout(
+        () => {
+          this.reopenTimers.delete(timer);
+          void this.reopen(queue, attempt + 1);
+        },
+        Math.min(REOPEN_RETRY_MAX_MS, 250 * 2 ** attempt),
+      );
       timer.unref();
       this.reopenTimers.add(timer);
     }
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    timer.unref();
-  });
-  promise.catch(() => undefined);
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function text(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

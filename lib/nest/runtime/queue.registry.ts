@@ -1,53 +1,60 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { Queue } from '../../core/queue/queue.js';
+import { Injectable, Logger } from '@nestjs/common';
+import { Queue } from '../../core/queue/queue.js';
 import type { SweepResult } from '../../core/types.js';
-import { RelqConfigError } from '../errors.js';
-import type { ResolvedRootOptions } from '../options.js';
-import { QueueOrchestrator } from './queue.orchestrator.js';
-import { QueueStore } from './queue.store.js';
-import type { SweeperStatus } from './queue-sweeper.js';
-import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
-import type { ProcessorStatus } from './processor-runner.js';
+import { RelqConfigError, validating } from '../errors.js';
+import type { ResolvedQueueOptions } from '../options/queue-options.js';
+import { LOG_CONTEXT } from '../relq.constants.js';
+import * as msg from '../relq.messages.js';
+import type { ProcessorRunner, ProcessorStatus } from './processor-runner.js';
+import type { QueueSweeper, SweeperStatus } from './queue-sweeper.js';
+import { RelqConnection } from './relq-connection.js';
+
+/** One queue registered with `registerQueue`, and how it was configured. @internal */
+export interface RegisteredQueue {
+  readonly queue: Queue<unknown, unknown>;
+  readonly options: ResolvedQueueOptions;
+}
 
 /**
  * Runtime access to the queues and lease loops of this app: look queues up by name,
  * read the loops' status, stop and start loops (e.g. to drain an instance before a
  * deploy, or to switch an API instance into a worker).
+ *
+ * It is also where relq keeps them: one `Queue` per name however many feature modules
+ * register it (they must agree on its options), the lease loop of each processor and the
+ * sweeper of each queue. The orchestrator adds loops and sweepers and runs their lifecycle.
  */
 @Injectable()
 export class QueueRegistry {
-  constructor(
-    private readonly store: QueueStore,
-    private readonly orchestrator: QueueOrchestrator,
-    @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
-  ) {}
+  private readonly logger = new Logger(LOG_CONTEXT);
+  private readonly queues = new Map<string, RegisteredQueue & { signature: string }>();
+  private readonly runners: ProcessorRunner[] = [];
+  private readonly sweepers = new Map<string, QueueSweeper>();
+
+  constructor(private readonly connection: RelqConnection) {}
 
   /** The queue registered under `name`; throws when there is none. */
   getQueue<Data = unknown, Result = unknown>(name: string): Queue<Data, Result> {
-    const entry = this.store.get(name);
-    if (!entry) {
-      throw new RelqConfigError(
-        `no queue '${name}' is registered (known: ${this.store.names().join(', ') || 'none'}); add QueueModule.registerQueue({ name: '${name}' })`,
-      );
-    }
+    const entry = this.queues.get(name);
+    if (!entry) throw new RelqConfigError(msg.noSuchQueue(name, this.getQueueNames()));
     return entry.queue as Queue<Data, Result>;
   }
 
   hasQueue(name: string): boolean {
-    return this.store.has(name);
+    return this.queues.has(name);
   }
 
   getQueueNames(): string[] {
-    return this.store.names();
+    return [...this.queues.keys()];
   }
 
   /** Status of every discovered processor's lease loop. */
   getProcessors(): ProcessorStatus[] {
-    return this.orchestrator.getRunners().map((h) => h.status(this.options.health.loopStallMs));
+    return this.runners.map((r) => r.status());
   }
 
   getSweepers(): SweeperStatus[] {
-    return this.orchestrator.getSweepers().map((s) => s.status());
+    return [...this.sweepers.values()].map((s) => s.status());
   }
 
   /**
@@ -55,8 +62,8 @@ export class QueueRegistry {
    * also when `workers.enabled` is false. Returns how many were started.
    */
   async startWorkers(queueName?: string): Promise<number> {
-    const runners = this.select(queueName).filter((h) => !h.isRunning);
-    await Promise.all(runners.map((h) => h.start()));
+    const runners = this.select(queueName).filter((r) => !r.isRunning);
+    await Promise.all(runners.map((r) => r.start()));
     return runners.length;
   }
 
@@ -66,21 +73,95 @@ export class QueueRegistry {
    * go back to pending at once. Returns how many were stopped.
    */
   async stopWorkers(queueName?: string, opts: { drainTimeoutMs?: number } = {}): Promise<number> {
-    const runners = this.select(queueName).filter((h) => h.isRunning);
-    await Promise.all(runners.map((h) => h.stop(opts.drainTimeoutMs)));
+    const runners = this.select(queueName).filter((r) => r.isRunning);
+    await Promise.all(runners.map((r) => r.stop(opts.drainTimeoutMs)));
     return runners.length;
   }
 
   /** Runs one sweep of `queueName` now, outside the schedule; the sweeper's status records it. */
   sweep(queueName: string, opts: { limit?: number } = {}): Promise<SweepResult> {
     const queue = this.getQueue(queueName);
-    const sweeper = this.orchestrator.getSweeper(queueName);
+    const sweeper = this.sweepers.get(queueName);
     if (!sweeper) return queue.sweep(opts); // before bootstrap
     return sweeper.runOnce(opts);
   }
 
-  private select(queueName: string | undefined) {
-    if (queueName !== undefined && !this.store.has(queueName)) this.getQueue(queueName);
-    return this.orchestrator.getRunners().filter((h) => queueName === undefined || h.def.queueName === queueName);
+  private select(queueName: string | undefined): ProcessorRunner[] {
+    if (queueName !== undefined) this.getQueue(queueName); // throws for an unknown name
+    return this.runners.filter((r) => queueName === undefined || r.def.queueName === queueName);
   }
+
+  // ---- what the module's providers, the orchestrator and the health check use ----------------
+
+  /**
+   * The queue for `options.name`, created on first registration: the engine's Queue checks
+   * its options, and its warnings (eviction policy, ghost ids) go to the app's log. @internal
+   */
+  addQueue(options: ResolvedQueueOptions): Queue<unknown, unknown> {
+    const signature = signatureOf(options);
+    const existing = this.queues.get(options.name);
+    if (existing) {
+      if (existing.signature !== signature) throw new RelqConfigError(msg.registeredTwice(options.name));
+      return existing.queue;
+    }
+    const queue = validating(msg.queueWhere(options.name), () => {
+      return new Queue<unknown, unknown>(options.name, {
+        ...options.engine,
+        connection: options.connection ?? this.connection.client,
+        onWarning: (w) => this.logger.warn(w.message),
+      });
+    });
+    this.queues.set(options.name, { queue, options, signature });
+    return queue;
+  }
+
+  /** @internal */
+  getEntry(name: string): RegisteredQueue | undefined {
+    return this.queues.get(name);
+  }
+
+  /** @internal */
+  getEntries(): RegisteredQueue[] {
+    return [...this.queues.values()];
+  }
+
+  /** @internal */
+  addRunner(runner: ProcessorRunner): void {
+    this.runners.push(runner);
+  }
+
+  /** @internal */
+  getRunners(): readonly ProcessorRunner[] {
+    return this.runners;
+  }
+
+  /** @internal */
+  addSweeper(sweeper: QueueSweeper): void {
+    this.sweepers.set(sweeper.queueName, sweeper);
+  }
+
+  /** @internal */
+  getSweeper(queueName: string): QueueSweeper | undefined {
+    return this.sweepers.get(queueName);
+  }
+
+  /** @internal */
+  getQueueSweepers(): QueueSweeper[] {
+    return [...this.sweepers.values()];
+  }
+
+  /** Closes every queue (and any connection a queue opened for itself). @internal */
+  async closeQueues(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((e) => e.queue.close().catch(() => undefined)));
+  }
+}
+
+/** Two registrations agree when their options do, whatever order their keys were written in. */
+function signatureOf(o: ResolvedQueueOptions): string {
+  const connection = o.connection === undefined ? null : typeof o.connection === 'string' ? o.connection : 'object';
+  return JSON.stringify({ ...o, connection }, (_key, value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
 }

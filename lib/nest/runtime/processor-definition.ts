@@ -1,5 +1,5 @@
-import type { ProcessorEventType } from '../interfaces/processor-options.interface.js';
-import type { ResolvedBatch, ResolvedWorkerSettings } from '../options.js';
+import type { ResolvedBatch } from '../options/handler-options.js';
+import type { ProcessorEventType, ResolvedWorkerSettings } from '../options/processor-options.js';
 
 /** One `@Process()` method. */
 export interface HandlerDefinition {
@@ -24,7 +24,7 @@ export interface InstanceSource {
   get(context: object): Promise<object>;
 }
 
-/** A discovered `@Processor()` class, validated and ready to run. @internal */
+/** A discovered `@Processor()` class, validated and ready to run: what the explorer hands the orchestrator. @internal */
 export interface ProcessorDefinition {
   className: string;
   queueName: string;

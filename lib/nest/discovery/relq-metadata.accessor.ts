@@ -1,0 +1,25 @@
+import { Injectable, type Type } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { OnQueueEventMetadata } from '../decorators/on-queue-event.decorator.js';
+import type { ProcessMetadata } from '../decorators/process.decorator.js';
+import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
+import { ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA } from '../relq.constants.js';
+
+/** Reads what `@Processor()`, `@Process()` and `@OnQueueEvent()` recorded. @internal */
+@Injectable()
+export class RelqMetadataAccessor {
+  constructor(private readonly reflector: Reflector) {}
+
+  getProcessorMetadata(target: Type): ProcessorMetadata | undefined {
+    return this.reflector.get<ProcessorMetadata | undefined>(PROCESSOR_METADATA, target);
+  }
+
+  getProcessMetadata(method: Function): ProcessMetadata | undefined {
+    return this.reflector.get<ProcessMetadata | undefined>(PROCESS_METADATA, method);
+  }
+
+  /** The event types of every `@OnQueueEvent()` on the method (none: an empty list). */
+  getEventTypes(method: Function): OnQueueEventMetadata['types'] {
+    return this.reflector.get<OnQueueEventMetadata | undefined>(ON_QUEUE_EVENT_METADATA, method)?.types ?? [];
+  }
+}

@@ -1,0 +1,28 @@
+// Defaults of what only the Nest layer has. The engine's own (lease length, sweep limit, job
+// policy, prefix, payload limit) live in lib/core/defaults.ts and are left to the engine.
+
+/** `sweeper.intervalMs`. */
+export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
+/** `sweeper.jitter`. */
+export const DEFAULT_SWEEP_JITTER = 0.2;
+/** `shutdown.drainTimeoutMs`. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+/**
+ * `blockMs` of a lease loop. The engine's Worker has the same default but does not export
+ * it, and the health check needs the value (loopStallMs).
+ */
+export const DEFAULT_BLOCK_MS = 5000;
+/** `health.timeoutMs`: the PING and each Redis read of a health check. */
+export const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
+/** `concurrency` of a `@Process()` handler (of a batch handler: batches at once). */
+export const DEFAULT_HANDLER_CONCURRENCY = 1;
+
+/** `health.loopStallMs`: a loop may wait blockMs on Redis, plus time for the call itself. */
+export function defaultLoopStallMs(blockMs: number): number {
+  return blockMs + 10_000;
+}
+
+/** `health.sweeperStaleMs`: three missed intervals, plus time for a slow sweep. */
+export function defaultSweeperStaleMs(intervalMs: number): number {
+  return 3 * intervalMs + 5000;
+}

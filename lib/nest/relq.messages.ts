@@ -1,0 +1,257 @@
+// Every message relq/nest shows a user: configuration errors (thrown while the app starts),
+// job failures it makes itself, log lines and health problems. One place, so that the
+// wording stays consistent and each call site reads as what happened, not how it is said.
+
+const names = (list: readonly string[]) => list.join(', ');
+
+// ---- where an option or a decorator was given -------------------------------------------
+
+export const FOR_ROOT_OPTIONS = 'QueueModule.forRoot() options';
+
+export function queueWhere(name: unknown): string {
+  return `registerQueue(${typeof name === 'string' ? `'${name}'` : '…'})`;
+}
+
+export function processorWhere(queueName: string, className: string): string {
+  return `@Processor('${queueName}') ${className}`;
+}
+
+export function handlerWhere(processor: string, className: string, methodName: string): string {
+  return `${processor} ${className}.${methodName} @Process()`;
+}
+
+// ---- module wiring ----------------------------------------------------------------------
+
+export function oneWayNeeded(where: string, ways: number): string {
+  return `${where}: give exactly one of useFactory, useClass or useExisting (got ${ways})`;
+}
+
+export function queueNameNeeded(call: 'registerQueue' | 'registerQueueAsync'): string {
+  return `${call}(): every queue needs a name`;
+}
+
+export function forRootNeeded(queueName: string): string {
+  return `QueueModule.registerQueue('${queueName}') needs QueueModule.forRoot() or QueueModule.forRootAsync() in the imports of the root module`;
+}
+
+export function factoryGaveName(queueName: string, given: unknown): string {
+  return `registerQueueAsync('${queueName}'): the factory returned name '${String(given)}'; leave name out`;
+}
+
+export function registeredTwice(queueName: string): string {
+  return (
+    `queue '${queueName}' is registered more than once with different options; ` +
+    'register it once (e.g. in a shared module that exports QueueModule) or give every registration the same options'
+  );
+}
+
+export function noSuchQueue(queueName: string, known: readonly string[]): string {
+  return `no queue '${queueName}' is registered (known: ${names(known) || 'none'}); add QueueModule.registerQueue({ name: '${queueName}' })`;
+}
+
+export function terminusMissing(reason: string): string {
+  return `QueueHealthIndicator needs @nestjs/terminus (npm install @nestjs/terminus), or use QueueHealthService.check(): ${reason}`;
+}
+
+// ---- processors found by discovery ------------------------------------------------------
+
+export function processorQueueNotRegistered(where: string, queueName: string, className: string, known: readonly string[]): string {
+  return (
+    `${where}: queue '${queueName}' is not registered. Add QueueModule.registerQueue({ name: '${queueName}' }) ` +
+    `to the imports of the module that provides ${className}` +
+    (known.length ? ` (registered queues: ${names(known)})` : ' (no queue is registered)')
+  );
+}
+
+export function twoProcessors(queueName: string, first: string, second: string): string {
+  return (
+    `queue '${queueName}' has two processors, ${first} and ${second}` +
+    (first === second ? ' (the class is listed as a provider in two modules)' : '') +
+    `; a queue takes one @Processor() class (its lease loop routes every job name): merge their @Process() methods into one class`
+  );
+}
+
+export function twoHandlers(where: string, jobName: string | undefined, className: string, first: string, second: string): string {
+  const label = jobName === undefined ? 'default handlers' : `handlers for job name '${jobName}'`;
+  return `${where}: two ${label}, ${className}.${first} and ${className}.${second}; each job name (and the default @Process()) takes exactly one method`;
+}
+
+export function unknownEvent(where: string, className: string, methodName: string, type: unknown, known: readonly string[]): string {
+  return `${where}: ${className}.${methodName} @OnQueueEvent('${String(type)}'): unknown event (known: ${names(known)})`;
+}
+
+export function noHandler(where: string): string {
+  return `${where}: no @Process() method; add one (the default handler) or @Process('job-name') methods`;
+}
+
+export function batchHandlerNotAlone(where: string, className: string, methodName: string, others: readonly string[]): string {
+  return (
+    `${where}: ${className}.${methodName} is a batch handler (@Process({ batch })), so it must be the ` +
+    `processor's only @Process() method, but there is also ${names(others)}: one lease loop leases whole batches ` +
+    'for that one method. Move the other handlers to a processor of another queue'
+  );
+}
+
+export function handlerAboveProcessor(where: string, className: string, methodName: string, handler: number, processor: number): string {
+  return `${where}: ${className}.${methodName} has concurrency ${handler}, above the processor's concurrency ${processor}`;
+}
+
+export function noInstance(className: string): string {
+  return `${className}: the processor's instance could not be created (is it a provider of a loaded module?)`;
+}
+
+export function processorSkipped(className: string, queueName: string, token: string): string {
+  return `${className}: not started, because the provider of queue '${queueName}' was overridden (${token})`;
+}
+
+// ---- jobs the routers fail themselves ---------------------------------------------------
+
+export function noRoute(jobName: string, className: string, queueName: string): string {
+  return `no handler for job name '${jobName}' in ${className} (queue '${queueName}'): add @Process('${jobName}') or a default @Process() method`;
+}
+
+export function notThisBatch(jobName: string, className: string, queueName: string, handled: string): string {
+  return `no handler for job name '${jobName}' in ${className} (queue '${queueName}'): its batch handler takes only jobs named '${handled}'`;
+}
+
+export function badBatchResult(jobs: number, returned: unknown): string {
+  return `must be undefined or an array of ${jobs} outcomes (one per job), got ${Array.isArray(returned) ? `${returned.length} items` : typeof returned}`;
+}
+
+// ---- lease loops ------------------------------------------------------------------------
+
+export function loopStarted(className: string, queueName: string, s: { concurrency: number; leaseMs: number; batch?: { size: number; waitMs: number } }): string {
+  return (
+    `${className} consumes queue '${queueName}' ` +
+    (s.batch
+      ? `in batches of up to ${s.batch.size} (wait ${s.batch.waitMs} ms, ${s.concurrency} at once, lease ${s.leaseMs} ms)`
+      : `(concurrency ${s.concurrency}, lease ${s.leaseMs} ms)`)
+  );
+}
+
+export function loopDraining(className: string, drainTimeoutMs: number, inFlight: number): string {
+  return `${className}: stopping, waiting up to ${drainTimeoutMs} ms for ${inFlight} running job(s)`;
+}
+
+export function loopsNotStarted(count: number): string {
+  return `workers disabled: ${count} processor(s) not started (producers only)`;
+}
+
+export function jobWillRetry(queueName: string, job: { id: string; attempt: number; maxAttempts: number }, error: string): string {
+  return `job ${job.id} of '${queueName}' failed (attempt ${job.attempt}/${job.maxAttempts}), will retry: ${error}`;
+}
+
+export function jobDead(queueName: string, job: { id: string; attempt: number }, error: string): string {
+  return `job ${job.id} of '${queueName}' dead-lettered after attempt ${job.attempt}: ${error}`;
+}
+
+export function leaseLost(queueName: string, jobId: string): string {
+  return `job ${jobId} of '${queueName}': lease lost (it ran out); another worker may run it again`;
+}
+
+export function standingBy(className: string, error: string): string {
+  return `${className}: standing by, ${error}; it takes over when that role is free`;
+}
+
+export function loopFailing(className: string, queueName: string, unreachable: boolean, error: string): string {
+  return `${className}: lease loop of '${queueName}' ${unreachable ? 'cannot reach Redis' : 'fails'}, retrying: ${error}`;
+}
+
+export function loopEnded(className: string, queueName: string, reason: string): string {
+  return `${className}: lease loop of '${queueName}' stopped by itself (${reason}); QueueRegistry.startWorkers() starts it again`;
+}
+
+export function loopEvent(className: string, queueName: string, type: string, reason: string | undefined): string {
+  return `${className}: lease loop of '${queueName}': ${type}${reason ? ` (${reason})` : ''}`;
+}
+
+export function listenerThrew(className: string, methodName: string, error: string): string {
+  return `${className}.${methodName} (@OnQueueEvent) threw: ${error}`;
+}
+
+// ---- sweepers ---------------------------------------------------------------------------
+
+export function sweeperRecovered(queueName: string): string {
+  return `sweeper of queue '${queueName}' is working again`;
+}
+
+export function leasesReclaimed(queueName: string, stalled: number, deadLettered: number): string {
+  return `queue '${queueName}': ${stalled} expired lease(s) reclaimed` + (deadLettered ? `, ${deadLettered} dead-lettered (attempts exhausted)` : '');
+}
+
+export function jobsPromoted(queueName: string, promoted: number): string {
+  return `queue '${queueName}': ${promoted} delayed job(s) promoted`;
+}
+
+export function sweeperFailing(queueName: string, error: string): string {
+  return `sweeper of queue '${queueName}' failed (will retry): ${error}`;
+}
+
+// ---- closeOnShutdown queues -------------------------------------------------------------
+
+export function queueClosed(queueName: string, closedNow: boolean): string {
+  return `queue '${queueName}' ${closedNow ? 'closed' : 'was already closed'} (closeOnShutdown)`;
+}
+
+export function closeFailed(queueName: string, error: string): string {
+  return `queue '${queueName}': closeQueue() on shutdown failed, the queue stays open: ${error}`;
+}
+
+export function queueReopened(queueName: string, reopenedNow: boolean): string {
+  return `queue '${queueName}' ${reopenedNow ? 'reopened' : 'is open'} (closeOnShutdown)`;
+}
+
+export function reopenFailed(queueName: string, error: string): string {
+  return (
+    `queue '${queueName}': reopenQueue() at startup failed (closeOnShutdown), retrying in the background; ` +
+    `until it succeeds, adds to a closed queue fail with QueueClosedError: ${error}`
+  );
+}
+
+// ---- health problems --------------------------------------------------------------------
+
+/** The target of a queue's own connection in the health report. */
+export function ownConnection(queueName: string): string {
+  return `queue '${queueName}' connection`;
+}
+
+export function redisUnreachable(target: string, error: string | undefined): string {
+  return `redis ${target} unreachable: ${error}`;
+}
+
+export function readFailed(what: 'counts' | 'state' | 'stats', error: string): string {
+  return `${what} unavailable: ${error}`;
+}
+
+export function backlogOverLimit(pending: number, maxPending: number): string {
+  return `backlog ${pending} pending > maxPending ${maxPending}`;
+}
+
+export function deadOverLimit(dead: number, maxDead: number): string {
+  return `${dead} dead letters > maxDead ${maxDead}`;
+}
+
+export function loopStalled(processor: string, forMs: number): string {
+  return `lease loop ${processor} stalled: no progress for ${forMs} ms`;
+}
+
+export function loopErroring(processor: string, error: string | null): string {
+  return `lease loop ${processor} failing: ${error}`;
+}
+
+export function sweeperStale(forMs: number, lastError: string | null): string {
+  return `sweeper has not completed a run for ${forMs} ms` + (lastError ? ` (last error: ${lastError})` : '');
+}
+
+export function queueProblem(queueName: string, problem: string): string {
+  return `queue '${queueName}': ${problem}`;
+}
+
+export function timedOut(what: string, ms: number): string {
+  return `${what} timed out after ${ms} ms`;
+}
+
+/** The message of anything thrown. */
+export function textOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
