@@ -251,7 +251,10 @@ describe('bootstrap errors', () => {
       QueueModule.registerQueue({ name: 'q', defaults: { job: { attempts: 0 } } }),
     );
     expect(badQueue).toBeInstanceOf(RelqConfigError);
-    expect(badQueue.message).toMatch(/registerQueue\('q'\).*attempts/);
+    expect(badQueue.message).toMatch(/registerQueue\('q'\): defaults\.job\.attempts: must be between 1/);
+    // The root's job policy is checked at forRoot, with its path, even before any queue uses it.
+    const badRootPolicy = await bootError(QueueModule.forRoot({ connection: bed.redis.url, defaults: { job: { attempts: 0 } } }));
+    expect(badRootPolicy.message).toMatch(/forRoot\(\) options: defaults\.job\.attempts: must be between 1/);
 
     @Processor('p', { concurrency: 0 })
     class BadProcessor {

@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '../../core/defaults.js';
+import { resolvePolicy } from '../../core/queue/options.js';
 import { assertConnection } from '../../core/redis/connection.js';
 import { assertEvictionCheck } from '../../core/redis/server-check.js';
 import type { ConnectionInput, JobPolicyOptions, QueueOptions } from '../../core/types.js';
@@ -84,7 +85,6 @@ const ROOT_KEYS = optionKeys<QueueModuleOptions>({
   health: true,
 });
 const DEFAULTS_KEYS = optionKeys<QueueDefaults>({ job: true, processor: true });
-const JOB_KEYS = optionKeys<JobPolicyOptions>({ attempts: true, backoff: true, leaseMs: true, keepCompletedMs: true, dedupWindowMs: true });
 
 export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): ResolvedRootOptions {
   return validating(FOR_ROOT_OPTIONS, () => {
@@ -126,11 +126,14 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
   });
 }
 
-/** `defaults` of forRoot or registerQueue. The job policy's values are checked by each Queue that gets it. */
+/**
+ * `defaults` of forRoot or registerQueue. The job policy goes through the engine's own check
+ * of it here, so that a mistake stops the app naming `defaults.job` and the call it was given to.
+ */
 export function checkDefaults(d: QueueDefaults | undefined): QueueDefaults {
   if (d === undefined) return {};
   assertOptions('defaults', d, DEFAULTS_KEYS);
-  if (d.job !== undefined) assertOptions('defaults.job', d.job, JOB_KEYS);
+  if (d.job !== undefined) resolvePolicy('defaults.job', d.job);
   checkProcessorDefaults('defaults.processor', d.processor);
   return d;
 }
