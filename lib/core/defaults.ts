@@ -12,6 +12,17 @@ export const DEFAULT_POLICY: Readonly<JobPolicy> = Object.freeze({
   dedupWindowMs: 86_400_000,
 });
 
+/** A lease loop's wait for work when nothing is pending (Worker / BatchWorker `blockMs`). */
+export const DEFAULT_BLOCK_MS = 5000;
+/** How long running handlers may finish on close before their jobs are given back (`drainTimeoutMs`). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+/** A batch's wait for more jobs once it has one (BatchWorker `waitMs`). */
+export const DEFAULT_BATCH_WAIT_MS = 0;
+/** Largest accepted `maxPayloadBytes`. */
+export const MAX_PAYLOAD_LIMIT = 512 * 1024 * 1024;
+/** Range of a sweep's `limit`. */
+export const MAX_SWEEP_LIMIT = 100_000;
+
 export const MAX_PRIORITY = 1000;
 export const MAX_LEASE_COUNT = 1000;
 /** Bound of each kind of work done by one sweep call. */

@@ -14,7 +14,7 @@ export class RelqConfigError extends RelqError {
 /**
  * Runs `check` (the engine's validators, or an engine constructor), turning their errors into
  * a config error that names `where`: the engine knows the option, the Nest layer where it was
- * given. @internal
+ * given.
  */
 export function validating<T>(where: string, check: () => T): T {
   try {

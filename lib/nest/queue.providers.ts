@@ -12,7 +12,7 @@ type QueueOwnOptions = Omit<RegisterQueueOptions, 'name'>;
 
 /**
  * The provider of one queue's `Queue`: its options (given inline, or made by the provider
- * behind `optionsToken`) over the root's, registered in the QueueRegistry. @internal
+ * behind `optionsToken`) over the root's, registered in the QueueRegistry.
  */
 export function createQueueProvider(name: string, inline: RegisterQueueOptions | undefined, optionsToken?: string): Provider {
   return {
@@ -33,7 +33,7 @@ export function createQueueProvider(name: string, inline: RegisterQueueOptions |
   };
 }
 
-/** The providers of the options of a `registerQueueAsync` queue. @internal */
+/** The providers of the options of a `registerQueueAsync` queue. */
 export function createAsyncQueueOptionsProviders(options: RegisterQueueAsyncOptions): Provider[] {
   assertOneWay(`registerQueueAsync('${options.name}')`, options);
   const token = getQueueOptionsToken(options.name);

@@ -11,15 +11,15 @@ export function getQueueOptionsToken(name: string): string {
 /** Injection token of the raw options given to `QueueModule.forRoot` / `forRootAsync`. */
 export const RELQ_MODULE_OPTIONS = 'RELQ_MODULE_OPTIONS';
 
-/** Injection token of the validated root options, with defaults applied. @internal */
+/** Injection token of the validated root options, with defaults applied. */
 export const RELQ_RESOLVED_OPTIONS = 'RELQ_RESOLVED_OPTIONS';
 
-/** Metadata keys written by the decorators and read by the metadata accessor. @internal */
+/** Metadata keys written by the decorators and read by the metadata accessor. */
 export const PROCESSOR_METADATA = 'relq:processor';
-/** @internal */
+/** */
 export const PROCESS_METADATA = 'relq:process';
-/** @internal */
+/** */
 export const ON_QUEUE_EVENT_METADATA = 'relq:on-queue-event';
 
-/** The context of every relq log line, so that an app can filter them. @internal */
+/** The context of every relq log line, so that an app can filter them. */
 export const LOG_CONTEXT = 'relq';

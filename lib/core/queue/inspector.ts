@@ -1,4 +1,4 @@
-import { DEFAULT_SWEEP_LIMIT } from '../defaults.js';
+import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
 import { decodeRecord } from '../redis/record.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
@@ -62,7 +62,7 @@ export class Inspector<Data, Result> {
   async sweep(opts: { limit?: number }): Promise<SweepResult> {
     assertOptions('sweep options', opts, ['limit']);
     const limit = opts.limit ?? DEFAULT_SWEEP_LIMIT;
-    assertInt('limit', limit, { min: 1, max: 100_000 });
+    assertInt('limit', limit, { min: 1, max: MAX_SWEEP_LIMIT });
     const r = (await this.ctx.run('sweep', 'sweep', [this.ctx.eventsFlag, limit])) as number[];
     return { stalled: r[0]!, deadLettered: r[1]!, promoted: r[2]!, completedRemoved: r[3]!, dedupForgotten: r[4]! };
   }

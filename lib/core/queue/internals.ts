@@ -6,7 +6,7 @@ import type { SettleItem } from './settle-items.js';
 /**
  * What Worker and BatchWorker use of a Queue beyond its public API: the lease call that also
  * settles, settles and touches carrying request ids, and blocking connections. Not on the
- * public Queue type (users never see it in autocomplete); reached with internalsOf(). @internal
+ * public Queue type (users never see it in autocomplete); reached with internalsOf().
  */
 export interface QueueInternals<Data> {
   readonly name: string;
@@ -28,7 +28,7 @@ export function registerInternals(queue: object, internals: QueueInternals<unkno
   registry.set(queue, internals);
 }
 
-/** The internals of a Queue built by its constructor; undefined for anything else. @internal */
+/** The internals of a Queue built by its constructor; undefined for anything else. */
 export function internalsOf<Data>(queue: unknown): QueueInternals<Data> | undefined {
   return typeof queue === 'object' && queue !== null ? (registry.get(queue) as QueueInternals<Data> | undefined) : undefined;
 }

@@ -1,5 +1,5 @@
 import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY, DEFAULT_PREFIX, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY, DEFAULT_PREFIX, MAX_PAYLOAD_LIMIT, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
 import { assertDurability, type DurabilityOptions } from '../redis/replication.js';
@@ -210,7 +210,7 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);
   if (options.maxPayloadBytes !== undefined) {
-    assertInt('maxPayloadBytes', options.maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
+    assertInt('maxPayloadBytes', options.maxPayloadBytes, { min: 1, max: MAX_PAYLOAD_LIMIT });
   }
   if (options.events !== undefined) assertBoolean('events', options.events);
   assertConnection('connection', options.connection);

@@ -17,7 +17,7 @@ const GHOST_WARNING_EVERY_MS = 10_000;
 /**
  * What every part of one Queue object shares: its name, keys and options, the connection,
  * the one way to run a script (server check, call deadline, typed errors), replication waits,
- * the blocking connections, and whether the object is closed. @internal
+ * the blocking connections, and whether the object is closed.
  */
 export class QueueContext implements SettingsContext {
   readonly keys: QueueKeys;

@@ -31,7 +31,7 @@ export interface QueueState {
 /**
  * The bounded / fair / lifecycle / exclusive / stats side of one Queue object
  * (docs/bounded-fair-batch.md). The Queue keeps its plain add and lease paths untouched
- * unless these options are used. @internal
+ * unless these options are used.
  */
 export class QueueSettings {
   readonly identity = newIdentity();

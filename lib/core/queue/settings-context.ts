@@ -3,7 +3,7 @@ import type { RelqError } from '../errors.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { ScriptName } from '../redis/scripts.js';
 
-/** What the bounded / fair / lifecycle parts need from their Queue. @internal */
+/** What the bounded / fair / lifecycle parts need from their Queue. */
 export interface SettingsContext {
   readonly name: string;
   readonly keys: QueueKeys;

@@ -1,4 +1,4 @@
-import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
@@ -77,7 +77,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     assertInt('size', options.size, { min: 1, max: MAX_LEASE_COUNT });
     const concurrency = options.concurrency ?? 1;
     assertInt('concurrency', concurrency, { min: 1, max: MAX_BATCH_CONCURRENCY });
-    const waitMs = options.waitMs ?? 0;
+    const waitMs = options.waitMs ?? DEFAULT_BATCH_WAIT_MS;
     assertInt('waitMs', waitMs, { max: MAX_TIMER_MS });
     super(queue, options);
     this.size = options.size;

@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import { DEFAULT_LEASE_MS, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS, MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
@@ -57,8 +57,8 @@ export abstract class LeaseWorker<Data, Result> {
     if (options.heartbeat !== undefined) assertBoolean('heartbeat', options.heartbeat);
     if (options.autostart !== undefined) assertBoolean('autostart', options.autostart);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.blockMs = options.blockMs ?? 5000;
-    this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+    this.blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
+    this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     assertInt('leaseMs', this.leaseMs, { min: 10, max: 2 ** 41 });
     assertInt('blockMs', this.blockMs, { min: 10, max: MAX_TIMER_MS });
     assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: MAX_TIMER_MS });

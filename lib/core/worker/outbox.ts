@@ -23,7 +23,7 @@ export interface Outcome<Data, Result> {
 /**
  * Thrown by a handler that has not started the job (e.g. a router whose line of jobs waiting
  * for a slot is cleared at shutdown): the worker gives the job back to pending at once, with no
- * failed attempt and no event. @internal
+ * failed attempt and no event.
  */
 export class NotStartedError extends Error {
   constructor() {

@@ -1,7 +1,7 @@
 import type { ProcessorEventType } from '../options/processor-options.js';
 import { ON_QUEUE_EVENT_METADATA } from '../relq.constants.js';
 
-/** What `@OnQueueEvent()` records on a method. @internal */
+/** What `@OnQueueEvent()` records on a method. */
 export interface OnQueueEventMetadata {
   types: ProcessorEventType[];
 }

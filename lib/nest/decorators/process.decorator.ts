@@ -3,7 +3,7 @@ import type { BatchOutcome } from '../../core/worker/batch-worker.js';
 import type { BatchProcessOptions, ProcessOptions } from '../options/handler-options.js';
 import { PROCESS_METADATA } from '../relq.constants.js';
 
-/** What `@Process()` records on a method. @internal */
+/** What `@Process()` records on a method. */
 export interface ProcessMetadata {
   /** undefined: the default handler. */
   jobName: string | undefined;

@@ -2,7 +2,7 @@ import { Injectable, SetMetadata } from '@nestjs/common';
 import type { ProcessorOptions } from '../options/processor-options.js';
 import { PROCESSOR_METADATA } from '../relq.constants.js';
 
-/** What `@Processor()` records on a class. @internal */
+/** What `@Processor()` records on a class. */
 export interface ProcessorMetadata {
   queueName: string;
   options: ProcessorOptions;

@@ -5,13 +5,8 @@
 export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
 /** `sweeper.jitter`. */
 export const DEFAULT_SWEEP_JITTER = 0.2;
-/** `shutdown.drainTimeoutMs`. */
-export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
-/**
- * `blockMs` of a lease loop. The engine's Worker has the same default but does not export
- * it, and the health check needs the value (loopStallMs).
- */
-export const DEFAULT_BLOCK_MS = 5000;
+// `shutdown.drainTimeoutMs` and a loop's `blockMs` are the engine's (DEFAULT_DRAIN_TIMEOUT_MS,
+// DEFAULT_BLOCK_MS in lib/core/defaults.ts).
 /** `health.timeoutMs`: the PING and each Redis read of a health check. */
 export const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
 /** `concurrency` of a `@Process()` handler (of a batch handler: batches at once). */

@@ -1,4 +1,4 @@
-import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertInt, assertOptions } from '../../core/validate.js';
 import type { BatchWorkerOptions } from '../../core/worker/batch-worker.js';
 import { DEFAULT_HANDLER_CONCURRENCY } from './defaults.js';
@@ -49,7 +49,7 @@ export function resolveHandlerOptions(
   if (o.batch !== undefined) {
     assertOptions('batch', o.batch, BATCH_KEYS);
     assertInt('batch.size', o.batch.size, { min: 1, max: MAX_LEASE_COUNT });
-    const waitMs = o.batch.waitMs ?? 0;
+    const waitMs = o.batch.waitMs ?? DEFAULT_BATCH_WAIT_MS;
     assertInt('batch.waitMs', waitMs, { max: MAX_TIMER_MS });
     batch = { size: o.batch.size, waitMs };
   }

@@ -2,7 +2,7 @@ import type { Scope } from '@nestjs/common';
 import { DEFAULT_LEASE_MS, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertBoolean, assertInt, assertOptions } from '../../core/validate.js';
 import type { WorkerEvent, WorkerOptions } from '../../core/worker/worker.js';
-import { DEFAULT_BLOCK_MS } from './defaults.js';
+import { DEFAULT_BLOCK_MS } from '../../core/defaults.js';
 import { optionKeys } from './option-keys.js';
 
 /**

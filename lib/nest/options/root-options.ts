@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../core/defaults.js';
+import { MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { resolvePolicy } from '../../core/queue/options.js';
 import { assertConnection } from '../../core/redis/connection.js';
 import { assertEvictionCheck } from '../../core/redis/server-check.js';
@@ -7,7 +7,7 @@ import { assertBoolean, assertInt, assertOptions, assertPrefix } from '../../cor
 import { validating } from '../errors.js';
 import { FOR_ROOT_OPTIONS } from '../relq.messages.js';
 import type { AsyncOptions } from './async-options.js';
-import { DEFAULT_DRAIN_TIMEOUT_MS } from './defaults.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../core/defaults.js';
 import { resolveHealth, type HealthOptions, type ResolvedHealth } from './health-options.js';
 import { optionKeys } from './option-keys.js';
 import { checkProcessorDefaults, type ProcessorDefaults } from './processor-options.js';
@@ -95,7 +95,7 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
     if (prefix !== undefined) assertPrefix(prefix);
     const defaults = checkDefaults(o.defaults);
     // The engine checks maxPayloadBytes in each Queue but exports no check of it alone.
-    if (maxPayloadBytes !== undefined) assertInt('maxPayloadBytes', maxPayloadBytes, { min: 1, max: 512 * 1024 * 1024 });
+    if (maxPayloadBytes !== undefined) assertInt('maxPayloadBytes', maxPayloadBytes, { min: 1, max: MAX_PAYLOAD_LIMIT });
     if (events !== undefined) assertBoolean('events', events);
     assertEvictionCheck(evictionCheck);
     const sweeper = resolveSweeper(o.sweeper, DEFAULT_SWEEPER);

@@ -1,4 +1,4 @@
-import { DEFAULT_SWEEP_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
+import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertBoolean, assertInt, assertNumber, assertOptions } from '../../core/validate.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, DEFAULT_SWEEP_JITTER } from './defaults.js';
 import { optionKeys } from './option-keys.js';
@@ -36,7 +36,7 @@ export function resolveSweeper(s: SweeperOptions | false | undefined, base: Read
   if (s.intervalMs !== undefined) assertInt('sweeper.intervalMs', s.intervalMs, { min: 10, max: MAX_TIMER_MS });
   if (s.jitter !== undefined) assertNumber('sweeper.jitter', s.jitter, 0, 1);
   // queue.sweep() checks its limit on every call; checked here so that a bad one stops the app instead
-  if (s.limit !== undefined) assertInt('sweeper.limit', s.limit, { min: 1, max: 100_000 });
+  if (s.limit !== undefined) assertInt('sweeper.limit', s.limit, { min: 1, max: MAX_SWEEP_LIMIT });
   return {
     enabled: s.enabled ?? base.enabled,
     intervalMs: s.intervalMs ?? base.intervalMs,

@@ -24,7 +24,7 @@ export interface InstanceSource {
   get(context: object): Promise<object>;
 }
 
-/** A discovered `@Processor()` class, validated and ready to run: what the explorer hands the orchestrator. @internal */
+/** A discovered `@Processor()` class, validated and ready to run: what the explorer hands the orchestrator. */
 export interface ProcessorDefinition {
   className: string;
   queueName: string;

@@ -45,7 +45,7 @@ type Loop = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
  * Runs one processor class: an engine `Worker` whose handler is the class's router (or,
  * for a batch processor, an engine `BatchWorker` running `concurrency` batches at once),
  * its outcome events delivered to `@OnQueueEvent()` methods, and start/stop at runtime (a
- * stopped loop is replaced by a new one on start). @internal
+ * stopped loop is replaced by a new one on start).
  */
 export class ProcessorRunner {
   private readonly router: HandlerRouter | BatchRouter;

@@ -31,7 +31,7 @@ const REOPEN_RETRY_MAX_MS = 5000;
  * onApplicationBootstrap. In beforeApplicationShutdown it stops them (draining running
  * handlers), closes `closeOnShutdown` queues, then closes the Queue objects, which releases
  * add() calls waiting for room on a full queue (before the HTTP server waits for the
- * requests making them). Closes the shared connection in onApplicationShutdown. @internal
+ * requests making them). Closes the shared connection in onApplicationShutdown.
  */
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {

@@ -9,7 +9,7 @@ import type { ProcessorRunner, ProcessorStatus } from './processor-runner.js';
 import type { QueueSweeper, SweeperStatus } from './queue-sweeper.js';
 import { RelqConnection } from './relq-connection.js';
 
-/** One queue registered with `registerQueue`, and how it was configured. @internal */
+/** One queue registered with `registerQueue`, and how it was configured. Not part of the public API. */
 export interface RegisteredQueue {
   readonly queue: Queue<unknown, unknown>;
   readonly options: ResolvedQueueOptions;

@@ -1,6 +1,6 @@
 /**
  * A FIFO counting semaphore: at most `limit` holders at once. A waiter whose signal
- * aborts leaves the line and rejects with the signal's reason. @internal
+ * aborts leaves the line and rejects with the signal's reason.
  */
 export class Semaphore {
   private held = 0;
