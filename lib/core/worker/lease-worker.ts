@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS } from '../defaults.js';
 import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
@@ -11,16 +11,10 @@ import type { LeaseStep } from '../queue/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import { requeueItem, type SettleItem } from '../queue/settle-items.js';
 import type { Lease } from '../types.js';
-import { assertBoolean, assertInt } from '../validate.js';
+import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
-export interface LeaseWorkerOptions {
-  leaseMs?: number;
-  blockMs?: number;
-  heartbeat?: boolean;
-  drainTimeoutMs?: number;
-  autostart?: boolean;
-}
+export type LeaseWorkerOptions = LoopOptions;
 
 /**
  * What Worker and BatchWorker share: options, start / close, events, the lease call that
@@ -54,14 +48,10 @@ export abstract class LeaseWorker<Data, Result> {
     if (!internals) throw new ValidationError('queue', 'must be a relq Queue');
     this.q = internals;
     if (queue.isClosed) throw new ClosedError(`queue '${queue.name}' (a worker needs an open Queue object)`);
-    if (options.heartbeat !== undefined) assertBoolean('heartbeat', options.heartbeat);
-    if (options.autostart !== undefined) assertBoolean('autostart', options.autostart);
+    assertLoopOptions(options);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    assertInt('leaseMs', this.leaseMs, { min: 10, max: 2 ** 41 });
-    assertInt('blockMs', this.blockMs, { min: 10, max: MAX_TIMER_MS });
-    assertInt('drainTimeoutMs', this.drainTimeoutMs, { max: MAX_TIMER_MS });
     const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => internals.touchMany(leases, extendMs);
     this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, {
       held: () => this.heldLeases(),

@@ -1,8 +1,8 @@
 import type { Scope } from '@nestjs/common';
-import { DEFAULT_LEASE_MS, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
+import { DEFAULT_BLOCK_MS, DEFAULT_LEASE_MS, MAX_LEASE_COUNT } from '../../core/defaults.js';
 import { assertBoolean, assertInt, assertOptions } from '../../core/validate.js';
 import type { WorkerEvent, WorkerOptions } from '../../core/worker/worker.js';
-import { DEFAULT_BLOCK_MS } from '../../core/defaults.js';
+import { assertLoopOptions } from '../../core/worker/loop-options.js';
 import { optionKeys } from './option-keys.js';
 
 /**
@@ -106,8 +106,5 @@ export function resolveWorkerSettings(
  */
 function checkLoopOptions(prefix: string, o: ProcessorDefaults & Pick<ProcessorOptions, 'drainTimeoutMs'>): void {
   if (o.concurrency !== undefined) assertInt(`${prefix}concurrency`, o.concurrency, { min: 1, max: MAX_LEASE_COUNT });
-  if (o.leaseMs !== undefined) assertInt(`${prefix}leaseMs`, o.leaseMs, { min: 10, max: 2 ** 41 });
-  if (o.blockMs !== undefined) assertInt(`${prefix}blockMs`, o.blockMs, { min: 10, max: MAX_TIMER_MS });
-  if (o.drainTimeoutMs !== undefined) assertInt(`${prefix}drainTimeoutMs`, o.drainTimeoutMs, { max: MAX_TIMER_MS });
-  if (o.heartbeat !== undefined) assertBoolean(`${prefix}heartbeat`, o.heartbeat);
+  assertLoopOptions(o, prefix);
 }
