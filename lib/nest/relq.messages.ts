@@ -114,9 +114,6 @@ export function notThisBatch(jobName: string, className: string, queueName: stri
   return `no handler for job name '${jobName}' in ${className} (queue '${queueName}'): its batch handler takes only jobs named '${handled}'`;
 }
 
-export function badBatchResult(jobs: number, returned: unknown): string {
-  return `must be undefined or an array of ${jobs} outcomes (one per job), got ${Array.isArray(returned) ? `${returned.length} items` : typeof returned}`;
-}
 
 // ---- lease loops ------------------------------------------------------------------------
 

@@ -206,13 +206,8 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private fromReturned(held: Array<HeldLease<Data>>, returned: ReadonlyArray<BatchOutcome<Result>> | void): Array<Outcome<Data, Result>> {
     const success = (h: HeldLease<Data>, result: Result | undefined) => successOutcome<Data, Result>(h, result as Result, this.q.maxPayloadBytes);
     if (returned === undefined || returned === null) return held.map((h) => success(h, undefined));
-    if (!Array.isArray(returned) || returned.length !== held.length) {
-      const error = new ValidationError(
-        'batch handler result',
-        `must be undefined or an array of ${held.length} outcomes (one per job), got ${Array.isArray(returned) ? `${returned.length} items` : typeof returned}`,
-      );
-      return held.map((h) => failureOutcome(h, error, false));
-    }
+    const error = batchResultError(held.length, returned);
+    if (error) return held.map((h) => failureOutcome(h, error, false));
     return held.map((h, i) => {
       const o = returned[i] as BatchOutcome<Result> | undefined;
       if (o && o.ok === true) return success(h, o.result);
@@ -262,3 +257,13 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
 }
 
 export type { LeasedJob };
+
+/**
+ * What a batch handler returned, when it is not undefined or one outcome per job: the error
+ * every job of the batch then fails with (also used by the Nest batch router).
+ */
+export function batchResultError(jobs: number, returned: unknown): ValidationError | undefined {
+  if (returned === undefined || returned === null || (Array.isArray(returned) && returned.length === jobs)) return undefined;
+  const got = Array.isArray(returned) ? `${returned.length} items` : typeof returned;
+  return new ValidationError('batch handler result', `must be undefined or an array of ${jobs} outcomes (one per job), got ${got}`);
+}

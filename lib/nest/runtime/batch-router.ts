@@ -1,5 +1,5 @@
-import { UnrecoverableError, ValidationError } from '../../core/errors.js';
-import type { BatchOutcome } from '../../core/worker/batch-worker.js';
+import { UnrecoverableError } from '../../core/errors.js';
+import { batchResultError, type BatchOutcome } from '../../core/worker/batch-worker.js';
 import type { Job } from '../../core/worker/worker.js';
 import type { HandlerDefinition, ProcessorDefinition } from './processor-definition.js';
 import type { ResolvedBatch } from '../options/handler-options.js';
@@ -47,10 +47,8 @@ export class BatchRouter {
       } catch (error) {
         returned = mine.map(() => ({ ok: false, error }));
       }
-      if (returned !== undefined && returned !== null && (!Array.isArray(returned) || returned.length !== mine.length)) {
-        const error = new ValidationError('batch handler result', msg.badBatchResult(mine.length, returned));
-        returned = mine.map(() => ({ ok: false, error }));
-      }
+      const error = batchResultError(mine.length, returned);
+      if (error) returned = mine.map(() => ({ ok: false, error }));
       mine.forEach((job, i) => outcomes.set(job, returned ? returned[i]! : { ok: true }));
     }
     return jobs.map((job) => outcomes.get(job)!);
