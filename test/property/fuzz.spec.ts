@@ -52,6 +52,7 @@ import {
 } from '../../lib/index.js';
 import { lastValueFrom, toArray } from 'rxjs';
 import { redisClient, startRedis, type TestRedis } from '../support/redis.js';
+import { readCommand } from '../support/key-read.js';
 
 const RUNS = process.env.RELQ_FC_RUNS !== undefined ? Number(process.env.RELQ_FC_RUNS) : undefined;
 const SEED = process.env.RELQ_FC_SEED !== undefined ? Number(process.env.RELQ_FC_SEED) : undefined;
@@ -113,22 +114,7 @@ async function snapshotAll(): Promise<Record<string, KeyValue>> {
   keys.sort();
   const meta = (await obs.pipeline(keys.flatMap((k) => [['type', k], ['pttl', k]])).exec())!;
   const types = keys.map((_, i) => String(meta[2 * i]![1]));
-  const reads = keys.map((k, i): [string, ...string[]] => {
-    switch (types[i]) {
-      case 'string':
-        return ['get', k];
-      case 'hash':
-        return ['hgetall', k];
-      case 'list':
-        return ['lrange', k, '0', '-1'];
-      case 'set':
-        return ['smembers', k];
-      case 'zset':
-        return ['zrange', k, '0', '-1', 'WITHSCORES'];
-      default:
-        return ['type', k];
-    }
-  });
+  const reads = keys.map((k, i) => readCommand(types[i]!, k));
   const values = (await obs.pipeline(reads).exec())!;
   const out: Record<string, KeyValue> = {};
   keys.forEach((k, i) => {

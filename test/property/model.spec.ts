@@ -42,6 +42,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type SweepResult } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { readCommand } from '../support/key-read.js';
 
 // ---- configuration -------------------------------------------------------------------
 
@@ -84,22 +85,7 @@ async function snapshotQueue(obs: Redis, q: Queue<any, any>): Promise<Map<string
   } while (cursor !== '0');
   keys.sort();
   const types = (await obs.pipeline(keys.map((k) => ['type', k])).exec())!.map(([, t]) => String(t));
-  const reads = keys.map((k, i): [string, ...string[]] => {
-    switch (types[i]) {
-      case 'string':
-        return ['get', k];
-      case 'hash':
-        return ['hgetall', k];
-      case 'list':
-        return ['lrange', k, '0', '-1'];
-      case 'set':
-        return ['smembers', k];
-      case 'zset':
-        return ['zrange', k, '0', '-1', 'WITHSCORES'];
-      default:
-        return ['type', k];
-    }
-  });
+  const reads = keys.map((k, i) => readCommand(types[i]!, k));
   const values = (await obs.pipeline(reads).exec())!;
   const out = new Map<string, KeyValue>();
   keys.forEach((k, i) => {
