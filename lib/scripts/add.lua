@@ -13,7 +13,7 @@ local function clock()
 end
 local n = tonumber(ARGV[2])
 local plainAt = 3 + n * 5
-local out = addJobs(3, 5, n, clock, false, plainAt + 1, tonumber(ARGV[plainAt]))
+local out = addJobs(ARGV, 3, 5, n, clock, false, plainAt + 1, tonumber(ARGV[plainAt]))
 flushWake()
 flushEvents()
 return out

@@ -7,6 +7,7 @@
 eventsArg = ARGV[1] == '1'
 local now = nowMs()
 local recorded = redis.call('GET', KEYS[16])
+local ended = endedLeases()
 local settled, reply, nextDue, state, ghosts
 if recorded then
   local ids
@@ -16,10 +17,11 @@ else
   local leaseMs = tonumber(ARGV[4])
   local leased
   local defaults = parseDefaults(ARGV[7])
-  settled = settleItems(now, 8, defaults)
+  settled = settleItems(ARGV, 8, now, defaults, ended)
   reply, nextDue, state, ghosts, leased = leaseJobs(now, ARGV[2], tonumber(ARGV[3]), leaseMs, ARGV[5] == '1', tonumber(ARGV[6]), defaults)
   recordRequest(KEYS[16], settled, leased, leaseMs)
 end
+flushEnded(ended)
 flushWake()
 flushEvents()
 local head = { now, nextDue or -1, state, ghosts }

@@ -70,7 +70,7 @@ if bound > 0 then
   end
 end
 
-local out, created, bytes = addJobs(9, 6, n, clock, m[3])
+local out, created, bytes = addJobs(ARGV, 9, 6, n, clock, m[3])
 if m[3] and created > 0 then
   -- HINCRBY answers the new totals, so the stats event costs no extra command.
   local pm = redis.call('HINCRBY', K_STATS, 'pm', created)

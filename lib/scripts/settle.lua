@@ -6,8 +6,10 @@ eventsArg = ARGV[1] == '1'
 local recorded = redis.call('GET', KEYS[16])
 if recorded then return (recordedRequest(recorded)) end
 local now = nowMs()
-local settled = settleItems(now, 3, parseDefaults(ARGV[2]))
+local ended = endedLeases()
+local settled = settleItems(ARGV, 3, now, parseDefaults(ARGV[2]), ended)
 recordRequest(KEYS[16], settled, {}, 0)
+flushEnded(ended)
 flushWake()
 flushEvents()
 return settled

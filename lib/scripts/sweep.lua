@@ -4,6 +4,7 @@
 eventsArg = ARGV[1] == '1'
 local limit = tonumber(ARGV[2])
 local now = nowMs()
+local ended = endedLeases()
 
 local stalled, dead = 0, 0
 local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
@@ -13,12 +14,13 @@ if #expired > 0 then
   local recs = hmgetMany(K_JOBS, expired)
   for i, id in ipairs(expired) do
     if recs[i] then
-      leaseEnded(metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks (include/ext.lua)
+      leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks (include/ext.lua)
       stalled = stalled + 1
       if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
     end
   end
 end
+ended.freed = dead
 
 local promoted = 0
 local nextDue = tonumber(redis.call('HGET', K_META, 'nextDue'))
@@ -34,6 +36,7 @@ end
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 
+flushEnded(ended)
 flushWake()
 flushEvents()
 return { stalled, dead, promoted, #gone, #forgotten, now }

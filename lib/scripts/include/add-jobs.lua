@@ -7,7 +7,7 @@ local function inDedupWindow(id, clock)
   return until_ and tonumber(until_) > clock()
 end
 
--- Adds n jobs given in ARGV as items of `width` fields from `base`: id, custom (1 when the
+-- Adds n jobs given in `args` as items of `width` fields from `base`: id, custom (1 when the
 -- caller chose the id: an idempotency key), record, priority, due ('' now | 'd<ms>' after a
 -- delay | 'a<ms>' at an absolute time), and when width is 6 a group ('' none); then, from
 -- `plainBase`, m jobs of 2 fields (id, record) with a generated id and nothing else (the
@@ -15,18 +15,18 @@ end
 -- keep their order). A duplicate custom id writes nothing. Returns 1
 -- (created) / 0 (duplicate) per job, the number created and, when `countBytes`, the data
 -- bytes created.
-local function addJobs(base, width, n, clock, countBytes, plainBase, m)
+local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
   local out, plainIds, plainPrios, groupIds, groupOrder = {}, {}, {}, {}, {}
   local created, bytes = 0, 0
   for i = 1, n + (m or 0) do
     local id, custom, rec, prio, due, group
     if i <= n then
       local b = base + (i - 1) * width
-      id, custom, rec, prio, due = ARGV[b], ARGV[b + 1] == '1', ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
-      group = width > 5 and ARGV[b + 5] or ''
+      id, custom, rec, prio, due = args[b], args[b + 1] == '1', args[b + 2], args[b + 3], args[b + 4]
+      group = width > 5 and args[b + 5] or ''
     else
       local b = plainBase + (i - n - 1) * 2
-      id, custom, rec, prio, due, group = ARGV[b], false, ARGV[b + 1], 0, '', ''
+      id, custom, rec, prio, due, group = args[b], false, args[b + 1], 0, '', ''
     end
     if custom and inDedupWindow(id, clock) then
       out[i] = 0

@@ -9,5 +9,5 @@ local function begin(keys, args)
   K_GACTIVE, K_GSET, K_GWORK = K_TAG .. ':gactive', K_TAG .. ':gset', K_TAG .. ':gwork'
   K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS = K_TAG .. ':groups', K_TAG .. ':waiters', K_TAG .. ':notfull', K_TAG .. ':stats'
   events, eventsArg, listening, wakeNeeded = {}, false, nil, false
-  extSeen, slotsFreed, endedGroups, endedOrder, glimitCache, gFlagSet = false, 0, {}, {}, nil, false
+  glimitCache, gFlagSet = nil, false
 end

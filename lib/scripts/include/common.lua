@@ -100,7 +100,6 @@ end
 local wakeNeeded  -- per call
 --!include include/ext.lua
 local function flushWake()
-  extFlush()
   if wakeNeeded then
     if redis.call('RPUSH', K_WAKE, '1') > 16 then
       redis.call('LTRIM', K_WAKE, 0, 15)
@@ -169,7 +168,6 @@ end
 
 local function deadLetterUndecodable(id, now)
   redis.call('ZADD', K_DEAD, now, id)
-  slotsFreed = slotsFreed + 1
   emit({ type = 'dead', id = id, error = 'job record could not be decoded' })
 end
 
@@ -178,11 +176,11 @@ local function deadLetter(id, meta, data, now, reason)
   meta.e = reason
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
   redis.call('ZADD', K_DEAD, now, id)
-  slotsFreed = slotsFreed + 1 -- a dead job no longer counts against a bound
   emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
 end
 
--- Counts a failed attempt; retries (now or after delayMs) or dead-letters.
+-- Counts a failed attempt; retries (now or after delayMs) or dead-letters. Returns 'dead'
+-- (the caller counts a freed slot: a dead job no longer counts against a bound) or 'retried'.
 local function failAttempt(id, rec, now, reason, delayMs, eventType)
   local meta, data = decodeMeta(rec)
   if not meta then

@@ -1,5 +1,5 @@
 -- Bounded queues, fair groups, queue lifecycle (closed / deleted) and stats.
--- Included by common.lua (after wakeNeeded, before flushWake); leasing from groups is in
+-- Included by common.lua (after wakeNeeded, before pushPending); leasing from groups is in
 -- lease-jobs.lua, adding to them in add-jobs.lua. See docs/bounded-fair-batch.md.
 --
 -- These keys are derived from the queue's hash tag instead of being passed in KEYS (per-group
@@ -19,10 +19,6 @@ local function roleKey(role) return K_TAG .. ':role:' .. role end
 -- jobs pending), glimit, bound, closed, stats, del (tombstone of a deleted queue)
 
 -- per call (reset by begin()):
-local extSeen      -- a lease of an extended queue ended in this call: check meta at flush
-local slotsFreed   -- unfinished jobs that finished (completed or dead) in this call
-local endedGroups  -- group -> number of its leases that ended in this call
-local endedOrder
 local glimitCache  -- per-group concurrency limit (0 none), read once per call
 local gFlagSet
 
@@ -48,13 +44,22 @@ local function tokenGroup(token)
   return string.match(token, '^[^.]*%.%d+[~%d,]*%*(.*)$')
 end
 
--- A lease of `group` ('' = ungrouped, nil = plain queue) ended (settled or expired).
-local function leaseEnded(group)
+-- A call's record of the leases it ended (settled or expired), filled by leaseEnded() and by
+-- the caller, applied by flushEnded(): ext (a lease of an extended queue ended), freed
+-- (unfinished jobs that finished: completed or dead), and per group the leases that ended
+-- (count), in first-ended order (order).
+local function endedLeases()
+  return { ext = false, freed = 0, order = {}, count = {} }
+end
+
+-- A lease of `group` ('' = ungrouped, nil = plain queue) ended.
+local function leaseEnded(ended, group)
   if group == nil then return end
-  extSeen = true
+  ended.ext = true
   if group ~= '' then
-    if not endedGroups[group] then endedOrder[#endedOrder + 1] = group end
-    endedGroups[group] = (endedGroups[group] or 0) + 1
+    local count = ended.count
+    if not count[group] then ended.order[#ended.order + 1] = group end
+    count[group] = (count[group] or 0) + 1
   end
 end
 
@@ -96,18 +101,19 @@ local function notifyWaiters(k)
   end
 end
 
--- Runs first in flushWake. Costs nothing unless a lease of an extended queue ended.
-local function extFlush()
-  if not extSeen then return end
+-- Applies the ended leases, before flushWake: group counts, freed slots, closed and drained.
+-- Costs nothing unless a lease of an extended queue ended.
+local function flushEnded(ended)
+  if not ended.ext then return end
   local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit')
   glimitCache = tonumber(m[3]) or 0
-  for _, g in ipairs(endedOrder) do
-    local busy = redis.call('HINCRBY', K_GWORK, g, -endedGroups[g])
+  for _, g in ipairs(ended.order) do
+    local busy = redis.call('HINCRBY', K_GWORK, g, -ended.count[g])
     if busy <= 0 then redis.call('HDEL', K_GWORK, g) end
     if (glimitCache == 0 or busy < glimitCache) and redis.call('LLEN', groupKey(g)) > 0 then activateGroup(g) end
   end
-  if slotsFreed > 0 then
-    if (tonumber(m[1]) or 0) > 0 then notifyWaiters(slotsFreed) end
+  if ended.freed > 0 then
+    if (tonumber(m[1]) or 0) > 0 then notifyWaiters(ended.freed) end
     -- the last unfinished job of a closed queue: blocked consumers must see it drained
     if m[2] and unfinishedCount() == 0 then wakeNeeded = true end
   end

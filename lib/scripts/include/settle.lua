@@ -1,4 +1,4 @@
--- Ends leases in bulk. From ARGV[base]: n full items of 5 fields (op, id, token, a1, a2),
+-- Ends leases in bulk. From args[base]: n full items of 5 fields (op, id, token, a1, a2),
 -- then m acks without a result (a busy worker's usual outcome: 2 fields each):
 --   n, n x (op, id, token, a1, a2), m, m x (id, token)
 --   a  ack      a1 = result json ('' for none)
@@ -9,12 +9,13 @@
 -- when it was leased, include/lease-jobs.lua), backoff from the record: never from the
 -- caller, so a lease rebuilt from its id and token settles exactly like the original.
 -- Only the current token of a job settles it; any other token changes nothing.
--- Returns a 0/1 per item (the n full ones, then the m acks) and the index of the first ARGV
--- after the items.
+-- The ended leases go into `ended` (include/ext.lua). Returns a 0/1 per item: the n full
+-- ones, then the m acks.
 
 -- Delay before the retry after failed attempt number `attempt` (1 = the first), as
 -- the backoff option documents it; `rnd` comes from the client (scripts stay deterministic).
 local function backoffDelay(rec, attempt, rnd, defaults)
+  if not defaults.backoff then defaults.backoff = cjson.decode(defaults.backoffJson) end
   local b = defaults.backoff
   local meta = decodeMeta(rec)
   if meta and meta.b then
@@ -38,21 +39,20 @@ local function tokenRetention(token)
 end
 
 -- `defaults`: the built-in policy (parseDefaults, include/common.lua).
-local function settleItems(now, base, defaults)
-  local n = tonumber(ARGV[base])
+local function settleItems(args, base, now, defaults, ended)
+  local n = tonumber(args[base])
   local p = base + 1 + n * 5
-  local m = tonumber(ARGV[p])
-  local after = p + 1 + m * 2
+  local m = tonumber(args[p])
   local out = {}
-  if n + m == 0 then return out, after end
+  if n + m == 0 then return out end
   local ops, ids, tokens, a1s, a2s = {}, {}, {}, {}, {}
   for i = 1, n do
     local b = base + (i - 1) * 5 + 1
-    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = args[b], args[b + 1], args[b + 2], args[b + 3], args[b + 4]
   end
   for j = 1, m do
     local b, i = p + 1 + (j - 1) * 2, n + j
-    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = 'a', ARGV[b], ARGV[b + 1], '', ''
+    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = 'a', args[b], args[b + 1], '', ''
   end
   n = n + m
   local held = hmgetMany(K_LEASES, ids)
@@ -67,17 +67,18 @@ local function settleItems(now, base, defaults)
       out[i] = 0
     end
   end
-  if #valid == 0 then return out, after end
+  if #valid == 0 then return out end
   callMany('HDEL', K_LEASES, valid)
   callMany('ZREM', K_WORKING, valid)
 
   local drop, done, results, dedup = {}, {}, {}, {}
+  local freed = 0 -- acked or dead-lettered: no longer counted against a bound
   for i = 1, n do
     if out[i] == 1 then
       local op, id, a1, a2 = ops[i], ids[i], a1s[i], a2s[i]
-      leaseEnded(tokenGroup(tokens[i])) -- nothing for a plain queue's token (include/ext.lua)
+      leaseEnded(ended, tokenGroup(tokens[i])) -- nothing for a plain queue's token (include/ext.lua)
       if op == 'a' then
-        slotsFreed = slotsFreed + 1
+        freed = freed + 1
         local keepMs, dedupMs = tokenRetention(tokens[i])
         if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 end
         if keepMs > 0 then
@@ -99,11 +100,10 @@ local function settleItems(now, base, defaults)
           if op == 'n' then
             local delayMs = tonumber(a2)
             if not delayMs then
-              if not defaults.backoff then defaults.backoff = cjson.decode(defaults.backoffJson) end
               local attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1
               delayMs = backoffDelay(rec, attempt, tonumber(string.sub(a2, 2)) or 0, defaults)
             end
-            failAttempt(id, rec, now, a1, delayMs, 'failed')
+            if failAttempt(id, rec, now, a1, delayMs, 'failed') == 'dead' then freed = freed + 1 end
           elseif op == 'q' then
             local meta, data = decodeMeta(rec)
             if meta then
@@ -114,21 +114,24 @@ local function settleItems(now, base, defaults)
               emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs })
             else
               deadLetterUndecodable(id, now)
+              freed = freed + 1
             end
           else
             local meta, data = decodeMeta(rec)
             if meta then meta.f = (meta.f or 0) + 1 end -- a rejected delivery is a failed one
             deadLetter(id, meta, data, now, a1)
+            freed = freed + 1
           end
         end
       end
     end
   end
+  ended.freed = ended.freed + freed
   if #drop > 0 then callMany('HDEL', K_JOBS, drop) end
   if #done > 0 then
     callMany('ZADD', K_DONE, done)
     callMany('HSET', K_RESULTS, results)
   end
   if #dedup > 0 then callMany('ZADD', K_DEDUP, dedup) end
-  return out, after
+  return out
 end
