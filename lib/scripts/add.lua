@@ -1,10 +1,28 @@
--- Adds jobs. ARGV: 1 events(0/1), 2 n, then n items of 5 fields:
---   id, custom (1 when the caller chose the id: an idempotency key), record,
---   priority, due ('' now | 'd<ms>' after a delay | 'a<ms>' at an absolute time),
--- then m, then m items of 2 fields (id, record): jobs with a generated id and no options
--- (the client sends all of a call's jobs one way or the other, so they keep their order).
--- Reply: 1 per job created (the n, then the m), 0 when a custom id already exists (nothing
--- written).
+--[[
+  Adds jobs on the plain path: FCALL + HSETNX + RPUSH for a job without options. The
+  producer (lib/core/queue/producer.ts) sends jobs here while the queue has no bound,
+  groups, stats or close checks, and produce.lua otherwise.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      n: jobs given in full, 5 fields each from ARGV[3]:
+                   id, custom ('1' when the caller chose the id: an idempotency key, else
+                   '0'), record, priority, due ('' now | 'd<ms>' after a delay | 'a<ms>' at
+                   an absolute time, Redis clock)
+    ARGV[3 + 5n] m: jobs with a generated id and no options, 2 fields each from
+                   ARGV[4 + 5n]: id, record
+    A call sends all its jobs one way or the other (n = 0 or m = 0), so they keep their order.
+
+  Output:
+    one integer per job, the n then the m: 1 created (a generated id found existing is this
+    very request replayed after a lost reply: created too), 0 its custom id exists or its
+    idempotency window is still open (nothing written)
+
+  Events:
+    added (each job created)
+]]
 eventsArg = ARGV[1] == '1'
 local now
 local function clock()

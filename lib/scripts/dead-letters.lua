@@ -1,7 +1,26 @@
--- Dead-letter management. ARGV: 1 events(0/1), 2 op, 3 offset|'ids', 4 limit, 5.. ids
---   list:    { id, record, diedAt, ... } oldest first
---   redrive: back to pending with a fresh attempt budget; reply = ids moved
---   purge:   deleted for good; reply = ids removed
+--[[
+  Dead-letter management (lib/core/queue/inspector.ts listDead(), deadOp()): lists dead
+  jobs, redrives them (back to pending with a fresh attempt budget; the failure history
+  stays) or purges them (deleted for good).
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      op: 'list' | 'redrive' | 'purge'
+    ARGV[3]      offset into the dead letters, oldest first; or 'ids' to name them
+    ARGV[4]      limit: how many from the offset (unused with 'ids')
+    ARGV[5..]    with 'ids': the ids; those not dead are skipped, one named twice counts once
+
+  Output:
+    list     { id, record ('' when gone), time of death (ms, a bulk string), ... } oldest first
+    redrive  the ids moved to pending; one whose record cannot be decoded stays dead (with a
+             new time of death) and is left out
+    purge    the ids removed
+
+  Events:
+    retried (reason 'redrive'), removed
+]]
 eventsArg = ARGV[1] == '1'
 local op = ARGV[2]
 local ids

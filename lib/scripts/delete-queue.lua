@@ -1,9 +1,23 @@
--- Deletes a queue: every key (the declared ones, the derived ones of include/ext.lua, each
--- group's list), then leaves a tombstone (meta del=1 that expires after ARGV[2] ms) and
--- wake-up tokens with the same expiry, so that blocked consumers, blocked producers and
--- role waiters learn of it and fail with a clear error. Lease replay records (one per lease
--- request) are not listed anywhere; each expires after its lease length.
--- ARGV: 1 events(0/1), 2 tombstone ms. Reply: number of keys removed.
+--[[
+  Deletes a queue (lib/core/queue/queue-settings.ts deleteQueue()): every key (the queue
+  keys, the derived ones of include/keys.lua, each group's list, the role keys), then
+  leaves a tombstone (meta del=1) and wake-up tokens ('x') with the same expiry, so that
+  blocked consumers, blocked producers and role waiters learn of it and fail with a clear
+  error. Lease replay records (one per lease request) are not listed anywhere; each expires
+  on its own (include/replay.lua).
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      how long the tombstone and the tokens stay (ms)
+
+  Output:
+    the number of keys removed
+
+  Events:
+    deleted
+]]
 eventsArg = ARGV[1] == '1'
 local ttl = tonumber(ARGV[2])
 local removed = 0

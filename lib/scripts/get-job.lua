@@ -1,5 +1,23 @@
--- Reads one job. ARGV: 1 id.
--- Reply: { state, record, score (deadline / due / retention end / death time), result } or {}.
+--[[
+  Reads one job (lib/core/queue/inspector.ts getJob()). Read-only: it still runs when Redis
+  refuses writes.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      job id
+
+  Output:
+    {} when there is no such job, or it completed and its retention has ended (whether or
+    not a sweep removed it yet); else { state, record, score[, result] }:
+      'working',   record, lease deadline (ms; '' when missing from working)
+      'delayed',   record, due time (ms)
+      'completed', record, end of its retention (ms), result ('{"at":ms,"r":json or null}',
+                   '' when none was kept)
+      'dead',      record, time of death (ms)
+      'pending',   record, ''
+    Scores are bulk strings, as ZSCORE answers them.
+]]
 local id = ARGV[1]
 local rec = redis.call('HGET', K_JOBS, id)
 if not rec then return {} end

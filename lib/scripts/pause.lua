@@ -1,4 +1,20 @@
--- Stops or restarts leasing (adds go on). ARGV: 1 events(0/1), 2 'pause' | 'resume'.
+--[[
+  Stops or restarts leasing; adds go on (lib/core/queue/inspector.ts setPaused()). A paused
+  queue's lease calls lease nothing and drop the wake-up tokens, so resuming wakes a blocked
+  leaser.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      'pause' | 'resume'
+
+  Output:
+    1
+
+  Events:
+    paused, resumed
+]]
 eventsArg = ARGV[1] == '1'
 if ARGV[2] == 'pause' then
   redis.call('HSET', K_META, 'paused', '1')

@@ -1,13 +1,35 @@
--- Adds jobs on the managed path (lib/core/queue/queue-settings.ts): refuses a closed or deleted queue,
--- fences an exclusive producer, enforces the bound with blocked-producer waiters, routes
--- grouped jobs to their group, counts stats. Checks come first, then the writes.
--- ARGV: 1 events(0/1), 2 waiter id, 3 mode ('w' may wait | 't' try only), 4 keep (1: stay a
---   waiter after this add), 5 waiter ttl ms, 6 producer role value ('' not exclusive), 7 has
---   settings (1: this producer stores bound/stats/glimit; when they are gone from Redis, e.g. the
---   queue was deleted and is used again, the reply is 'configure'), 8 n,
---   then n items of 6 fields: id, custom(0/1), record, priority, due (as in add.lua), group ('' none)
--- Reply: { 'ok', { 1/0 per job (1 created, 0 duplicate) } } | { 'closed' } | { 'deleted' } | { 'configure' }
---   | { 'inuse', holder } | { 'full', free slots, waiters, bound } | { 'toobig', bound }
+--[[
+  Adds jobs on the managed path (lib/core/queue/backpressure.ts, for queue-settings.ts):
+  refuses a closed or deleted queue, fences an exclusive producer, enforces the bound with
+  blocked-producer waiters, routes grouped jobs to their group, counts stats. Checks come
+  first, then the writes: a refused call adds nothing (a full one may register its waiter).
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      waiter id of this producer ('' none)
+    ARGV[3]      mode: 'w' may wait (a full queue registers the waiter) | 't' try only
+    ARGV[4]      keep: '1' stays a registered waiter after this add (it has more adds waiting),
+                 '0' leaves
+    ARGV[5]      waiter registration ttl (ms)
+    ARGV[6]      producer role value when exclusive ('' not exclusive): must hold the role
+    ARGV[7]      has settings: '1' when this producer stores bound / stats / glimit; when
+                 they are gone from Redis (e.g. the queue was deleted and is used again),
+                 the reply is 'configure'
+    ARGV[8]      n: jobs that follow, 6 fields each from ARGV[9]:
+                   id, custom, record, priority, due (as in add.lua), group ('' none)
+
+  Output:
+    { 'ok', { 1 created / 0 duplicate per job, as add.lua answers } }
+    { 'closed' } | { 'deleted' } | { 'configure' }
+    { 'inuse', holder of the producer role ('' none) }
+    { 'full', free slots (>= 0), producers waiting (with this one once registered), bound }
+    { 'toobig', bound }: more new jobs than the bound, they can never fit
+
+  Events:
+    added (each job created); stats (produced totals, a queue with stats)
+]]
 eventsArg = ARGV[1] == '1'
 local now = nowMs()
 local function clock() return now end

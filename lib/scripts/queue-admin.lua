@@ -1,13 +1,37 @@
--- Queue-level settings and lifecycle (lib/core/queue/queue-settings.ts). ARGV: 1 events(0/1), 2 op, 3..
---   configure  3 bound, 4 stats, 5 glimit: '' leaves a setting alone, '0' removes it
---   close      closed for adds; wakes blocked consumers and producers.     Reply: 1, or 0 if it was
---   reopen     open for adds again.                                         Reply: 1, or 0 if it was
---   state      Reply: { closed 0/1, bound, glimit, stats 0/1, waiters }
---   stats      Reply: { pm, pb, cm, cb }
---   leave      3 waiter id: a blocked producer gives up.                    Reply: 1
---   renew      3 waiter id, 4 ttl ms: a blocked producer is still there. Forgets expired
---              waiters and, if that frees the way, wakes the next one.        Reply: 1
--- On a deleted queue (tombstone) every op but stats and leave replies 'deleted'.
+--[[
+  Queue-level settings and lifecycle (lib/core/queue/queue-settings.ts, backpressure.ts),
+  one op per call.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      op, and its arguments from ARGV[3]:
+      configure  3 bound, 4 stats ('1' on), 5 glimit: '' leaves a setting alone, '0' removes it.
+                 A new glimit reactivates groups parked at the old one; a new bound makes
+                 waiting producers check again.
+      close      closed for adds; wakes blocked consumers and producers
+      reopen     open for adds again
+      state      the settings and the live (unexpired) waiters
+      stats      the counted totals
+      leave      3 waiter id: a blocked producer gives up
+      renew      3 waiter id, 4 ttl ms: a blocked producer is still there. Forgets expired
+                 waiters and, if that frees the way, wakes the next one.
+
+  Output:
+    configure  1
+    close      1, or 0 when it was closed already
+    reopen     1, or 0 when it was open
+    state      { closed 0/1, bound (0 none), glimit (0 none), stats 0/1, waiters }
+    stats      { pm, pb, cm, cb, enabled 0/1 }: produced and consumed messages and bytes
+    leave      1
+    renew      1
+    On a deleted queue (tombstone) every op but stats, leave and renew answers the string
+    'deleted'. An unknown op is an error reply.
+
+  Events:
+    closed, reopened
+]]
 eventsArg = ARGV[1] == '1'
 local op = ARGV[2]
 if op == 'stats' then
@@ -37,7 +61,7 @@ if redis.call('HEXISTS', K_META, 'del') == 1 then return 'deleted' end
 
 local function wakeAll()
   -- Blocked consumers: one token; each consumer that sees the queue closed and drained
-  -- wakes the next (include/ext.lua). Blocked producers: one token per waiter.
+  -- wakes the next (include/lease-jobs.lua). Blocked producers: one token per waiter.
   wakeNeeded = true
   local w = redis.call('ZCARD', K_WAITERS)
   if w > 0 then

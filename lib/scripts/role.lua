@@ -1,9 +1,24 @@
--- Exclusive producer / consumer roles (lib/core/queue/exclusive-role.ts). The role key holds the holder's
--- identity and expires unless the holder refreshes it, so a crashed holder's role is
--- recovered after its ttl. Releasing it wakes one process blocked waiting for the role.
--- ARGV: 1 op (acquire | refresh | release), 2 role (producer | consumer), 3 holder value, 4 ttl ms
--- Reply: acquire { 'ok' } | { 'held', holder, ms left } | { 'deleted' };
---        refresh 1 (still held) / 0 (lost); release 1 / 0.
+--[[
+  Exclusive producer / consumer roles (lib/core/queue/exclusive-role.ts). The role key holds
+  the holder's identity and expires unless the holder refreshes it, so a crashed holder's
+  role is recovered after its ttl. Releasing it wakes one process blocked waiting for the
+  role (a token in '<role key>:free').
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      op: 'acquire' | 'refresh' | 'release'
+    ARGV[2]      role: 'producer' | 'consumer'
+    ARGV[3]      holder value (this process's identity)
+    ARGV[4]      ttl (ms): of the role, and of the release token
+
+  Output:
+    acquire  { 'ok' } (taken, or held by this value already: ttl renewed)
+             | { 'held', holder, ms left (PTTL) } | { 'deleted' }
+    refresh  1 still held (ttl renewed) / 0 lost
+    release  1 released / 0 not held by this value
+    An unknown op is an error reply.
+]]
 local op, key, value, ttl = ARGV[1], roleKey(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local freeKey = key .. ':free'
 if op == 'acquire' then

@@ -1,7 +1,23 @@
--- Settles leases (ack, nack, requeue, reject) without leasing more.
--- KEYS[16] = this request's replay record (include/replay.lua).
--- ARGV: 1 events(0/1), 2 policy defaults (include/common.lua), 3.. settle items
--- (include/settle.lua). Reply: 0/1 per item.
+--[[
+  Settles leases (ack, nack, requeue, reject) without leasing more
+  (lib/core/queue/settling.ts settle()). A request run twice (include/replay.lua) answers
+  as the first run did and changes nothing.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+    KEYS[16]     this request's replay record, '<tag>:req:<reqId>'
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      the built-in policy defaults (include/policy.lua)
+    ARGV[3..]    settle items (include/settle-items.lua)
+
+  Output:
+    0/1 per settle item (1: the token held the job, which is settled): the full ones, then
+    the plain acks
+
+  Events:
+    completed, failed, retried, dead
+]]
 eventsArg = ARGV[1] == '1'
 local recorded = redis.call('GET', KEYS[16])
 if recorded then return (recordedRequest(recorded)) end

@@ -1,6 +1,25 @@
--- One bounded pass of housekeeping. ARGV: 1 events(0/1), 2 limit per kind.
--- Expired leases count as a failed attempt: back to pending, or dead past the limit.
--- Reply: { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now }
+--[[
+  One bounded pass of housekeeping (lib/core/queue/inspector.ts sweep(), run by workers and
+  sweepers): expired leases count as a failed attempt (back to pending, or dead past the
+  limit), due delayed jobs are promoted, completed jobs past their retention are removed and
+  ended idempotency windows forgotten.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      limit: most items of each kind handled in this pass
+
+  Output:
+    { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now }
+      stalled       expired leases returned (each a failed attempt)
+      deadLettered  those of them dead-lettered
+      promoted      due ids taken from the delayed set
+      now           Redis time (ms)
+
+  Events:
+    stalled, retried, dead, promoted
+]]
 eventsArg = ARGV[1] == '1'
 local limit = tonumber(ARGV[2])
 local now = nowMs()
@@ -14,7 +33,7 @@ if #expired > 0 then
   local recs = hmgetMany(K_JOBS, expired)
   for i, id in ipairs(expired) do
     if recs[i] then
-      leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks (include/ext.lua)
+      leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks
       stalled = stalled + 1
       if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
     end

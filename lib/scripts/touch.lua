@@ -1,5 +1,17 @@
--- Extends leases (heartbeat). ARGV: 1 n, then n items of: id, token, extendMs.
--- Reply per item: the new deadline, or 0 when that token no longer holds the job.
+--[[
+  Extends leases: a worker's heartbeat (lib/core/queue/settling.ts touchMany()). Only the
+  current token of a job extends it.
+
+  Input:
+    KEYS[1..15]  the queue keys (include/keys.lua)
+
+    ARGV[1]      n: leases that follow, 3 fields each from ARGV[2]:
+                   id, token, extendMs (the new deadline is now + extendMs)
+
+  Output:
+    one integer per lease: its new deadline (ms, Redis clock), or 0 when that token no
+    longer holds the job
+]]
 local now = nowMs()
 local n = tonumber(ARGV[1])
 local ids = {}

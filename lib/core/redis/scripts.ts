@@ -26,15 +26,35 @@ const SCRIPT_FILES = {
 export type ScriptName = keyof typeof SCRIPT_FILES;
 const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
 
-/** Shared helpers, defined once in the library; begin.lua binds each call's keys. */
-const PRELUDE = ['keys.lua', 'common.lua', 'settle.lua', 'lease-jobs.lua', 'replay.lua', 'add-jobs.lua', 'begin.lua'];
+/**
+ * Shared code (lib/scripts/include, one concern per file), defined once in the library in
+ * this order: each file uses only what the files before it define. begin.lua, last, binds
+ * each call's keys and resets its per-call state.
+ */
+const PRELUDE = [
+  'keys.lua', // the queue's keys, declared and derived
+  'calls.lua', // Redis clock, calls with long argument lists
+  'record.lua', // job records
+  'policy.lua', // built-in policy defaults, backoff, retention in lease tokens
+  'events.lua', // job events
+  'wake.lua', // wake-ups of blocked leasers
+  'groups.lua', // fair groups
+  'bound.lua', // bounded queues and blocked producers
+  'ended.lua', // books of the leases a call ended
+  'pending.lua', // ungrouped pending jobs
+  'delayed.lua', // delayed jobs
+  'failures.lua', // failed attempts and dead letters
+  'settle-items.lua', // ack, nack, requeue, reject
+  'lease-jobs.lua', // leasing
+  'replay.lua', // replayed lease and settle requests
+  'add-jobs.lua', // adding jobs
+  'begin.lua', // binds a call's keys, resets its state
+];
 
 const SCRIPT_DIR = new URL('../../scripts/', import.meta.url);
-const INCLUDE = /^--!include (\S+)\s*$/gm;
 
 function readLua(file: string): string {
-  const text = readFileSync(new URL(file, SCRIPT_DIR), 'utf8');
-  return text.replace(INCLUDE, (_m, inc: string) => readLua(inc));
+  return readFileSync(new URL(file, SCRIPT_DIR), 'utf8');
 }
 
 export interface ScriptCode {

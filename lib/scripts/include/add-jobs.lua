@@ -1,4 +1,9 @@
--- Adding jobs, for add.lua (plain) and produce.lua (managed).
+--[[
+  Adding jobs, for add.lua (plain) and produce.lua (managed). A custom id is the caller's
+  idempotency key: while its job exists, or its window (K_DEDUP) is open after it finished,
+  adding it again writes nothing. Needs include/keys.lua, include/record.lua,
+  include/events.lua, include/groups.lua, include/pending.lua, include/delayed.lua.
+]]
 
 -- A custom id whose idempotency window is still open (its job finished recently). `clock()`
 -- returns now; it is called only when needed, so a plain add reads Redis time only then.
@@ -12,9 +17,8 @@ end
 -- delay | 'a<ms>' at an absolute time), and when width is 6 a group ('' none); then, from
 -- `plainBase`, m jobs of 2 fields (id, record) with a generated id and nothing else (the
 -- usual add: 2 arguments instead of 5; a caller sends one kind or the other, so that jobs
--- keep their order). A duplicate custom id writes nothing. Returns 1
--- (created) / 0 (duplicate) per job, the number created and, when `countBytes`, the data
--- bytes created.
+-- keep their order). A duplicate custom id writes nothing. Returns 1 (created) / 0
+-- (duplicate) per job, the number created and, when `countBytes`, the data bytes created.
 local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
   local out, plainIds, plainPrios, groupIds, groupOrder = {}, {}, {}, {}, {}
   local created, bytes = 0, 0

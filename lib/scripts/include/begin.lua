@@ -1,5 +1,10 @@
--- Binds one call's keys and arguments and resets the per-call state. A function library is
--- loaded once and its upvalues outlive a call, so nothing may carry over from the last one.
+--[[
+  The start of every call. A function library is loaded once and its upvalues outlive a
+  call, so begin() binds this call's keys and arguments and resets every piece of per-call
+  state: nothing may carry over from the last call. Needs the includes that declare that
+  state: include/keys.lua, include/events.lua, include/wake.lua, include/groups.lua.
+]]
+
 local function begin(keys, args)
   KEYS, ARGV = keys, args
   K_JOBS, K_PENDING, K_PRIO, K_DELAYED, K_WORKING = keys[1], keys[2], keys[3], keys[4], keys[5]
@@ -8,6 +13,7 @@ local function begin(keys, args)
   K_TAG = string.sub(K_JOBS, 1, #K_JOBS - 5)
   K_GACTIVE, K_GSET, K_GWORK = K_TAG .. ':gactive', K_TAG .. ':gset', K_TAG .. ':gwork'
   K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS = K_TAG .. ':groups', K_TAG .. ':waiters', K_TAG .. ':notfull', K_TAG .. ':stats'
-  events, eventsArg, listening, wakeNeeded = {}, false, nil, false
-  glimitCache, gFlagSet = nil, false
+  events, eventsArg, listening = {}, false, nil -- include/events.lua
+  wakeNeeded = false                             -- include/wake.lua
+  glimitCache, gFlagSet = nil, false             -- include/groups.lua
 end

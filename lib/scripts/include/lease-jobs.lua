@@ -1,40 +1,11 @@
--- Leasing, for lease.lua. A plain queue takes ungrouped jobs; a queue with groups, a bound,
--- stats, or closed / deleted (include/ext.lua) also rotates over groups and keeps its books.
-
--- Takes up to `count` ungrouped ids: priority > 0 first, then the FIFO list, then priority < 0.
-local function takeUngrouped(count)
-  local taken, fromPrio, low = {}, {}, {}
-  local head = redis.call('ZRANGE', K_PRIO, 0, count - 1, 'WITHSCORES')
-  for i = 1, #head, 2 do
-    if tonumber(head[i + 1]) < 0 then
-      taken[#taken + 1] = head[i]
-      fromPrio[#fromPrio + 1] = head[i]
-    else
-      low[#low + 1] = head[i]
-    end
-  end
-  local need = count - #taken
-  if need > 0 then
-    local popped = redis.call('LPOP', K_PENDING, need)
-    if popped then
-      for _, id in ipairs(popped) do taken[#taken + 1] = id end
-      need = count - #taken
-    end
-  end
-  local i = 1
-  while need > 0 and low[i] do
-    taken[#taken + 1] = low[i]
-    fromPrio[#fromPrio + 1] = low[i]
-    need = need - 1
-    i = i + 1
-  end
-  if #fromPrio > 0 then callMany('ZREM', K_PRIO, fromPrio) end
-  return taken
-end
-
-local function ungroupedPending()
-  return redis.call('LLEN', K_PENDING) > 0 or redis.call('ZCARD', K_PRIO) > 0
-end
+--[[
+  Leasing, for lease.lua. A plain queue takes ungrouped jobs (include/pending.lua). An
+  extended queue (groups, a bound, stats, closed or deleted; docs/bounded-fair-batch.md)
+  also rotates over its groups and keeps its books: its lease tokens name the group, so that
+  the end of the lease finds it (include/ended.lua). Needs include/keys.lua,
+  include/calls.lua, include/record.lua, include/events.lua, include/wake.lua,
+  include/groups.lua, include/bound.lua, include/pending.lua, include/delayed.lua.
+]]
 
 -- Round robin over the rotation: one job per turn. Every turn takes a job or removes a
 -- member, so this ends within count + #rotation turns.
@@ -88,10 +59,10 @@ local function takeFair(count, flags, taken, groups)
 end
 
 -- Leases the taken ids whose records `recs` holds: token "<reqId>.<j>", then "~<keepMs>,<dedupMs>"
--- for a job whose retention is not the built-in one (`defaults`, as include/settle.lua parses
--- them), then "*<group>" when `groups` is given (an extended queue). Settling reads the
--- retention back from the stored token. Deadline: now + the job's own leaseMs (meta l) or
--- the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
+-- for a job whose retention is not the built-in one (`defaults`, parseDefaults), then
+-- "*<group>" when `groups` is given (an extended queue). Settling reads the retention
+-- (tokenRetention) and the group (tokenGroup) back from the stored token. Deadline: now +
+-- the job's own leaseMs (meta l) or the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
 -- and, with `groups`, their data bytes.
 local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
   local reply, leases, working = {}, {}, {}
@@ -161,7 +132,7 @@ end
 -- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time, a
 -- state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and the leased ids.
 local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaults)
-  -- fields 3.. are read for include/ext.lua at no extra command: g, bound, closed, stats, del, glimit, u
+  -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u
   local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
   local nextDue = tonumber(flags[2])
   if flags[1] then

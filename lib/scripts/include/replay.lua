@@ -1,9 +1,12 @@
--- Replayed requests. ioredis resends a command whose reply was lost when it reconnects, and
--- a worker retries a failed call with the same request id, so one settle or lease request
--- may run twice. Its first run records what it answered under the request's key
--- (`<tag>:req:<id>`, passed as the last key): "<0/1 per settle item>\n<leased id>\n...". A
--- second run returns the same answers and changes nothing, so a lost reply is invisible to
--- the caller; a genuinely stale lease (another request) still gets 0.
+--[[
+  Replayed requests. ioredis resends a command whose reply was lost when it reconnects, and
+  a worker retries a failed call with the same request id, so one settle or lease request
+  may run twice. Its first run records what it answered under the request's key
+  (`<tag>:req:<id>`, passed as KEYS[16]): "<0/1 per settle item>\n<leased id>\n...". A
+  second run returns the same answers and changes nothing, so a lost reply is invisible to
+  the caller; a genuinely stale lease (another request) still gets 0. Needs
+  include/keys.lua, include/calls.lua.
+]]
 
 -- How long a request's answers are kept: longer than a client takes to reconnect and resend
 -- (seconds), or to retry after a timeout.

@@ -1,44 +1,24 @@
--- Ends leases in bulk. From args[base]: n full items of 5 fields (op, id, token, a1, a2),
--- then m acks without a result (a busy worker's usual outcome: 2 fields each):
+--[[
+  Settle items: the ends of leases (ack, nack, requeue, reject) that lease.lua and settle.lua
+  apply in bulk, fenced by the lease token. Retention and idempotency window come from the
+  stored token (include/policy.lua), backoff from the record: never from the caller, so a
+  lease rebuilt from its id and token settles exactly like the original. Needs
+  include/keys.lua, include/calls.lua, include/record.lua, include/policy.lua,
+  include/events.lua, include/groups.lua, include/ended.lua, include/pending.lua,
+  include/delayed.lua, include/failures.lua.
+]]
+
+-- Settles the items in `args` from index `base` (appendSettleItems in
+-- lib/core/queue/settle-items.ts writes them): n full items of 5 fields, then m acks without
+-- a result (a busy worker's usual outcome: 2 fields each):
 --   n, n x (op, id, token, a1, a2), m, m x (id, token)
 --   a  ack      a1 = result json ('' for none)
 --   n  nack     a1 = error text,  a2 = retry delay ms, or 'b<random in [0,1)>': the job's backoff
 --   q  requeue  a1 = reason,      a2 = delay ms (not a failed attempt)
 --   r  reject   a1 = reason                   (dead letter at once)
--- Retention and idempotency window come from the stored token (set from the job's record
--- when it was leased, include/lease-jobs.lua), backoff from the record: never from the
--- caller, so a lease rebuilt from its id and token settles exactly like the original.
--- Only the current token of a job settles it; any other token changes nothing.
--- The ended leases go into `ended` (include/ext.lua). Returns a 0/1 per item: the n full
--- ones, then the m acks.
-
--- Delay before the retry after failed attempt number `attempt` (1 = the first), as
--- the backoff option documents it; `rnd` comes from the client (scripts stay deterministic).
-local function backoffDelay(rec, attempt, rnd, defaults)
-  if not defaults.backoff then defaults.backoff = cjson.decode(defaults.backoffJson) end
-  local b = defaults.backoff
-  local meta = decodeMeta(rec)
-  if meta and meta.b then
-    b = meta.b
-    if type(b) == 'string' then b = cjson.decode(b) end
-  end
-  local base = b.delayMs
-  if b.type ~= 'fixed' then
-    base = math.min(b.delayMs * 2 ^ math.max(0, attempt - 1), b.maxDelayMs or defaults.backoff.maxDelayMs)
-  end
-  local jitter = b.jitter or defaults.backoff.jitter
-  return math.max(0, math.floor(base * (1 - jitter + 2 * jitter * rnd) + 0.5))
-end
-
--- Retention of a leased job whose token says it (include/lease-jobs.lua): keepMs, dedupMs;
--- nil for the built-in retention.
-local function tokenRetention(token)
-  local keep, dedup = string.match(token, '^[^.]*%.%d+~(%d+),(%d+)')
-  if keep then return tonumber(keep), tonumber(dedup) end
-  return nil
-end
-
--- `defaults`: the built-in policy (parseDefaults, include/common.lua).
+-- Only the current token of a job settles it; any other token changes nothing. `defaults`:
+-- the built-in policy (parseDefaults). The ended leases go into `ended` (include/ended.lua).
+-- Returns a 0/1 per item: the n full ones, then the m acks.
 local function settleItems(args, base, now, defaults, ended)
   local n = tonumber(args[base])
   local p = base + 1 + n * 5
@@ -76,7 +56,7 @@ local function settleItems(args, base, now, defaults, ended)
   for i = 1, n do
     if out[i] == 1 then
       local op, id, a1, a2 = ops[i], ids[i], a1s[i], a2s[i]
-      leaseEnded(ended, tokenGroup(tokens[i])) -- nothing for a plain queue's token (include/ext.lua)
+      leaseEnded(ended, tokenGroup(tokens[i])) -- nothing for a plain queue's token
       if op == 'a' then
         freed = freed + 1
         local keepMs, dedupMs = tokenRetention(tokens[i])

@@ -1,0 +1,46 @@
+--[[
+  Failed attempts and dead letters. A job's attempts are counted in its record (f failures,
+  o those before the last redrive, a the limit); past the limit it goes to K_DEAD with its
+  last error. A record that cannot be decoded is dead-lettered untouched. A dead job no
+  longer counts against a bound: callers count it as a freed slot (include/ended.lua).
+  Needs include/keys.lua, include/record.lua, include/events.lua, include/pending.lua,
+  include/delayed.lua.
+]]
+
+local function deadLetterUndecodable(id, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  emit({ type = 'dead', id = id, error = 'job record could not be decoded' })
+end
+
+local function deadLetter(id, meta, data, now, reason)
+  if not meta then return deadLetterUndecodable(id, now) end
+  meta.e = reason
+  redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
+  redis.call('ZADD', K_DEAD, now, id)
+  emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
+end
+
+-- Counts a failed attempt; retries (now or after delayMs) or dead-letters. Returns 'dead'
+-- or 'retried'.
+local function failAttempt(id, rec, now, reason, delayMs, eventType)
+  local meta, data = decodeMeta(rec)
+  if not meta then
+    deadLetterUndecodable(id, now)
+    return 'dead'
+  end
+  meta.f = (meta.f or 0) + 1
+  meta.e = reason
+  emit({ type = eventType, id = id, attempt = meta.f - (meta.o or 0), error = reason })
+  if meta.f - (meta.o or 0) >= (meta.a or 1) then
+    deadLetter(id, meta, data, now, reason)
+    return 'dead'
+  end
+  redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
+  if delayMs > 0 then
+    addDelayed(id, now + delayMs)
+  else
+    pushPending({ id }, { meta.p or 0 }, { meta.g or false })
+  end
+  emit({ type = 'retried', id = id, attempt = meta.f - (meta.o or 0), delayMs = delayMs })
+  return 'retried'
+end
