@@ -1,6 +1,7 @@
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import { Queue, Worker } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { waitUntil } from '../support/wait.js';
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -27,17 +28,17 @@ test('every operation works on a Redis Cluster, for queues on every master', asy
     const a = await q.add({ n: 1 }, { jobId: `${name}-a` });
     expect(a.created).toBe(true);
     expect((await q.add({ n: 1 }, { jobId: `${name}-a` })).created).toBe(false);
-    await q.addBulk([{ data: { n: 2 } }, { data: { n: 3 }, opts: { priority: 5 } }, { data: { n: 4 }, opts: { delayMs: 50 } }]);
+    const bulk = await q.addBulk([{ data: { n: 2 } }, { data: { n: 3 }, opts: { priority: 5 } }, { data: { n: 4 }, opts: { delayMs: 250 } }]);
     const leases = await q.lease({ count: 10, leaseMs: 200 });
     expect(leases.map((l) => l.job.data.n)).toEqual([3, 1, 2]);
     expect(await q.touch(leases[0]!, 500)).toBe(true);
     expect(await q.ack(leases[0]!, 3)).toBe(true);
     expect(await q.nack(leases[1]!, { error: 'x', delayMs: 0 })).toBe(true);
     expect(await q.reject(leases[2]!, 'bad')).toBe(true);
-    await new Promise((r) => setTimeout(r, 60));
+    await untilTime(client, (await q.getJob(bulk[2]!.id))!.runAt!, 'the delayed job to be due');
     const more = await q.lease({ count: 10, leaseMs: 50, blockMs: 200 });
     expect(more.map((l) => l.job.data.n).sort()).toEqual([1, 4]);
-    await new Promise((r) => setTimeout(r, 80));
+    await untilTime(client, Math.max(...more.map((l) => l.deadline)), 'the short leases to run out');
     expect((await q.sweep()).stalled).toBe(2);
     expect(await q.counts()).toMatchObject({ pending: 2, completed: 1, dead: 1 });
     expect((await q.getJob(leases[0]!.job.id))?.result).toBe(3);
@@ -49,7 +50,19 @@ test('every operation works on a Redis Cluster, for queues on every master', asy
     await q.close();
   }
   expect(client.status).toBe('ready'); // a client passed in stays open
-});
+}, 60_000); // 24 queues, each waiting out a delay and a lease
+
+/** Waits until the cluster's clock (TIME of some node; all run on this machine) is past `ms`. */
+async function untilTime(client: ReturnType<TestCluster['client']>, ms: number, what: string): Promise<void> {
+  await waitUntil(
+    async () => {
+      const [s, us] = (await client.call('TIME')) as [string, string];
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000) > ms;
+    },
+    what,
+    10_000,
+  );
+}
 
 /** The events subscription is live once a probe job's 'added' event comes through it. */
 async function subscribed(q: Queue<{ n: number }, number>): Promise<void> {
