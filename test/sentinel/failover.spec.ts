@@ -87,6 +87,11 @@ async function failoverRun(extra: QueueOptions): Promise<FailoverRun> {
   const sweeping = setInterval(() => void sweeper.sweep().catch(() => undefined), 250);
   closers.push(async () => clearInterval(sweeping));
   const lanes = [produce(0), produce(1)];
+  // runs first (closers run last-in first-out): a failed run stops its producers too
+  closers.push(async () => {
+    stop = true;
+    await Promise.all(lanes);
+  });
 
   await until(() => completedAt.every((c) => c.length >= 20), 'both workers to consume before the failover');
   const master = await topo.currentMaster();
