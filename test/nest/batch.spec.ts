@@ -16,7 +16,8 @@ import {
 } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { deferred, sleep, startApp, waitFor } from './helpers.js';
+import { blockedClients } from '../core/_helpers.js';
+import { deferred, startApp, sweptAfter, waitFor } from './helpers.js';
 
 let redis: TestRedis;
 let admin: Redis;
@@ -122,7 +123,7 @@ test('waitMs: a batch waits that long after its first job for more', async () =>
 
   @Processor('gather')
   class GatherProcessor {
-    @Process({ batch: { size: 10, waitMs: 400 } })
+    @Process({ batch: { size: 10, waitMs: 1500 } })
     run(jobs: Array<Job<{ n: number }>>): void {
       batches.push(jobs.map((j) => j.data.n));
     }
@@ -132,15 +133,15 @@ test('waitMs: a batch waits that long after its first job for more', async () =>
 
   await start(root(prefix), M);
   const observer = observe<{ n: number }>('gather', prefix);
-  await sleep(50); // the loop waits on the empty queue
   const t0 = Date.now();
-  await observer.add({ n: 1 });
-  await sleep(100);
-  await observer.add({ n: 2 });
-  await sleep(100);
-  await observer.add({ n: 3 });
-  await waitFor(() => batches.length === 1, 3000, 'one batch');
-  expect(Date.now() - t0).toBeGreaterThanOrEqual(380);
+  // each job is held by the waiting batch before the next comes
+  for (const n of [1, 2, 3]) {
+    await observer.add({ n });
+    await waitFor(async () => (await observer.counts()).working === n, 10_000, `${n} held by the batch`);
+  }
+  expect(batches).toEqual([]);
+  await waitFor(() => batches.length === 1, 10_000, 'one batch');
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(1480); // waitMs after the first job
   expect(batches).toEqual([[1, 2, 3]]);
 });
 
@@ -163,8 +164,9 @@ test('one lease round trip per batch: leasing a batch also settles the previous 
   await admin.config('RESETSTAT');
   await start(root(prefix, { defaults: { processor: { blockMs: 5000 } } }), M);
   // (Not counts(): it is a script call too.)
-  await waitFor(() => seen.length === 3, 5000, 'three batches');
-  await sleep(100); // the call that settles the last batch
+  await waitFor(() => seen.length === 3, 10_000, 'three batches');
+  // the call that settles the last batch comes before the loop blocks on the empty queue
+  await waitFor(async () => (await blockedClients(admin)) === 1, 10_000, 'the loop blocked again');
   const calls = await scriptCalls();
   expect(seen).toEqual([10, 10, 10]);
   // 3 leases, the 2nd and 3rd settling the batch before, plus the call that settles the
@@ -241,8 +243,9 @@ test('batches run longer than their lease stay leased (heartbeat); concurrency r
   const release = deferred();
   let running = 0;
   let most = 0;
+  const LEASE_MS = 600;
 
-  @Processor('slow', { leaseMs: 300 })
+  @Processor('slow', { leaseMs: LEASE_MS })
   class SlowProcessor {
     @Process({ batch: { size: 2 }, concurrency: 2 })
     async run(jobs: Array<Job<unknown>>): Promise<void> {
@@ -268,14 +271,26 @@ test('batches run longer than their lease stay leased (heartbeat); concurrency r
     inFlight: 4,
     handlers: [{ method: 'run', jobName: null, concurrency: 2, active: 4, waiting: 0, batch: { size: 2, waitMs: 0, running: 2 } }],
   });
-  await sleep(900); // three lease lengths, with the sweeper reclaiming expired leases every ~100 ms
-  for (const a of added) expect(await observer.getJob(a.id)).toMatchObject({ state: 'working', failures: 0 });
-  release.resolve();
-  await waitFor(async () => (await observer.counts()).completed === 4, 3000, 'all completed');
+  try {
+    // Held until a sweep (every ~100 ms) that began two more lease lengths after the first
+    // deadline, checking on every poll that no job was reclaimed meanwhile.
+    const first = Math.max(...(await Promise.all(added.map(async (a) => (await observer.getJob(a.id))!.leaseDeadline!))));
+    const seen = new Set<string>();
+    await sweptAfter(app.get(QueueRegistry), 'slow', first + 2 * LEASE_MS, async () => {
+      for (const a of added) {
+        const info = await observer.getJob(a.id);
+        seen.add(`${info?.state} failures=${info?.failures}`);
+      }
+    });
+    expect([...seen]).toEqual(['working failures=0']);
+  } finally {
+    release.resolve();
+  }
+  await waitFor(async () => (await observer.counts()).completed === 4, 10_000, 'all completed');
   expect(most).toBe(2);
   for (const a of added) expect(await observer.getJob(a.id)).toMatchObject({ failures: 0, dequeues: 1 });
   // Both lanes idle now share one blocking connection: admin, observer, the app's shared one and it.
-  await sleep(100);
+  await waitFor(async () => (await blockedClients(admin)) === 1, 10_000, 'a lane blocked on the empty queue');
   const list = String(await admin.client('LIST')).trim().split('\n');
   expect(list.filter((c) => c.includes('cmd=blpop'))).toHaveLength(1);
   expect(list).toHaveLength(4);
@@ -303,7 +318,7 @@ test('shutdown gives a batch that does not finish within drainTimeoutMs back to 
   const t0 = Date.now();
   await app.close();
   apps.length = 0;
-  expect(Date.now() - t0).toBeLessThan(1500);
+  expect(Date.now() - t0).toBeLessThan(10_000); // the 200 ms drain and the give-back, not the 30 s lease
   for (const a of added) expect(await observer.getJob(a.id)).toMatchObject({ state: 'pending', failures: 0, requeues: 1 });
 });
 

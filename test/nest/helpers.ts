@@ -1,5 +1,6 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { ModuleMetadata } from '@nestjs/common';
+import type { QueueRegistry } from '../../lib/nest/index.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 /** Compiles and initialises (onModuleInit + onApplicationBootstrap) a testing module. */
@@ -35,6 +36,25 @@ export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, 
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Waits until the app's sweeper of `queue` has completed a sweep that began after epoch ms
+ * `t`, calling `each` on every poll meanwhile.
+ */
+export async function sweptAfter(registry: QueueRegistry, queue: string, t: number, each: () => Promise<void>): Promise<void> {
+  const lastRun = () => registry.getSweepers().find((s) => s.queue === queue)?.lastRunAt ?? 0;
+  // lastRunAt is stamped when a sweep ends: a first end past `t` may belong to a sweep that
+  // began before it; the next one began after it.
+  let end = 0;
+  await waitFor(async () => {
+    await each();
+    return (end = lastRun()) > t;
+  }, 10_000, `a sweep of ${queue} ending after ${t}`);
+  await waitFor(async () => {
+    await each();
+    return lastRun() > end;
+  }, 10_000, `a sweep of ${queue} starting after ${end}`);
 }
 
 /** A promise plus its resolve function. */

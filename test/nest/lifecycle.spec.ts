@@ -2,29 +2,10 @@ import { Module } from '@nestjs/common';
 import { Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { deferred, sleep, waitFor, useApps } from './helpers.js';
+import { deferred, sleep, sweptAfter, waitFor, useApps } from './helpers.js';
 
 const bed = useApps();
 const { apps, start } = bed;
-
-/**
- * Waits until the queue's sweeper has completed a sweep that began after epoch ms `t`,
- * calling `each` on every poll meanwhile.
- */
-async function sweptAfter(registry: QueueRegistry, queue: string, t: number, each: () => Promise<void>): Promise<void> {
-  const lastRun = () => registry.getSweepers().find((s) => s.queue === queue)?.lastRunAt ?? 0;
-  // lastRunAt is stamped when a sweep ends: a first end past `t` may belong to a sweep that
-  // began before it; the next one began after it.
-  let end = 0;
-  await waitFor(async () => {
-    await each();
-    return (end = lastRun()) > t;
-  }, 10_000, `a sweep of ${queue} ending after ${t}`);
-  await waitFor(async () => {
-    await each();
-    return lastRun() > end;
-  }, 10_000, `a sweep of ${queue} starting after ${end}`);
-}
 
 test('a handler running longer than its lease stays leased thanks to the heartbeat', async () => {
   const prefix = uniquePrefix();
