@@ -89,7 +89,7 @@ test('registerQueue({ bound }): the injected queue never holds more; tryAdd fail
 
   // A slot freed by a consumer lets a waiting add in.
   const waiting = queue.add({ n: 5 });
-  await sleep(50);
+  await waitFor(async () => (await queue.queueState()).waitingProducers === 1, 10_000, 'the add to wait for room');
   const [lease] = await observe('orders', prefix).lease({ leaseMs: 5000 });
   await observers[0]!.ack(lease!);
   await expect(waiting).resolves.toMatchObject({ created: true });
@@ -117,13 +117,13 @@ test('a producer blocked in add() on a full queue is released by app.close() wit
   await queue.add({ n: 2 });
   const blocked = outcome(queue.add({ n: 3 })); // no timeoutMs: would wait forever
   const blockedBulk = outcome(queue.addBulk([{ data: { n: 4 } }, { data: { n: 5 } }]));
-  await waitFor(async () => (await queue.queueState()).waitingProducers === 1, 2000, 'the add to register as a waiter');
+  await waitFor(async () => (await queue.queueState()).waitingProducers === 1, 10_000, 'the add to register as a waiter');
 
   const t0 = Date.now();
   await app.close();
   apps.length = 0;
   const closeMs = Date.now() - t0;
-  expect(closeMs).toBeLessThan(1500);
+  expect(closeMs).toBeLessThan(4000); // the waiters released at once, not after the 5 s drain
 
   for (const r of [await blocked, await blockedBulk]) {
     expect(r.ok).toBe(false);
@@ -165,12 +165,12 @@ test('an HTTP request blocked in add() does not hold up app.close() (released be
   expect((await fetch(url, { method: 'POST' })).status).toBe(201); // fills the queue
   const pending = outcome(fetch(url, { method: 'POST' })); // blocks in add()
   const observer = observe('orders', prefix);
-  await waitFor(async () => (await observer.queueState()).waitingProducers === 1, 2000, 'the request to wait for room');
+  await waitFor(async () => (await observer.queueState()).waitingProducers === 1, 10_000, 'the request to wait for room');
 
   const t0 = Date.now();
   await app.close();
   apps.length = 0;
-  expect(Date.now() - t0).toBeLessThan(1500);
+  expect(Date.now() - t0).toBeLessThan(4000); // released, not waited for
   const response = await pending;
   // The request ends (with a 500 from the ClosedError, or a dropped connection), it does not hang.
   if (response.ok) expect(response.value.status).toBe(500);

@@ -154,7 +154,7 @@ describe('role switch', () => {
 
     // Switch the role at runtime.
     expect(await registry.startWorkers('pings')).toBe(1);
-    expect(await queue.waitForResult(id, { timeoutMs: 3000 })).toBe(10);
+    expect(await queue.waitForResult(id, { timeoutMs: 10_000 })).toBe(10);
     expect(registry.getProcessors()[0]!.state).not.toBe('stopped');
 
     expect(await registry.stopWorkers()).toBe(1);
@@ -162,7 +162,7 @@ describe('role switch', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await queue.getJob(second.id))?.state).toBe('pending');
     expect(await registry.startWorkers()).toBe(1);
-    expect(await queue.waitForResult(second.id, { timeoutMs: 3000 })).toBe(12);
+    expect(await queue.waitForResult(second.id, { timeoutMs: 10_000 })).toBe(12);
   });
 });
 

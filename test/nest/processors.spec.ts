@@ -13,7 +13,7 @@ import {
   type LeasedJob,
 } from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { deferred, sleep, waitFor, useApps } from './helpers.js';
+import { deferred, sleep, sweptAfter, waitFor, useApps } from './helpers.js';
 
 const bed = useApps();
 const { start } = bed;
@@ -97,7 +97,8 @@ test('per-handler concurrency is honoured; jobs waiting for their handler stay l
   let slowRuns = 0;
 
   // A short lease: waiting jobs must stay leased (heartbeated) while they wait their turn.
-  @Processor('conc', { leaseMs: 300 })
+  const LEASE_MS = 600;
+  @Processor('conc', { leaseMs: LEASE_MS })
   class ConcProcessor {
     @Process('slow', { concurrency: 2 })
     async slow(): Promise<void> {
@@ -117,13 +118,28 @@ test('per-handler concurrency is honoured; jobs waiting for their handler stay l
   @Module({ imports: [QueueModule.registerQueue({ name: 'conc' })], providers: [ConcProcessor] })
   class M {}
 
-  const app = await start(root(), M);
+  const app = await start(root({ sweeper: { intervalMs: 100 } }), M);
   const registry = app.get(QueueRegistry);
   const queue = registry.getQueue('conc');
-  await queue.addBulk(Array.from({ length: 6 }, () => ({ data: {}, opts: { name: 'slow' } })));
+  const slowJobs = await queue.addBulk(Array.from({ length: 6 }, () => ({ data: {}, opts: { name: 'slow' } })));
   // The loop leases up to 2 + 3 = 5 jobs; only 2 slow ones may run, the rest wait (leased).
-  await waitFor(() => slowRunning === 2, 3000, 'two slow jobs running');
-  await sleep(800); // over two lease lengths
+  await waitFor(() => slowRunning === 2, 10_000, 'two slow jobs running');
+  await waitFor(async () => (await queue.counts()).working === 5, 10_000, 'five slow jobs leased');
+  const leased: Array<{ id: string; deadline: number }> = [];
+  for (const j of slowJobs) {
+    const info = await queue.getJob(j.id);
+    if (info?.state === 'working') leased.push({ id: j.id, deadline: info.leaseDeadline! });
+  }
+  // Held until a sweep (every ~100 ms) that began two more lease lengths after their first
+  // deadlines, checking on every poll that none of them was reclaimed meanwhile.
+  const seen = new Set<string>();
+  await sweptAfter(registry, 'conc', Math.max(...leased.map((l) => l.deadline)) + 2 * LEASE_MS, async () => {
+    for (const l of leased) {
+      const info = await queue.getJob(l.id);
+      seen.add(`${info?.state} failures=${info?.failures}`);
+    }
+  });
+  expect([...seen]).toEqual(['working failures=0']);
   expect(slowRunning).toBe(2);
   const [st] = registry.getProcessors();
   expect(st!.concurrency).toBe(5);
@@ -135,7 +151,7 @@ test('per-handler concurrency is honoured; jobs waiting for their handler stay l
   // (the documented trade-off). Release the gate and everything drains.
   await queue.addBulk(Array.from({ length: 4 }, () => ({ data: {} })));
   gate.resolve();
-  await waitFor(async () => (await queue.counts()).completed === 10, 5000, 'all 10 completed');
+  await waitFor(async () => (await queue.counts()).completed === 10, 10_000, 'all 10 completed');
   expect(slowMax).toBe(2);
   expect(fastDone).toBe(4);
   // No lease expired while jobs waited for a slot: each ran once, no failed attempt.
