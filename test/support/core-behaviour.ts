@@ -100,7 +100,7 @@ export function describeCoreBehaviour(title: string, target: () => CoreTarget): 
       await expect(q.tryAdd(3)).rejects.toBeInstanceOf(QueueFullError);
       let added = false;
       const waiting = q.add(3).then((r) => ((added = true), r));
-      await new Promise((r) => setTimeout(r, 100));
+      await waitUntil(async () => (await q.queueState()).waitingProducers === 1, 'the add to wait for room', 10_000);
       expect(added).toBe(false);
       const [l] = await twin(q).lease();
       expect(await q.ack(l!)).toBe(true);
