@@ -1700,13 +1700,18 @@ function within<T>(p: Promise<T>, ms: number): Promise<{ settled: unknown } | 'w
   ]).finally(() => clearTimeout(timer));
 }
 
-/** Polls `cond` every 5 ms, up to 5 s. */
+/** Polls `cond` every 5 ms, up to 10 s. */
 async function eventually(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 10_000;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within 10 s`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Clients blocked in a blocking command right now (CLIENT LIST flag `b`). */
+async function blockedClients(): Promise<number> {
+  return String(await obs.client('LIST')).split('\n').filter((l) => /\bflags=[^ ]*b/.test(l)).length;
 }
 
 /**
@@ -1993,10 +1998,11 @@ describe('pinned examples', () => {
       try {
         await q.add('one');
         await eventually(() => events.includes('completed'), `${kind}: the first job done`);
-        await new Promise((r) => setTimeout(r, 50));
+        await eventually(async () => (await blockedClients()) === 1, `${kind}: waiting on the empty queue`);
         await q.close();
         await eventually(() => !w.isRunning, `${kind} stopped`);
-        await new Promise((r) => setTimeout(r, 300)); // no error loop afterwards
+        // its shutdown is over: whatever it reported, it has reported (no error loop afterwards)
+        expect(await within(w.close({ drainTimeoutMs: 0 }), 10_000)).toEqual({ settled: undefined });
         expect({ kind, events: events.filter((e) => e !== 'completed') }).toEqual({ kind, events: ['stopped: queue object closed'] });
       } finally {
         await w.close({ drainTimeoutMs: 0 }).catch(() => undefined);
@@ -2118,7 +2124,10 @@ describe('pinned examples', () => {
         await q.close();
       }
     }
-    await new Promise((r) => setTimeout(r, 20));
+    // Timers of the closes may still be running out; a leaked one lives 2 s, longer than this
+    // wait (and than all the cycles took), so a leak still shows.
+    const end = Date.now() + 500;
+    while (timers() - base >= 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     // (one timer of slack for whatever else runs meanwhile; a leak leaves one per cycle)
     expect(timers() - base).toBeLessThan(2);
   });
