@@ -9,10 +9,12 @@
 ]]
 
 -- A call's record of ended leases, filled by leaseEnded() and by the caller: ext (a lease of
--- an extended queue ended), freed (unfinished jobs that finished: completed or dead), and
--- per group the leases that ended (count), in first-ended order (order).
+-- an extended queue ended), freed (unfinished jobs that finished: completed or dead), and,
+-- once a grouped lease ended, per group the leases that ended (count) in first-ended order
+-- (order). Those two tables are made only then, so that on the hot path (a plain queue's
+-- lease and settle calls) this record costs one small table.
 local function endedLeases()
-  return { ext = false, freed = 0, order = {}, count = {} }
+  return { ext = false, freed = 0 }
 end
 
 -- A lease of `group` ('' = ungrouped, nil = plain queue) ended.
@@ -21,6 +23,10 @@ local function leaseEnded(ended, group)
   ended.ext = true
   if group ~= '' then
     local count = ended.count
+    if not count then
+      count = {}
+      ended.count, ended.order = count, {}
+    end
     if not count[group] then ended.order[#ended.order + 1] = group end
     count[group] = (count[group] or 0) + 1
   end
@@ -30,7 +36,7 @@ local function flushEnded(ended)
   if not ended.ext then return end
   local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit')
   glimitCache = tonumber(m[3]) or 0
-  for _, g in ipairs(ended.order) do
+  for _, g in ipairs(ended.order or {}) do
     local busy = redis.call('HINCRBY', K_GWORK, g, -ended.count[g])
     if busy <= 0 then redis.call('HDEL', K_GWORK, g) end
     if (glimitCache == 0 or busy < glimitCache) and redis.call('LLEN', groupKey(g)) > 0 then activateGroup(g) end
