@@ -83,6 +83,20 @@ export function describeCoreBehaviour(title: string, target: () => CoreTarget): 
       const events: QueueEvent[] = [];
       const sub = q.events().subscribe((e) => events.push(e));
       closers.push(async () => sub.unsubscribe());
+      // Pub/sub keeps nothing for a subscriber that is not connected yet: the subscription is
+      // live once an event of a probe job comes through it (lease and ack publish by themselves).
+      let probes = 0;
+      await waitUntil(
+        async () => {
+          await q.add(0, { jobId: `probe-${++probes}` });
+          const [l] = await q.lease();
+          if (l) await q.ack(l, 0);
+          return events.length > 0;
+        },
+        'the events subscription to be live',
+        10_000,
+        50,
+      );
       const w = new Worker(twin(q), async (job: Job<number>) => job.data * 2, { concurrency: 4, blockMs: 1000 });
       closers.push(() => w.close({ drainTimeoutMs: 0 }));
       const { id } = await q.add(21);
