@@ -7,11 +7,11 @@ export type SettleItem = [op: 'a' | 'n' | 'q' | 'r', id: string, token: string, 
 
 const MAX_ERROR_TEXT = 4096;
 
-/** The built-in policy a record leaves out, as include/common.lua parses it: sent with every lease and settle call. */
+/** The built-in policy a record leaves out, as include/policy.lua parses it: sent with every lease and settle call. */
 export const POLICY_DEFAULTS_ARG = `${DEFAULT_POLICY.keepCompletedMs} ${DEFAULT_POLICY.dedupWindowMs} ${JSON.stringify(DEFAULT_POLICY.backoff)}`;
 
 /**
- * Appends `items` to a lease or settle call's arguments (include/settle.lua): acks without a
+ * Appends `items` to a lease or settle call's arguments (include/settle-items.lua): acks without a
  * result go as id and token only (a busy worker's usual outcome: 2 arguments instead of 5),
  * after the others in full. The script settles in that order, so when a job is named in both
  * forms (the first item wins) everything goes in full.

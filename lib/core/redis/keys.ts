@@ -48,7 +48,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
 
 /**
  * Keys of a queue that the scripts derive from its hash tag instead of receiving them in
- * KEYS (lib/scripts/include/ext.lua): a group's pending list cannot be known before the
+ * KEYS (lib/scripts/include/keys.lua): a group's pending list cannot be known before the
  * lease script picks the group. They all start with the tag, so they share the queue's
  * Cluster slot. Listed here for tests and docs.
  */

@@ -4,7 +4,7 @@ import type { Backoff, JobPolicy } from '../types.js';
 /**
  * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because
  * they are stored once per job; values equal to the built-in defaults are left out.
- * Lua reads p, l, f and a (lib/scripts/include/common.lua); nested keys are never
+ * Lua reads p, l, f and a (lib/scripts/include/record.lua); nested keys are never
  * one of those letters.
  */
 export interface RecordMeta {
@@ -30,7 +30,7 @@ export interface RecordMeta {
   r?: number;
   /** last error */
   e?: string;
-  /** fairness group (include/ext.lua reads it) */
+  /** fairness group (include/record.lua reads it) */
   g?: string;
 }
 
