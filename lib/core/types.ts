@@ -1,6 +1,4 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { DurabilityOptions } from './redis/replication.js';
-import type { EvictionCheck } from './redis/server-check.js';
 import type { RelqWarning, WarningHandler } from './warnings.js';
 
 /**
@@ -259,7 +257,18 @@ export interface SweepResult {
   dedupForgotten: number;
 }
 
-export type { DurabilityOptions, EvictionCheck, RelqWarning, WarningHandler };
+/** Writes wait until this many replicas have them (WAIT), at most `timeoutMs`. */
+export interface DurabilityOptions {
+  /** Replicas that must acknowledge each add and settle (1 or more). */
+  replicas: number;
+  /** Longest wait for them; a call that could not reach them throws NotReplicatedError. */
+  timeoutMs: number;
+}
+
+/** What a queue does when Redis may evict keys (maxmemory-policy is not noeviction): warn once, refuse, or say nothing. */
+export type EvictionCheck = 'warn' | 'error' | 'off';
+
+export type { RelqWarning, WarningHandler };
 
 export type QueueEventType =
   | 'added'

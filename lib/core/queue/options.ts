@@ -2,9 +2,9 @@ import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY, DEFAULT_PREFIX, MAX_PAYLOAD_LIMIT, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
-import { assertDurability, type DurabilityOptions } from '../redis/replication.js';
-import { assertEvictionCheck, type EvictionCheck } from '../redis/server-check.js';
-import type { Backoff, JobPolicy, QueueOptions } from '../types.js';
+import { assertDurability } from '../redis/replication.js';
+import { assertEvictionCheck } from '../redis/server-check.js';
+import type { Backoff, DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
 import {
   assertBoolean,
   assertFunction,

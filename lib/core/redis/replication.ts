@@ -1,16 +1,9 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
-import type { RedisClient } from './connection.js';
 import { ValidationError } from '../errors.js';
+import type { DurabilityOptions } from '../types.js';
 import { assertInt, assertOptions } from '../validate.js';
-
-/** Writes wait until this many replicas have them (WAIT), at most `timeoutMs`. */
-export interface DurabilityOptions {
-  /** Replicas that must acknowledge each add and settle (1 or more). */
-  replicas: number;
-  /** Longest wait for them; a call that could not reach them throws NotReplicatedError. */
-  timeoutMs: number;
-}
+import type { RedisClient } from './connection.js';
 
 export function assertDurability(value: unknown, commandTimeoutMs: number | undefined): asserts value is DurabilityOptions | undefined {
   if (value === undefined) return;
