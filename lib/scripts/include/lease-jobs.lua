@@ -69,16 +69,17 @@ local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
   local bytes = 0
   for j, id in ipairs(taken) do
     local rec = recs[j]
+    local meta = metaPart(rec)
     local token = reqId .. '.' .. j
-    local keep, unique = metaInt(rec, 'k'), metaInt(rec, 'u')
+    local keep, unique = metaInt(meta, 'k'), metaInt(meta, 'u')
     if keep or unique then
-      token = token .. '~' .. (keep or defaults.keepMs) .. ',' .. (unique and (metaInt(rec, 'i') or defaults.dedupMs) or 0)
+      token = token .. '~' .. (keep or defaults.keepMs) .. ',' .. (unique and (metaInt(meta, 'i') or defaults.dedupMs) or 0)
     end
     if groups then
       token = token .. '*' .. groups[j]
       bytes = bytes + dataBytes(rec)
     end
-    local deadline = now + (metaInt(rec, 'l') or leaseMs)
+    local deadline = now + (metaInt(meta, 'l') or leaseMs)
     leases[#leases + 1] = id
     leases[#leases + 1] = token
     working[#working + 1] = deadline
@@ -88,7 +89,7 @@ local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
     reply[#reply + 1] = deadline
     reply[#reply + 1] = rec
     if eventsOn() then
-      emit({ type = 'leased', id = id, attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1 })
+      emit({ type = 'leased', id = id, attempt = (metaInt(meta, 'f') or 0) - (metaInt(meta, 'o') or 0) + 1 })
     end
   end
   if #taken > 0 then

@@ -6,9 +6,16 @@
 
 -- "<keepCompletedMs> <dedupWindowMs> <backoff json>" (POLICY_DEFAULTS_ARG in
 -- lib/core/queue/settle-items.ts). The backoff is decoded only when a nack needs it.
+-- Every client of one version sends the same text: the last one parsed is kept (the library
+-- outlives a call), so a lease or settle call pays for a string comparison only.
+local parsedText, parsed
 local function parseDefaults(text)
-  local keep, dedup, backoff = string.match(text, '^(%d+) (%d+) (.*)$')
-  return { keepMs = tonumber(keep), dedupMs = tonumber(dedup), backoffJson = backoff }
+  if text ~= parsedText then
+    local keep, dedup, backoff = string.match(text, '^(%d+) (%d+) (.*)$')
+    parsed = { keepMs = tonumber(keep), dedupMs = tonumber(dedup), backoffJson = backoff }
+    parsedText = text
+  end
+  return parsed
 end
 
 -- Delay before the retry after failed attempt number `attempt` (1 = the first), as

@@ -25,6 +25,13 @@ local function encodeRecord(meta, data)
   return cjson.encode(meta) .. '\n' .. data
 end
 
+-- A record's meta part alone: several metaInt reads of one job search only it, not the data
+-- (a field a job does not have is otherwise searched for through its whole payload).
+local function metaPart(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  return nl and string.sub(rec, 1, nl - 1) or rec
+end
+
 -- Size of a record's data part.
 local function dataBytes(rec)
   return #rec - (string.find(rec, '\n', 1, true) or #rec)
@@ -33,8 +40,13 @@ end
 -- Cheap read of one top-level integer meta field without decoding or copying the record:
 -- the first '"<field>":' preceded by '{' or ',' before the newline. A quote inside a JSON
 -- string is always escaped, so only a key matches.
+local META_KEYS = {} -- field -> '"<field>":', built once per field
 local function metaInt(rec, field)
-  local key = '"' .. field .. '":'
+  local key = META_KEYS[field]
+  if not key then
+    key = '"' .. field .. '":'
+    META_KEYS[field] = key
+  end
   local nl = string.find(rec, '\n', 1, true) or (#rec + 1)
   local init = 1
   while true do
