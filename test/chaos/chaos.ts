@@ -187,7 +187,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
           return s;
         }
         if (Date.now() > deadline) {
-          o.log(`[chaos ${elapsed()} s] ${firsts.filter((t) => t === undefined).length} worker(s) did not consume within 15 s of the ${what}`);
+          const stuck = alive.filter((_, i) => firsts[i] === undefined).map((pid) => {
+            const p = [...procs].find((x) => x.child.pid === pid);
+            const last = entries().filter((e) => e.k !== 'added' && e.pid === pid).pop();
+            return `${p?.role ?? '?'} ${pid} (last ledger line: ${last ? `${last.k} ${((last.at - since) / 1000).toFixed(2)} s after` : 'none'})`;
+          });
+          o.log(`[chaos ${elapsed()} s] ${stuck.length} worker(s) did not consume within 15 s of the ${what}: ${stuck.join(', ')}`);
           return Infinity;
         }
         await sleep(100);
