@@ -35,6 +35,7 @@
  * guarantees with a minimal example.
  */
 import fc from 'fast-check';
+import { assertReplayable } from './replay.js';
 import type { Redis } from 'ioredis';
 import {
   BatchWorker,
@@ -55,8 +56,6 @@ import { redisClient, startRedis, type TestRedis } from '../support/redis.js';
 import { readCommand } from '../support/key-read.js';
 
 const RUNS = process.env.RELQ_FC_RUNS !== undefined ? Number(process.env.RELQ_FC_RUNS) : undefined;
-const SEED = process.env.RELQ_FC_SEED !== undefined ? Number(process.env.RELQ_FC_SEED) : undefined;
-const PATH = process.env.RELQ_FC_PATH;
 
 const MAX_MS = 2 ** 41;
 /** Longest delay a Node timer takes (setTimeout fires after 1 ms beyond it): the ceiling of every wait option. */
@@ -237,26 +236,13 @@ async function checkStructure(q: Queue<any, any>, what: string): Promise<void> {
 }
 
 /** fc.assert with replay from the environment and the replay command in the failure message. */
-async function property<Ts extends [unknown, ...unknown[]]>(prop: fc.IAsyncPropertyWithHooks<Ts>, numRuns: number): Promise<void> {
-  const params: fc.Parameters<Ts> = { numRuns: RUNS ?? numRuns };
-  if (SEED !== undefined) params.seed = SEED;
-  if (PATH !== undefined) {
-    params.path = PATH;
-    params.endOnFailure = true;
-  }
-  try {
-    await fc.assert(prop, params);
-  } catch (err) {
-    if (err instanceof Error) {
-      const seed = /seed: (-?\d+)/.exec(err.message)?.[1] ?? '<seed>';
-      const path = /path: "([^"]*)"/.exec(err.message)?.[1] ?? '<path>';
-      const name = expect.getState().currentTestName ?? '';
-      err.message +=
-        `\n\nReplay: RELQ_FC_SEED=${seed} RELQ_FC_PATH='${path}' ` +
-        `node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/fuzz.spec.ts -t '${name.replace(/'/g, "'\\''")}'`;
-    }
-    throw err;
-  }
+function property<Ts extends [unknown, ...unknown[]]>(prop: fc.IAsyncPropertyWithHooks<Ts>, numRuns: number): Promise<void> {
+  const name = expect.getState().currentTestName ?? '';
+  return assertReplayable(
+    prop,
+    RUNS ?? numRuns,
+    () => ` node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/fuzz.spec.ts -t '${name.replace(/'/g, "'\\''")}'`,
+  );
 }
 
 // ---- the oracle: the documented limits, written independently of lib/ ---------------------

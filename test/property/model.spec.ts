@@ -39,6 +39,7 @@
  * describe block pins both with minimal examples.
  */
 import fc from 'fast-check';
+import { assertReplayable } from './replay.js';
 import type { Redis } from 'ioredis';
 import { Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type SweepResult } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -49,8 +50,6 @@ import { readCommand } from '../support/key-read.js';
 const NUM_RUNS = Number(process.env.RELQ_FC_RUNS ?? 60);
 const MAX_COMMANDS = 40;
 const SHRINK_BUDGET_MS = Number(process.env.RELQ_FC_SHRINK_MS ?? 30_000);
-const SEED = process.env.RELQ_FC_SEED !== undefined ? Number(process.env.RELQ_FC_SEED) : undefined;
-const PATH = process.env.RELQ_FC_PATH;
 const REPLAY_PATH = process.env.RELQ_FC_REPLAY_PATH;
 
 /** Tiny and large durations (ms). Tiny ones have run out by the next step, large ones never do. */
@@ -1344,26 +1343,14 @@ async function assertWithBudget(
       throw err;
     }
   });
-  const params: fc.Parameters<[Iterable<Cmd>]> = { numRuns: NUM_RUNS };
-  if (SEED !== undefined) params.seed = SEED;
-  if (PATH !== undefined) {
-    params.path = PATH;
-    params.endOnFailure = true;
-  }
-  try {
-    await fc.assert(prop, params);
-  } catch (err) {
-    if (err instanceof Error) {
-      const seed = /seed: (-?\d+)/.exec(err.message)?.[1] ?? '<seed>';
-      const path = /path: "([^"]*)"/.exec(err.message)?.[1] ?? '<path>';
-      const replay = /replayPath="([^"]*)"/.exec(err.message)?.[1];
-      err.message +=
-        `\n\nReplay: RELQ_FC_SEED=${seed} RELQ_FC_PATH='${path}'${replay === undefined ? '' : ` RELQ_FC_REPLAY_PATH='${replay}'`}` +
-        ' node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/model.spec.ts' +
-        ` (${stats.runs} runs, ${stats.steps} steps before the report)`;
-    }
-    throw err;
-  }
+  await assertReplayable(prop, NUM_RUNS, (_seed, _path, message) => {
+    const replay = /replayPath="([^"]*)"/.exec(message)?.[1];
+    return (
+      `${replay === undefined ? '' : ` RELQ_FC_REPLAY_PATH='${replay}'`}` +
+      ' node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand test/property/model.spec.ts' +
+      ` (${stats.runs} runs, ${stats.steps} steps before the report)`
+    );
+  });
 }
 
 describe('Queue against a reference model (random sequences, real Redis)', () => {
@@ -1394,7 +1381,7 @@ describe('Queue against a reference model (random sequences, real Redis)', () =>
       // the runs did exercise every kind of transition (a replay of one seed may not: skip then)
       expect(stats.runs).toBeGreaterThan(0);
       expect(stats.steps).toBeGreaterThan(stats.runs);
-      if (PATH === undefined && NUM_RUNS >= 20) {
+      if (process.env.RELQ_FC_PATH === undefined && NUM_RUNS >= 20) {
         for (const [what, n] of Object.entries(coverage)) if (!RARE.has(what)) expect([what, n > 0]).toEqual([what, true]);
       }
     },
