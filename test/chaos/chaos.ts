@@ -73,6 +73,10 @@ const QUEUE = 'chaos';
 /** A fault whose recovery is measured is given this long without worker kills. */
 const QUIET_MS = 8000;
 const RESUME_LIMIT_S = 5;
+/** How long each proxy fault lasts (a fault of its own length, not a wait for a condition). */
+const PROXY_FAULT_MS = 3000;
+/** How long redis-server stays down between its kill -9 and the restart. */
+const REDIS_DOWN_MS = 300;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -245,7 +249,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     quietUntil = Date.now() + QUIET_MS;
     await redis.kill();
     faults.redisRestarts! += 1;
-    await sleep(300);
+    await sleep(REDIS_DOWN_MS);
     await redis.restart();
     const restartedAt = Date.now();
     o.log(`[chaos ${elapsed()} s] redis-server killed (-9) and restarted`);
@@ -265,11 +269,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await at(0.72);
     proxy.setLatency(40);
     faults.latency! += 1;
-    await sleep(3000);
+    await sleep(PROXY_FAULT_MS);
     proxy.setLatency(0);
     await at(0.8);
     const dropping = setInterval(() => proxy!.dropsArmed === 0 && proxy!.dropReplies(1), 100);
-    await sleep(3000);
+    await sleep(PROXY_FAULT_MS);
     clearInterval(dropping);
     faults.droppedReplies = proxy.dropped;
     await at(0.88);

@@ -120,8 +120,8 @@ export class Leasing<Data> {
     const nextDue = Number(head[1]);
     const leases: Array<Lease<Data>> = [];
     for (let i = HEAD_FIELDS; i < head.length; i += LEASE_FIELDS) {
-      const [id, token, deadline, record] = [String(head[i]), String(head[i + 1]), Number(head[i + 2]), String(head[i + 3])];
-      leases.push({ job: toLeasedJob<Data>(id, record, now), token, deadline, leaseMs: deadline - now });
+      const deadline = Number(head[i + 2]);
+      leases.push({ job: toLeasedJob<Data>(String(head[i]), String(head[i + 3]), now), token: String(head[i + 1]), deadline, leaseMs: deadline - now });
     }
     return {
       settled: [],
