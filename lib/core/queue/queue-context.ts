@@ -1,5 +1,6 @@
 import { closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
+import { withDeadline } from '../deadline.js';
 import { BlockerPool } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
@@ -68,7 +69,7 @@ export class QueueContext implements SettingsContext {
     try {
       if (this.serverChecked !== true) await this.checkServer();
       const call = runScript(this.handle.client, script, keys, args);
-      return await (this.handle.callDeadlineMs === undefined ? call : withDeadline(call, this.handle.callDeadlineMs));
+      return await (this.handle.callDeadlineMs === undefined ? call : withDeadline(call, this.handle.callDeadlineMs, `Command timed out: no reply within ${this.handle.callDeadlineMs} ms`));
     } catch (err) {
       throw wrapRedisError(err, op, this.handle);
     }
@@ -139,16 +140,4 @@ export class QueueContext implements SettingsContext {
     });
     return this.serverChecked as Promise<void>;
   }
-}
-
-/**
- * `call`, or a failure once `ms` passed without a reply. The command may still run later:
- * settles and leases are replay-safe, and the caller hears it as a failed call.
- */
-function withDeadline<T>(call: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Command timed out: no reply within ${ms} ms`)), ms);
-  });
-  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
 }
