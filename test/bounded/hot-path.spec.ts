@@ -77,9 +77,11 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
     // N adds: FCALL + HSETNX + RPUSH each; the one extra RPUSH is the wake-up token of
     // the first add into the empty pending list.
     expect(quiet.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1 });
-    // per lease call: the baseline with the events' SPUBLISH replaced by one EXISTS
+    // per lease call: the baseline with the events' SPUBLISH replaced by one EXISTS, plus
+    // one LLEN: a lease that fills its count looks for a waiting wake-up token, so that a
+    // token lost with a dead consumer does not leave blocked workers asleep
     const { spublish: _published, ...quietLease } = LEASE_BASELINE;
-    expect(quiet.lease).toEqual({ ...quietLease, exists: 1 });
+    expect(quiet.lease).toEqual({ ...quietLease, exists: 1, llen: 1 });
 
     // with a listener: every add and lease call checks the key and publishes
     const listener = q.events().subscribe();
@@ -87,7 +89,7 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
       await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 'listener announced');
       const heard = await countCommands(q, obs, N);
       expect(heard.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1, exists: N, spublish: N });
-      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1 });
+      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1, llen: 1 });
     } finally {
       listener.unsubscribe();
     }

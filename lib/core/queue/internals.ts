@@ -17,6 +17,8 @@ export interface QueueInternals<Data> {
   touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;
   /** Blocks on the wake-up list for up to `ms` (lib/core/queue/leasing.ts). */
   waitForWork(blocker: RedisClient, ms: number): Promise<boolean>;
+  /** Whether jobs wait to be leased (lib/core/queue/leasing.ts). */
+  workWaiting(): Promise<boolean>;
   openBlocker(): RedisClient;
   closeBlocker(b: RedisClient): void;
 }

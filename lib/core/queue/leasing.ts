@@ -107,10 +107,24 @@ export class Leasing<Data> {
    */
   async waitForWork(blocker: RedisClient, ms: number): Promise<boolean> {
     try {
-      const { value, stuck } = await blockingPop(blocker, this.ctx.keys.byName.wake, ms);
-      return stuck || value !== null;
+      const { value, cut } = await blockingPop(blocker, this.ctx.keys.byName.wake, ms);
+      return cut || value !== null;
     } catch (err) {
       if (this.ctx.isClosed) throw new ClosedError(`queue '${this.ctx.name}'`);
+      throw this.ctx.wrapError(err, 'lease');
+    }
+  }
+
+  /**
+   * Whether jobs wait to be leased (one EXISTS, no script). An idle worker whose wait timed
+   * out asks before waiting again: a wake-up token taken by a consumer that died before
+   * leasing is lost, and with jobs already pending no add pushes another.
+   */
+  async workWaiting(): Promise<boolean> {
+    const { byName, derived } = this.ctx.keys;
+    try {
+      return (await this.ctx.handle.client.exists(byName.pending, byName.prio, derived.gactive)) > 0;
+    } catch (err) {
       throw this.ctx.wrapError(err, 'lease');
     }
   }

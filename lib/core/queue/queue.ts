@@ -88,6 +88,7 @@ export class Queue<Data = unknown, Result = unknown> {
       settle: (items, reqId) => settling.settle(items, reqId),
       touchMany: (leases, extendMs) => settling.touchMany(leases, extendMs),
       waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
+      workWaiting: () => leasing.workWaiting(),
       openBlocker: () => ctx.openBlocker(),
       closeBlocker: (b) => ctx.closeBlocker(b),
     });

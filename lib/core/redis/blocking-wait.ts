@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { MAX_TIMER_MS } from '../defaults.js';
 import type { RedisClient } from './connection.js';
 
@@ -8,29 +9,46 @@ const WATCHDOG_MS = 3000;
 export interface PopResult {
   /** The popped value; null when the wait timed out or was cut off. */
   value: string | null;
-  /** No reply came within the wait plus a margin (half-open socket): the connection was dropped. */
-  stuck: boolean;
+  /**
+   * The wait was cut off: its connection closed under it (a value popped just before may
+   * have been lost with the reply), or no reply came within the wait plus a margin
+   * (half-open socket, then dropped here). Whoever waits for a wake-up must look again.
+   */
+  cut: boolean;
 }
 
 /**
- * BLPOP on `key` for up to `ms`. A reply that never comes (half-open socket) is cut off and
- * the connection disconnected (ioredis reconnects it), so no wait hangs for good.
+ * BLPOP on `key` for up to `ms`. The wait ends early when its connection closes: blocking
+ * connections do not resend an unanswered command after a reconnect (connection.ts), so an
+ * old BLPOP can never take a value nobody reads. A reply that never comes is cut off and the
+ * connection dropped (ioredis reconnects it), so no wait hangs for good.
  */
 export async function blockingPop(blocker: RedisClient, key: string, ms: number): Promise<PopResult> {
   const seconds = Math.max(0.01, ms / 1000).toFixed(3);
   let timer: NodeJS.Timeout | undefined;
-  const watchdog = new Promise<'stuck'>((resolve) => {
+  let onClose: (() => void) | undefined;
+  // Only a BLPOP already written can be lost with its connection; one still queued offline
+  // is sent once the connection is up, so the close that matters is one after 'ready'.
+  const arm = () => blocker.once('close', onClose!);
+  const cutOff = new Promise<'stuck' | 'closed'>((resolve) => {
     timer = setTimeout(() => resolve('stuck'), Math.min(ms + WATCHDOG_MS, MAX_TIMER_MS));
+    onClose = () => resolve('closed');
   });
+  if (blocker.status === 'ready') arm();
+  else blocker.once('ready', arm);
+  // A Cluster's node connections close without a 'close' of their own: a node leaving the
+  // slot map (a failed-over master) may have taken the BLPOP with it.
+  if (blocker instanceof Cluster) blocker.once('-node', onClose!);
   try {
-    const res = await Promise.race([blocker.blpop(key, seconds), watchdog]);
-    if (res === 'stuck') {
-      blocker.disconnect(true);
-      return { value: null, stuck: true };
-    }
-    return { value: res ? res[1] : null, stuck: false };
+    const res = await Promise.race([blocker.blpop(key, seconds), cutOff]);
+    if (res === 'stuck') blocker.disconnect(true);
+    if (res === 'stuck' || res === 'closed') return { value: null, cut: true };
+    return { value: res ? res[1] : null, cut: false };
   } finally {
     clearTimeout(timer);
+    blocker.off('ready', arm);
+    blocker.off('close', onClose!);
+    if (blocker instanceof Cluster) blocker.off('-node', onClose!);
   }
 }
 

@@ -182,8 +182,11 @@ export function duplicateClient(handle: ClientHandle, purpose: 'blocking' | 'sub
       .map((n) => ({ host: n.options.host, port: n.options.port }));
     dup = client.duplicate(nodes, options);
   } else {
-    // A blocking wait outlives any reply timeout; relq guards it with its own watchdog.
-    dup = client.duplicate({ commandTimeout: undefined, socketTimeout: undefined });
+    // A blocking wait outlives any reply timeout; relq guards it with its own watchdog. A
+    // blocking command cut off by a reconnect is not sent again: its waiter has moved on
+    // (blocking-wait.ts) and a second BLPOP would take a value that nobody reads.
+    const resend = purpose === 'subscriber';
+    dup = client.duplicate({ commandTimeout: undefined, socketTimeout: undefined, autoResendUnfulfilledCommands: resend });
   }
   handle.trail.watch(dup);
   return dup;

@@ -195,8 +195,10 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
     local cb = redis.call('HINCRBY', K_STATS, 'cb', bytes)
     emit({ type = 'stats', consumed = { messages = cm, bytes = cb } })
   end
-  -- A woken leaser that leaves work behind wakes the next blocked one.
-  if woken and #live == count then
+  -- A leaser that filled its count and leaves work behind wakes a blocked one: a woken
+  -- leaser passes its token on; any other adds one only when none waits, which re-links a
+  -- chain whose token was lost (taken by a consumer that died, or cut off with its reply).
+  if #live == count and (woken or redis.call('LLEN', K_WAKE) == 0) then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
   return reply, nextDue, 0, ghosts, leased

@@ -1,0 +1,78 @@
+/**
+ * Idle workers wait on a wake-up list instead of polling. A token can be lost: taken by a
+ * consumer that dies before it leases, or cut off with its reply when the connection drops.
+ * These tests take a token with a raw client that then disconnects (a consumer that died),
+ * and check that idle workers still get the jobs, long before their 30 s safety lease.
+ */
+import { Worker } from '../../lib/index.js';
+import { internalsOf } from '../../lib/core/queue/internals.js';
+import { blockingPop } from '../../lib/core/redis/blocking-wait.js';
+import { blockedClients, useRedis, waitUntil, within } from './_helpers.js';
+
+const res = useRedis();
+
+/** A raw client blocked on `q`'s wake-up list ahead of every worker: it takes the next token. */
+async function tokenThief(q: { keys: { byName: { wake: string } } }) {
+  const obs = res.client();
+  const thief = res.client();
+  await thief.del(q.keys.byName.wake); // a stale token of the warm-up add
+  const before = await blockedClients(obs);
+  const taken = thief.blpop(q.keys.byName.wake, 0);
+  await waitUntil(async () => (await blockedClients(obs)) === before + 1, 'the thief blocked first');
+  return { obs, taken };
+}
+
+test('an idle worker whose wake-up token was taken by a consumer that died still leases the job after its wait', async () => {
+  const q = res.queue<string>();
+  await q.add('warm-up'); // the library loaded, the queue's keys exist
+  await q.lease().then((ls) => Promise.all(ls.map((l) => q.ack(l))));
+  const { obs, taken } = await tokenThief(q);
+  const done: string[] = [];
+  res.worker(new Worker<string>(res.twin<string>(q), async (job) => void done.push(job.data), { blockMs: 1000 }));
+  await waitUntil(async () => (await blockedClients(obs)) === 2, 'the worker blocked behind the thief');
+  await q.add('lost-token');
+  expect(await taken).not.toBeNull(); // the only token went to a consumer that will never lease
+  await waitUntil(() => done.includes('lost-token'), 'the job leased although its token was lost', 10_000);
+  expect(await q.counts()).toMatchObject({ pending: 0, completed: 2 });
+});
+
+test('a busy worker that leaves jobs behind wakes an idle one whose token was lost', async () => {
+  const q = res.queue<number>();
+  await q.add(-1);
+  await q.lease().then((ls) => Promise.all(ls.map((l) => q.ack(l))));
+  const { obs, taken } = await tokenThief(q);
+  // blockMs far beyond the test: only a wake-up token can end this worker's wait
+  const idleDone: number[] = [];
+  res.worker(new Worker<number>(res.twin<number>(q), async (job) => void idleDone.push(job.data), { blockMs: 120_000 }));
+  await waitUntil(async () => (await blockedClients(obs)) === 2, 'the idle worker blocked behind the thief');
+  await q.addBulk(Array.from({ length: 20 }, (_, data) => ({ data })));
+  expect(await taken).not.toBeNull();
+  // a second worker starts busy: its lease fills its one slot and jobs remain
+  res.worker(
+    new Worker<number>(res.twin<number>(q), async () => new Promise<void>((r) => setTimeout(r, 100)), { blockMs: 120_000 }),
+  );
+  await waitUntil(() => idleDone.length > 0, 'the idle worker woken by the busy one', 10_000);
+  await waitUntil(async () => (await q.counts()).completed === 21, 'all jobs done', 20_000);
+});
+
+test('a wait whose connection is killed ends at once, and its BLPOP is not sent again to take a later token', async () => {
+  const q = res.queue<string>();
+  const obs = res.client();
+  const blocker = internalsOf<string>(q)!.openBlocker();
+  try {
+    const id = (await blocker.client('ID')) as number; // connected: the BLPOP below is written, not queued offline
+    const before = await blockedClients(obs);
+    const wait = blockingPop(blocker, 'relq-test:wake-cut', 60_000);
+    await waitUntil(async () => (await blockedClients(obs)) === before + 1, 'the pop blocked');
+    await obs.client('KILL', 'ID', String(id));
+    expect(await within(wait, 5000, 'the cut wait')).toEqual({ value: null, cut: true });
+    await waitUntil(() => blocker.status === 'ready', 'the blocker reconnected');
+    await obs.rpush('relq-test:wake-cut', 'token');
+    // the old BLPOP would have taken it on the new connection
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await obs.lrange('relq-test:wake-cut', 0, -1)).toEqual(['token']);
+  } finally {
+    internalsOf<string>(q)!.closeBlocker(blocker);
+    await obs.del('relq-test:wake-cut');
+  }
+});
