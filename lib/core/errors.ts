@@ -89,6 +89,16 @@ export class JobFailedError extends RelqError {
   }
 }
 
+/** `remove(id)` of a job a worker holds a lease on: nothing was removed (`{ force: true }` removes it). */
+export class JobLeasedError extends RelqError {
+  constructor(
+    readonly queue: string,
+    readonly jobId: string,
+  ) {
+    super(`job ${jobId} of queue '${queue}' is leased: remove(id, { force: true }) removes it and ends the lease`, 'RELQ_JOB_LEASED');
+  }
+}
+
 /** Throw from a handler to dead-letter the job at once, without further attempts. */
 export class UnrecoverableError extends RelqError {
   constructor(message: string) {

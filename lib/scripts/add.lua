@@ -9,8 +9,9 @@
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
     ARGV[2]      n: jobs given in full, 5 fields each from ARGV[3]:
                    id, custom ('1' when the caller chose the id: an idempotency key, else
-                   '0'), record, priority, due ('' now | 'd<ms>' after a delay | 'a<ms>' at
-                   an absolute time, Redis clock)
+                   '0'), record, priority, due ('' now | 'l' now, at the head of its
+                   priority or group: lifo | 'd<ms>' after a delay | 'a<ms>' at an absolute
+                   time, Redis clock)
     ARGV[3 + 5n] m: jobs with a generated id and no options, 2 fields each from
                    ARGV[4 + 5n]: id, record
     A call sends all its jobs one way or the other (n = 0 or m = 0), so they keep their order.

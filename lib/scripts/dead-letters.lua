@@ -11,6 +11,13 @@
     ARGV[3]      offset into the dead letters, oldest first; or 'ids' to name them
     ARGV[4]      limit: how many from the offset (unused with 'ids')
     ARGV[5..]    with 'ids': the ids; those not dead are skipped, one named twice counts once
+    without 'ids', a filter (both optional, for redrive and purge; the offset then counts
+    the dead letters that pass it):
+    ARGV[5]      olderThanMs: dead at least this long ago (Redis clock); '' any
+    ARGV[6]      'n<name>': only jobs of that name; '' any
+
+  Cost: O(log D + offset + limit) for D dead letters, ids: O(ids); with a name, every dead
+  letter old enough is examined until `limit` match: O(log D + examined).
 
   Output:
     list     { id, record ('' when gone), time of death (ms, a bulk string), ... } oldest first
@@ -23,6 +30,30 @@
 ]]
 eventsArg = ARGV[1] == '1'
 local op = ARGV[2]
+
+-- Dead letters of job name `name` that died by `maxDiedAt`, oldest first: `limit` of them
+-- after skipping `skip`. Read by rank in slices (a score range with an offset would walk
+-- the offset again for every slice); only the meta part of each record is decoded.
+local function deadNamed(name, maxDiedAt, skip, limit)
+  local found, pos = {}, 0
+  local count = redis.call('ZCOUNT', K_DEAD, '-inf', maxDiedAt)
+  while #found < limit and pos < count do
+    local slice = redis.call('ZRANGE', K_DEAD, pos, math.min(pos + 199, count - 1))
+    pos = pos + 200
+    local recs = hmgetMany(K_JOBS, slice)
+    for i, id in ipairs(slice) do
+      local ok, meta = pcall(cjson.decode, recs[i] and metaPart(recs[i]) or '')
+      if ok and type(meta) == 'table' and (meta.n or '') == name then
+        if skip > 0 then
+          skip = skip - 1
+        elseif #found < limit then
+          found[#found + 1] = id
+        end
+      end
+    end
+  end
+  return found
+end
 local ids
 if ARGV[3] == 'ids' then
   ids = {}
@@ -36,7 +67,17 @@ if ARGV[3] == 'ids' then
   end
 else
   local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-  ids = redis.call('ZRANGE', K_DEAD, offset, offset + limit - 1)
+  local older, name = ARGV[5] or '', ARGV[6] or ''
+  if older == '' and name == '' then
+    ids = redis.call('ZRANGE', K_DEAD, offset, offset + limit - 1)
+  else
+    local maxDiedAt = older == '' and '+inf' or nowMs() - tonumber(older)
+    if name == '' then
+      ids = redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', maxDiedAt, 'LIMIT', offset, limit)
+    else
+      ids = deadNamed(string.sub(name, 2), maxDiedAt, offset, limit)
+    end
+  end
 end
 if #ids == 0 then return {} end
 

@@ -9,29 +9,29 @@
 
   Output:
     {} when there is no such job, or it completed and its retention has ended (whether or
-    not a sweep removed it yet); else { state, record, score[, result] }:
+    not a sweep removed it yet); else { state, record, score, result, progress, lines... }:
       'working',   record, lease deadline (ms; '' when missing from working)
       'delayed',   record, due time (ms)
-      'completed', record, end of its retention (ms), result ('{"at":ms,"r":json or null}',
-                   '' when none was kept)
+      'completed', record, end of its retention (ms)
       'dead',      record, time of death (ms)
       'pending',   record, ''
-    Scores are bulk strings, as ZSCORE answers them.
+    Scores are bulk strings, as ZSCORE answers them. result: a completed job's
+    '{"at":ms,"r":json or null}', else '' (also when none was kept); progress: its JSON,
+    '' when none; lines: its log lines, oldest first (include/progress.lua).
 ]]
 local id = ARGV[1]
 local rec = redis.call('HGET', K_JOBS, id)
 if not rec then return {} end
-if redis.call('HEXISTS', K_LEASES, id) == 1 then
-  return { 'working', rec, redis.call('ZSCORE', K_WORKING, id) or '' }
-end
-local s = redis.call('ZSCORE', K_DELAYED, id)
-if s then return { 'delayed', rec, s } end
-s = redis.call('ZSCORE', K_DONE, id)
-if s then
+local state, score = locateJob(id) -- include/remove.lua
+local result = ''
+if state == 'completed' then
   -- past its retention it is gone, whether or not a sweep removed it yet
-  if tonumber(s) <= nowMs() then return {} end
-  return { 'completed', rec, s, redis.call('HGET', K_RESULTS, id) or '' }
+  if tonumber(score) <= nowMs() then return {} end
+  result = redis.call('HGET', K_RESULTS, id) or ''
 end
-s = redis.call('ZSCORE', K_DEAD, id)
-if s then return { 'dead', rec, s } end
-return { 'pending', rec, '' }
+local out = { state, rec, score, result, '' }
+if redis.call('EXISTS', K_PROGRESS, K_LOGGED) > 0 then -- one EXISTS while no handler wrote any
+  out[5] = redis.call('HGET', K_PROGRESS, id) or ''
+  for _, line in ipairs(redis.call('LRANGE', logKey(id), 0, -1)) do out[#out + 1] = line end
+end
+return out

@@ -46,11 +46,7 @@ local nextDue = tonumber(redis.call('HGET', K_META, 'nextDue'))
 if nextDue and nextDue <= now then promoted = promoteDue(now, limit) end
 
 local gone = redis.call('ZRANGEBYSCORE', K_DONE, '-inf', now, 'LIMIT', 0, limit)
-if #gone > 0 then
-  callMany('ZREM', K_DONE, gone)
-  callMany('HDEL', K_JOBS, gone)
-  callMany('HDEL', K_RESULTS, gone)
-end
+if #gone > 0 then forgetCompleted(gone) end
 
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end

@@ -1,7 +1,9 @@
 import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
 import { decodeRecord } from '../redis/record.js';
-import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
+import type { DeadLetter, DeadLetterFilter, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
+import { toJobInfo } from './job-info.js';
+import { checkDeadFilter } from './management-options.js';
 import type { QueueContext } from './queue-context.js';
 
 /**
@@ -16,37 +18,8 @@ export class Inspector<Data, Result> {
     assertJobId(id, 'id');
     const r = (await this.ctx.run('getJob', 'getJob', [id])) as string[];
     if (r.length === 0) return null;
-    const [state, record, score, result] = r as [JobState, string, string, string | undefined];
-    const { meta, data } = decodeRecord<Data>(record);
-    const failures = meta.f ?? 0;
-    const requeues = meta.r ?? 0;
-    const info: JobInfo<Data, Result> = {
-      id,
-      name: meta.n ?? '',
-      state,
-      data,
-      priority: meta.p ?? 0,
-      failures,
-      maxAttempts: meta.a,
-      dequeues: failures + requeues + (state === 'working' || state === 'completed' ? 1 : 0),
-      requeues,
-      createdAt: meta.t,
-    };
-    if (meta.e !== undefined) info.lastError = meta.e;
-    if (meta.g !== undefined) info.group = meta.g;
-    const at = Number(score);
-    if (state === 'working' && score !== '') info.leaseDeadline = at;
-    if (state === 'delayed') info.runAt = at;
-    if (state === 'dead') info.diedAt = at;
-    if (state === 'completed') {
-      info.retainedUntil = at;
-      if (result) {
-        const stored = JSON.parse(result) as { at: number; r: Result | null };
-        info.completedAt = stored.at;
-        if (stored.r !== null) info.result = stored.r;
-      }
-    }
-    return info;
+    const [state, record, score, result, progress] = r as [JobState, string, string, string, string];
+    return toJobInfo<Data, Result>(id, state, record, score, result, { progress, logs: r.slice(5) });
   }
 
   async counts(): Promise<QueueCounts> {
@@ -85,17 +58,20 @@ export class Inspector<Data, Result> {
     return out;
   }
 
-  /** Redrives (back to pending, fresh attempts) or purges dead letters: the given ids, or the oldest `limit`. */
-  async deadOp(op: 'redrive' | 'purge', target: string[] | { limit: number }): Promise<string[]> {
+  /**
+   * Redrives (back to pending, fresh attempts) or purges dead letters: the given ids, or the
+   * oldest `limit` that pass the filter (name, died at least olderThanMs ago).
+   */
+  async deadOp(op: 'redrive' | 'purge', target: string[] | DeadLetterFilter): Promise<string[]> {
     let args: Array<string | number>;
     if (Array.isArray(target)) {
       target.forEach((id, i) => assertJobId(id, `ids[${i}]`));
       if (target.length === 0) return [];
       args = [this.ctx.eventsFlag, op, 'ids', 0, ...target];
     } else {
-      assertOptions(`${op} target`, target, ['limit']);
-      assertInt('limit', target.limit, { min: 1, max: 10_000 });
-      args = [this.ctx.eventsFlag, op, 0, target.limit];
+      checkDeadFilter(op === 'redrive' ? 'retryDead' : 'purgeDead', target);
+      const { limit, name, olderThanMs } = target;
+      args = [this.ctx.eventsFlag, op, 0, limit, olderThanMs ?? '', name === undefined ? '' : `n${name}`];
     }
     return (await this.ctx.run('deadLetters', op, args)) as string[];
   }

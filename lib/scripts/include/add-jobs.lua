@@ -13,8 +13,9 @@ local function inDedupWindow(id, clock)
 end
 
 -- Adds n jobs given in `args` as items of `width` fields from `base`: id, custom (1 when the
--- caller chose the id: an idempotency key), record, priority, due ('' now | 'd<ms>' after a
--- delay | 'a<ms>' at an absolute time), and when width is 6 a group ('' none); then, from
+-- caller chose the id: an idempotency key), record, priority, due ('' now | 'l' now, at the
+-- head: lifo | 'd<ms>' after a delay | 'a<ms>' at an absolute time), and when width is 6 a
+-- group ('' none); then, from
 -- `plainBase`, m jobs of 2 fields (id, record) with a generated id and nothing else (the
 -- usual add: 2 arguments instead of 5; a caller sends one kind or the other, so that jobs
 -- keep their order). A duplicate custom id writes nothing. Returns 1 (created) / 0
@@ -42,7 +43,10 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
       out[i] = 1
       created = created + 1
       if countBytes then bytes = bytes + dataBytes(rec) end
-      if due ~= '' then
+      if due == 'l' then
+        -- lifo: at the head now, on its own (the batched ones below go to the tail)
+        pushPending({ id }, { tonumber(prio) }, { group ~= '' and group or false }, true)
+      elseif due ~= '' then
         local at = tonumber(string.sub(due, 2))
         if string.sub(due, 1, 1) == 'd' then at = clock() + at end
         addDelayed(id, at)

@@ -14,28 +14,37 @@ local function addDelayed(id, due)
   end
 end
 
--- Moves up to `limit` due delayed jobs to pending; returns count and next due time.
-local function promoteDue(now, limit)
-  local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'LIMIT', 0, limit)
-  if #due > 0 then
-    local recs = hmgetMany(K_JOBS, due)
-    local ids, prios, groups = {}, {}, {}
-    for i, id in ipairs(due) do
-      if recs[i] then
-        ids[#ids + 1] = id
-        prios[#prios + 1] = metaInt(recs[i], 'p') or 0
-        groups[#groups + 1] = metaGroup(recs[i]) or false
-        emit({ type = 'promoted', id = id })
-      end
+-- Makes the delayed `ids` pending now (due, or promoted by hand: promote-job.lua), in their
+-- priority or group; ids without a record are dropped. nextDue is the caller's to refresh.
+local function promoteIds(ids)
+  local recs = hmgetMany(K_JOBS, ids)
+  local live, prios, groups = {}, {}, {}
+  for i, id in ipairs(ids) do
+    if recs[i] then
+      live[#live + 1] = id
+      prios[#prios + 1] = metaInt(recs[i], 'p') or 0
+      groups[#groups + 1] = metaGroup(recs[i]) or false
+      emit({ type = 'promoted', id = id })
     end
-    callMany('ZREM', K_DELAYED, due)
-    pushPending(ids, prios, groups)
   end
+  callMany('ZREM', K_DELAYED, ids)
+  pushPending(live, prios, groups)
+end
+
+-- meta nextDue from the delayed set after jobs left it; returns it (nil: none delayed).
+local function refreshNextDue()
   local nxt = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
   if nxt[2] then
     redis.call('HSET', K_META, 'nextDue', nxt[2])
-    return #due, tonumber(nxt[2])
+    return tonumber(nxt[2])
   end
   redis.call('HDEL', K_META, 'nextDue')
-  return #due, nil
+  return nil
+end
+
+-- Moves up to `limit` due delayed jobs to pending; returns count and next due time.
+local function promoteDue(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'LIMIT', 0, limit)
+  if #due > 0 then promoteIds(due) end
+  return #due, refreshNextDue()
 end

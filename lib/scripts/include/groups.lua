@@ -32,9 +32,9 @@ local function activateGroup(g)
   end
 end
 
--- Makes ids of group g leasable (FIFO within the group).
-local function pushGroup(g, ids)
-  local len = callMany('RPUSH', groupKey(g), ids)
+-- Makes ids of group g leasable (FIFO within the group; `head`: before its other jobs).
+local function pushGroup(g, ids, head)
+  local len = callMany(head and 'LPUSH' or 'RPUSH', groupKey(g), ids)
   redis.call('HINCRBY', K_META, 'gp', #ids)
   if len == #ids then redis.call('SADD', K_GROUPS, g) end
   local lim = groupLimit()

@@ -1,30 +1,34 @@
 --[[
   The ungrouped pending jobs: K_PENDING holds priority 0 in FIFO order, K_PRIO the others
   by (-priority, sequence), so that priority > 0 leases before the list and priority < 0
-  after it. pushPending() also routes grouped ids to their group. Needs include/keys.lua,
+  after it (a lifo job of priority p sorts before the others of p). pushPending() also routes
+  grouped ids to their group. Needs include/keys.lua,
   include/calls.lua, include/wake.lua, include/groups.lua.
 ]]
 
 local PRIO_SPAN = 4398046511104 -- 2^42: FIFO sequence space within one priority
 
 -- Makes ids leasable. Priority-0 ids go to the list in one RPUSH. groups[i] (optional):
--- the job's group, whose own list it joins instead.
-local function pushPending(ids, priorities, groups)
+-- the job's group, whose own list it joins instead. `head` (the lifo add option): each id
+-- goes before the jobs of its priority or group instead of after them, the last one first.
+local function pushPending(ids, priorities, groups, head)
   local plain = {}
   for i, id in ipairs(ids) do
     local p = priorities[i] or 0
     if groups and groups[i] then
-      pushGroup(groups[i], { id })
+      pushGroup(groups[i], { id }, head)
     elseif p == 0 then
       plain[#plain + 1] = id
     else
       local seq = redis.call('INCR', K_SEQ) % PRIO_SPAN
-      redis.call('ZADD', K_PRIO, -p * PRIO_SPAN + seq, id)
+      -- At the head: -seq sorts before every job of its priority (-p·SPAN + seq) and after
+      -- the next priority's (-(p+1)·SPAN + seq) while the sequence is under SPAN / 2.
+      redis.call('ZADD', K_PRIO, -p * PRIO_SPAN + (head and -seq or seq), id)
       wakeNeeded = true
     end
   end
   if #plain > 0 then
-    local len = callMany('RPUSH', K_PENDING, plain)
+    local len = callMany(head and 'LPUSH' or 'RPUSH', K_PENDING, plain)
     if len == #plain then wakeNeeded = true end
   end
 end
