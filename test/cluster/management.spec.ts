@@ -1,0 +1,54 @@
+/**
+ * Job management on a Redis Cluster: every call's keys (group lists included) share the
+ * queue's slot, for queues on every master.
+ */
+import { Queue } from '../../lib/index.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster(3, 0); // no replicas: nothing here fails over
+}, 60_000);
+afterAll(() => cluster?.stop());
+
+// Names whose slots fall on all three masters (checked below).
+const NAMES = Array.from({ length: 9 }, (_, i) => `mq-${i}-${'y'.repeat(i % 4)}`);
+
+test('getJobs, remove, promote, changePriority, lifo, clean, retryDead filter and drain, for queues on every master', async () => {
+  const client = cluster.client();
+  const slots = await Promise.all(NAMES.map(async (n) => Number(await client.call('CLUSTER', 'KEYSLOT', `{relq:${n}}`))));
+  expect(new Set(slots.map((s) => Math.floor(s / 5462))).size).toBe(3);
+  for (const name of NAMES) {
+    const q = new Queue<string, string>(name, { connection: client, bound: 20, groupConcurrency: 2 });
+    for (const [id, opts] of [
+      ['a', {}],
+      ['b', { priority: 2 }],
+      ['L', { lifo: true }],
+      ['d', { delayMs: 60_000 }],
+      ['x', { attempts: 1, name: 'fails', priority: 9 }],
+    ] as const) {
+      await q.add(id, { jobId: id, ...opts });
+    }
+    expect((await q.getJobs('pending', { order: 'desc' })).map((j) => j.id)).toEqual(['a', 'L', 'b', 'x']);
+    expect(await q.promote('d')).toBe(true);
+    expect(await q.changePriority('a', 5)).toBe(true);
+    const [dying] = await q.lease();
+    expect(dying!.job.id).toBe('x');
+    await q.nack(dying!, { error: 'boom' });
+    const [held] = await q.lease();
+    expect(held!.job.id).toBe('a');
+    expect(await q.remove('a', { force: true })).toBe(true);
+    expect(await q.ack(held!)).toBe(false);
+    expect(await q.remove('b')).toBe(true);
+    expect(await q.retryDead({ name: 'fails', limit: 5 })).toEqual(['x']);
+    const [again] = await q.lease();
+    await q.ack(again!, 'ok');
+    expect(await q.clean('completed')).toEqual(['x']);
+    await q.add('g', { jobId: 'g', group: 'tenant' }); // its list is a derived key of the same slot
+    expect((await q.getJobs('pending')).map((j) => j.id)).toEqual(['L', 'd', 'g']);
+    expect(await q.drain()).toBe(3); // L, d and g
+    expect(await q.counts()).toMatchObject({ pending: 0, delayed: 0, working: 0, completed: 0, dead: 0 });
+    await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);
