@@ -18,6 +18,10 @@ export const DEFAULT_BLOCK_MS = 5000;
 export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 /** A batch's wait for more jobs once it has one (BatchWorker `waitMs`). */
 export const DEFAULT_BATCH_WAIT_MS = 0;
+/** Log lines kept per job (`maxLogLines`): the oldest go first. */
+export const DEFAULT_MAX_LOG_LINES = 100;
+/** Largest accepted `maxLogLines`. */
+export const MAX_LOG_LINES = 100_000;
 /** Largest accepted `maxPayloadBytes`. */
 export const MAX_PAYLOAD_LIMIT = 512 * 1024 * 1024;
 /** Range of a sweep's `limit`. */

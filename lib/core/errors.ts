@@ -106,7 +106,7 @@ export class UnrecoverableError extends RelqError {
   }
 }
 
-/** A bounded queue is full: `tryAdd()` at once, `add()` once its `timeoutMs` ran out. */
+/** A bounded queue is full: `tryAdd()` at once, `add()` once its `waitMs` ran out. */
 export class QueueFullError extends RelqError {
   constructor(
     readonly queue: string,

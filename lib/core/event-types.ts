@@ -1,3 +1,5 @@
+import type { JobProgress } from './types.js';
+
 /** The job transitions scripts publish (`queue.events()`, `@OnQueueEvent`). */
 
 export type QueueEventType =
@@ -15,6 +17,10 @@ export type QueueEventType =
   | 'closed'
   | 'reopened'
   | 'deleted'
+  /** A handler reported progress (`job.updateProgress`). */
+  | 'progress'
+  /** A handler wrote a log line (`job.log`). */
+  | 'log'
   /** New stats totals (queues with `stats: true`), after adds or leases. */
   | 'stats';
 
@@ -27,6 +33,10 @@ export interface QueueEvent {
   error?: string;
   delayMs?: number;
   reason?: string;
+  /** 'progress': what the handler reported. */
+  progress?: JobProgress;
+  /** 'log': the line. */
+  line?: string;
   /** 'stats' after adds: produced totals so far. */
   produced?: { messages: number; bytes: number };
   /** 'stats' after leases: consumed totals so far. */

@@ -31,8 +31,17 @@ export interface JobPolicy {
   /** Maximum deliveries that may fail (handler error or lease expiry) before the job is dead. */
   attempts: number;
   backoff: Backoff;
-  /** Upper bound of one run; overrides the worker's lease length. */
+  /**
+   * Lease length for this job, overriding the worker's: how long a worker may hold it without
+   * a heartbeat before it is presumed lost. Not a bound on run time (a heartbeat renews it):
+   * that is `timeoutMs`.
+   */
   leaseMs?: number;
+  /**
+   * Longest run of one attempt: at the timeout the handler's `job.signal` aborts and the
+   * attempt fails with a TimeoutError, retried by the job's policy. Default: no timeout.
+   */
+  timeoutMs?: number;
   /** How long a completed job and its result are kept. 0 deletes at once. */
   keepCompletedMs: number;
   /** How long a finished job's custom jobId is still recognised as a duplicate. */
@@ -54,6 +63,12 @@ export interface JobOptions extends JobPolicyOptions {
   delayMs?: number;
   /** Run no earlier than this time (epoch ms or Date). */
   runAt?: number | Date;
+  /**
+   * Last in, first out: the job goes to the head of the pending jobs of its priority (or of
+   * its group) instead of their tail. Not with `delayMs` / `runAt`: a delayed job becomes
+   * pending in due order. Not stored with the job: a retry goes to the tail.
+   */
+  lifo?: boolean;
   /** Higher runs first; -1000 to 1000, default 0. FIFO within a priority. */
   priority?: number;
   /**
@@ -65,10 +80,10 @@ export interface JobOptions extends JobPolicyOptions {
   /**
    * Bounded queues: how long `add()` waits for room before it fails with QueueFullError.
    * Default: wait until there is room (or the queue is closed, deleted, or this Queue is
-   * closed). Not stored with the job. Only `add()` takes it here: `addBulk(jobs, { timeoutMs })`
+   * closed). Not stored with the job. Only `add()` takes it here: `addBulk(jobs, { waitMs })`
    * takes it for the whole call, and `tryAdd` / `tryAddBulk` never wait (a ValidationError).
    */
-  timeoutMs?: number;
+  waitMs?: number;
 }
 
 /** Who may use a queue at once (docs/bounded-fair-batch.md). */
@@ -102,6 +117,8 @@ export interface QueueOptions {
   defaults?: JobPolicyOptions;
   /** Largest JSON payload or result accepted, in bytes. Default 1 MiB. */
   maxPayloadBytes?: number;
+  /** Log lines kept per job (`job.log`); older lines are dropped. Default 100. */
+  maxLogLines?: number;
   /** Publish job transitions for events(), watch() and waitForResult(). Default true. */
   events?: boolean;
   /**
@@ -228,7 +245,14 @@ export interface JobInfo<Data, Result> {
   result?: Result;
   lastError?: string;
   group?: string;
+  /** The last progress its handler reported (`job.updateProgress`), kept across attempts. */
+  progress?: JobProgress;
+  /** getJob(): its handlers' log lines (`job.log`), oldest first, the last `maxLogLines`. */
+  logs?: string[];
 }
+
+/** What a handler reports as its progress: a number (e.g. a percentage) or a JSON object or array. */
+export type JobProgress = number | { [key: string]: unknown } | unknown[];
 
 export interface QueueCounts {
   pending: number;
@@ -272,6 +296,8 @@ export type { RelqWarning, WarningHandler };
 
 // Job transitions as published by the scripts: lib/core/event-types.ts.
 export type * from './event-types.js';
+// Options of getJobs, remove, clean, retryDead / purgeDead: lib/core/management-types.ts.
+export type * from './management-types.js';
 
 export interface DeadLetter<Data> {
   id: string;

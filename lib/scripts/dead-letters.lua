@@ -95,6 +95,7 @@ end
 callMany('ZREM', K_DEAD, ids)
 if op == 'purge' then
   callMany('HDEL', K_JOBS, ids)
+  forgetProgress(ids)
   for _, id in ipairs(ids) do emit({ type = 'removed', id = id }) end
 else
   local recs = hmgetMany(K_JOBS, ids)

@@ -1,6 +1,7 @@
 --[[
   Deletes a queue (lib/core/queue/queue-settings.ts deleteQueue()): every key (the queue
-  keys, the derived ones of include/keys.lua, each group's list, the role keys), then
+  keys, the derived ones of include/keys.lua, each group's list, each job's log list, the
+  role keys), then
   leaves a tombstone (meta del=1) and wake-up tokens ('x') with the same expiry, so that
   blocked consumers, blocked producers and role waiters learn of it and fail with a clear
   error. Lease replay records (one per lease request) are not listed anywhere; each expires
@@ -32,10 +33,13 @@ for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do groupKeys[#groupKeys + 1
 for _, g in ipairs(redis.call('SMEMBERS', K_GSET)) do groupKeys[#groupKeys + 1] = groupKey(g) end
 for _, g in ipairs(redis.call('HKEYS', K_GWORK)) do groupKeys[#groupKeys + 1] = groupKey(g) end
 unlink(groupKeys)
+local logKeys = {}
+for _, id in ipairs(redis.call('HKEYS', K_LOGGED)) do logKeys[#logKeys + 1] = logKey(id) end
+unlink(logKeys)
 local waiters = redis.call('ZCARD', K_WAITERS)
 local keys = {}
 for i = 1, #KEYS do keys[i] = KEYS[i] end
-for _, k in ipairs({ K_GACTIVE, K_GSET, K_GWORK, K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS,
+for _, k in ipairs({ K_GACTIVE, K_GSET, K_GWORK, K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS, K_PROGRESS, K_LOGGED,
   roleKey('producer'), roleKey('consumer'), roleKey('producer') .. ':free', roleKey('consumer') .. ':free' }) do
   keys[#keys + 1] = k
 end

@@ -117,15 +117,15 @@ describe('bound', () => {
     expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
   });
 
-  test('timeoutMs ends the wait with QueueFullError', async () => {
+  test('waitMs ends the wait with QueueFullError', async () => {
     const q = res.queue('b7', { bound: 1 });
     await q.add(1);
     const t0 = Date.now();
-    await expect(q.add(2, { timeoutMs: 300 })).rejects.toBeInstanceOf(QueueFullError);
+    await expect(q.add(2, { waitMs: 300 })).rejects.toBeInstanceOf(QueueFullError);
     const took = Date.now() - t0;
     expect(took).toBeGreaterThanOrEqual(280);
     expect(took).toBeLessThan(3000); // at its timeout, not much later
-    await expect(q.add(2, { timeoutMs: 0 })).rejects.toBeInstanceOf(QueueFullError);
+    await expect(q.add(2, { waitMs: 0 })).rejects.toBeInstanceOf(QueueFullError);
     expect(await unfinished(q)).toBe(1);
   });
 

@@ -78,7 +78,7 @@ test('a producer SIGKILLed while it waits on the full queue blocks nobody and is
   await waitUntil(async () => (await q.queueState()).waitingProducers === 1, 'child waiting');
   await child.kill('SIGKILL');
   const newcomer = res.twin<{ from: string; i: number }>(q, { bound: 1 });
-  const adding = newcomer.add({ from: 'test', i: 1 }, { timeoutMs: 15_000 });
+  const adding = newcomer.add({ from: 'test', i: 1 }, { waitMs: 15_000 });
   const obs = res.client();
   await waitUntil(async () => (await blockedClients(obs)) === 1, 'the newcomer waiting for room', 10_000);
   const [l] = await q.lease();

@@ -128,3 +128,19 @@ test('bounded, grouped and stats queues work on a cluster (their derived keys sh
     await q.close();
   }
 });
+
+test('progress and log lines on a cluster, for queues on every master (their keys share the slot)', async () => {
+  const client = cluster.client();
+  for (const name of NAMES) {
+    const q = new Queue<number>(`${name}-progress`, { connection: client, maxLogLines: 2 });
+    const { id } = await q.add(1);
+    const [l] = await q.lease();
+    expect(await q.updateProgress(l!, { pct: 40 })).toBe(true);
+    for (const line of ['a', 'b', 'c']) expect(await q.log(l!, line)).toBe(true);
+    expect(await q.getJob(id)).toMatchObject({ progress: { pct: 40 }, logs: ['b', 'c'] });
+    expect(await q.ack(l!)).toBe(true);
+    expect(await q.updateProgress(l!, 100)).toBe(false);
+    await q.deleteQueue();
+    await q.close();
+  }
+});

@@ -61,7 +61,7 @@ test('kill -9 of a master under load: every queue keeps working and nothing ackn
       for (const [name, p] of producers) {
         if (stop) break;
         const jobId = `${name}.${i}`;
-        const opts = name === 'fq-bounded' ? { jobId, group: `g${i % 5}`, timeoutMs: 2000 } : { jobId };
+        const opts = name === 'fq-bounded' ? { jobId, group: `g${i % 5}`, waitMs: 2000 } : { jobId };
         for (;;) {
           try {
             await p.add(i, opts);

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { Queue } from '../../lib/index.js';
 import type { QueueOptions } from '../../lib/index.js';
-import type { Worker } from '../../lib/index.js';
+import type { BatchWorker, Worker } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 export { sleep, waitUntil } from '../support/wait.js';
@@ -124,7 +124,7 @@ export function useRedis(): Resources {
 }
 
 export class Resources {
-  private readonly workers: Array<Worker<any, any>> = [];
+  private readonly workers: Array<Worker<any, any> | BatchWorker<any, any>> = [];
   private readonly queues: Array<Queue<any, any>> = [];
   private readonly clients: Redis[] = [];
 
@@ -147,7 +147,7 @@ export class Resources {
     return this.queue<D, R>(q.name, { prefix: q.prefix, ...opts });
   }
 
-  worker<W extends Worker<any, any>>(w: W): W {
+  worker<W extends Worker<any, any> | BatchWorker<any, any>>(w: W): W {
     this.workers.push(w);
     return w;
   }

@@ -71,14 +71,14 @@ function ordersModule(options: Omit<RegisterQueueOptions, 'name'>) {
   return OrdersModule;
 }
 
-test('registerQueue({ bound }): the injected queue never holds more; tryAdd fails at once, add waits until timeoutMs', async () => {
+test('registerQueue({ bound }): the injected queue never holds more; tryAdd fails at once, add waits until waitMs', async () => {
   const prefix = uniquePrefix();
   const app = await start(QueueModule.forRoot({ connection: redis.url, prefix, workers: { enabled: false } }), ordersModule({ bound: 3 }));
   const { queue } = app.get(OrdersProducer);
   for (let n = 0; n < 3; n++) await queue.add({ n });
   await expect(queue.tryAdd({ n: 3 })).rejects.toBeInstanceOf(QueueFullError);
   const t0 = Date.now();
-  const late = await outcome(queue.add({ n: 4 }, { timeoutMs: 150 }));
+  const late = await outcome(queue.add({ n: 4 }, { waitMs: 150 }));
   expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
   expect(late.ok).toBe(false);
   expect((late as { error: QueueFullError }).error).toBeInstanceOf(QueueFullError);
@@ -115,7 +115,7 @@ test('a producer blocked in add() on a full queue is released by app.close() wit
   const { queue } = app.get(OrdersProducer);
   await queue.add({ n: 1 });
   await queue.add({ n: 2 });
-  const blocked = outcome(queue.add({ n: 3 })); // no timeoutMs: would wait forever
+  const blocked = outcome(queue.add({ n: 3 })); // no waitMs: would wait forever
   const blockedBulk = outcome(queue.addBulk([{ data: { n: 4 } }, { data: { n: 5 } }]));
   await waitFor(async () => (await queue.queueState()).waitingProducers === 1, 10_000, 'the add to register as a waiter');
 

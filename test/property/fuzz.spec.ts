@@ -283,23 +283,24 @@ function validBackoff(b: unknown): boolean {
   );
 }
 
-const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
+const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
 function validPolicy(o: Record<string, unknown>): boolean {
   return (
     opt(o.attempts, (x) => isInt(x, 1, 1_000_000)) &&
     opt(o.backoff, validBackoff) &&
     opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
+    opt(o.timeoutMs, (x) => isInt(x, 1, MAX_TIMER_MS)) &&
     opt(o.keepCompletedMs, (x) => isInt(x, 0, MAX_MS)) &&
     opt(o.dedupWindowMs, (x) => isInt(x, 0, MAX_MS))
   );
 }
 
-const JOB_KEYS = ['jobId', 'name', 'delayMs', 'runAt', 'priority', 'group', 'timeoutMs', ...POLICY_KEYS] as const;
-/** `call`: a job's own timeoutMs (how long an add waits for room) is add()'s alone. */
+const JOB_KEYS = ['jobId', 'name', 'delayMs', 'runAt', 'priority', 'group', 'waitMs', ...POLICY_KEYS] as const;
+/** `call`: a job's own waitMs (how long an add waits for room) is add()'s alone. */
 function validJobOptions(o: unknown, call: 'add' | 'addBulk' | 'tryAdd' | 'tryAddBulk' = 'add'): boolean {
   if (o === undefined || o === null) return true; // no options
   if (!isOptionsObject(o) || !onlyKeys(o, JOB_KEYS)) return false;
-  if (call !== 'add' && o.timeoutMs !== undefined) return false;
+  if (call !== 'add' && o.waitMs !== undefined) return false;
   const runAt = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
   return (
     opt(o.jobId, validJobId) &&
@@ -307,7 +308,7 @@ function validJobOptions(o: unknown, call: 'add' | 'addBulk' | 'tryAdd' | 'tryAd
     opt(o.priority, (x) => isInt(x, -1000, 1000)) &&
     opt(o.group, validQueueName) &&
     !(o.group !== undefined && o.priority) &&
-    opt(o.timeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
+    opt(o.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
     !(o.delayMs !== undefined && o.runAt !== undefined) &&
     opt(o.delayMs, (x) => isInt(x, 0, MAX_MS)) &&
     opt(runAt, (x) => isInt(x, 0, 2 ** 51)) &&
@@ -716,7 +717,8 @@ const jobOptionsArb: fc.Arbitrary<Record<string, unknown>> = optionsArb({
   keepCompletedMs: field(intIn(0, MAX_MS), numberish),
   dedupWindowMs: field(intIn(0, MAX_MS), numberish),
   group: field(nastyString.filter(validQueueName), stringish),
-  timeoutMs: timerField(0),
+  waitMs: timerField(0),
+  timeoutMs: timerField(1),
 });
 /** Job options, or something that is not an options object at all. */
 const jobOptionsOrJunk: fc.Arbitrary<unknown> = fc.oneof(
@@ -997,7 +999,7 @@ describe(PROPERTIES, () => {
       { weight: 2, arbitrary: fc.record({ data: fc.integer(), opts: fc.record({ jobId: fc.constantFrom('dup:1', 'dup*2') }) }) },
     );
     const jobsArb = fc.oneof({ weight: 8, arbitrary: fc.array(item, { maxLength: 6 }) }, { weight: 1, arbitrary: wrongType });
-    const bulkOpts = fc.oneof(fc.constant(undefined), optionsArb({ timeoutMs: timerField(0) }), wrongType);
+    const bulkOpts = fc.oneof(fc.constant(undefined), optionsArb({ waitMs: timerField(0) }), wrongType);
     let accepted = 0;
     let refused = 0;
     await property(
@@ -1005,10 +1007,10 @@ describe(PROPERTIES, () => {
         await reset();
         const before = await snapshotAll();
         const out = await outcome(() =>
-          useTry ? plain.tryAddBulk(jobs as any) : plain.addBulk(jobs as any, bopts as { timeoutMs?: number } | undefined),
+          useTry ? plain.tryAddBulk(jobs as any) : plain.addBulk(jobs as any, bopts as { waitMs?: number } | undefined),
         );
         const what = `${useTry ? 'tryAddBulk' : 'addBulk'}(${safeShow(jobs)}, ${safeShow(bopts)})`;
-        const bulkOptsOk = (b: unknown) => useTry || b === undefined || (isOptionsObject(b) && onlyKeys(b, ['timeoutMs']) && opt(b.timeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)));
+        const bulkOptsOk = (b: unknown) => useTry || b === undefined || (isOptionsObject(b) && onlyKeys(b, ['waitMs']) && opt(b.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)));
         const itemsOk = (optsOf: (o: unknown) => unknown) =>
           Array.isArray(jobs) &&
           jobs.every((j) => {
@@ -1703,7 +1705,7 @@ async function blockedClients(): Promise<number> {
 /**
  * Every timer-backed wait, given 2^31 - 1 ms, really waits (a Node timer beyond its limit
  * would fire after 1 ms): waitForResult timeoutMs, Worker drainTimeoutMs and blockMs,
- * BatchWorker waitMs, lease blockMs, add / addBulk timeoutMs on a full bounded queue, and
+ * BatchWorker waitMs, lease blockMs, add / addBulk waitMs on a full bounded queue, and
  * exclusive.waitMs (with a role held for ttlMs 2^31 - 1).
  */
 async function waitsForReal(ms: number): Promise<void> {
@@ -1766,12 +1768,12 @@ async function waitsForReal(ms: number): Promise<void> {
     expect(got).not.toBe('waiting');
     expect((got as { settled: Array<Lease<unknown>> }).settled.map((x) => x.job.data)).toEqual(['arrives']);
 
-    // add / addBulk on a full bounded queue wait timeoutMs for room
+    // add / addBulk on a full bounded queue wait waitMs for room
     const bounded = new Queue<unknown, unknown>('timers-bounded', { connection: server.url, prefix: 'fz', bound: 1 });
     closers.push(() => bounded.close());
     await bounded.add('fills it');
-    const adding = bounded.add('waits', { timeoutMs: ms });
-    const addingBulk = bounded.addBulk([{ data: 'waits too' }], { timeoutMs: ms });
+    const adding = bounded.add('waits', { waitMs: ms });
+    const addingBulk = bounded.addBulk([{ data: 'waits too' }], { waitMs: ms });
     expect(await within(adding, MS_PENDING)).toBe('waiting');
     expect(await within(addingBulk, 1)).toBe('waiting');
     for (let n = 0; n < 2; n++) {
@@ -2032,9 +2034,10 @@ describe('pinned examples', () => {
     const over = 2 ** 31;
     const refused: Array<[string, () => unknown, string]> = [
       ['lease blockMs', () => plain.lease({ blockMs: over }), 'blockMs'],
+      ['add waitMs', () => plain.add('x', { waitMs: over }), 'opts.waitMs'],
       ['add timeoutMs', () => plain.add('x', { timeoutMs: over }), 'opts.timeoutMs'],
-      ['addBulk job timeoutMs', () => plain.addBulk([{ data: 'x', opts: { timeoutMs: over } }]), 'jobs[0].opts.timeoutMs'],
-      ['addBulk timeoutMs', () => plain.addBulk([{ data: 'x' }], { timeoutMs: over }), 'timeoutMs'],
+      ['addBulk job waitMs', () => plain.addBulk([{ data: 'x', opts: { waitMs: over } }]), 'jobs[0].opts.waitMs'],
+      ['addBulk waitMs', () => plain.addBulk([{ data: 'x' }], { waitMs: over }), 'waitMs'],
       ['waitForResult timeoutMs', () => plain.waitForResult('x', { timeoutMs: over }), 'timeoutMs'],
       ['Worker blockMs', () => new Worker(plain, h, { blockMs: over }), 'blockMs'],
       ['Worker drainTimeoutMs', () => new Worker(plain, h, { drainTimeoutMs: over }), 'drainTimeoutMs'],
@@ -2072,7 +2075,7 @@ describe('pinned examples', () => {
     }
   });
 
-  test('waits of 2^31 - 1 ms do wait (waitForResult, Worker drainTimeoutMs and blockMs, BatchWorker waitMs, lease blockMs, add / addBulk timeoutMs, exclusive.waitMs)', async () => {
+  test('waits of 2^31 - 1 ms do wait (waitForResult, Worker drainTimeoutMs and blockMs, BatchWorker waitMs, lease blockMs, add / addBulk waitMs, exclusive.waitMs)', async () => {
     await waitsForReal(MAX_TIMER_MS);
   });
 

@@ -84,7 +84,7 @@ export class ProducerGate {
   }
 
   /** Adds the items, waiting for room (`mode` 'wait') or failing at once when full ('try'). */
-  async submit(items: ProduceItem[], mode: 'wait' | 'try', timeoutMs: number | undefined): Promise<number[]> {
+  async submit(items: ProduceItem[], mode: 'wait' | 'try', waitMs: number | undefined): Promise<number[]> {
     if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);
     if (mode === 'try' || this.waiting.length === 0) {
       // A try never uses the waiter id: it must not jump ahead of this object's own waiters.
@@ -95,7 +95,7 @@ export class ProducerGate {
       // Closed while the first attempt was in flight: there is nothing left to wait on.
       if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);
       this.registered = true;
-      if (timeoutMs === 0) {
+      if (waitMs === 0) {
         await this.leaveIfIdle();
         throw new QueueFullError(this.ctx.name, r.bound);
       }
@@ -105,7 +105,7 @@ export class ProducerGate {
         reject(new ClosedError(`queue '${this.ctx.name}'`));
         return;
       }
-      this.waiting.push({ items, deadline: timeoutMs === undefined ? Infinity : Date.now() + timeoutMs, resolve, reject });
+      this.waiting.push({ items, deadline: waitMs === undefined ? Infinity : Date.now() + waitMs, resolve, reject });
       if (!this.running) void this.loop(true);
     });
   }
@@ -192,7 +192,7 @@ export class ProducerGate {
       if (w.deadline <= now) {
         this.waiting.splice(i, 1);
         const bound = this.lastBound || this.o.bound;
-        w.reject(new QueueFullError(this.ctx.name, bound, `queue '${this.ctx.name}' is still full (bound ${bound}) after waiting timeoutMs`));
+        w.reject(new QueueFullError(this.ctx.name, bound, `queue '${this.ctx.name}' is still full (bound ${bound}) after waiting waitMs`));
       } else i++;
     }
   }

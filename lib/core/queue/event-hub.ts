@@ -2,7 +2,7 @@ import { Observable, Subject, share } from 'rxjs';
 import { duplicateClient, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError } from '../errors.js';
 import { ErrorBackoff, wakeableDelay } from '../worker/retry-delay.js';
-import type { QueueEvent } from '../types.js';
+import type { JobProgress, QueueEvent } from '../types.js';
 
 /** How long a listener's announcement lasts, and how often it is renewed. */
 const LISTEN_TTL_MS = 30_000;
@@ -130,6 +130,8 @@ export class EventHub {
     }
     if (!Array.isArray(batch)) return;
     for (const ev of batch as Array<Omit<QueueEvent, 'queue'>>) {
+      // progress travels as its JSON text (progress.lua)
+      if (ev.type === 'progress' && typeof ev.progress === 'string') ev.progress = JSON.parse(ev.progress) as JobProgress;
       this.subject.next({ ...ev, queue: this.queue });
     }
   }

@@ -23,3 +23,14 @@ export function newRequestId(): string {
   requestCounter += 1;
   return `${requestPrefix}${requestCounter.toString(36)}`;
 }
+
+let logCounter = 0;
+
+/**
+ * This process's mark and the next number of its log lines: with them log.lua recognises a
+ * line sent again after a lost reply (numbers only grow within a process).
+ */
+export function nextLogStamp(): [writer: string, n: number] {
+  logCounter += 1;
+  return [requestPrefix, logCounter];
+}

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis/connection.js';
-import type { LeaseRef } from '../types.js';
+import type { JobProgress, LeaseRef } from '../types.js';
 import type { LeaseStep } from './leasing.js';
 import type { SettleItem } from './settle-items.js';
 
@@ -17,6 +17,9 @@ export interface QueueInternals<Data> {
   touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;
   /** Blocks on the wake-up list for up to `ms` (lib/core/queue/leasing.ts). */
   waitForWork(blocker: RedisClient, ms: number): Promise<boolean>;
+  /** A handler's progress and log lines (lib/core/queue/progress.ts). */
+  updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean>;
+  log(lease: LeaseRef, line: string): Promise<boolean>;
   /** Whether jobs wait to be leased (lib/core/queue/leasing.ts). */
   workWaiting(): Promise<boolean>;
   openBlocker(): RedisClient;

@@ -1,5 +1,5 @@
 import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY, DEFAULT_PREFIX, MAX_PAYLOAD_LIMIT, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_MAX_LOG_LINES, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY, DEFAULT_PREFIX, MAX_LOG_LINES, MAX_PAYLOAD_LIMIT, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
 import { assertDurability } from '../redis/replication.js';
@@ -39,10 +39,12 @@ const JOB_OPTION_KEYS = [
   'dedupWindowMs',
   'group',
   'timeoutMs',
+  'waitMs',
+  'lifo',
 ] as const;
-const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
+const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'] as const;
-const MAX_MS = 2 ** 41; // ~70 years; keeps every deadline exact in Lua's doubles
+export const MAX_MS = 2 ** 41; // ~70 years; keeps every deadline exact in Lua's doubles
 
 /** Validates queue-level defaults and merges them over the built-in ones. */
 export function resolvePolicy(field: string, defaults: unknown): JobPolicy {
@@ -61,6 +63,10 @@ function checkPolicy(field: string, o: Record<string, unknown>): Partial<JobPoli
   if (o.leaseMs !== undefined) {
     assertInt(`${field}.leaseMs`, o.leaseMs, { min: 1, max: MAX_MS });
     out.leaseMs = o.leaseMs;
+  }
+  if (o.timeoutMs !== undefined) {
+    assertInt(`${field}.timeoutMs`, o.timeoutMs, { min: 1, max: MAX_TIMER_MS });
+    out.timeoutMs = o.timeoutMs;
   }
   if (o.keepCompletedMs !== undefined) {
     assertInt(`${field}.keepCompletedMs`, o.keepCompletedMs, { max: MAX_MS });
@@ -100,7 +106,7 @@ export interface PreparedJob {
   id: string | undefined;
   meta: RecordMeta;
   priority: number;
-  /** '' now, 'd<ms>' after a delay (Redis clock), 'a<ms>' at an absolute time */
+  /** '' now, 'l' now at the head (lifo), 'd<ms>' after a delay (Redis clock), 'a<ms>' at an absolute time */
   due: string;
   /** '' when the job has no group */
   group: string;
@@ -116,7 +122,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
     assertQueueName(o.group, `${field}.group`);
     if (o.priority) throw new ValidationError(field, 'a job with a group cannot have a priority (FIFO within its group)');
   }
-  if (o.timeoutMs !== undefined) assertInt(`${field}.timeoutMs`, o.timeoutMs, { max: MAX_TIMER_MS });
+  if (o.waitMs !== undefined) assertInt(`${field}.waitMs`, o.waitMs, { max: MAX_TIMER_MS });
   if (o.delayMs !== undefined && o.runAt !== undefined) {
     throw new ValidationError(field, 'give delayMs or runAt, not both');
   }
@@ -130,6 +136,11 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
     assertInt(`${field}.runAt`, at, { max: 2 ** 51 });
     due = `a${at}`;
   }
+  if (o.lifo !== undefined) {
+    assertBoolean(`${field}.lifo`, o.lifo);
+    if (o.lifo && due !== '') throw new ValidationError(field, 'lifo is for jobs pending now: a delayed job becomes pending in due order');
+    if (o.lifo) due = 'l'; // add-jobs.lua: now, at the head
+  }
   const policy = { ...defaults, ...checkPolicy(field, o) };
   const meta: RecordMeta = { t: now, a: policy.attempts };
   if (o.name !== undefined) meta.n = o.name;
@@ -137,6 +148,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   // As a JSON string: Lua re-encodes the meta with 14 significant digits, which a jitter would lose.
   if (!sameBackoff(policy.backoff, DEFAULT_POLICY.backoff)) meta.b = JSON.stringify(policy.backoff);
   if (policy.leaseMs !== undefined) meta.l = policy.leaseMs;
+  if (policy.timeoutMs !== undefined) meta.x = policy.timeoutMs;
   if (policy.keepCompletedMs !== DEFAULT_POLICY.keepCompletedMs) meta.k = policy.keepCompletedMs;
   if (o.group !== undefined) meta.g = o.group;
   if (o.jobId !== undefined) {
@@ -169,6 +181,7 @@ const QUEUE_OPTION_KEYS = [
   'prefix',
   'defaults',
   'maxPayloadBytes',
+  'maxLogLines',
   'events',
   'evictionCheck',
   'onWarning',
@@ -196,6 +209,7 @@ export interface ResolvedQueueOptions {
   prefix: string;
   defaults: Readonly<JobPolicy>;
   maxPayloadBytes: number;
+  maxLogLines: number;
   eventsFlag: '0' | '1';
   evictionCheck: EvictionCheck;
   warn: WarningHandler;
@@ -212,6 +226,7 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
   if (options.maxPayloadBytes !== undefined) {
     assertInt('maxPayloadBytes', options.maxPayloadBytes, { min: 1, max: MAX_PAYLOAD_LIMIT });
   }
+  if (options.maxLogLines !== undefined) assertInt('maxLogLines', options.maxLogLines, { min: 1, max: MAX_LOG_LINES });
   if (options.events !== undefined) assertBoolean('events', options.events);
   assertConnection('connection', options.connection);
   assertEvictionCheck(options.evictionCheck);
@@ -222,6 +237,7 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
     prefix,
     defaults: Object.freeze(resolvePolicy('defaults', options.defaults)),
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+    maxLogLines: options.maxLogLines ?? DEFAULT_MAX_LOG_LINES,
     eventsFlag: options.events === false ? '0' : '1',
     evictionCheck: options.evictionCheck ?? 'warn',
     warn: options.onWarning ?? processWarning,

@@ -33,17 +33,17 @@ export class Producer<Data> {
   }
 
   /** Throws at once for what is not a list of jobs (or bad call options); the jobs themselves are checked by the returned promise. */
-  addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { timeoutMs?: number }, mode: 'wait' | 'try'): Promise<AddResult[]> {
+  addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { waitMs?: number }, mode: 'wait' | 'try'): Promise<AddResult[]> {
     const call = mode === 'try' ? 'tryAddBulk' : 'addBulk';
     if (!Array.isArray(jobs)) throw new ValidationError('jobs', `${call} expects an array of { data, opts }`);
     if (mode === 'wait') {
-      assertOptions('addBulk options', opts, ['timeoutMs']);
-      if (opts.timeoutMs !== undefined) assertInt('timeoutMs', opts.timeoutMs, { max: MAX_TIMER_MS });
+      assertOptions('addBulk options', opts, ['waitMs']);
+      if (opts.waitMs !== undefined) assertInt('waitMs', opts.waitMs, { max: MAX_TIMER_MS });
     }
-    return this.addMany(jobs, 'addBulk', mode, opts.timeoutMs).then((r) => this.ctx.replicated(call, r));
+    return this.addMany(jobs, 'addBulk', mode, opts.waitMs).then((r) => this.ctx.replicated(call, r));
   }
 
-  private async addMany(jobs: ReadonlyArray<BulkJob<Data>>, op: 'add' | 'addBulk', mode: 'wait' | 'try', timeoutMs?: number): Promise<AddResult[]> {
+  private async addMany(jobs: ReadonlyArray<BulkJob<Data>>, op: 'add' | 'addBulk', mode: 'wait' | 'try', waitMs?: number): Promise<AddResult[]> {
     this.ctx.assertOpen();
     if (jobs.length === 0) return [];
     const now = Date.now();
@@ -63,11 +63,11 @@ export class Producer<Data> {
       const id = prepared.id ?? this.ids.next();
       items.push({ id, custom, record: encodeRecord(prepared.meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group });
       if (prepared.group !== '') grouped = true;
-      if (job.opts?.timeoutMs !== undefined) {
+      if (job.opts?.waitMs !== undefined) {
         // how long one call waits for room: a job's own value means something only for add()
-        if (mode === 'try') throw new ValidationError(`${field}.timeoutMs`, `${op === 'add' ? 'tryAdd' : 'tryAddBulk'} never waits for room; use ${op} to wait`);
-        if (op !== 'add') throw new ValidationError(`${field}.timeoutMs`, 'is an option of the whole call: addBulk(jobs, { timeoutMs })');
-        timeoutMs = job.opts?.timeoutMs;
+        if (mode === 'try') throw new ValidationError(`${field}.waitMs`, `${op === 'add' ? 'tryAdd' : 'tryAddBulk'} never waits for room; use ${op} to wait`);
+        if (op !== 'add') throw new ValidationError(`${field}.waitMs`, 'is an option of the whole call: addBulk(jobs, { waitMs })');
+        waitMs = job.opts?.waitMs;
       }
     });
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
@@ -75,7 +75,7 @@ export class Producer<Data> {
     // state finds nothing they would miss (lib/core/queue/queue-probe.ts).
     let created: number[];
     if (this.settings.managed || mode === 'try' || grouped || this.settings.addsWaiting || !this.probe.plainAdds(now)) {
-      created = await this.settings.produce(items, mode, timeoutMs);
+      created = await this.settings.produce(items, mode, waitMs);
     } else {
       if (this.settings.hasSettings) await this.settings.configure(); // e.g. stats: false, once
       const events = this.ctx.eventsFlag === '1' && this.probe.listening() ? '1' : '0';

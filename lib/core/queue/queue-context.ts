@@ -25,6 +25,7 @@ export class QueueContext implements SettingsContext {
   readonly prefix: string;
   readonly defaults: Readonly<JobPolicy>;
   readonly maxPayloadBytes: number;
+  readonly maxLogLines: number;
   readonly eventsFlag: '0' | '1';
   readonly warn: WarningHandler;
   readonly handle: ClientHandle;
@@ -46,6 +47,7 @@ export class QueueContext implements SettingsContext {
     this.keys = queueKeys(o.prefix, name);
     this.defaults = o.defaults;
     this.maxPayloadBytes = o.maxPayloadBytes;
+    this.maxLogLines = o.maxLogLines;
     this.eventsFlag = o.eventsFlag;
     this.warn = o.warn;
     this.evictionCheck = o.evictionCheck;

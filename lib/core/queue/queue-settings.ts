@@ -105,10 +105,10 @@ export class QueueSettings {
     return this.configured;
   }
 
-  async produce(items: ProduceItem[], mode: 'wait' | 'try', timeoutMs: number | undefined): Promise<number[]> {
+  async produce(items: ProduceItem[], mode: 'wait' | 'try', waitMs: number | undefined): Promise<number[]> {
     await this.configure();
     if (this.producerRole) await this.producerRole.ensure();
-    return this.gate.submit(items, mode, timeoutMs);
+    return this.gate.submit(items, mode, waitMs);
   }
 
   async beforeLease(): Promise<void> {

@@ -4,10 +4,15 @@ import type { QueueKeys } from '../redis/keys.js';
 import type {
   AddResult,
   BulkJob,
+  CleanOptions,
+  CleanState,
   DeadLetter,
+  DeadLetterFilter,
   JobInfo,
   JobOptions,
+  JobPage,
   JobPolicy,
+  JobProgress,
   JobState,
   Lease,
   LeaseOptions,
@@ -16,6 +21,7 @@ import type {
   QueueEvent,
   QueueOptions,
   QueueStats,
+  RemoveOptions,
   SweepResult,
 } from '../types.js';
 import { assertInt, assertOptions } from '../validate.js';
@@ -23,8 +29,10 @@ import { EventHub } from './event-hub.js';
 import { Inspector } from './inspector.js';
 import { registerInternals } from './internals.js';
 import { Leasing } from './leasing.js';
+import { Management } from './management.js';
 import { resolveQueueOptions } from './options.js';
 import { Producer } from './producer.js';
+import { ProgressWriter } from './progress.js';
 import { QueueContext } from './queue-context.js';
 import { QueueProbe } from './queue-probe.js';
 import { DEFAULT_TOMBSTONE_MS, QueueSettings, type QueueState } from './queue-settings.js';
@@ -50,7 +58,9 @@ export class Queue<Data = unknown, Result = unknown> {
   readonly #leasing: Leasing<Data>;
   readonly #settling: Settling<Result>;
   readonly #inspector: Inspector<Data, Result>;
+  readonly #management: Management<Data, Result>;
   readonly #watching: Watching<Data, Result>;
+  readonly #progress: ProgressWriter;
 
   constructor(name: string, options: QueueOptions = {}) {
     const o = resolveQueueOptions(name, options); // everything checked before anything connects
@@ -75,7 +85,10 @@ export class Queue<Data = unknown, Result = unknown> {
     this.#leasing = new Leasing(ctx, this.#settings);
     this.#settling = new Settling(ctx);
     this.#inspector = new Inspector(ctx);
+    this.#management = new Management(ctx, this.#inspector);
     this.#watching = new Watching(name, this.#hub, (id) => this.#inspector.getJob(id));
+    this.#progress = new ProgressWriter(ctx);
+    const progress = this.#progress;
     const leasing = this.#leasing;
     const settling = this.#settling;
     registerInternals(this, {
@@ -89,6 +102,8 @@ export class Queue<Data = unknown, Result = unknown> {
       touchMany: (leases, extendMs) => settling.touchMany(leases, extendMs),
       waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
       workWaiting: () => leasing.workWaiting(),
+      updateProgress: (lease, value) => progress.updateProgress(lease, value),
+      log: (lease, line) => progress.log(lease, line),
       openBlocker: () => ctx.openBlocker(),
       closeBlocker: (b) => ctx.closeBlocker(b),
     });
@@ -107,7 +122,7 @@ export class Queue<Data = unknown, Result = unknown> {
   }
 
   /** Adds many jobs in one round trip and one atomic script. */
-  addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { timeoutMs?: number } = {}): Promise<AddResult[]> {
+  addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { waitMs?: number } = {}): Promise<AddResult[]> {
     return this.#producer.addBulk(jobs, opts, 'wait');
   }
 
@@ -161,6 +176,25 @@ export class Queue<Data = unknown, Result = unknown> {
     return (await this.#settling.touchMany([lease], extendMs))[0]!;
   }
 
+  // ---- progress and logs of a leased job (progress.ts) ---------------------------
+
+  /**
+   * Stores the leased job's progress (a number or a JSON object or array), shown by getJob()
+   * and published as a 'progress' event. False once the lease is lost: a stale lease writes
+   * nothing.
+   */
+  async updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean> {
+    return this.#progress.updateProgress(lease, progress);
+  }
+
+  /**
+   * Appends a line to the leased job's log (the last `maxLogLines` are kept), shown by
+   * getJob() and published as a 'log' event. False once the lease is lost.
+   */
+  async log(lease: LeaseRef, line: string): Promise<boolean> {
+    return this.#progress.log(lease, line);
+  }
+
   // ---- housekeeping and reading (inspector.ts) ----------------------------------
 
   /**
@@ -198,14 +232,75 @@ export class Queue<Data = unknown, Result = unknown> {
     return this.#inspector.listDead(opts);
   }
 
-  /** Moves dead letters back to pending with a fresh attempt budget: the given ids, or the oldest `limit`. */
-  retryDead(target: string[] | { limit: number }): Promise<string[]> {
+  /**
+   * Moves dead letters back to pending with a fresh attempt budget: the given ids, or the
+   * oldest `limit` that pass the filter (`name`, died at least `olderThanMs` ago). Returns
+   * the ids moved. O(log D + limit) for D dead letters; with `name`, O(log D + examined).
+   */
+  retryDead(target: string[] | DeadLetterFilter): Promise<string[]> {
     return this.#inspector.deadOp('redrive', target);
   }
 
-  /** Deletes dead letters for good: the given ids, or the oldest `limit`. */
-  purgeDead(target: string[] | { limit: number }): Promise<string[]> {
+  /** Deletes dead letters for good: the given ids, or the oldest `limit` that pass the filter (as retryDead). */
+  purgeDead(target: string[] | DeadLetterFilter): Promise<string[]> {
     return this.#inspector.deadOp('purge', target);
+  }
+
+  // ---- job management (management.ts) --------------------------------------------
+
+  /**
+   * One page of the jobs in `state`: positions `start` to `end` (inclusive, at most 10 000)
+   * in `order`. 'asc' is lease order for pending jobs (priority, then FIFO; grouped jobs after
+   * the ungrouped ones, group by group in name order), due time for delayed, lease deadline
+   * for working, end of retention for completed, time of death for dead; 'desc' reverses it.
+   * O(log N + M) for a page of M; pending: O(start + M) plus O(G log G) for G groups.
+   */
+  getJobs(state: JobState, page: JobPage = {}): Promise<Array<JobInfo<Data, Result>>> {
+    return this.#management.getJobs(state, page);
+  }
+
+  /**
+   * Removes a job in any state, from every index, with its result and its idempotency key
+   * (the same jobId may be added again). A leased job is refused with JobLeasedError unless
+   * `force`; forced, its lease ends, and its holder's ack, nack and touch answer false. A
+   * bounded queue's waiting producers get the freed slot. False when there is no such job.
+   * O(1), or O(position) for a job in a pending list.
+   */
+  remove(id: string, opts: RemoveOptions = {}): Promise<boolean> {
+    return this.#management.remove(id, opts);
+  }
+
+  /** Makes a delayed job pending now. False when it is not delayed. O(log D). */
+  promote(id: string): Promise<boolean> {
+    return this.#management.promote(id);
+  }
+
+  /**
+   * Gives a job a new priority (-1000 to 1000). A pending job moves behind the jobs that
+   * already have it; a delayed, leased or dead job keeps it for when it is pending again. A
+   * job with a group is refused (ValidationError). False when there is no such job, or it
+   * completed. O(log P), or O(position) for a job in the FIFO pending list.
+   */
+  changePriority(id: string, priority: number): Promise<boolean> {
+    return this.#management.changePriority(id, priority);
+  }
+
+  /**
+   * Removes up to `limit` (default 1000) completed or dead jobs that finished at least
+   * `olderThanMs` ago, oldest first; returns their ids. Completed jobs keep their idempotency
+   * windows. O(log N + limit) (docs/bounded-fair-batch.md, "Job management").
+   */
+  clean(state: CleanState, opts: CleanOptions = {}): Promise<string[]> {
+    return this.#management.clean(state, opts);
+  }
+
+  /**
+   * Removes every waiting job, pending (groups included) and delayed, in one atomic call;
+   * leased, completed and dead jobs stay. A bounded queue's waiting producers get the room.
+   * Returns the number removed. O(P + D).
+   */
+  drain(): Promise<number> {
+    return this.#management.drain();
   }
 
   // ---- events (event-hub.ts, watching.ts) ----------------------------------------

@@ -67,6 +67,12 @@ export interface DerivedKeys {
   notfull: string;
   /** hash: pm, pb, cm, cb */
   stats: string;
+  /** hash: job id -> progress JSON its handler wrote */
+  progress: string;
+  /** hash: job id -> writer, number and lease token of its last log line (the jobs that have a log list) */
+  logged: string;
+  /** list: one job's log lines, oldest first */
+  log(id: string): string;
   /** list of pending job ids of one group */
   group(name: string): string;
   /** string: holder of an exclusive role, with a ttl */
@@ -84,6 +90,9 @@ function derivedKeys(tag: string): DerivedKeys {
     waiters: `${tag}:waiters`,
     notfull: `${tag}:notfull`,
     stats: `${tag}:stats`,
+    progress: `${tag}:progress`,
+    logged: `${tag}:logged`,
+    log: (id) => `${tag}:log:${id}`,
     group: (name) => `${tag}:g:${name}`,
     role: (role) => `${tag}:role:${role}`,
     roleFree: (role) => `${tag}:role:${role}:free`,

@@ -17,6 +17,8 @@ export interface RecordMeta {
   /** backoff, as JSON text (an object in records of older versions) */
   b?: string | Backoff;
   l?: number;
+  /** timeoutMs of one attempt (read by the worker only) */
+  x?: number;
   k?: number;
   /** idempotency window, custom ids only */
   i?: number;
@@ -59,5 +61,6 @@ export function policyOf(meta: RecordMeta): JobPolicy {
     dedupWindowMs: meta.u ? (meta.i ?? DEFAULT_POLICY.dedupWindowMs) : 0,
   };
   if (meta.l !== undefined) policy.leaseMs = meta.l;
+  if (meta.x !== undefined) policy.timeoutMs = meta.x;
   return policy;
 }

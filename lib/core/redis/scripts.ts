@@ -21,6 +21,16 @@ const SCRIPT_FILES = {
   queueAdmin: { file: 'queue-admin.lua', extraKeys: 0 },
   deleteQueue: { file: 'delete-queue.lua', extraKeys: 0 },
   role: { file: 'role.lua', extraKeys: 0 },
+  // job management (lib/core/queue/management.ts)
+  getJobs: { file: 'get-jobs.lua', extraKeys: 0, readOnly: true },
+  removeJob: { file: 'remove-job.lua', extraKeys: 0 },
+  promoteJob: { file: 'promote-job.lua', extraKeys: 0 },
+  changePriority: { file: 'change-priority.lua', extraKeys: 0 },
+  cleanCompleted: { file: 'clean-completed.lua', extraKeys: 0 },
+  drain: { file: 'drain.lua', extraKeys: 0 },
+  // a handler's progress and log lines (lib/core/queue/progress.ts)
+  progress: { file: 'progress.lua', extraKeys: 0 },
+  log: { file: 'log.lua', extraKeys: 0 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
@@ -35,6 +45,7 @@ const PRELUDE = [
   'keys.lua', // the queue's keys, declared and derived
   'calls.lua', // Redis clock, calls with long argument lists
   'record.lua', // job records
+  'progress.lua', // progress and log lines of jobs
   'policy.lua', // built-in policy defaults, backoff, retention in lease tokens
   'events.lua', // job events
   'wake.lua', // wake-ups of blocked leasers
@@ -48,6 +59,7 @@ const PRELUDE = [
   'lease-jobs.lua', // leasing
   'replay.lua', // replayed lease and settle requests
   'add-jobs.lua', // adding jobs
+  'remove.lua', // where a job is, removing jobs
   'begin.lua', // binds a call's keys, resets its state
 ];
 

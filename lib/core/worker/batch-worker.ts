@@ -1,6 +1,7 @@
 import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
+import { startAttemptTimer } from './attempt-timeout.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
@@ -48,6 +49,8 @@ export interface BatchWorkerOptions {
 }
 
 const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
+/** What a batch's wait ends with when every job of it ran past its timeoutMs. */
+const TIMED_OUT = Symbol('every job timed out');
 
 /**
  * Runs a handler on batches of jobs: one lease call fetches a batch (and settles the
@@ -185,14 +188,22 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
 
   private async runBatch(held: Array<HeldLease<Data>>): Promise<void> {
     this.runningBatches += 1;
-    const jobs = held.map((h) => new JobView(h, this.heartbeat.touch));
+    const jobs = held.map((h) => new JobView(h, this.jobCalls));
+    // Each job's own timeoutMs aborts its signal and fails it, whatever the batch returns for
+    // it; once every job timed out, the batch is over without waiting for the handler.
+    let allTimedOut!: () => void;
+    const timedOut = new Promise<typeof TIMED_OUT>((resolve) => (allTimedOut = () => resolve(TIMED_OUT)));
+    const stopTimers = held.map((h) => startAttemptTimer(h, () => held.every((x) => x.timedOut) && allTimedOut()));
     let outcomes: Array<Outcome<Data, Result>>;
     try {
-      const returned = await this.handler(jobs);
-      outcomes = this.fromReturned(held, returned);
+      const returned = await Promise.race([Promise.resolve().then(() => this.handler(jobs)), timedOut]);
+      outcomes = returned === TIMED_OUT ? [] : this.fromReturned(held, returned);
     } catch (error) {
       outcomes = held.map((h) => failureOutcome(h, error, error instanceof UnrecoverableError));
+    } finally {
+      for (const stop of stopTimers) stop();
     }
+    outcomes = held.map((h, i) => (h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
     this.batches.delete(held);
     this.runningBatches -= 1;
     // Jobs whose lease was lost (or given back at shutdown) are not settled.

@@ -1,9 +1,9 @@
 import { UnrecoverableError } from '../errors.js';
-import type { JobPolicy, Lease, LeasedJob } from '../types.js';
+import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../types.js';
 
 /** The job as a handler sees it. */
 export interface Job<Data> extends LeasedJob<Data> {
-  /** Aborts when the lease is lost or the worker gives the job back at shutdown. */
+  /** Aborts when the lease is lost, the attempt runs past its timeoutMs (a TimeoutError), or the worker gives the job back at shutdown. */
   readonly signal: AbortSignal;
   /** Current lease deadline (Redis clock, epoch ms). */
   readonly deadline: number;
@@ -11,6 +11,20 @@ export interface Job<Data> extends LeasedJob<Data> {
   touch(extendMs?: number): Promise<boolean>;
   /** Dead-letters the job at once (no further attempts). */
   reject(reason?: string): never;
+  /**
+   * Stores the job's progress (a number or a JSON object or array): shown by getJob(),
+   * published as a 'progress' event. False once the lease is lost (nothing written).
+   */
+  updateProgress(progress: JobProgress): Promise<boolean>;
+  /** Appends a line to the job's log (the last `maxLogLines` kept). False once the lease is lost. */
+  log(line: string): Promise<boolean>;
+}
+
+/** What a JobView calls for its lease: the worker's touch, the queue's progress and log. */
+export interface JobCalls<Data> {
+  touch(held: HeldLease<Data>, extendMs?: number): Promise<boolean>;
+  updateProgress(lease: Lease<Data>, progress: JobProgress): Promise<boolean>;
+  log(lease: Lease<Data>, line: string): Promise<boolean>;
 }
 
 /** A lease a worker holds, with what it needs to heartbeat and abort it. */
@@ -22,6 +36,8 @@ export class HeldLease<Data> {
   /** The handler has returned or thrown. */
   finished = false;
   lost = false;
+  /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */
+  timedOut: Error | undefined;
 
   constructor(readonly lease: Lease<Data>) {}
 
@@ -57,7 +73,7 @@ export class HeldLease<Data> {
   }
 }
 
-/** Job fields as own properties; signal, deadline, touch and reject on the prototype. */
+/** Job fields as own properties; signal, deadline and the calls on the prototype. */
 export class JobView<Data> implements Job<Data> {
   readonly id: string;
   readonly name: string;
@@ -74,7 +90,7 @@ export class JobView<Data> implements Job<Data> {
 
   constructor(
     private readonly held: HeldLease<Data>,
-    private readonly touchHeld: (held: HeldLease<Data>, extendMs?: number) => Promise<boolean>,
+    private readonly calls: JobCalls<Data>,
   ) {
     const j: LeasedJob<Data> = held.lease.job;
     this.id = j.id;
@@ -100,7 +116,15 @@ export class JobView<Data> implements Job<Data> {
   }
 
   touch(extendMs?: number): Promise<boolean> {
-    return this.touchHeld(this.held, extendMs);
+    return this.calls.touch(this.held, extendMs);
+  }
+
+  updateProgress(progress: JobProgress): Promise<boolean> {
+    return this.calls.updateProgress(this.held.lease, progress);
+  }
+
+  log(line: string): Promise<boolean> {
+    return this.calls.log(this.held.lease, line);
   }
 
   reject(reason = 'rejected'): never {

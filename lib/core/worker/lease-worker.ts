@@ -4,7 +4,7 @@ import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS } from '..
 import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
-import type { HeldLease } from './job-view.js';
+import type { HeldLease, JobCalls } from './job-view.js';
 import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
 import { internalsOf, type QueueInternals } from '../queue/internals.js';
 import type { LeaseStep } from '../queue/leasing.js';
@@ -39,6 +39,8 @@ export abstract class LeaseWorker<Data, Result> {
   lastActivityAt = 0;
   /** What the loop uses of its Queue beyond the public API (lib/core/queue/internals.ts). */
   protected readonly q: QueueInternals<Data>;
+  /** What each JobView calls for its lease. */
+  protected readonly jobCalls: JobCalls<Data>;
 
   protected constructor(
     readonly queue: Queue<Data, Result>,
@@ -60,6 +62,11 @@ export abstract class LeaseWorker<Data, Result> {
       more: () => this.keepBeating(),
     });
     this.outbox = new Outbox<Data, Result>((outcome, settled) => this.reportSettled(outcome, settled));
+    this.jobCalls = {
+      touch: this.heartbeat.touch,
+      updateProgress: (lease, progress) => internals.updateProgress(lease, progress),
+      log: (lease, line) => internals.log(lease, line),
+    };
   }
 
   /** Jobs whose handler is running now. */

@@ -1,5 +1,6 @@
 import { MAX_LEASE_COUNT } from '../defaults.js';
 import { UnrecoverableError } from '../errors.js';
+import { startAttemptTimer } from './attempt-timeout.js';
 import { IdleLanes } from './idle-lanes.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
@@ -191,16 +192,25 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.held.set(lease.token, held);
     this.running += 1;
     if (held.leaseLen < this.leaseMs) this.heartbeat.schedule();
+    // At the timeout the attempt fails and its slot is free; a handler that ignores its
+    // signal runs on, and what it returns then is dropped.
+    const stopTimer = startAttemptTimer(held, (error) => this.finish(held, failureOutcome(held, error, false)));
     let promise: Promise<Result>;
     try {
-      promise = Promise.resolve(this.handler(new JobView(held, this.heartbeat.touch)));
+      promise = Promise.resolve(this.handler(new JobView(held, this.jobCalls)));
     } catch (error) {
       promise = Promise.reject(error);
     }
     promise.then(
-      (result) => this.finish(held, successOutcome(held, result, this.q.maxPayloadBytes)),
-      (error: unknown) =>
-        this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError)),
+      (result) => {
+        stopTimer();
+        if (!held.timedOut) this.finish(held, successOutcome(held, result, this.q.maxPayloadBytes));
+      },
+      (error: unknown) => {
+        stopTimer();
+        if (held.timedOut) return;
+        this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError));
+      },
     );
   }
 

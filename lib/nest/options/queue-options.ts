@@ -59,6 +59,7 @@ const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
   prefix: true,
   defaults: true,
   maxPayloadBytes: true,
+  maxLogLines: true,
   events: true,
   sweeper: true,
   health: true,

@@ -13,6 +13,7 @@ local function begin(keys, args)
   K_TAG = string.sub(K_JOBS, 1, #K_JOBS - 5)
   K_GACTIVE, K_GSET, K_GWORK = K_TAG .. ':gactive', K_TAG .. ':gset', K_TAG .. ':gwork'
   K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS = K_TAG .. ':groups', K_TAG .. ':waiters', K_TAG .. ':notfull', K_TAG .. ':stats'
+  K_PROGRESS, K_LOGGED = K_TAG .. ':progress', K_TAG .. ':logged'
   events, eventsArg, listening = {}, false, nil -- include/events.lua
   wakeNeeded = false                             -- include/wake.lua
   glimitCache, gFlagSet = nil, false             -- include/groups.lua

@@ -38,5 +38,7 @@ local K_GROUPS              -- set   groups whose pending list is not empty
 local K_WAITERS             -- zset  blocked producer id -> registration expiry (ms)
 local K_NOTFULL             -- list  wake-up tokens for blocked producers (BLPOP)
 local K_STATS               -- hash  pm, pb produced messages/bytes; cm, cb consumed
+local K_PROGRESS            -- hash  id -> progress JSON its handler wrote (include/progress.lua)
+local K_LOGGED              -- hash  id -> '<n> <writer> <token>' of its last log line (include/progress.lua)
 local function groupKey(g) return K_TAG .. ':g:' .. g end         -- list  a group's pending ids, FIFO
 local function roleKey(role) return K_TAG .. ':role:' .. role end -- string holder of an exclusive role

@@ -55,6 +55,7 @@ local function forgetCompleted(ids)
   callMany('ZREM', K_DONE, ids)
   callMany('HDEL', K_JOBS, ids)
   callMany('HDEL', K_RESULTS, ids)
+  forgetProgress(ids)
 end
 
 -- Removes job `id` (record `rec`, in `state` as locateJob answers) from wherever it is,
@@ -76,6 +77,7 @@ local function removeJob(id, rec, state, ended)
   end
   redis.call('ZREM', K_DEDUP, id)
   redis.call('HDEL', K_JOBS, id)
+  forgetProgress({ id })
   if state == 'pending' or state == 'delayed' or state == 'working' then ended.freed = ended.freed + 1 end
   emit({ type = 'removed', id = id })
 end

@@ -107,7 +107,10 @@ local function settleItems(args, base, now, defaults, ended)
     end
   end
   ended.freed = ended.freed + freed
-  if #drop > 0 then callMany('HDEL', K_JOBS, drop) end
+  if #drop > 0 then
+    callMany('HDEL', K_JOBS, drop)
+    forgetProgress(drop)
+  end
   if #done > 0 then
     callMany('ZADD', K_DONE, done)
     callMany('HSET', K_RESULTS, results)

@@ -1,5 +1,5 @@
 /**
- * A job's own `timeoutMs` (how long an add waits for room) means something only for add():
+ * A job's own `waitMs` (how long an add waits for room) means something only for add():
  * addBulk takes one for the whole call and the try variants never wait, so a per-job value
  * there is refused before anything is written, never accepted and ignored.
  */
@@ -8,21 +8,21 @@ import { scanKeys, useRedis } from '../core/_helpers.js';
 
 const res = useRedis();
 
-test('add() honours its own timeoutMs on a full bounded queue', async () => {
+test('add() honours its own waitMs on a full bounded queue', async () => {
   const q = res.queue<number>('bounded', { bound: 1 });
   await q.add(1);
   const t0 = Date.now();
-  await expect(q.add(2, { timeoutMs: 300 })).rejects.toBeInstanceOf(QueueFullError);
+  await expect(q.add(2, { waitMs: 300 })).rejects.toBeInstanceOf(QueueFullError);
   expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
 });
 
-test('addBulk / tryAdd / tryAddBulk refuse a per-job timeoutMs with a ValidationError naming it, writing nothing', async () => {
+test('addBulk / tryAdd / tryAddBulk refuse a per-job waitMs with a ValidationError naming it, writing nothing', async () => {
   const q = res.queue<number>('bounded', { bound: 10 });
   const obs = res.client();
   const cases: Array<[string, () => Promise<unknown>, RegExp]> = [
-    ['addBulk', () => q.addBulk([{ data: 1 }, { data: 2, opts: { timeoutMs: 100 } }]), /jobs\[1\]\.opts\.timeoutMs.*addBulk\(jobs, \{ timeoutMs \}\)/],
-    ['tryAdd', () => q.tryAdd(1, { timeoutMs: 100 }), /opts\.timeoutMs.*tryAdd never waits/],
-    ['tryAddBulk', () => q.tryAddBulk([{ data: 1, opts: { timeoutMs: 100 } }]), /jobs\[0\]\.opts\.timeoutMs.*tryAddBulk never waits/],
+    ['addBulk', () => q.addBulk([{ data: 1 }, { data: 2, opts: { waitMs: 100 } }]), /jobs\[1\]\.opts\.waitMs.*addBulk\(jobs, \{ waitMs \}\)/],
+    ['tryAdd', () => q.tryAdd(1, { waitMs: 100 }), /opts\.waitMs.*tryAdd never waits/],
+    ['tryAddBulk', () => q.tryAddBulk([{ data: 1, opts: { waitMs: 100 } }]), /jobs\[0\]\.opts\.waitMs.*tryAddBulk never waits/],
   ];
   for (const [what, call, message] of cases) {
     const err = await call().then(
@@ -34,5 +34,5 @@ test('addBulk / tryAdd / tryAddBulk refuse a per-job timeoutMs with a Validation
   }
   expect(await scanKeys(obs, `${q.prefix}*`)).toEqual([]);
   // the call-wide option is the way
-  expect(await q.addBulk([{ data: 1 }, { data: 2 }], { timeoutMs: 100 })).toHaveLength(2);
+  expect(await q.addBulk([{ data: 1 }, { data: 2 }], { waitMs: 100 })).toHaveLength(2);
 });

@@ -1,0 +1,51 @@
+import { PayloadTooLargeError, ValidationError } from '../errors.js';
+import type { JobProgress, LeaseRef } from '../types.js';
+import { toJson } from '../validate.js';
+import { nextLogStamp } from './ids.js';
+import type { QueueContext } from './queue-context.js';
+import { assertLease } from './settle-items.js';
+
+/**
+ * What a handler reports while it runs: its progress (progress.lua) and log lines
+ * (log.lua), each written only by the current lease of the job, kept with the job and
+ * published as events.
+ */
+export class ProgressWriter {
+  constructor(private readonly ctx: QueueContext) {}
+
+  /** Stores `progress` for the leased job; false when the lease no longer holds it. */
+  async updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean> {
+    this.ctx.assertOpen();
+    assertLease(lease);
+    const json = progressJson(progress, this.ctx.maxPayloadBytes);
+    const stored = (await this.ctx.run('progress', 'updateProgress', [this.ctx.eventsFlag, lease.job.id, lease.token, json])) as number;
+    return stored === 1;
+  }
+
+  /**
+   * Appends `line` to the leased job's log (the last `maxLogLines` are kept); false when the
+   * lease no longer holds the job.
+   */
+  async log(lease: LeaseRef, line: string): Promise<boolean> {
+    this.ctx.assertOpen();
+    assertLease(lease);
+    if (typeof line !== 'string') throw new ValidationError('line', `must be a string, got ${typeof line}`);
+    // one ceiling for what a job stores in Redis: a line is payload like any other
+    if (line.length * 3 > this.ctx.maxPayloadBytes) {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > this.ctx.maxPayloadBytes) throw new PayloadTooLargeError('line', bytes, this.ctx.maxPayloadBytes);
+    }
+    const [writer, n] = nextLogStamp();
+    const kept = (await this.ctx.run('log', 'log', [this.ctx.eventsFlag, lease.job.id, lease.token, writer, n, line, this.ctx.maxLogLines])) as number;
+    return kept > 0;
+  }
+}
+
+function progressJson(progress: unknown, maxBytes: number): string {
+  const isNumber = typeof progress === 'number';
+  if (!isNumber && (typeof progress !== 'object' || progress === null)) {
+    throw new ValidationError('progress', `must be a number, an object or an array, got ${progress === null ? 'null' : typeof progress}`);
+  }
+  if (isNumber && !Number.isFinite(progress)) throw new ValidationError('progress', `must be a finite number, got ${progress}`);
+  return toJson('progress', progress, maxBytes);
+}
