@@ -1,0 +1,50 @@
+/**
+ * Flows on a Redis Cluster: a flow lives in one queue, so adding it, completing its children,
+ * failing and removing its parent touch one slot, for queues on every master; a child naming
+ * another queue (another slot) is refused before anything is written.
+ */
+import { CrossQueueFlowError, Queue } from '../../lib/index.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster(3, 0); // no replicas: nothing here fails over
+}, 60_000);
+afterAll(() => cluster?.stop());
+
+// Names whose slots fall on all three masters (checked below).
+const NAMES = ['fq-0', 'fq-1-y', 'fq-2-yy', 'fq-3-yyy', 'fq-4', 'fq-5-y'];
+
+test('flows complete, fail and are removed on queues on every master; another queue is refused', async () => {
+  const client = cluster.client();
+  const slots = await Promise.all(NAMES.map(async (n) => Number(await client.call('CLUSTER', 'KEYSLOT', `{relq:${n}}`))));
+  expect(new Set(slots.map((s) => Math.floor(s / 5462))).size).toBe(3);
+  for (const name of NAMES) {
+    const q = new Queue<string, string>(name, { connection: client });
+    await q.addFlow({ data: 'r', opts: { jobId: 'r' }, children: [{ data: 'm', opts: { jobId: 'm' }, children: [{ data: 'l', opts: { jobId: 'l' } }] }] });
+    for (const id of ['l', 'm']) {
+      const [lease] = await q.lease();
+      expect(lease!.job.id).toBe(id);
+      await q.ack(lease!, id.toUpperCase());
+    }
+    const [root] = await q.lease();
+    expect(await q.childrenResults('r')).toEqual({ m: 'M' });
+    await q.ack(root!, 'R');
+    expect(await q.getJob('r')).toMatchObject({ state: 'completed', result: 'R', children: { results: { m: 'M' } } });
+
+    await q.addFlow({ data: 'p', opts: { jobId: 'p' }, children: [{ data: 'x', opts: { jobId: 'x', attempts: 1 } }, { data: 'y', opts: { jobId: 'y', delayMs: 60_000 } }] });
+    const [x] = await q.lease();
+    await q.nack(x!, { error: 'boom' });
+    expect(await q.getJob('p')).toMatchObject({ state: 'dead', lastError: 'child x failed: boom' });
+    await q.addFlow({ data: 'p', opts: { jobId: 'p2' }, children: [{ data: 'z', opts: { jobId: 'z', delayMs: 60_000 } }] });
+    expect(await q.remove('p2')).toBe(true);
+    expect(await q.getJob('z')).toBeNull();
+
+    const other = NAMES[(NAMES.indexOf(name) + 1) % NAMES.length]!;
+    const before = await q.counts();
+    await expect(q.addFlow({ data: 'p', children: [{ data: 'c', queue: other }] })).rejects.toBeInstanceOf(CrossQueueFlowError);
+    expect(await q.counts()).toEqual(before);
+    await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);
