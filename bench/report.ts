@@ -261,6 +261,27 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     L.push(`One worker; the queue is paused while it is filled and time runs from \`resume()\` to the last counted completion. Backlogs ≥ N: N jobs are taken from the top of the backlog (it never drops below backlog − N) and it is topped up between reps. Smaller backlogs: cycles of fill / drain until N jobs are done, only the draining timed.`);
     L.push('');
   }
+  // ---- features' own costs (relq only; absent from runs that skipped them)
+  if (get('relq', 'limited.none.cmdsPerJob').length || get('relq', 'scheduler.idleTick.cmds').length) {
+    L.push('## Rate limits and schedulers (relq only, once per run)', '');
+    L.push('| figure | value |', '| --- | --- |');
+    for (const [label, metric, digits] of [
+      ['jobs/s without a limiter (one worker, c=10)', 'limited.none.jobsPerSec', 0],
+      ['jobs/s, queue limiter that never binds', 'limited.open.jobsPerSec', 0],
+      ['commands per job without a limiter', 'limited.none.cmdsPerJob', 2],
+      ['commands per job, limiter that never binds', 'limited.open.cmdsPerJob', 2],
+      ['jobs/s, limiter of 500 per 500 ms (binding)', 'limited.binding.jobsPerSec', 0],
+      ['commands per job, binding limiter', 'limited.binding.cmdsPerJob', 2],
+      ['scheduler tick with nothing due: commands', 'scheduler.idleTick.cmds', 1],
+      ['scheduler tick with nothing due: ms', 'scheduler.idleTick.ms', 2],
+      ['scheduler tick with 100 schedulers due: commands', 'scheduler.dueTick.cmds', 0],
+      ['scheduler tick with 100 schedulers due: ms', 'scheduler.dueTick.ms', 2],
+      ['scheduler tick: Redis CPU µs per due scheduler', 'scheduler.dueTick.redisCpuUsPerScheduler', 1],
+    ] as const) {
+      if (get('relq', metric).length) L.push(`| ${label} | ${cell('relq', metric, digits)} |`);
+    }
+    L.push('');
+  }
   for (const n of r.notes) L.push(`Note: ${n}`, '');
 
   // ---- floor

@@ -8,5 +8,7 @@ import { latency } from './latency.js';
 import { memory } from './memory.js';
 import { monitor } from './monitor.js';
 import { processing } from './process.js';
+import { rateLimited } from './rate-limited.js';
+import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited];

@@ -106,6 +106,24 @@ export class UnrecoverableError extends RelqError {
   }
 }
 
+/**
+ * Throw from a handler that met an upstream rate limit (e.g. an HTTP 429), or call
+ * `job.rateLimit(delayMs)`: the job goes back to the head of the queue without a failed
+ * attempt, and its group (a grouped job) or its queue leases nothing for `delayMs`
+ * (docs/rate-limits.md). `scope: 'queue'` holds back the whole queue for a grouped job too.
+ */
+export class RateLimitError extends RelqError {
+  readonly scope: 'auto' | 'queue';
+
+  constructor(
+    readonly delayMs: number,
+    opts: { scope?: 'auto' | 'queue'; message?: string } = {},
+  ) {
+    super(opts.message ?? `rate limited for ${delayMs} ms`, 'RELQ_RATE_LIMITED');
+    this.scope = opts.scope ?? 'auto';
+  }
+}
+
 /** A bounded queue is full: `tryAdd()` at once, `add()` once its `waitMs` ran out. */
 export class QueueFullError extends RelqError {
   constructor(

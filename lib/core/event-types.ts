@@ -11,6 +11,8 @@ export type QueueEventType =
   | 'dead'
   | 'stalled'
   | 'promoted'
+  /** A flow's parent waits for its children (docs/flows.md); 'promoted' once they completed. */
+  | 'waiting-children'
   | 'removed'
   | 'paused'
   | 'resumed'
@@ -21,6 +23,8 @@ export type QueueEventType =
   | 'progress'
   /** A handler wrote a log line (`job.log`). */
   | 'log'
+  /** A handler met a rate limit: its job is back at the head, its group or queue held back for delayMs. */
+  | 'limited'
   /** New stats totals (queues with `stats: true`), after adds or leases. */
   | 'stats';
 
@@ -37,6 +41,8 @@ export interface QueueEvent {
   progress?: JobProgress;
   /** 'log': the line. */
   line?: string;
+  /** 'limited': the group held back (absent: the queue). */
+  group?: string;
   /** 'stats' after adds: produced totals so far. */
   produced?: { messages: number; bytes: number };
   /** 'stats' after leases: consumed totals so far. */

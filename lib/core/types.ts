@@ -1,5 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { RelqWarning, WarningHandler } from './warnings.js';
+import type { FlowChildren } from './flow-types.js';
 
 /**
  * ioredis options, optionally with a `url` (redis://, rediss://) that gives host, port, user,
@@ -14,7 +15,8 @@ export interface ConnectionOptions extends RedisOptions {
 /** A redis:// or rediss:// URL, connection options, or a client you own (relq never closes it). */
 export type ConnectionInput = string | ConnectionOptions | Redis | Cluster;
 
-export type JobState = 'pending' | 'working' | 'delayed' | 'completed' | 'dead';
+/** 'waiting-children': a parent of a flow waiting until its children completed (docs/flows.md). */
+export type JobState = 'pending' | 'working' | 'delayed' | 'completed' | 'dead' | 'waiting-children';
 
 export interface Backoff {
   type: 'fixed' | 'exponential';
@@ -86,6 +88,12 @@ export interface JobOptions extends JobPolicyOptions {
   waitMs?: number;
 }
 
+/** At most `max` jobs leased per window of `durationMs` (docs/rate-limits.md). */
+export interface RateLimit {
+  max: number;
+  durationMs: number;
+}
+
 /** Who may use a queue at once (docs/bounded-fair-batch.md). */
 export interface ExclusiveOptions {
   /** At most one process adds jobs; others get QueueInUseError (or wait, see waitMs). */
@@ -131,6 +139,14 @@ export interface QueueOptions {
   stats?: boolean;
   /** At most this many jobs of one group leased at once. Stored in Redis like `bound`; 0 removes it. */
   groupConcurrency?: number;
+  /**
+   * Rate limit of the queue, enforced by the lease script for every worker: at most `max`
+   * leases per window of `durationMs` (the window opens with its first lease). Stored in
+   * Redis like `bound`; `{ max: 0, durationMs: 0 }` removes it (docs/rate-limits.md).
+   */
+  limiter?: RateLimit;
+  /** The same for each group of a grouped queue: a spent group waits, the others go on. */
+  groupLimiter?: RateLimit;
   /** Exclusive producer and/or consumer role for this Queue object. */
   exclusive?: ExclusiveOptions;
   /**
@@ -249,6 +265,8 @@ export interface JobInfo<Data, Result> {
   progress?: JobProgress;
   /** getJob(): its handlers' log lines (`job.log`), oldest first, the last `maxLogLines`. */
   logs?: string[];
+  /** getJob() of a flow's parent: its children's results so far, and how many it waits for. */
+  children?: FlowChildren;
 }
 
 /** What a handler reports as its progress: a number (e.g. a percentage) or a JSON object or array. */
@@ -266,6 +284,16 @@ export interface QueueCounts {
    * a sign of eviction or of keys deleted outside relq (should stay 0).
    */
   ghosts: number;
+  /** How long the queue's rate-limit window stays spent, in ms (0 when it is open). */
+  rateLimitedMs: number;
+  /** Groups waiting for their rate-limit window to end. */
+  rateLimitedGroups: number;
+  /** Parents of flows waiting for their children (docs/flows.md). */
+  waitingChildren: number;
+  /** Job schedulers of the queue; present when it has any (docs/schedulers.md). */
+  schedulers?: number;
+  /** Schedulers whose next slot passed over 5 s ago without a tick moving them on; present with `schedulers`. */
+  schedulersOverdue?: number;
 }
 
 export interface SweepResult {
@@ -298,6 +326,8 @@ export type { RelqWarning, WarningHandler };
 export type * from './event-types.js';
 // Options of getJobs, remove, clean, retryDead / purgeDead: lib/core/management-types.ts.
 export type * from './management-types.js';
+// Flows of parent and child jobs: lib/core/flow-types.ts.
+export type * from './flow-types.js';
 
 export interface DeadLetter<Data> {
   id: string;

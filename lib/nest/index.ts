@@ -2,6 +2,8 @@
 export { QueueModule } from './queue.module.js';
 export { QueueRegistry } from './runtime/queue.registry.js';
 export { InjectQueue, OnQueueEvent, Process, Processor } from './decorators/index.js';
+export { Scheduled } from './decorators/scheduled.decorator.js';
+export type { QueueSchedulerOptions, SchedulerDeclaration } from './options/scheduler-options.js';
 export type {
   BatchProcessDecorator,
   BatchProcessMethod,

@@ -249,6 +249,14 @@ export function timedOut(what: string, ms: number): string {
 }
 
 /** The message of anything thrown. */
+export function schedulersFailing(queue: string, error: string): string {
+  return `queue '${queue}': schedulers could not be synced or ticked (retried): ${error}`;
+}
+
+export function schedulersOverdue(n: number): string {
+  return `${n} scheduler(s) overdue: a next slot passed over 5 s ago and no tick moved it on`;
+}
+
 export function textOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -6,13 +6,24 @@
     KEYS[1..15]  the queue keys (include/keys.lua)
 
   Output:
-    { pending, working, delayed, completed, dead, paused, ghosts }
+    { pending, working, delayed, completed, dead, paused, ghosts, limitedMs, limitedGroups }
       pending    ungrouped (list + prioritized) and grouped (meta gp)
       completed  jobs whose retention has not ended: those past it are not counted, whether
                  or not a sweep removed them yet
       paused     1 paused, 0 not
       ghosts     ids dropped by lease calls because their record was gone (meta ghosts)
+      limitedMs  how long the queue's rate-limit window stays spent (0: it is open)
+      limitedGroups  groups out of the rotation until their rate-limit window ends
+      waitingChildren  parents waiting for their children (after limitedGroups)
+      schedulers, schedulersOverdue  the last two (lib/core/queue/schedulers.ts)
 ]]
+local limitedMs = 0
+local rl = redis.call('HGET', K_META, 'rl')
+if rl then
+  local max = tonumber(string.match(rl, '^(%d+):'))
+  local used = tonumber(redis.call('GET', K_LIMITER)) or 0
+  if used >= (max > 0 and max or HELD) then limitedMs = math.max(redis.call('PTTL', K_LIMITER), 0) end
+end
 return {
   redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO) + (tonumber(redis.call('HGET', K_META, 'gp')) or 0),
   redis.call('ZCARD', K_WORKING),
@@ -21,4 +32,11 @@ return {
   redis.call('ZCARD', K_DEAD),
   redis.call('HEXISTS', K_META, 'paused'),
   tonumber(redis.call('HGET', K_META, 'ghosts')) or 0,
+  limitedMs,
+  redis.call('ZCOUNT', K_GLIMITED, '(' .. nowMs(), '+inf'),
+  redis.call('ZCARD', K_FLOWWAIT), -- parents waiting for their children (include/flows.lua)
+  -- schedulers, last (inspector.ts reads them from the end): how many, and how many overdue
+  -- (a next slot passed over 5 s ago that no tick moved on, include/schedulers.lua)
+  redis.call('HLEN', K_SCHEDS),
+  redis.call('ZCOUNT', K_SCHED_NEXT, '-inf', nowMs() - 5000),
 }

@@ -94,6 +94,7 @@ end
 
 callMany('ZREM', K_DEAD, ids)
 if op == 'purge' then
+  flowJobsGone(ids) -- include/flows.lua
   callMany('HDEL', K_JOBS, ids)
   forgetProgress(ids)
   for _, id in ipairs(ids) do emit({ type = 'removed', id = id }) end

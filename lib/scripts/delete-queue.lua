@@ -32,14 +32,25 @@ for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do groupKeys[#groupKeys + 1
 -- parked or drained groups may still have a list: gset and gwork name the rest
 for _, g in ipairs(redis.call('SMEMBERS', K_GSET)) do groupKeys[#groupKeys + 1] = groupKey(g) end
 for _, g in ipairs(redis.call('HKEYS', K_GWORK)) do groupKeys[#groupKeys + 1] = groupKey(g) end
+for _, g in ipairs(redis.call('ZRANGE', K_GLIMITED, 0, -1)) do groupKeys[#groupKeys + 1] = groupKey(g) end
+-- each group's rate-limit window (they also expire by themselves)
+local n = #groupKeys
+for i = 1, n do groupKeys[n + i] = glimKey(string.sub(groupKeys[i], #K_TAG + 4)) end
 unlink(groupKeys)
 local logKeys = {}
 for _, id in ipairs(redis.call('HKEYS', K_LOGGED)) do logKeys[#logKeys + 1] = logKey(id) end
 unlink(logKeys)
+local flowKeys = { K_FLOWS, K_FLOWWAIT } -- each parent's children and their results (include/flows.lua)
+for _, id in ipairs(redis.call('HKEYS', K_FLOWS)) do
+  flowKeys[#flowKeys + 1] = depsKey(id)
+  flowKeys[#flowKeys + 1] = kresKey(id)
+end
+unlink(flowKeys)
 local waiters = redis.call('ZCARD', K_WAITERS)
 local keys = {}
 for i = 1, #KEYS do keys[i] = KEYS[i] end
-for _, k in ipairs({ K_GACTIVE, K_GSET, K_GWORK, K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS, K_PROGRESS, K_LOGGED,
+for _, k in ipairs({ K_GACTIVE, K_GSET, K_GWORK, K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS, K_PROGRESS, K_LOGGED, K_LIMITER, K_GLIMITED,
+  K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT,
   roleKey('producer'), roleKey('consumer'), roleKey('producer') .. ':free', roleKey('consumer') .. ':free' }) do
   keys[#keys + 1] = k
 end

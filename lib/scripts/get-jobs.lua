@@ -11,13 +11,14 @@
     completed  by end of retention; those past it are left out, whether or not a sweep
                removed them yet
     dead       by time of death
+    waiting-children  parents waiting for their children, by the time they began (docs/flows.md)
   Cost: O(log N + M) for a page of M jobs of the sorted states; for pending, O(start + M) in
   the lists (LRANGE walks from the nearer end) plus O(G log G) for G groups with pending jobs.
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)
 
-    ARGV[1]      state: 'pending' | 'delayed' | 'working' | 'completed' | 'dead'
+    ARGV[1]      state: 'pending' | 'delayed' | 'working' | 'completed' | 'dead' | 'waiting-children'
     ARGV[2]      start: first position of the page (0-based, in the order asked for)
     ARGV[3]      end: last position (inclusive)
     ARGV[4]      order: 'asc' | 'desc'
@@ -47,7 +48,7 @@ if state == 'pending' then
     segments[#segments + 1] = { key = groupKey(g), size = redis.call('LLEN', groupKey(g)) }
   end
 else
-  local key = ({ delayed = K_DELAYED, working = K_WORKING, completed = K_DONE, dead = K_DEAD })[state]
+  local key = ({ delayed = K_DELAYED, working = K_WORKING, completed = K_DONE, dead = K_DEAD, ['waiting-children'] = K_FLOWWAIT })[state]
   local from = 0
   if state == 'completed' then from = redis.call('ZCOUNT', K_DONE, '-inf', nowMs()) end -- retention over
   zsetSegment(key, from, redis.call('ZCARD', key) - 1)

@@ -7,7 +7,9 @@
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
     ARGV[2]      op, and its arguments from ARGV[3]:
-      configure  3 bound, 4 stats ('1' on), 5 glimit: '' leaves a setting alone, '0' removes it.
+      configure  3 bound, 4 stats ('1' on), 5 glimit, 6 rl and 7 grl (rate limits,
+                 '<max>:<durationMs>', include/limiter.lua): '' leaves a setting alone, '0'
+                 removes it.
                  A new glimit reactivates groups parked at the old one; a new bound makes
                  waiting producers check again.
       close      closed for adds; wakes blocked consumers and producers
@@ -22,7 +24,7 @@
     configure  1
     close      1, or 0 when it was closed already
     reopen     1, or 0 when it was open
-    state      { closed 0/1, bound (0 none), glimit (0 none), stats 0/1, waiters }
+    state      { closed 0/1, bound (0 none), glimit (0 none), stats 0/1, waiters, rl, grl ('' none) }
     stats      { pm, pb, cm, cb, enabled 0/1 }: produced and consumed messages and bytes
     leave      1
     renew      1
@@ -73,7 +75,7 @@ end
 
 local result
 if op == 'configure' then
-  local fields = { 'bound', 'stats', 'glimit' }
+  local fields = { 'bound', 'stats', 'glimit', 'rl', 'grl' }
   local old = redis.call('HMGET', K_META, 'bound', 'stats', 'glimit')
   for i, f in ipairs(fields) do
     local v = ARGV[2 + i]
@@ -107,9 +109,9 @@ elseif op == 'reopen' then
   result = redis.call('HDEL', K_META, 'closed')
   if result == 1 then emit({ type = 'reopened' }) end
 elseif op == 'state' then
-  local m = redis.call('HMGET', K_META, 'closed', 'bound', 'glimit', 'stats')
+  local m = redis.call('HMGET', K_META, 'closed', 'bound', 'glimit', 'stats', 'rl', 'grl')
   local live = redis.call('ZCOUNT', K_WAITERS, '(' .. nowMs(), '+inf') -- expired ones are crashed waiters
-  return { m[1] and 1 or 0, tonumber(m[2]) or 0, tonumber(m[3]) or 0, m[4] and 1 or 0, live }
+  return { m[1] and 1 or 0, tonumber(m[2]) or 0, tonumber(m[3]) or 0, m[4] and 1 or 0, live, m[5] or '', m[6] or '' }
 else
   return redis.error_reply('relq: unknown queue-admin op ' .. tostring(op))
 end

@@ -2,7 +2,8 @@
   Removes one job, whatever its state (lib/core/queue/management.ts remove()): it leaves
   every index, its record, its result and its idempotency window (include/remove.lua). A
   leased job is refused unless forced; forced, its lease ends at once, so the holder's ack,
-  nack, requeue, reject and touch answer false.
+  nack, requeue, reject and touch answer false. A parent waiting for its children takes its
+  unfinished descendants with it (refused when one is leased, unless forced; docs/flows.md).
   Cost: O(1) for a delayed, leased, completed or dead job and a prioritized one; O(position)
   for a job in the FIFO pending list or its group's list (LREM from the head).
 
@@ -25,9 +26,25 @@ local rec = redis.call('HGET', K_JOBS, id)
 if not rec then return 0 end
 local state = locateJob(id)
 if state == 'working' and not force then return 'leased' end
+-- a parent takes its unfinished descendants with it (include/flows.lua); checked first
+local kids = state == 'waiting-children' and flowPending(id) or {}
+if not force then
+  for _, kid in ipairs(kids) do
+    if redis.call('HEXISTS', K_LEASES, kid) == 1 then return 'leased' end
+  end
+end
 local ended = endedLeases()
 removeJob(id, rec, state, ended)
-if state == 'delayed' then refreshNextDue() end
+local delayed = state == 'delayed'
+for _, kid in ipairs(kids) do
+  local krec = redis.call('HGET', K_JOBS, kid)
+  if krec then
+    local kstate = locateJob(kid)
+    delayed = delayed or kstate == 'delayed'
+    removeJob(kid, krec, kstate, ended)
+  end
+end
+if delayed then refreshNextDue() end
 flushRemoved(ended)
 flushWake()
 flushEvents()

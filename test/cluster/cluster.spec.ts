@@ -144,3 +144,18 @@ test('progress and log lines on a cluster, for queues on every master (their key
     await q.close();
   }
 });
+
+test('rate limits on a cluster: the queue and group windows and a hold live in the queue slot', async () => {
+  const client = cluster.client();
+  for (const name of NAMES.slice(0, 9)) {
+    const q = new Queue<string>(`${name}-limited`, { connection: client, limiter: { max: 2, durationMs: 60_000 }, groupLimiter: { max: 1, durationMs: 60_000 } });
+    await q.addBulk([{ data: 'a1', opts: { group: 'a' } }, { data: 'a2', opts: { group: 'a' } }, { data: 'b1', opts: { group: 'b' } }, { data: 'p' }]);
+    const leased = await q.lease({ count: 10 });
+    expect(leased.map((l) => l.job.data).sort()).toEqual(['a1', 'b1']);
+    expect(await q.counts()).toMatchObject({ rateLimitedGroups: 1 }); // a (b has no job left)
+    expect((await q.counts()).rateLimitedMs).toBeGreaterThan(0);
+    expect(await q.rateLimit(leased[0]!, 1000)).toBe(true);
+    await q.deleteQueue();
+    await q.close();
+  }
+});

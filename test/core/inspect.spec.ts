@@ -127,14 +127,14 @@ describe('getJob', () => {
 describe('counts', () => {
   test('per-state numbers and the paused flag', async () => {
     const q = res.queue();
-    expect(await q.counts()).toEqual({ pending: 0, working: 0, delayed: 0, completed: 0, dead: 0, paused: false, ghosts: 0 });
+    expect(await q.counts()).toEqual({ pending: 0, working: 0, delayed: 0, completed: 0, dead: 0, paused: false, ghosts: 0, rateLimitedMs: 0, rateLimitedGroups: 0, waitingChildren: 0 });
     await q.addBulk([{ data: 'done' }, { data: 'dead', opts: { attempts: 1 } }, { data: 'work' }]);
     const [done, dead, work] = await q.lease({ count: 3 });
     expect([done, dead, work].map((l) => l!.job.data)).toEqual(['done', 'dead', 'work']);
     await q.addBulk([{ data: 'p0' }, { data: 'p1', opts: { priority: 1 } }, { data: 'later', opts: { delayMs: 60_000 } }]);
     await q.ack(done!);
     await q.reject(dead!, 'x');
-    expect(await q.counts()).toEqual({ pending: 2, working: 1, delayed: 1, completed: 1, dead: 1, paused: false, ghosts: 0 });
+    expect(await q.counts()).toEqual({ pending: 2, working: 1, delayed: 1, completed: 1, dead: 1, paused: false, ghosts: 0, rateLimitedMs: 0, rateLimitedGroups: 0, waitingChildren: 0 });
     await q.pause();
     expect((await q.counts()).paused).toBe(true);
     expect(await q.isPaused()).toBe(true);

@@ -518,6 +518,9 @@ class Env {
         dead: m.inState('dead').length,
         paused: m.paused,
         ghosts: 0, // queued ids without a record: never, without eviction
+        rateLimitedMs: 0, // no limiter in the model
+        rateLimitedGroups: 0,
+        waitingChildren: 0, // no flows in the model
       },
       'counts()',
     );

@@ -1,10 +1,11 @@
 import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
 import { decodeRecord } from '../redis/record.js';
-import type { DeadLetter, DeadLetterFilter, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
+import type { DeadLetter, DeadLetterFilter, FlowChildren, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
 import { toJobInfo } from './job-info.js';
 import { checkDeadFilter } from './management-options.js';
 import type { QueueContext } from './queue-context.js';
+import { schedulerCounts } from './scheduler-counts.js';
 
 /**
  * Reading a queue and tending it: one job's state, per-state counts, pause and resume, the
@@ -18,13 +19,27 @@ export class Inspector<Data, Result> {
     assertJobId(id, 'id');
     const r = (await this.ctx.run('getJob', 'getJob', [id])) as string[];
     if (r.length === 0) return null;
-    const [state, record, score, result, progress] = r as [JobState, string, string, string, string];
-    return toJobInfo<Data, Result>(id, state, record, score, result, { progress, logs: r.slice(5) });
+    const [state, record, score, result, progress, children] = r as [JobState, string, string, string, string, string];
+    const info = toJobInfo<Data, Result>(id, state, record, score, result, { progress, logs: r.slice(6) });
+    if (children) info.children = JSON.parse(children) as FlowChildren; // a parent's (docs/flows.md)
+    return info;
   }
 
   async counts(): Promise<QueueCounts> {
     const r = (await this.ctx.run('counts', 'counts', [])) as number[];
-    return { pending: r[0]!, working: r[1]!, delayed: r[2]!, completed: r[3]!, dead: r[4]!, paused: r[5] === 1, ghosts: r[6] ?? 0 };
+    return {
+      pending: r[0]!,
+      working: r[1]!,
+      delayed: r[2]!,
+      completed: r[3]!,
+      dead: r[4]!,
+      paused: r[5] === 1,
+      ghosts: r[6] ?? 0,
+      rateLimitedMs: r[7] ?? 0,
+      rateLimitedGroups: r[8] ?? 0,
+      waitingChildren: r[9] ?? 0,
+      ...schedulerCounts(r),
+    };
   }
 
   async setPaused(paused: boolean): Promise<void> {

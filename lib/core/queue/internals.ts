@@ -20,6 +20,8 @@ export interface QueueInternals<Data> {
   /** A handler's progress and log lines (lib/core/queue/progress.ts). */
   updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean>;
   log(lease: LeaseRef, line: string): Promise<boolean>;
+  /** The results of a flow parent's completed children (lib/core/queue/flows.ts). */
+  childrenResults(id: string): Promise<Record<string, unknown>>;
   /** Whether jobs wait to be leased (lib/core/queue/leasing.ts). */
   workWaiting(): Promise<boolean>;
   openBlocker(): RedisClient;

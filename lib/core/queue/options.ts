@@ -189,6 +189,8 @@ const QUEUE_OPTION_KEYS = [
   'bound',
   'stats',
   'groupConcurrency',
+  'limiter',
+  'groupLimiter',
   'exclusive',
   'checkClosed',
 ] as const;
@@ -200,6 +202,9 @@ export interface ResolvedSettings {
   bound: number | undefined;
   stats: boolean | undefined;
   groupConcurrency: number | undefined;
+  /** '<max>:<durationMs>' as stored (include/limiter.lua), '0' to remove it */
+  limiter: string | undefined;
+  groupLimiter: string | undefined;
   exclusive: { producer: boolean; consumer: boolean; waitMs: number; ttlMs: number } | undefined;
   checkClosed: boolean | undefined;
 }
@@ -248,6 +253,8 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
 
 function resolveSettings(options: QueueOptions): ResolvedSettings {
   const { bound, stats, groupConcurrency, exclusive, checkClosed } = options;
+  const limiter = rateLimitSetting('limiter', options.limiter);
+  const groupLimiter = rateLimitSetting('groupLimiter', options.groupLimiter);
   if (bound !== undefined) assertInt('bound', bound, { max: 2 ** 40 });
   if (stats !== undefined) assertBoolean('stats', stats);
   if (checkClosed !== undefined) assertBoolean('checkClosed', checkClosed);
@@ -268,7 +275,20 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
     };
   }
   assertCheckClosed(options);
-  return { bound, stats, groupConcurrency, exclusive: resolvedExclusive, checkClosed };
+  return { bound, stats, groupConcurrency, limiter, groupLimiter, exclusive: resolvedExclusive, checkClosed };
+}
+
+const RATE_LIMIT_KEYS = ['max', 'durationMs'] as const;
+
+/** A rate limit as stored: '<max>:<durationMs>', or '0' for `{ max: 0, durationMs: 0 }` (remove it). */
+function rateLimitSetting(field: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  assertOptions(field, value, RATE_LIMIT_KEYS);
+  const { max, durationMs } = value as { max?: unknown; durationMs?: unknown };
+  if (max === 0 && durationMs === 0) return '0';
+  assertInt(`${field}.max`, max, { min: 1, max: 2 ** 31 });
+  assertInt(`${field}.durationMs`, durationMs, { min: 1, max: MAX_TIMER_MS });
+  return `${max}:${durationMs}`;
 }
 
 /**

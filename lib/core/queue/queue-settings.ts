@@ -4,7 +4,7 @@ import type { SettingsContext } from './settings-context.js';
 import { newIdentity } from './identity.js';
 import { ProducerGate, type ProduceItem } from './backpressure.js';
 import { RoleLease } from './exclusive-role.js';
-import type { QueueStats } from '../types.js';
+import type { QueueStats, RateLimit } from '../types.js';
 import type { ResolvedSettings } from './options.js';
 import { assertInt, assertOptions } from '../validate.js';
 
@@ -26,6 +26,9 @@ export interface QueueState {
   stats: boolean;
   /** Producers blocked on the full queue (registrations not yet expired). */
   waitingProducers: number;
+  /** The stored rate limits (undefined: none; max 0: only holds from job.rateLimit). */
+  limiter: RateLimit | undefined;
+  groupLimiter: RateLimit | undefined;
 }
 
 /**
@@ -43,21 +46,24 @@ export class QueueSettings {
   readonly producerRole: RoleLease | undefined;
   readonly consumerRole: RoleLease | undefined;
   private readonly gate: ProducerGate;
-  private readonly settings: [bound: string, stats: string, glimit: string] | undefined;
+  private readonly settings: [bound: string, stats: string, glimit: string, limiter: string, groupLimiter: string] | undefined;
   private configured: Promise<void> | undefined;
 
   constructor(
     private readonly ctx: SettingsContext,
     settings: ResolvedSettings,
   ) {
-    const { bound, stats, groupConcurrency, exclusive, checkClosed } = settings;
+    const { bound, stats, groupConcurrency, limiter, groupLimiter, exclusive, checkClosed } = settings;
     this.bound = bound ?? 0;
-    const anySetting = bound !== undefined || stats !== undefined || groupConcurrency !== undefined;
+    const anySetting =
+      bound !== undefined || stats !== undefined || groupConcurrency !== undefined || limiter !== undefined || groupLimiter !== undefined;
     if (anySetting) {
       this.settings = [
         bound === undefined ? '' : String(bound),
         stats === undefined ? '' : stats ? '1' : '0',
         groupConcurrency === undefined ? '' : String(groupConcurrency),
+        limiter ?? '',
+        groupLimiter ?? '',
       ];
     }
     this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
@@ -133,8 +139,16 @@ export class QueueSettings {
   async state(): Promise<QueueState> {
     const r = await this.ctx.run('queueAdmin', 'queueState', [this.ctx.eventsFlag, 'state']);
     if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
-    const [closed, bound, glimit, stats, waiters] = r as number[];
-    return { closed: closed === 1, bound: bound!, groupConcurrency: glimit!, stats: stats === 1, waitingProducers: waiters! };
+    const [closed, bound, glimit, stats, waiters, rl, grl] = r as [number, number, number, number, number, string, string];
+    return {
+      closed: closed === 1,
+      bound,
+      groupConcurrency: glimit,
+      stats: stats === 1,
+      waitingProducers: waiters,
+      limiter: parseRateLimit(rl),
+      groupLimiter: parseRateLimit(grl),
+    };
   }
 
   async stats(): Promise<QueueStats> {
@@ -161,4 +175,10 @@ export class QueueSettings {
     await Promise.race([cleanup, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_CLEANUP_MS)))]);
     clearTimeout(timer);
   }
+}
+
+function parseRateLimit(stored: string): RateLimit | undefined {
+  if (!stored) return undefined;
+  const [max, durationMs] = stored.split(':').map(Number);
+  return { max: max!, durationMs: durationMs! };
 }

@@ -26,6 +26,8 @@ import type {
 } from '../types.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { EventHub } from './event-hub.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../flow-types.js';
+import { Flows } from './flows.js';
 import { Inspector } from './inspector.js';
 import { registerInternals } from './internals.js';
 import { Leasing } from './leasing.js';
@@ -37,6 +39,8 @@ import { QueueContext } from './queue-context.js';
 import { QueueProbe } from './queue-probe.js';
 import { DEFAULT_TOMBSTONE_MS, QueueSettings, type QueueState } from './queue-settings.js';
 import { Settling } from './settling.js';
+import { Schedulers } from './schedulers.js';
+import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../scheduler-types.js';
 import { Watching } from './watching.js';
 
 /**
@@ -61,6 +65,8 @@ export class Queue<Data = unknown, Result = unknown> {
   readonly #management: Management<Data, Result>;
   readonly #watching: Watching<Data, Result>;
   readonly #progress: ProgressWriter;
+  readonly #flows: Flows;
+  readonly #schedulers: Schedulers;
 
   constructor(name: string, options: QueueOptions = {}) {
     const o = resolveQueueOptions(name, options); // everything checked before anything connects
@@ -88,6 +94,9 @@ export class Queue<Data = unknown, Result = unknown> {
     this.#management = new Management(ctx, this.#inspector);
     this.#watching = new Watching(name, this.#hub, (id) => this.#inspector.getJob(id));
     this.#progress = new ProgressWriter(ctx);
+    this.#flows = new Flows(ctx, this.#settings);
+    const flows = this.#flows;
+    this.#schedulers = new Schedulers(ctx);
     const progress = this.#progress;
     const leasing = this.#leasing;
     const settling = this.#settling;
@@ -104,6 +113,7 @@ export class Queue<Data = unknown, Result = unknown> {
       workWaiting: () => leasing.workWaiting(),
       updateProgress: (lease, value) => progress.updateProgress(lease, value),
       log: (lease, line) => progress.log(lease, line),
+      childrenResults: (id) => flows.childrenResults(id),
       openBlocker: () => ctx.openBlocker(),
       closeBlocker: (b) => ctx.closeBlocker(b),
     });
@@ -136,6 +146,27 @@ export class Queue<Data = unknown, Result = unknown> {
     return this.#producer.addBulk(jobs, {}, 'try');
   }
 
+  // ---- flows of parent and child jobs (flows.ts, docs/flows.md) -------------------
+
+  /**
+   * Adds a flow: a job and its children (each may have children of its own), all in this
+   * queue, in one atomic script: every job or none (a bad job anywhere is refused before
+   * anything is written). A parent waits in the state 'waiting-children' until each child
+   * completed, then becomes pending and reads their results (`job.childrenResults()`). A
+   * child that dies fails its parent, or is ignored (`onFailure` / `onChildFailure`).
+   * Throws CrossQueueFlowError for a job naming another queue, FlowJobExistsError when a
+   * child's jobId exists; a root jobId that exists makes the whole flow a duplicate
+   * (`created: false`, nothing written).
+   */
+  addFlow(flow: FlowJob<Data>, opts: AddFlowOptions = {}): Promise<FlowResult> {
+    return this.#flows.addFlow(flow, opts);
+  }
+
+  /** The results of a parent's completed children: child id → result (`null` for none). */
+  childrenResults(id: string): Promise<Record<string, unknown>> {
+    return this.#flows.childrenResults(id);
+  }
+
   // ---- leasing (leasing.ts) and settling (settling.ts) ---------------------------
 
   /**
@@ -164,6 +195,15 @@ export class Queue<Data = unknown, Result = unknown> {
   /** Puts the job back without counting a failure. */
   async requeue(lease: LeaseRef, opts: { delayMs?: number; reason?: string } = {}): Promise<boolean> {
     return this.#settling.requeue(lease, opts);
+  }
+
+  /**
+   * The job met an upstream rate limit: back at the head of the queue without a failed
+   * attempt, and its group (a grouped job) or its queue (`scope: 'queue'`, or an ungrouped
+   * job) leases nothing for `delayMs` (docs/rate-limits.md). False for a stale lease.
+   */
+  async rateLimit(lease: LeaseRef, delayMs: number, opts: { scope?: 'auto' | 'queue' } = {}): Promise<boolean> {
+    return this.#settling.rateLimit(lease, delayMs, opts);
   }
 
   /** Dead-letters the job now, with no further attempts. */
@@ -301,6 +341,38 @@ export class Queue<Data = unknown, Result = unknown> {
    */
   drain(): Promise<number> {
     return this.#management.drain();
+  }
+
+  // ---- job schedulers (schedulers.ts, docs/schedulers.md) -------------------------
+
+  /**
+   * Creates or replaces the scheduler `id`: a job from `template` at every slot of `spec`
+   * (a cron expression, or every `everyMs`), exactly one per slot however many processes
+   * tick. Its next slot's job is queued at once, as a delayed job `repeat:<id>:<slot>`. The
+   * same spec and template again change nothing (false); a different one replaces the queued
+   * job and starts the count again (true). Everything is checked first (ValidationError).
+   */
+  upsertScheduler(id: string, spec: SchedulerSpec, template?: SchedulerTemplate<Data>): Promise<boolean> {
+    return this.#schedulers.upsert(id, spec, template);
+  }
+
+  /** Every scheduler of the queue, by id, with its next slot (Redis time). O(S). */
+  getSchedulers(): Promise<Array<SchedulerInfo<Data>>> {
+    return this.#schedulers.list() as Promise<Array<SchedulerInfo<Data>>>;
+  }
+
+  /** Removes a scheduler and its queued next job (jobs of slots already due stay). False when there is none. */
+  removeScheduler(id: string): Promise<boolean> {
+    return this.#schedulers.remove(id);
+  }
+
+  /**
+   * One scheduler tick: each scheduler whose next slot came due (Redis time) gets its
+   * following slot's job, and, for slots missed meanwhile, what its `missed` policy says.
+   * Safe from many processes at once. A SchedulerTicker (or the Nest sweeper) runs it.
+   */
+  runSchedulers(opts: { limit?: number } = {}): Promise<SchedulerTickResult> {
+    return this.#schedulers.tick(opts);
   }
 
   // ---- events (event-hub.ts, watching.ts) ----------------------------------------

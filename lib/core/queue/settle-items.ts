@@ -1,9 +1,10 @@
-import { DEFAULT_POLICY } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { LeaseRef } from '../types.js';
+import { assertInt } from '../validate.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
-export type SettleItem = [op: 'a' | 'n' | 'q' | 'r', id: string, token: string, a1: string, a2: string | number];
+export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l', id: string, token: string, a1: string, a2: string | number];
 
 const MAX_ERROR_TEXT = 4096;
 
@@ -69,6 +70,17 @@ export function requeueItem(lease: LeaseRef, delayMs: number, reason: string): S
   assertLease(lease);
   if (typeof reason !== 'string') throw new ValidationError('reason', 'must be a string');
   return ['q', lease.job.id, lease.token, errorText(reason), delayMs];
+}
+
+/**
+ * Rate limited: back at the head without a failed attempt, and the job's group ('g', a
+ * grouped job) or its queue ('q') held back for `delayMs` (include/limiter.lua).
+ */
+export function rateLimitItem(lease: LeaseRef, delayMs: unknown, scope: unknown = 'auto'): SettleItem {
+  assertLease(lease);
+  assertInt('delayMs', delayMs, { min: 1, max: MAX_TIMER_MS });
+  if (scope !== 'auto' && scope !== 'queue') throw new ValidationError('scope', "must be 'auto' or 'queue'");
+  return ['l', lease.job.id, lease.token, scope === 'queue' ? 'q' : 'g', delayMs];
 }
 
 export function rejectItem(lease: LeaseRef, reason: unknown): SettleItem {

@@ -3,7 +3,7 @@ import type { LeaseRef } from '../types.js';
 import { assertInt, assertOptions, toJson } from '../validate.js';
 import { newRequestId } from './ids.js';
 import type { QueueContext } from './queue-context.js';
-import { ackItem, appendSettleItems, assertLease, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import { ackItem, appendSettleItems, assertLease, nackItem, POLICY_DEFAULTS_ARG, rateLimitItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
 
 /**
  * Ending and extending leases for one Queue object: ack, nack, requeue, reject (settle.lua,
@@ -40,6 +40,11 @@ export class Settling<Result> {
     assertOptions('requeue options', opts, ['delayMs', 'reason']);
     if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
     return this.settleOne(requeueItem(lease, opts.delayMs ?? 0, opts.reason ?? 'requeued'));
+  }
+
+  rateLimit(lease: LeaseRef, delayMs: number, opts: { scope?: 'auto' | 'queue' }): Promise<boolean> {
+    assertOptions('rateLimit options', opts, ['scope']);
+    return this.settleOne(rateLimitItem(lease, delayMs, opts.scope));
   }
 
   reject(lease: LeaseRef, reason: unknown): Promise<boolean> {

@@ -97,6 +97,8 @@ function stateAfter(e: QueueEvent): JobState | 'gone' | undefined {
       return 'completed';
     case 'dead':
       return 'dead';
+    case 'waiting-children':
+      return 'waiting-children';
     case 'removed':
       return 'gone';
     case 'retried':

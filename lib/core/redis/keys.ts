@@ -71,8 +71,28 @@ export interface DerivedKeys {
   progress: string;
   /** hash: job id -> writer, number and lease token of its last log line (the jobs that have a log list) */
   logged: string;
+  /** hash: scheduler id -> config and job record template (lib/core/queue/schedulers.ts) */
+  schedulers: string;
+  /** hash: scheduler id -> '<version>:<next slot>:<jobs made>' */
+  schedulerState: string;
+  /** zset: scheduler id -> its next slot (ms), while it has one */
+  schedulerNext: string;
   /** list: one job's log lines, oldest first */
   log(id: string): string;
+  /** hash: flow parent id -> 1, the parents whose flow keys exist (docs/flows.md) */
+  flows: string;
+  /** zset: parent id waiting for its children -> time it began waiting */
+  flowWait: string;
+  /** set: a parent's unfinished children */
+  deps(id: string): string;
+  /** hash: a parent's completed child id -> result json */
+  kres(id: string): string;
+  /** string: leases in the queue's rate-limit window (expires when it ends) */
+  limiter: string;
+  /** zset: group waiting for its rate-limit window to end -> when it ends (ms) */
+  glimited: string;
+  /** string: leases in one group's rate-limit window */
+  glim(group: string): string;
   /** list of pending job ids of one group */
   group(name: string): string;
   /** string: holder of an exclusive role, with a ttl */
@@ -92,7 +112,17 @@ function derivedKeys(tag: string): DerivedKeys {
     stats: `${tag}:stats`,
     progress: `${tag}:progress`,
     logged: `${tag}:logged`,
+    schedulers: `${tag}:scheds`,
+    schedulerState: `${tag}:schedstate`,
+    schedulerNext: `${tag}:schednext`,
     log: (id) => `${tag}:log:${id}`,
+    flows: `${tag}:flows`,
+    flowWait: `${tag}:flowwait`,
+    deps: (id) => `${tag}:deps:${id}`,
+    kres: (id) => `${tag}:kres:${id}`,
+    limiter: `${tag}:limiter`,
+    glimited: `${tag}:glimited`,
+    glim: (group) => `${tag}:glim:${group}`,
     group: (name) => `${tag}:g:${name}`,
     role: (role) => `${tag}:role:${role}`,
     roleFree: (role) => `${tag}:role:${role}:free`,

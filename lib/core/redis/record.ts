@@ -34,6 +34,10 @@ export interface RecordMeta {
   e?: string;
   /** fairness group (include/record.lua reads it) */
   g?: string;
+  /** a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (include/flows.lua) */
+  w?: number;
+  /** a flow child's parent id */
+  pa?: string;
 }
 
 export function encodeRecord(meta: RecordMeta, dataJson: string): string {

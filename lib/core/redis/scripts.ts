@@ -31,6 +31,14 @@ const SCRIPT_FILES = {
   // a handler's progress and log lines (lib/core/queue/progress.ts)
   progress: { file: 'progress.lua', extraKeys: 0 },
   log: { file: 'log.lua', extraKeys: 0 },
+  // parent/child flows (lib/core/queue/flows.ts)
+  addFlow: { file: 'add-flow.lua', extraKeys: 0 },
+  childrenResults: { file: 'children-results.lua', extraKeys: 0, readOnly: true },
+  // job schedulers (lib/core/queue/schedulers.ts)
+  schedulerRead: { file: 'scheduler-read.lua', extraKeys: 0, readOnly: true },
+  schedulerUpsert: { file: 'scheduler-upsert.lua', extraKeys: 0 },
+  schedulerAdvance: { file: 'scheduler-advance.lua', extraKeys: 0 },
+  schedulerRemove: { file: 'scheduler-remove.lua', extraKeys: 0 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
@@ -50,16 +58,19 @@ const PRELUDE = [
   'events.lua', // job events
   'wake.lua', // wake-ups of blocked leasers
   'groups.lua', // fair groups
+  'limiter.lua', // rate limits of queues and groups
   'bound.lua', // bounded queues and blocked producers
   'ended.lua', // books of the leases a call ended
   'pending.lua', // ungrouped pending jobs
   'delayed.lua', // delayed jobs
+  'flows.lua', // parent/child flows
   'failures.lua', // failed attempts and dead letters
   'settle-items.lua', // ack, nack, requeue, reject
   'lease-jobs.lua', // leasing
   'replay.lua', // replayed lease and settle requests
   'add-jobs.lua', // adding jobs
   'remove.lua', // where a job is, removing jobs
+  'schedulers.lua', // job schedulers
   'begin.lua', // binds a call's keys, resets its state
 ];
 

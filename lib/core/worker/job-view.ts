@@ -1,4 +1,4 @@
-import { UnrecoverableError } from '../errors.js';
+import { RateLimitError, UnrecoverableError } from '../errors.js';
 import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../types.js';
 
 /** The job as a handler sees it. */
@@ -12,12 +12,23 @@ export interface Job<Data> extends LeasedJob<Data> {
   /** Dead-letters the job at once (no further attempts). */
   reject(reason?: string): never;
   /**
+   * Met an upstream rate limit: throws a RateLimitError, so the job goes back to the head of
+   * the queue without a failed attempt and its group (or its queue) leases nothing for
+   * `delayMs`. `scope: 'queue'` holds back the whole queue for a grouped job too.
+   */
+  rateLimit(delayMs: number, opts?: { scope?: 'auto' | 'queue' }): never;
+  /**
    * Stores the job's progress (a number or a JSON object or array): shown by getJob(),
    * published as a 'progress' event. False once the lease is lost (nothing written).
    */
   updateProgress(progress: JobProgress): Promise<boolean>;
   /** Appends a line to the job's log (the last `maxLogLines` kept). False once the lease is lost. */
   log(line: string): Promise<boolean>;
+  /**
+   * A flow's parent (docs/flows.md): the results of its completed children, child id →
+   * result (`null` when a child returned none). `{}` for a job without children.
+   */
+  childrenResults<R = unknown>(): Promise<Record<string, R>>;
 }
 
 /** What a JobView calls for its lease: the worker's touch, the queue's progress and log. */
@@ -25,6 +36,7 @@ export interface JobCalls<Data> {
   touch(held: HeldLease<Data>, extendMs?: number): Promise<boolean>;
   updateProgress(lease: Lease<Data>, progress: JobProgress): Promise<boolean>;
   log(lease: Lease<Data>, line: string): Promise<boolean>;
+  childrenResults(id: string): Promise<Record<string, unknown>>;
 }
 
 /** A lease a worker holds, with what it needs to heartbeat and abort it. */
@@ -127,7 +139,15 @@ export class JobView<Data> implements Job<Data> {
     return this.calls.log(this.held.lease, line);
   }
 
+  childrenResults<R = unknown>(): Promise<Record<string, R>> {
+    return this.calls.childrenResults(this.id) as Promise<Record<string, R>>;
+  }
+
   reject(reason = 'rejected'): never {
     throw new UnrecoverableError(reason);
+  }
+
+  rateLimit(delayMs: number, opts: { scope?: 'auto' | 'queue' } = {}): never {
+    throw new RateLimitError(delayMs, opts);
   }
 }

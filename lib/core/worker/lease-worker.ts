@@ -65,6 +65,7 @@ export abstract class LeaseWorker<Data, Result> {
     this.jobCalls = {
       touch: this.heartbeat.touch,
       updateProgress: (lease, progress) => internals.updateProgress(lease, progress),
+      childrenResults: (id) => internals.childrenResults(id),
       log: (lease, line) => internals.log(lease, line),
     };
   }

@@ -1,6 +1,7 @@
 import { newRequestId } from '../queue/ids.js';
 import type { HeldLease } from './job-view.js';
-import { ackItem, nackItem, rejectItem, requeueItem, type SettleItem } from '../queue/settle-items.js';
+import { RateLimitError } from '../errors.js';
+import { ackItem, nackItem, rateLimitItem, rejectItem, requeueItem, type SettleItem } from '../queue/settle-items.js';
 import type { LeasedJob } from '../types.js';
 import { toJson } from '../validate.js';
 
@@ -9,6 +10,8 @@ export type WorkerEvent<Data, Result> =
   | { type: 'failed'; job: LeasedJob<Data>; error: unknown; willRetry: boolean }
   | { type: 'dead'; job: LeasedJob<Data>; error: unknown }
   | { type: 'lost'; job: LeasedJob<Data> }
+  /** The handler met a rate limit (RateLimitError): the job is back at the head, not a failed attempt. */
+  | { type: 'rateLimited'; job: LeasedJob<Data>; delayMs: number }
   | { type: 'error'; error: unknown }
   /** The queue was closed and drained (closeQueue) or deleted, or this Queue object was closed: the worker stopped by itself. */
   | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' | 'queue object closed' };
@@ -58,6 +61,13 @@ export function failureOutcome<Data, Result>(
   deadNow: boolean,
 ): Outcome<Data, Result> {
   const { job } = held.lease;
+  if (error instanceof RateLimitError) {
+    try {
+      return { held, item: rateLimitItem(held.lease, error.delayMs, error.scope), event: { type: 'rateLimited', job, delayMs: error.delayMs } };
+    } catch (invalid) {
+      error = invalid; // a RateLimitError with a bad delay is a failed attempt, named as such
+    }
+  }
   if (deadNow) return { held, item: rejectItem(held.lease, error ?? 'rejected'), event: { type: 'dead', job, error } };
   const willRetry = job.attempt < job.maxAttempts;
   return {

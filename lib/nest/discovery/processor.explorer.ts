@@ -11,6 +11,8 @@ import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
 import { QueueRegistry, type RegisteredQueue } from '../runtime/queue.registry.js';
 import type { HandlerDefinition, InstanceSource, ListenerDefinition, ProcessorDefinition } from '../runtime/processor-definition.js';
 import { RelqMetadataAccessor } from './relq-metadata.accessor.js';
+import { scheduledOn } from '../decorators/scheduled.decorator.js';
+import { checkSchedulers } from '../options/scheduler-options.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
@@ -94,7 +96,11 @@ export class ProcessorExplorer implements OnModuleInit {
       entry.options.processorDefaults,
       this.options.drainTimeoutMs,
     );
-    return { className, queueName: meta.queueName, settings, handlers, listeners, instances: this.instanceSource(wrapper, cls, className) };
+    const def: ProcessorDefinition = { className, queueName: meta.queueName, settings, handlers, listeners, instances: this.instanceSource(wrapper, cls, className) };
+    const proto = cls.prototype as Record<string, Function>;
+    const schedulers = handlers.flatMap((h) => scheduledOn(proto[h.methodName]!, h.jobName));
+    if (schedulers.length) def.schedulers = validating(where, () => checkSchedulers('@Scheduled()', schedulers));
+    return def;
   }
 
   /** The class's `@Process()` and `@OnQueueEvent()` methods, each checked on its own. */

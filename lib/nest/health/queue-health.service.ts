@@ -134,6 +134,7 @@ export class QueueHealthService {
         const { maxPending, maxDead } = options.health;
         if (counts && maxPending !== undefined && counts.pending > maxPending) qp.push(msg.backlogOverLimit(counts.pending, maxPending));
         if (counts && maxDead !== undefined && counts.dead > maxDead) qp.push(msg.deadOverLimit(counts.dead, maxDead));
+        if (counts?.schedulersOverdue) qp.push(msg.schedulersOverdue(counts.schedulersOverdue));
         const processors = runners.filter((r) => r.def.queueName === queue.name).map((r) => r.status(now));
         for (const p of processors) {
           if (p.state === 'stalled') qp.push(msg.loopStalled(p.processor, now - (p.lastActivityAt ?? now)));

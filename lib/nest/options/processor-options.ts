@@ -41,6 +41,7 @@ export const PROCESSOR_EVENT_TYPES = Object.keys({
   failed: true,
   dead: true,
   lost: true,
+  rateLimited: true,
   error: true,
 } satisfies Record<ProcessorEventType, true>) as ProcessorEventType[];
 

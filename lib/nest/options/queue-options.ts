@@ -8,6 +8,7 @@ import { optionKeys } from './option-keys.js';
 import type { ProcessorDefaults } from './processor-options.js';
 import { checkDefaults, type QueueDefaults, type ResolvedRootOptions } from './root-options.js';
 import { resolveSweeper, type ResolvedSweeper, type SweeperOptions } from './sweeper-options.js';
+import { checkSchedulers, resolveSchedulerOptions, type QueueSchedulerOptions, type ResolvedSchedulerOptions, type SchedulerDeclaration } from './scheduler-options.js';
 
 /**
  * `QueueModule.registerQueue()` options: one queue. Every engine queue option (`bound`,
@@ -28,6 +29,10 @@ export interface RegisterQueueOptions extends Omit<QueueOptions, 'onWarning' | '
    * finish what is left and stop. For the queue's one producing app. Default false.
    */
   closeOnShutdown?: boolean;
+  /** Job schedulers upserted at startup (docs/schedulers.md); `@Scheduled()` declares more. */
+  schedulers?: SchedulerDeclaration[];
+  /** Whether to remove undeclared schedulers, and this app's scheduler ticker. */
+  schedulerOptions?: QueueSchedulerOptions;
 }
 
 /** A class whose method builds one queue's options (for `useClass` / `useExisting`). */
@@ -51,6 +56,8 @@ export interface ResolvedQueueOptions {
   processorDefaults: ProcessorDefaults;
   sweeper: ResolvedSweeper;
   health: HealthThresholds;
+  schedulers: SchedulerDeclaration[];
+  schedulerOptions: ResolvedSchedulerOptions;
 }
 
 const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
@@ -66,11 +73,15 @@ const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
   bound: true,
   stats: true,
   groupConcurrency: true,
+  limiter: true,
+  groupLimiter: true,
   exclusive: true,
   checkClosed: true,
   closeOnShutdown: true,
   evictionCheck: true,
   durability: true,
+  schedulers: true,
+  schedulerOptions: true,
 });
 
 /**
@@ -81,7 +92,7 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
   return validating(queueWhere((raw as { name?: unknown } | null)?.name), () => {
     assertOptions('options', raw, QUEUE_KEYS);
     assertQueueName(raw.name, 'name');
-    const { name, connection, defaults, sweeper, health, closeOnShutdown, ...own } = raw;
+    const { name, connection, defaults, sweeper, health, closeOnShutdown, schedulers, schedulerOptions, ...own } = raw;
     const checked = checkDefaults(defaults);
     if (closeOnShutdown !== undefined) assertBoolean('closeOnShutdown', closeOnShutdown);
     const job = root.jobDefaults || checked.job ? { ...root.jobDefaults, ...checked.job } : undefined;
@@ -93,6 +104,8 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
       processorDefaults: { ...root.processorDefaults, ...checked.processor },
       sweeper: resolveSweeper(sweeper, root.sweeper),
       health: resolveThresholds(health, root.health),
+      schedulers: checkSchedulers('schedulers', schedulers),
+      schedulerOptions: resolveSchedulerOptions(schedulerOptions),
     };
   });
 }

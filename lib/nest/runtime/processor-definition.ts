@@ -1,4 +1,5 @@
 import type { ResolvedBatch } from '../options/handler-options.js';
+import type { SchedulerDeclaration } from '../options/scheduler-options.js';
 import type { ProcessorEventType, ResolvedWorkerSettings } from '../options/processor-options.js';
 
 /** One `@Process()` method. */
@@ -32,4 +33,6 @@ export interface ProcessorDefinition {
   handlers: HandlerDefinition[];
   listeners: ListenerDefinition[];
   instances: InstanceSource;
+  /** Schedulers declared with `@Scheduled()` on its handlers. */
+  schedulers?: SchedulerDeclaration[];
 }

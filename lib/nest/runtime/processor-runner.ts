@@ -185,6 +185,8 @@ export class ProcessorRunner {
       case 'lost':
         this.logger.warn(msg.leaseLost(q, event.job.id));
         break;
+      case 'rateLimited':
+        break; // expected back-pressure from upstream: listen with @OnQueueEvent('rateLimited') to log it
       case 'error':
         this.loopError(event.error);
         break;
@@ -228,6 +230,8 @@ function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
       return [event.job, event.error];
     case 'lost':
       return [event.job];
+    case 'rateLimited':
+      return [event.job, event.delayMs];
     case 'error':
       return [event.error];
     default:

@@ -16,6 +16,7 @@ import * as msg from '../relq.messages.js';
 import { ProcessorRunner } from './processor-runner.js';
 import { QueueRegistry } from './queue.registry.js';
 import { QueueSweeper } from './queue-sweeper.js';
+import { QueueSchedulers } from './queue-schedulers.js';
 import { RelqConnection } from './relq-connection.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -42,6 +43,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private bootstrapped = false;
   private stopping: Promise<void> | undefined;
   private shutDown = false;
+  private readonly schedulers: QueueSchedulers[] = [];
+  private readonly declared = new Map<string, ProcessorDefinition['schedulers']>();
 
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
@@ -52,6 +55,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   /** Called by the explorer with every discovered processor; starts nothing. */
   addProcessors(defs: ProcessorDefinition[]): void {
     for (const def of defs) {
+      if (def.schedulers) this.declared.set(def.queueName, def.schedulers);
       const stallMs = this.options.health.loopStallMs ?? defaultLoopStallMs(def.settings.blockMs);
       this.registry.addRunner(new ProcessorRunner(def, this.registry.getQueue(def.queueName), this.logger, stallMs));
     }
@@ -71,6 +75,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const sweeper = new QueueSweeper(queue, options.sweeper, this.logger);
       this.registry.addSweeper(sweeper);
       sweeper.start();
+    }
+    for (const { queue, options } of this.registry.getEntries()) {
+      const declared = [...options.schedulers, ...(this.declared.get(queue.name) ?? [])];
+      const s = new QueueSchedulers(queue, declared, options.schedulerOptions, this.logger);
+      this.schedulers.push(s);
+      await s.start();
     }
     const runners = this.registry.getRunners();
     if (!this.options.workersEnabled) {
@@ -98,7 +108,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     for (const t of this.reopenTimers) clearTimeout(t);
     this.reopenTimers.clear();
     // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
-    await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop())]);
+    await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop()), ...this.schedulers.map((s) => s.stop())]);
     // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
     await Promise.all(this.closeOnShutdownQueues().map((queue) => this.closeQueue(queue)));
     // 3. Closing the Queue objects releases add() calls still waiting for room (ClosedError),

@@ -13,8 +13,12 @@ local function begin(keys, args)
   K_TAG = string.sub(K_JOBS, 1, #K_JOBS - 5)
   K_GACTIVE, K_GSET, K_GWORK = K_TAG .. ':gactive', K_TAG .. ':gset', K_TAG .. ':gwork'
   K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS = K_TAG .. ':groups', K_TAG .. ':waiters', K_TAG .. ':notfull', K_TAG .. ':stats'
+  K_LIMITER, K_GLIMITED = K_TAG .. ':limiter', K_TAG .. ':glimited'
   K_PROGRESS, K_LOGGED = K_TAG .. ':progress', K_TAG .. ':logged'
+  K_FLOWS, K_FLOWWAIT = K_TAG .. ':flows', K_TAG .. ':flowwait'
+  K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT = K_TAG .. ':scheds', K_TAG .. ':schedstate', K_TAG .. ':schednext'
   events, eventsArg, listening = {}, false, nil -- include/events.lua
   wakeNeeded = false                             -- include/wake.lua
   glimitCache, gFlagSet = nil, false             -- include/groups.lua
+  limitedUntil = nil                             -- include/limiter.lua
 end

@@ -18,6 +18,7 @@ local function deadLetter(id, meta, data, now, reason)
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
   redis.call('ZADD', K_DEAD, now, id)
   emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
+  if meta.w then flowDied(id, meta, now, reason) end -- its parent fails or goes on (include/flows.lua)
 end
 
 -- Counts a failed attempt; retries (now or after delayMs) or dead-letters. Returns 'dead'

@@ -38,7 +38,15 @@ local K_GROUPS              -- set   groups whose pending list is not empty
 local K_WAITERS             -- zset  blocked producer id -> registration expiry (ms)
 local K_NOTFULL             -- list  wake-up tokens for blocked producers (BLPOP)
 local K_STATS               -- hash  pm, pb produced messages/bytes; cm, cb consumed
+local K_LIMITER             -- string leases in the queue's rate-limit window; its expiry ends it (include/limiter.lua)
+local K_GLIMITED            -- zset  group out of the rotation -> end of its rate-limit window (ms)
 local K_PROGRESS            -- hash  id -> progress JSON its handler wrote (include/progress.lua)
 local K_LOGGED              -- hash  id -> '<n> <writer> <token>' of its last log line (include/progress.lua)
+local K_FLOWS               -- hash  parent id -> 1: parents whose flow keys exist (include/flows.lua)
+local K_FLOWWAIT            -- zset  parent id waiting for its children -> time it began waiting
+local K_SCHEDS              -- hash  scheduler id -> config and job record template (include/schedulers.lua)
+local K_SCHED_STATE         -- hash  scheduler id -> '<version>:<next slot>:<jobs made>'
+local K_SCHED_NEXT          -- zset  scheduler id -> its next slot (ms), while it has one
 local function groupKey(g) return K_TAG .. ':g:' .. g end         -- list  a group's pending ids, FIFO
+local function glimKey(g) return K_TAG .. ':glim:' .. g end      -- string a group's leases in its rate-limit window
 local function roleKey(role) return K_TAG .. ':role:' .. role end -- string holder of an exclusive role

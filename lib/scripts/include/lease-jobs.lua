@@ -9,7 +9,9 @@
 
 -- Round robin over the rotation: one job per turn. Every turn takes a job or removes a
 -- member, so this ends within count + #rotation turns.
-local function takeFair(count, flags, taken, groups)
+local function takeFair(count, flags, taken, groups, now)
+  local grl = flags[11] -- the groups' rate limit (include/limiter.lua)
+  if grl then limitedUntil = earliest(limitedUntil, reopenLimitedGroups(now)) end
   if not flags[9] and ungroupedPending() then
     redis.call('RPUSH', K_GACTIVE, '')
     redis.call('HSET', K_META, 'u', '1')
@@ -20,7 +22,8 @@ local function takeFair(count, flags, taken, groups)
   while #taken < count do
     local g = redis.call('LMOVE', K_GACTIVE, K_GACTIVE, 'LEFT', 'RIGHT')
     if not g then
-      redis.call('HDEL', K_META, 'g', 'u')
+      -- groups waiting for their rate-limit window keep the queue on this path
+      if grl and redis.call('ZCARD', K_GLIMITED) > 0 then redis.call('HDEL', K_META, 'u') else redis.call('HDEL', K_META, 'g', 'u') end
       for _, id in ipairs(takeUngrouped(count - #taken)) do
         taken[#taken + 1] = id
         groups[#groups + 1] = ''
@@ -39,19 +42,28 @@ local function takeFair(count, flags, taken, groups)
     else
       local gk = groupKey(g)
       local busy = lim > 0 and (tonumber(redis.call('HGET', K_GWORK, g)) or 0) or 0
-      local id
-      if lim == 0 or busy < lim then id = redis.call('LPOP', gk) end
+      local id, spentAt
+      local open = not grl or allowance(glimKey(g), grl, 1, now) > 0
+      if open and (lim == 0 or busy < lim) then id = redis.call('LPOP', gk) end
       if id then
         taken[#taken + 1] = id
         groups[#groups + 1] = g
         gpTaken = gpTaken + 1
         busy = redis.call('HINCRBY', K_GWORK, g, 1)
+        if grl then spentAt = spend(glimKey(g), grl, 1, now) end
       end
       local left = redis.call('LLEN', gk)
-      if left == 0 or (lim > 0 and busy >= lim) then
+      if left == 0 or (lim > 0 and busy >= lim) or not open or spentAt then
         redis.call('RPOP', K_GACTIVE)
         redis.call('SREM', K_GSET, g)
-        if left == 0 then redis.call('SREM', K_GROUPS, g) end
+        if left == 0 then
+          redis.call('SREM', K_GROUPS, g)
+        elseif not open or spentAt then
+          -- out of the rotation until its window ends
+          local at = spentAt or select(2, allowance(glimKey(g), grl, 1, now))
+          parkLimitedGroup(g, at)
+          limitedUntil = earliest(limitedUntil, at)
+        end
       end
     end
   end
@@ -59,7 +71,8 @@ local function takeFair(count, flags, taken, groups)
 end
 
 -- Leases the taken ids whose records `recs` holds: token "<reqId>.<j>", then "~<keepMs>,<dedupMs>"
--- for a job whose retention is not the built-in one (`defaults`, parseDefaults), then
+-- for a job whose retention is not the built-in one (`defaults`, parseDefaults) or that is in a
+-- flow (then ",<w>" too, tokenFlow in include/flows.lua), then
 -- "*<group>" when `groups` is given (an extended queue). Settling reads the retention
 -- (tokenRetention) and the group (tokenGroup) back from the stored token. Deadline: now +
 -- the job's own leaseMs (meta l) or the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
@@ -71,9 +84,10 @@ local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
     local rec = recs[j]
     local meta = metaPart(rec)
     local token = reqId .. '.' .. j
-    local keep, unique = metaInt(meta, 'k'), metaInt(meta, 'u')
-    if keep or unique then
+    local keep, unique, flow = metaInt(meta, 'k'), metaInt(meta, 'u'), metaInt(meta, 'w')
+    if keep or unique or flow then
       token = token .. '~' .. (keep or defaults.keepMs) .. ',' .. (unique and (metaInt(meta, 'i') or defaults.dedupMs) or 0)
+      if flow then token = token .. ',' .. flow end -- a flow's job: its ack tells its parent (include/flows.lua)
     end
     if groups then
       token = token .. '*' .. groups[j]
@@ -133,8 +147,9 @@ end
 -- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time, a
 -- state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and the leased ids.
 local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaults)
-  -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u')
+  -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
+  -- rl and grl for rate-limited ones (include/limiter.lua)
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl')
   local nextDue = tonumber(flags[2])
   if flags[1] then
     redis.call('DEL', K_WAKE)
@@ -152,6 +167,17 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
     if ttl > 0 then redis.call('PEXPIRE', K_WAKE, ttl) end
     return {}, nil, 3, 0, {}
   end
+  if flags[10] then
+    -- the queue's rate limit bounds this call; a spent window leases nothing until it ends
+    local allowed, reopensAt = allowance(K_LIMITER, flags[10], count, now)
+    if allowed == 0 then return {}, earliest(nextDue, reopensAt), 0, 0, {} end
+    count = allowed
+    -- a queue that only had a hold (no limit of its own) stops checking once it ended
+    if flags[10] == '0:0' and redis.call('EXISTS', K_LIMITER) == 0 then
+      redis.call('HDEL', K_META, 'rl')
+      flags[10] = nil
+    end
+  end
   local take
   if not ext then
     take = function(n) return takeUngrouped(n), nil end
@@ -160,7 +186,7 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
     take = function(n)
       local taken, groups = {}, {}
       if flags[3] then
-        takeFair(n, flags, taken, groups)
+        takeFair(n, flags, taken, groups, now)
       else
         taken = takeUngrouped(n)
         for j = 1, #taken do groups[j] = '' end
@@ -186,10 +212,11 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
     -- Nothing leasable: any token left is stale. After ghosts-only rounds that did not reach
     -- the end of the queue, valid jobs may still wait: leave the tokens and wake a leaser.
     if exhausted or ghosts == 0 then redis.call('DEL', K_WAKE) else wakeNeeded = true end
-    return {}, nextDue, 0, ghosts, {}
+    return {}, earliest(nextDue, limitedUntil), 0, ghosts, {}
   end
 
   local reply, leased, bytes = grantLeases(now, reqId, live, liveRecs, leaseMs, liveGroups, defaults)
+  if flags[10] then limitedUntil = earliest(limitedUntil, spend(K_LIMITER, flags[10], #live, now)) end
   if flags[6] then
     local cm = redis.call('HINCRBY', K_STATS, 'cm', #leased)
     local cb = redis.call('HINCRBY', K_STATS, 'cb', bytes)
@@ -198,8 +225,9 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
   -- A leaser that filled its count and leaves work behind wakes a blocked one: a woken
   -- leaser passes its token on; any other adds one only when none waits, which re-links a
   -- chain whose token was lost (taken by a consumer that died, or cut off with its reply).
-  if #live == count and (woken or redis.call('LLEN', K_WAKE) == 0) then
+  -- (Not while a rate limit ran out: a woken leaser would find nothing it may take.)
+  if #live == count and not limitedUntil and (woken or redis.call('LLEN', K_WAKE) == 0) then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
-  return reply, nextDue, 0, ghosts, leased
+  return reply, earliest(nextDue, limitedUntil), 0, ghosts, leased
 end

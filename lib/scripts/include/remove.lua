@@ -11,7 +11,8 @@
 
 -- The state of a job that has a record, and its score there: 'working' (lease deadline, ''
 -- when missing from the working set), 'delayed' (due time), 'completed' (end of retention,
--- which may have passed before a sweep came), 'dead' (time of death), 'pending' (''). Scores
+-- which may have passed before a sweep came), 'dead' (time of death), 'waiting-children' (time
+-- it began waiting for its children, include/flows.lua), 'pending' (''). Scores
 -- are bulk strings, as ZSCORE answers them. A lease is checked first: it is the fence.
 local function locateJob(id)
   if redis.call('HEXISTS', K_LEASES, id) == 1 then return 'working', redis.call('ZSCORE', K_WORKING, id) or '' end
@@ -21,6 +22,8 @@ local function locateJob(id)
   if s then return 'completed', s end
   s = redis.call('ZSCORE', K_DEAD, id)
   if s then return 'dead', s end
+  s = redis.call('ZSCORE', K_FLOWWAIT, id) -- a parent waiting for its children (include/flows.lua)
+  if s then return 'waiting-children', s end
   return 'pending', ''
 end
 
@@ -52,6 +55,7 @@ end
 -- Completed jobs' records and results, gone for good (their idempotency windows stay:
 -- K_DEDUP is the sweep's to forget). For the sweep and clean-completed.lua.
 local function forgetCompleted(ids)
+  flowJobsGone(ids)
   callMany('ZREM', K_DONE, ids)
   callMany('HDEL', K_JOBS, ids)
   callMany('HDEL', K_RESULTS, ids)
@@ -76,9 +80,10 @@ local function removeJob(id, rec, state, ended)
     redis.call('ZREM', K_DEAD, id)
   end
   redis.call('ZREM', K_DEDUP, id)
+  flowJobsGone({ id }) -- a parent's flow keys, a child's hold on its parent
   redis.call('HDEL', K_JOBS, id)
   forgetProgress({ id })
-  if state == 'pending' or state == 'delayed' or state == 'working' then ended.freed = ended.freed + 1 end
+  if state == 'pending' or state == 'delayed' or state == 'working' or state == 'waiting-children' then ended.freed = ended.freed + 1 end
   emit({ type = 'removed', id = id })
 end
 

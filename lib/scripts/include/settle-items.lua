@@ -5,7 +5,7 @@
   lease rebuilt from its id and token settles exactly like the original. Needs
   include/keys.lua, include/calls.lua, include/record.lua, include/policy.lua,
   include/events.lua, include/groups.lua, include/ended.lua, include/pending.lua,
-  include/delayed.lua, include/failures.lua.
+  include/delayed.lua, include/failures.lua, include/limiter.lua.
 ]]
 
 -- Settles the items in `args` from index `base` (appendSettleItems in
@@ -16,6 +16,8 @@
 --   n  nack     a1 = error text,  a2 = retry delay ms, or 'b<random in [0,1)>': the job's backoff
 --   q  requeue  a1 = reason,      a2 = delay ms (not a failed attempt)
 --   r  reject   a1 = reason                   (dead letter at once)
+--   l  limited  a1 = 'g' the job's group or 'q' the queue, a2 = ms: back at the head, not a
+--               failed attempt, and that window held closed for a2 ms (include/limiter.lua)
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (include/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
@@ -60,7 +62,7 @@ local function settleItems(args, base, now, defaults, ended)
       if op == 'a' then
         freed = freed + 1
         local keepMs, dedupMs = tokenRetention(tokens[i])
-        if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 end
+        if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, tokens[i], a1, keepMs) end -- include/flows.lua
         if keepMs > 0 then
           done[#done + 1] = now + keepMs
           done[#done + 1] = id
@@ -84,6 +86,12 @@ local function settleItems(args, base, now, defaults, ended)
               delayMs = backoffDelay(rec, attempt, tonumber(string.sub(a2, 2)) or 0, defaults)
             end
             if failAttempt(id, rec, now, a1, delayMs, 'failed') == 'dead' then freed = freed + 1 end
+          elseif op == 'l' then
+            local meta = decodeMeta(rec) or {}
+            pushPending({ id }, { meta.p or 0 }, { meta.g or false }, true)
+            local ms = tonumber(a2)
+            if a1 == 'g' and meta.g then hold(glimKey(meta.g), 'grl', ms) else hold(K_LIMITER, 'rl', ms) end
+            emit({ type = 'limited', id = id, delayMs = ms, group = a1 == 'g' and meta.g or nil })
           elseif op == 'q' then
             local meta, data = decodeMeta(rec)
             if meta then
