@@ -19,13 +19,17 @@ export interface QueueSchedulerOptions {
    * `schedulers` or with `@Scheduled()`). Default false: schedulers upserted elsewhere stay.
    */
   removeUndeclared?: boolean;
-  /** Run a scheduler ticker for this queue in this app. Default true (safe from many instances). */
+  /**
+   * Run a scheduler ticker for this queue in this app (safe from many instances). Default: when
+   * the app declares schedulers for the queue; a queue without any costs nothing. Set true for
+   * a queue whose schedulers are upserted elsewhere.
+   */
   tick?: boolean;
   /** Longest wait between ticks (how soon schedulers upserted elsewhere are seen). Default 1 000. */
   maxIntervalMs?: number;
 }
 
-export type ResolvedSchedulerOptions = Required<QueueSchedulerOptions>;
+export type ResolvedSchedulerOptions = Required<Omit<QueueSchedulerOptions, 'tick'>> & Pick<QueueSchedulerOptions, 'tick'>;
 
 const DECLARATION_KEYS = optionKeys<SchedulerDeclaration>({ id: true, spec: true, template: true });
 const OPTION_KEYS = optionKeys<QueueSchedulerOptions>({ removeUndeclared: true, tick: true, maxIntervalMs: true });
@@ -46,7 +50,7 @@ export function checkSchedulers(field: string, list: unknown): SchedulerDeclarat
 }
 
 export function resolveSchedulerOptions(o: QueueSchedulerOptions | undefined): ResolvedSchedulerOptions {
-  const out: ResolvedSchedulerOptions = { removeUndeclared: false, tick: true, maxIntervalMs: 1000 };
+  const out: ResolvedSchedulerOptions = { removeUndeclared: false, maxIntervalMs: 1000 };
   if (o === undefined) return out;
   assertOptions('schedulerOptions', o, OPTION_KEYS);
   if (o.removeUndeclared !== undefined) assertBoolean('schedulerOptions.removeUndeclared', o.removeUndeclared);

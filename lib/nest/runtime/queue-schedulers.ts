@@ -27,7 +27,7 @@ export class QueueSchedulers {
       if (err instanceof ValidationError) throw err;
       this.logger.warn(msg.schedulersFailing(this.queue.name, msg.textOf(err)));
     });
-    if (!this.options.tick) return;
+    if (!(this.options.tick ?? this.declared.length > 0)) return;
     const queue = this.queue;
     this.ticker = new SchedulerTicker(
       {
