@@ -41,7 +41,7 @@ if flowBit(metaInt(rec, 'w'), 2) then
   children = '{"unfinished":' .. redis.call('SCARD', depsKey(id)) .. ',"results":{' .. table.concat(parts, ',') .. '}}'
 end
 local out = { state, rec, score, result, '', children }
-if redis.call('EXISTS', K_PROGRESS, K_LOGGED) > 0 then -- one EXISTS while no handler wrote any
+if redis.call('HEXISTS', K_META, 'notes') == 1 then -- one HEXISTS while no handler wrote any
   out[5] = redis.call('HGET', K_PROGRESS, id) or ''
   for _, line in ipairs(redis.call('LRANGE', logKey(id), 0, -1)) do out[#out + 1] = line end
 end

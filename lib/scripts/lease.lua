@@ -51,6 +51,7 @@ else
   reply, nextDue, state, ghosts, leased = leaseJobs(now, ARGV[2], tonumber(ARGV[3]), leaseMs, ARGV[5] == '1', tonumber(ARGV[6]), defaults)
   recordRequest(KEYS[16], settled, leased, leaseMs)
 end
+forgetDropped()
 flushEnded(ended)
 flushWake()
 flushEvents()

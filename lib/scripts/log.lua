@@ -33,6 +33,7 @@ if last then
   if lastWriter == writer and lastToken == token and tonumber(lastN) >= n then return redis.call('LLEN', key) end -- a replay
 end
 local kept = redis.call('RPUSH', key, ARGV[6])
+markNotes()
 redis.call('HSET', K_LOGGED, id, n .. ' ' .. writer .. ' ' .. token)
 local max = tonumber(ARGV[7])
 if kept > max then

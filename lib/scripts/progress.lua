@@ -20,6 +20,7 @@ eventsArg = ARGV[1] == '1'
 local id = ARGV[2]
 if redis.call('HGET', K_LEASES, id) ~= ARGV[3] then return 0 end
 redis.call('HSET', K_PROGRESS, id, ARGV[4])
+markNotes()
 emit({ type = 'progress', id = id, progress = ARGV[4] })
 flushEvents()
 return 1

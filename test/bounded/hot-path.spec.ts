@@ -77,11 +77,9 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
     // N adds: FCALL + HSETNX + RPUSH each; the one extra RPUSH is the wake-up token of
     // the first add into the empty pending list.
     expect(quiet.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1 });
-    // per lease call: the baseline with the events' SPUBLISH replaced by one EXISTS, plus
-    // one LLEN: a lease that fills its count looks for a waiting wake-up token, so that a
-    // token lost with a dead consumer does not leave blocked workers asleep
+    // per lease call: the baseline with the events' SPUBLISH replaced by one EXISTS
     const { spublish: _published, ...quietLease } = LEASE_BASELINE;
-    expect(quiet.lease).toEqual({ ...quietLease, exists: 1, llen: 1 });
+    expect(quiet.lease).toEqual({ ...quietLease, exists: 1 });
 
     // with a listener: every add and lease call checks the key and publishes
     const listener = q.events().subscribe();
@@ -89,10 +87,29 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
       await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 'listener announced');
       const heard = await countCommands(q, obs, N);
       expect(heard.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1, exists: N, spublish: N });
-      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1, llen: 1 });
+      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1 });
     } finally {
       listener.unsubscribe();
     }
+  } finally {
+    obs.disconnect();
+    await q.close();
+  }
+});
+
+test('an ack that keeps no result (keepCompletedMs 0) costs what the record removal costs: nothing for progress, logs or flows', async () => {
+  const N = 100;
+  const q = new Queue<number>('hot-drop', { connection: redis.url, prefix: uniquePrefix(), defaults: { keepCompletedMs: 0 } });
+  const obs = redisClient(redis);
+  try {
+    await q.add(0);
+    const [first] = await q.lease({ leaseMs: 10_000 });
+    await q.ack(first!);
+    const { lease } = await countCommands(q, obs, N);
+    // the baseline without the retained result (ZADD done, HSET results) and the events' SPUBLISH,
+    // with the record dropped instead (HDEL jobs) and the listeners EXISTS
+    const { spublish: _p, ...quiet } = LEASE_BASELINE;
+    expect(lease).toEqual({ ...quiet, zadd: 1, hset: 1, hdel: 2, exists: 1 });
   } finally {
     obs.disconnect();
     await q.close();

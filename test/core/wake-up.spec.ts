@@ -36,25 +36,6 @@ test('an idle worker whose wake-up token was taken by a consumer that died still
   expect(await q.counts()).toMatchObject({ pending: 0, completed: 2 });
 });
 
-test('a busy worker that leaves jobs behind wakes an idle one whose token was lost', async () => {
-  const q = res.queue<number>();
-  await q.add(-1);
-  await q.lease().then((ls) => Promise.all(ls.map((l) => q.ack(l))));
-  const { obs, taken } = await tokenThief(q);
-  // blockMs far beyond the test: only a wake-up token can end this worker's wait
-  const idleDone: number[] = [];
-  res.worker(new Worker<number>(res.twin<number>(q), async (job) => void idleDone.push(job.data), { blockMs: 120_000 }));
-  await waitUntil(async () => (await blockedClients(obs)) === 2, 'the idle worker blocked behind the thief');
-  await q.addBulk(Array.from({ length: 20 }, (_, data) => ({ data })));
-  expect(await taken).not.toBeNull();
-  // a second worker starts busy: its lease fills its one slot and jobs remain
-  res.worker(
-    new Worker<number>(res.twin<number>(q), async () => new Promise<void>((r) => setTimeout(r, 100)), { blockMs: 120_000 }),
-  );
-  await waitUntil(() => idleDone.length > 0, 'the idle worker woken by the busy one', 10_000);
-  await waitUntil(async () => (await q.counts()).completed === 21, 'all jobs done', 20_000);
-});
-
 test('a wait whose connection is killed ends at once, and its BLPOP is not sent again to take a later token', async () => {
   const q = res.queue<string>();
   const obs = res.client();

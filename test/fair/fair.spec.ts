@@ -127,7 +127,7 @@ describe('rotation', () => {
     const d = statsDelta(before, await commandStats(obs));
     expect(l!.job.data.i).toBe(1);
     expect(d.lmove ?? 0).toBe(0);
-    expect(d.llen ?? 0).toBe(1); // the wake-up list's (a lease that fills its count), no group list's
+    expect(d.llen ?? 0).toBe(0);
   });
 });
 

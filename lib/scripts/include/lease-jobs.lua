@@ -148,8 +148,9 @@ end
 -- state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and the leased ids.
 local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaults)
   -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
-  -- rl and grl for rate-limited ones (include/limiter.lua)
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl')
+  -- rl and grl for rate-limited ones (include/limiter.lua); notes (include/progress.lua)
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes')
+  notesFlag = flags[12] and true or false -- include/progress.lua
   local nextDue = tonumber(flags[2])
   if flags[1] then
     redis.call('DEL', K_WAKE)
@@ -222,11 +223,9 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
     local cb = redis.call('HINCRBY', K_STATS, 'cb', bytes)
     emit({ type = 'stats', consumed = { messages = cm, bytes = cb } })
   end
-  -- A leaser that filled its count and leaves work behind wakes a blocked one: a woken
-  -- leaser passes its token on; any other adds one only when none waits, which re-links a
-  -- chain whose token was lost (taken by a consumer that died, or cut off with its reply).
-  -- (Not while a rate limit ran out: a woken leaser would find nothing it may take.)
-  if #live == count and not limitedUntil and (woken or redis.call('LLEN', K_WAKE) == 0) then
+  -- A woken leaser that filled its count and leaves work behind wakes the next blocked one
+  -- (not while a rate limit ran out: that one would find nothing it may take).
+  if woken and #live == count and not limitedUntil then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
   return reply, earliest(nextDue, limitedUntil), 0, ghosts, leased

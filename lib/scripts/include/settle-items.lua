@@ -117,7 +117,7 @@ local function settleItems(args, base, now, defaults, ended)
   ended.freed = ended.freed + freed
   if #drop > 0 then
     callMany('HDEL', K_JOBS, drop)
-    forgetProgress(drop)
+    noteDropped(drop) -- their progress and lines: forgetDropped() at the end of the call
   end
   if #done > 0 then
     callMany('ZADD', K_DONE, done)
