@@ -28,7 +28,7 @@ export async function main(redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.
 
   // attempt 1 runs past the queue's 200 ms and is retried; attempt 2 is quick
   const { id } = await fetches.add({ url: 'https://example.com/slow', slow: true }, { attempts: 2, backoff: 0 });
-  seen.push(await fetches.waitForResult(id, { timeoutMs: 10_000 }));
+  seen.push((await fetches.waitForResult(id, { timeoutMs: 10_000 })) ?? 'no result');
   console.log(seen); // [ 'attempt 1 timed out, retried: true', 'fetched https://example.com/slow (attempt 2)' ]
 
   await worker.close();
