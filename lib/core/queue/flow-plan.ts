@@ -6,6 +6,7 @@ import type { JobPolicy } from '../types.js';
 import { assertOptions, toJson } from '../validate.js';
 import type { IdGenerator } from './ids.js';
 import { prepareJob } from './options.js';
+import type { ProduceItem } from './backpressure.js';
 
 /** Most jobs in one flow: one script call carries them all. */
 export const MAX_FLOW_JOBS = 10_000;
@@ -13,13 +14,7 @@ const FLOW_KEYS = ['data', 'opts', 'children', 'onFailure', 'queue'] as const;
 const POLICIES: readonly ChildFailurePolicy[] = ['fail', 'ignore'];
 
 /** One job of a flow as add-flow.lua takes it, parents before their children. */
-export interface FlowItem {
-  id: string;
-  custom: 0 | 1;
-  record: string;
-  priority: number;
-  due: string;
-  group: string;
+export interface FlowItem extends ProduceItem {
   /** 1-based position of its parent in the list, 0 for the root. */
   parent: number;
 }
