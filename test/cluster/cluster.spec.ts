@@ -159,3 +159,23 @@ test('rate limits on a cluster: the queue and group windows and a hold live in t
     await q.close();
   }
 });
+
+test('a job timeout on a cluster: the attempt fails with a TimeoutError and the retry completes it', async () => {
+  const client = cluster.client();
+  for (const name of NAMES.slice(0, 6)) {
+    const q = new Queue<string, string>(`${name}-timeouts`, { connection: client, defaults: { timeoutMs: 150 } });
+    const w = new Worker<string, string>(q, async (job) => {
+      if (job.attempt === 1) await new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason)));
+      return `attempt ${job.attempt}`;
+    });
+    try {
+      const { id } = await q.add('x', { attempts: 2, backoff: 0 });
+      expect(await q.waitForResult(id, { timeoutMs: 10_000 })).toBe('attempt 2');
+      expect((await q.getJob(id))!.lastError).toMatch(/timed out after 150 ms/);
+    } finally {
+      await w.close();
+      await q.deleteQueue();
+      await q.close();
+    }
+  }
+});
