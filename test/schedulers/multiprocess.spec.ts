@@ -43,7 +43,8 @@ test('three processes tick one queue: one job per slot, contiguous, each added o
     await q.upsertScheduler('fast', { everyMs: 100 });
     await q.upsertScheduler('sec', { cron: '* * * * * *' });
     ticker.start();
-    await sleep(3000);
+    // run until every ticker had its chance at many slots (Redis time, not this clock)
+    await waitUntil(async () => (await slotJobs(obs, q, 'fast')).length >= 26 && (await slotJobs(obs, q, 'sec')).length >= 4, 'slots made', 20_000);
     const reports = await Promise.all(
       kids.map((k) => {
         k.proc.send({ type: 'stop' });

@@ -4,7 +4,7 @@
  * nothing written, counts and deleteQueue.
  */
 import { SchedulerTicker, ValidationError, type Queue } from '../../lib/index.js';
-import { redisNow, sleep, useRedis, waitUntil } from '../core/_helpers.js';
+import { redisNow, untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
 import { drainJobs, keysOf, slotJobs } from './_helpers.js';
 
 const res = useRedis();
@@ -50,7 +50,7 @@ test('many ticks at the same moment: one wins each slot (the compare-and-set)', 
   let added = 0;
   for (let round = 0; round < 5; round++) {
     const [{ nextRunAt }] = await q.getSchedulers();
-    while ((await redisNow(c)) < nextRunAt!) await sleep(10);
+    await untilRedisTime(c, nextRunAt!);
     const rs = await Promise.all(twins.map((t) => t.runSchedulers()));
     advanced += rs.reduce((a, r) => a + r.advanced, 0);
     added += rs.reduce((a, r) => a + r.added, 0);
@@ -112,7 +112,7 @@ test.each([
   const c = res.client();
   await q.upsertScheduler('m', { everyMs: 200, missed });
   const [{ nextRunAt: first }] = await q.getSchedulers();
-  await sleep(1100); // five slots or so pass with nobody ticking
+  await untilRedisTime(c, first! + 1000); // five slots pass with nobody ticking
   const now = await redisNow(c);
   const r = await q.runSchedulers();
   const slots = await slotJobs(c, q, 'm');
@@ -142,7 +142,7 @@ test('removeScheduler removes it and its queued job; jobs of due slots stay', as
   expect(await q.getSchedulers()).toEqual([]);
   expect(await q.getJob(`repeat:gone:${ahead}`)).toBeNull();
   expect(await q.getJob(`repeat:gone:${due}`)).not.toBeNull();
-  await sleep(300);
+  await untilRedisTime(c, ahead! + 1); // the removed scheduler's next slot has passed
   expect(await q.runSchedulers()).toMatchObject({ advanced: 0, added: 0, nextDueAt: null });
   expect(await slotJobs(c, q, 'gone')).toEqual([due]);
 });
@@ -207,7 +207,8 @@ test('counts() shows the schedulers and the overdue ones; deleteQueue removes th
   await q.upsertScheduler('late', { everyMs: 100 });
   await q.upsertScheduler('later', { cron: '0 0 1 1 *' });
   expect(await q.counts()).toMatchObject({ schedulers: 2, schedulersOverdue: 0 });
-  await sleep(5300); // nobody ticks: the 100 ms scheduler's next slot is over 5 s late
+  // nobody ticks: once the 100 ms scheduler's next slot is over 5 s late it counts as overdue
+  await waitUntil(async () => (await q.counts()).schedulersOverdue === 1, 'the scheduler overdue', 10_000);
   expect(await q.counts()).toMatchObject({ schedulers: 2, schedulersOverdue: 1 });
   await q.runSchedulers();
   expect(await q.counts()).toMatchObject({ schedulers: 2, schedulersOverdue: 0 });
