@@ -3,31 +3,15 @@
  * worker's outcome stale, promote and drain act on what those workers lease next.
  */
 import { join } from 'node:path';
-import { Queue } from '../../lib/index.js';
-import { useEngineChildren } from '../support/engine-child.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { useWorkerProcesses } from '../support/worker-processes.js';
 import { waitUntil } from '../support/wait.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'management', 'fixtures', 'worker.mjs');
-const children = useEngineChildren();
-let redis: TestRedis;
-const queues: Array<Queue<{ ms?: number }, number>> = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  await Promise.all(queues.splice(0).map((q) => q.close()));
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const bed = useWorkerProcesses();
 
 test('two worker processes: a forced remove stales the running one, promoted jobs run, drain leaves them nothing', async () => {
-  const prefix = uniquePrefix();
-  const q = new Queue<{ ms?: number }, number>('mp', { connection: redis.url, prefix });
-  queues.push(q);
-  const env = { REDIS_URL: redis.url, PREFIX: prefix, QUEUE: 'mp' };
-  const workers = [children.fork(FIXTURE, env), children.fork(FIXTURE, env)];
+  const { q, env } = bed.queue<{ ms?: number }, number>('mp');
+  const workers = [bed.fork(FIXTURE, env), bed.fork(FIXTURE, env)];
   await Promise.all(workers.map((w) => w.waitFor((m) => m.type === 'ready')));
   const seen = (type: string) => workers.flatMap((w) => w.messages.filter((m) => m.type === type).map((m) => m.id as string));
 

@@ -4,45 +4,30 @@
  * that takes the job over in another process adds to it.
  */
 import { join } from 'node:path';
-import { Queue } from '../../lib/index.js';
-import { useEngineChildren } from '../support/engine-child.js';
-import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { redisClient } from '../support/redis.js';
+import { useWorkerProcesses } from '../support/worker-processes.js';
 import { eventsReady } from '../core/_helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'progress', 'fixtures', 'progress-worker.mjs');
-const children = useEngineChildren();
-let redis: TestRedis;
-const queues: Queue<number, string>[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  await Promise.all(queues.splice(0).map((q) => q.close()));
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const bed = useWorkerProcesses();
 
 test('two worker processes write progress and lines that a third reads; a killed one leaves its lines to the next attempt', async () => {
-  const prefix = uniquePrefix();
-  const q = new Queue<number, string>('mp', { connection: redis.url, prefix });
-  queues.push(q);
+  const { q, env } = bed.queue<number, string>('mp');
   const heard: string[] = [];
   const sub = q.events().subscribe((e) => {
     if (e.type === 'log') heard.push(e.line!);
   });
-  const obs = redisClient(redis);
+  const obs = redisClient(bed.redis);
   try {
     await eventsReady(obs, q);
-    const env = { REDIS_URL: redis.url, PREFIX: prefix, QUEUE: 'mp' };
-    const hanging = children.fork(FIXTURE, { ...env, NAME: 'a', HANG_AT: 2 });
+    const hanging = bed.fork(FIXTURE, { ...env, NAME: 'a', HANG_AT: 2 });
     await hanging.waitFor((m) => m.type === 'ready');
     const { id: first } = await q.add(0, { attempts: 3 });
     const { id: hung } = await hanging.waitFor((m) => m.type === 'hanging');
     expect(hung).toBe(first);
     await hanging.kill('SIGKILL');
-    const steady = children.fork(FIXTURE, { ...env, NAME: 'b' });
+    const steady = bed.fork(FIXTURE, { ...env, NAME: 'b' });
     await steady.waitFor((m) => m.type === 'ready');
     const more = await q.addBulk([1, 2, 3].map((data) => ({ data })));
     // the killed lease runs out; a sweep gives the job to b, which resumes at step 3

@@ -3,31 +3,15 @@
  * timeout (its handlers never return) and keeps working; the retries complete.
  */
 import { join } from 'node:path';
-import { Queue } from '../../lib/index.js';
-import { useEngineChildren } from '../support/engine-child.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { useWorkerProcesses } from '../support/worker-processes.js';
 import { waitUntil } from '../support/wait.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'timeouts', 'fixtures', 'worker.mjs');
-const children = useEngineChildren();
-let redis: TestRedis;
-const queues: Array<Queue<number, string>> = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  await Promise.all(queues.splice(0).map((q) => q.close()));
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const bed = useWorkerProcesses();
 
 test('two worker processes: every first attempt times out, every retry completes, no slot stays taken', async () => {
-  const prefix = uniquePrefix();
-  const q = new Queue<number, string>('mp', { connection: redis.url, prefix, defaults: { timeoutMs: 300, attempts: 2, backoff: 0 } });
-  queues.push(q);
-  const env = { REDIS_URL: redis.url, PREFIX: prefix, QUEUE: 'mp' };
-  const workers = [children.fork(FIXTURE, { ...env, NAME: 'a' }), children.fork(FIXTURE, { ...env, NAME: 'b' })];
+  const { q, env } = bed.queue<number, string>('mp', { defaults: { timeoutMs: 300, attempts: 2, backoff: 0 } });
+  const workers = [bed.fork(FIXTURE, { ...env, NAME: 'a' }), bed.fork(FIXTURE, { ...env, NAME: 'b' })];
   await Promise.all(workers.map((w) => w.waitFor((m) => m.type === 'ready')));
   // 8 jobs on 2 × 2 slots: without the timeout freeing the slots, four stuck handlers would stop both processes
   const added = await q.addBulk(Array.from({ length: 8 }, (_, data) => ({ data })));
