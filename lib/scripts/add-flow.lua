@@ -74,11 +74,7 @@ for i = 1, n do
   end
 end
 addJobs(leaves, 1, 6, #leaves / 6, clock, false)
-if m[3] then
-  local pm = redis.call('HINCRBY', K_STATS, 'pm', n)
-  local pb = redis.call('HINCRBY', K_STATS, 'pb', bytes)
-  emit({ type = 'stats', produced = { messages = pm, bytes = pb } })
-end
+if m[3] then countProduced(n, bytes) end
 flushWake()
 flushEvents()
 return { 'ok', 1 }

@@ -93,12 +93,7 @@ if bound > 0 then
 end
 
 local out, created, bytes = addJobs(ARGV, 9, 6, n, clock, m[3])
-if m[3] and created > 0 then
-  -- HINCRBY answers the new totals, so the stats event costs no extra command.
-  local pm = redis.call('HINCRBY', K_STATS, 'pm', created)
-  local pb = redis.call('HINCRBY', K_STATS, 'pb', bytes)
-  emit({ type = 'stats', produced = { messages = pm, bytes = pb } })
-end
+if m[3] and created > 0 then countProduced(created, bytes) end
 flushWake()
 flushEvents()
 return { 'ok', out }

@@ -68,3 +68,11 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
   for _, g in ipairs(groupOrder) do pushGroup(g, groupIds[g]) end
   return out, created, bytes
 end
+
+-- A queue with stats counts what was produced; HINCRBY answers the new totals, so the stats
+-- event costs no extra command.
+local function countProduced(messages, bytes)
+  local pm = redis.call('HINCRBY', K_STATS, 'pm', messages)
+  local pb = redis.call('HINCRBY', K_STATS, 'pb', bytes)
+  emit({ type = 'stats', produced = { messages = pm, bytes = pb } })
+end
