@@ -24,7 +24,7 @@ const config: Config = {
   moduleNameMapper: {
     // Examples and the sample import the package by name, as users do.
     '^relq$': '<rootDir>/lib/index.ts',
-    '^relq/nest$': '<rootDir>/lib/nest/index.ts',
+    '^relq/(nest|metrics|tracing|testing|dashboard|dashboard/nest|dashboard/bull-board)$': '<rootDir>/lib/$1/index.ts',
     // Source uses nodenext-style `./x.js` specifiers; map them back to the .ts file.
     '^(\\.{1,2}/.*)\\.js$': '$1',
     // RELQ_NEST_DIR=<dir with another NestJS major installed> runs the tests against it

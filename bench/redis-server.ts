@@ -1,10 +1,11 @@
 /**
- * A private redis-server for one benchmark run (tools/redis-server.ts: free 127.0.0.1 port,
+ * A private redis-server for one benchmark run (lib/testing/redis-server.ts: free 127.0.0.1 port,
  * temp dir, no persistence; killed by `stop()`, on process exit, and by a watchdog if this
  * process dies without cleaning up). Here: its version for the report, and SIGINT/SIGTERM/
  * SIGHUP stop it and end the run.
  */
-import { redisServerBinary, redisServerVersion, startRedisServer, stopAllRedisServersNow, type RedisServer } from '../tools/redis-server.js';
+import { redisServerBinary, redisServerVersion } from '../lib/testing/redis-binary.js';
+import { startRedisServer, stopAllRedisServersNow, type RedisServer } from '../lib/testing/redis-server.js';
 
 export interface PrivateRedis extends RedisServer {
   version: string;

@@ -1,6 +1,10 @@
 export { Queue } from './core/queue/queue.js';
+export { NamedQueue, type NamedBulkJob, type NamedJobOptions } from './core/queue/named-queue.js';
+export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from './core/job-names.js';
+export type { QueueProducer } from './core/queue/queue-producer.js';
+export { listQueues, type QueueListing } from './core/queue/registry.js';
 export { Worker } from './core/worker/worker.js';
-export type { Job, Handler, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
+export type { ActivityEvent, Job, Handler, OutcomeEvent, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
 export * from './core/errors.js';
 export { CrossQueueFlowError, FlowJobExistsError } from './core/flow-errors.js';
 export type * from './core/types.js';

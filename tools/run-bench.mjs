@@ -32,7 +32,8 @@ rmSync(join(out, 'bench.tsbuildinfo'), { force: true });
 let srcRoot = root;
 let refSha = '';
 if (ref) {
-  // lib/ from the ref, bench/, tools/ and tsconfig.json from the working tree, in .bench-tmp/src
+  // lib/ from the ref; bench/, tools/, the Redis launcher (lib/testing/) and tsconfig.json
+  // from the working tree, in .bench-tmp/src
   refSha = spawnSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim();
   if (!refSha) {
     console.error(`run-bench: unknown git ref ${ref}`);
@@ -45,7 +46,7 @@ if (ref) {
   if (archive.status !== 0) process.exit(archive.status ?? 1);
   copyFileSync(join(root, 'tsconfig.json'), join(srcRoot, 'tsconfig.json'));
   const sources = (path) => statSync(path).isDirectory() || path.endsWith('.ts') || path.endsWith('tsconfig.json');
-  for (const dir of ['bench', 'tools']) cpSync(join(root, dir), join(srcRoot, dir), { recursive: true, filter: sources });
+  for (const dir of ['bench', 'tools', 'lib/testing']) cpSync(join(root, dir), join(srcRoot, dir), { recursive: true, filter: sources });
   console.error(`run-bench: lib/ from ${ref} (${refSha})`);
 }
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -80,7 +81,7 @@ const env = {
   RELQ_BENCH_LIB: ref ? `${refSha}, lib/ as committed` : '',
   RELQ_BENCH_CMD: `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`,
 };
-const { startWatchdog } = await import(pathToFileURL(join(out, 'tools', 'process-guard.js')).href);
+const { startWatchdog } = await import(pathToFileURL(join(out, 'lib', 'testing', 'process-guard.js')).href);
 const child = spawn(process.execPath, [...nodeArgs, entry, ...passArgs], { stdio: 'inherit', cwd: root, env });
 if (child.pid) startWatchdog({ pid: child.pid });
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {

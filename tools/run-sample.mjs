@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run sample`: builds the NestJS sample app (sample/) with tsc and runs it.
+// `npm run example -- <name>`: the same build (it includes examples/), runs examples/<name>.ts.
 //
 // Redis: REDIS_URL if set (it must answer), else 127.0.0.1:6379; when nothing answers
 // there, a private `redis-server` (from PATH or REDIS_SERVER_BIN) is started on a free
-// port for as long as the sample runs (tools/redis-server.ts, compiled with the sample), or
+// port for as long as the sample runs (lib/testing/redis-server.ts, compiled with the sample), or
 // else a redis:7 container through Testcontainers when Docker is available. If none of that
 // is possible it says what to install.
 //
@@ -14,7 +15,7 @@
 // The app runs in its own process group; a watchdog kills that group if this launcher dies
 // without stopping it (even SIGKILL), as one does for the private Redis.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { copyLua } from './copy-lua.mjs';
@@ -23,6 +24,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, '.tmp', 'sample');
 // Where to look when REDIS_URL is not set (overridable for the launcher's own e2e test).
 const DEFAULT_URL = process.env.SAMPLE_DEFAULT_REDIS_URL || 'redis://127.0.0.1:6379';
+
+// `--example <name>`: run examples/<name>.ts instead of the sample app.
+const exampleAt = process.argv.indexOf('--example');
+const example = exampleAt === -1 ? undefined : process.argv[exampleAt + 1];
 
 const say = (msg) => console.log(`[run-sample] ${msg}`);
 const fail = (msg) => {
@@ -43,29 +48,29 @@ function build() {
   if (res.status !== 0) fail('tsc failed (see above).');
   // The engine reads its Lua scripts next to its compiled code.
   copyLua(root, outDir);
-  writeFileSync(
-    join(outDir, 'package.json'),
-    JSON.stringify(
-      { name: 'relq', private: true, type: 'module', exports: { '.': './lib/index.js', './nest': './lib/nest/index.js' } },
-      null,
-      2,
-    ) + '\n',
+  // The package's own entry points, pointed at this build instead of dist/.
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const entries = Object.fromEntries(
+    Object.entries(exports)
+      .filter(([, target]) => typeof target === 'object')
+      .map(([entry, target]) => [entry, target.default.replace('./dist/', './')]),
   );
+  writeFileSync(join(outDir, 'package.json'), JSON.stringify({ name: 'relq', private: true, type: 'module', exports: entries }, null, 2) + '\n');
   say(`built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
 // ---- redis --------------------------------------------------------------------------
 
-/** tools/redis-server.ts and tools/process-guard.ts as compiled by build(). */
-const tools = () => import(pathToFileURL(join(outDir, 'tools', 'redis-server.js')).href);
-const guard = () => import(pathToFileURL(join(outDir, 'tools', 'process-guard.js')).href);
+/** The Redis launcher of relq/testing (lib/testing/) as compiled by build(). */
+const testing = (file) => import(pathToFileURL(join(outDir, 'lib', 'testing', file)).href);
+const guard = () => testing('process-guard.js');
 
 /** Resolves true when a Redis server answers PING at `url` within `ms`. */
 async function pings(url, ms = 1000) {
   const u = new URL(url);
   // TLS (a rediss:// URL, or TLS material for a redis:// one): trust it, the app reports problems itself
   if (u.protocol === 'rediss:' || process.env.REDIS_TLS_CA || process.env.REDIS_TLS_CERT) return true;
-  const { pingOnce } = await tools();
+  const { pingOnce } = await testing('redis-ping.js');
   const auth = {
     user: u.username ? decodeURIComponent(u.username) : undefined,
     password: u.password ? decodeURIComponent(u.password) : undefined,
@@ -78,7 +83,8 @@ async function pings(url, ms = 1000) {
 
 /** Starts a private redis-server (own process group: Ctrl+C must not stop Redis while the app drains its jobs). */
 async function spawnRedis() {
-  const { redisServerBinary, startRedisServer } = await tools();
+  const { redisServerBinary } = await testing('redis-binary.js');
+  const { startRedisServer } = await testing('redis-server.js');
   if (!redisServerBinary()) return undefined;
   try {
     const server = await startRedisServer({ dirPrefix: 'relq-sample-redis-' });
@@ -138,20 +144,26 @@ async function getRedis() {
 
 // ---- run ----------------------------------------------------------------------------
 
+if (exampleAt !== -1) {
+  const names = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+  if (!names.includes(example)) fail(`usage: npm run example -- <name>, one of: ${names.join(', ')}`);
+}
 build();
 const redis = await getRedis();
 const { isRunning, killGroup, startWatchdog, stopWatchdog } = await guard();
 const port = process.env.PORT || '3000';
-const main = join(outDir, 'sample', 'src', 'main.js');
+const main = example ? join(outDir, 'examples', `${example}.js`) : join(outDir, 'sample', 'src', 'main.js');
 // Own process group, so that a terminal's Ctrl+C reaches the app once (forwarded below),
 // not twice: a second signal would end Nest's graceful shutdown early.
 const app = spawn(process.execPath, ['--enable-source-maps', main], {
   stdio: 'inherit',
   detached: true,
-  env: { ...process.env, REDIS_URL: redis.url, PORT: port },
+  env: { ...process.env, REDIS_URL: redis.url, ...(example ? {} : { PORT: port }) }, // examples keep their own default port
 });
-say(`started ${relative(root, main)} (pid ${app.pid}) on port ${port} (Ctrl+C stops it)`);
-say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
+say(`started ${relative(root, main)} (pid ${app.pid})${example ? '' : ` on port ${port}`} (Ctrl+C stops it)`);
+if (!example) {
+  say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
+}
 const appWatchdog = app.pid ? startWatchdog({ pid: app.pid, group: true }) : undefined;
 process.on('exit', () => {
   if (app.pid && isRunning(app)) killGroup(app.pid, 'SIGKILL');
@@ -166,6 +178,10 @@ const forward = (signal) => {
 };
 process.on('SIGINT', () => forward('SIGINT'));
 process.on('SIGTERM', () => forward('SIGTERM'));
+// `npm run sample` starts this file through `sh -c`, and npm passes a SIGTERM only to that
+// shell, which exits without passing it on: a launcher whose parent is gone stops the sample.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && forward('SIGTERM'), 250).unref();
 
 const code = await new Promise((r) => app.once('exit', (c, s) => r(c ?? (s ? 0 : 1))));
 stopWatchdog(appWatchdog);

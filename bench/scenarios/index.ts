@@ -7,8 +7,9 @@ import type { Scenario } from './kit.js';
 import { latency } from './latency.js';
 import { memory } from './memory.js';
 import { monitor } from './monitor.js';
+import { observability } from './observability.js';
 import { processing } from './process.js';
 import { rateLimited } from './rate-limited.js';
 import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited, observability];

@@ -1,6 +1,6 @@
 import type { JobProgress } from './types.js';
 
-/** The job transitions scripts publish (`queue.events()`, `@OnQueueEvent`). */
+/** The job transitions scripts publish (`queue.events()`, Nest: `@OnQueueEvent`). */
 
 export type QueueEventType =
   | 'added'
@@ -36,7 +36,11 @@ export interface QueueEvent {
   attempt?: number;
   error?: string;
   delayMs?: number;
+  /** 'added' of a delayed job, 'retried' after a delay: when it becomes pending (Redis time, ms). */
+  runAt?: number;
   reason?: string;
+  /** 'completed': what the handler returned (absent when it returned nothing). */
+  result?: unknown;
   /** 'progress': what the handler reported. */
   progress?: JobProgress;
   /** 'log': the line. */

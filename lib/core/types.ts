@@ -1,6 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { RelqWarning, WarningHandler } from './warnings.js';
-import type { FlowChildren } from './flow-types.js';
 
 /**
  * ioredis options, optionally with a `url` (redis://, rediss://) that gives host, port, user,
@@ -236,79 +235,6 @@ export interface LeaseOptions {
   blockMs?: number;
 }
 
-export interface JobInfo<Data, Result> {
-  id: string;
-  name: string;
-  state: JobState;
-  data: Data;
-  priority: number;
-  /** Failed attempts so far (handler errors and expired leases). */
-  failures: number;
-  maxAttempts: number;
-  /** Times the job was leased. */
-  dequeues: number;
-  /** Times it was put back without a failure (requeue, shutdown). */
-  requeues: number;
-  createdAt: number;
-  /** working: lease deadline. */
-  leaseDeadline?: number;
-  /** delayed: when it becomes pending. */
-  runAt?: number;
-  completedAt?: number;
-  /** completed: when the job and its result expire. */
-  retainedUntil?: number;
-  diedAt?: number;
-  result?: Result;
-  lastError?: string;
-  group?: string;
-  /** The last progress its handler reported (`job.updateProgress`), kept across attempts. */
-  progress?: JobProgress;
-  /** getJob(): its handlers' log lines (`job.log`), oldest first, the last `maxLogLines`. */
-  logs?: string[];
-  /** getJob() of a flow's parent: its children's results so far, and how many it waits for. */
-  children?: FlowChildren;
-}
-
-/** What a handler reports as its progress: a number (e.g. a percentage) or a JSON object or array. */
-export type JobProgress = number | { [key: string]: unknown } | unknown[];
-
-export interface QueueCounts {
-  pending: number;
-  working: number;
-  delayed: number;
-  completed: number;
-  dead: number;
-  paused: boolean;
-  /**
-   * Queued ids found without their job record and dropped by leases since the queue began:
-   * a sign of eviction or of keys deleted outside relq (should stay 0).
-   */
-  ghosts: number;
-  /** How long the queue's rate-limit window stays spent, in ms (0 when it is open). */
-  rateLimitedMs: number;
-  /** Groups waiting for their rate-limit window to end. */
-  rateLimitedGroups: number;
-  /** Parents of flows waiting for their children (docs/flows.md). */
-  waitingChildren: number;
-  /** Job schedulers of the queue; present when it has any (docs/schedulers.md). */
-  schedulers?: number;
-  /** Schedulers whose next slot passed over 5 s ago without a tick moving them on; present with `schedulers`. */
-  schedulersOverdue?: number;
-}
-
-export interface SweepResult {
-  /** Expired leases returned to pending (or dead-lettered). */
-  stalled: number;
-  /** Of those, dead-lettered because attempts ran out. */
-  deadLettered: number;
-  /** Delayed jobs that became pending. */
-  promoted: number;
-  /** Completed jobs whose retention ended. */
-  completedRemoved: number;
-  /** Custom job ids whose idempotency window ended. */
-  dedupForgotten: number;
-}
-
 /** Writes wait until this many replicas have them (WAIT), at most `timeoutMs`. */
 export interface DurabilityOptions {
   /** Replicas that must acknowledge each add and settle (1 or more). */
@@ -328,12 +254,5 @@ export type * from './event-types.js';
 export type * from './management-types.js';
 // Flows of parent and child jobs: lib/core/flow-types.ts.
 export type * from './flow-types.js';
-
-export interface DeadLetter<Data> {
-  id: string;
-  name: string;
-  data: Data;
-  failures: number;
-  lastError?: string;
-  diedAt: number;
-}
+// What reads answer (getJob, getJobs, counts, sweep, listDead): lib/core/read-types.ts.
+export type * from './read-types.js';

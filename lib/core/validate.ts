@@ -175,7 +175,8 @@ function checkJsonValue(path: string, value: unknown, seen: Set<object>, depth: 
   seen.delete(obj);
 }
 
-function describe(value: unknown): string {
+/** A value as error messages show it; never throws (BigInt, cyclic objects, a throwing toJSON). */
+export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'bigint') return `${value}n`;
   if (value === null) return 'null';

@@ -1,8 +1,14 @@
 // relq/nest: the NestJS integration. See docs/nest.md.
 export { QueueModule } from './queue.module.js';
 export { QueueRegistry } from './runtime/queue.registry.js';
-export { InjectQueue, OnQueueEvent, Process, Processor } from './decorators/index.js';
+export { InjectQueue, OnQueueEvent, OnWorkerEvent, Process, Processor, QueueEventsListener } from './decorators/index.js';
+export type { QueueListenerEvents, QueueListenerEventType } from './runtime/queue-listener-events.js';
 export { Scheduled } from './decorators/scheduled.decorator.js';
+export { WorkerHost } from './worker-host.js';
+export { processorFor, type NamedProcessDecorator, type NamedProcessMethod, type TypedProcessorDecorators } from './decorators/processor-for.js';
+export { InjectNamedQueue } from './decorators/inject-queue.decorator.js';
+export { NamedQueue, type NamedBulkJob, type NamedJobOptions } from '../core/queue/named-queue.js';
+export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from '../core/job-names.js';
 export type { QueueSchedulerOptions, SchedulerDeclaration } from './options/scheduler-options.js';
 export type {
   BatchProcessDecorator,
@@ -12,7 +18,7 @@ export type {
   ProcessDecorator,
   ProcessMethod,
 } from './decorators/index.js';
-export { getQueueOptionsToken, getQueueToken, RELQ_MODULE_OPTIONS } from './relq.constants.js';
+export { getNamedQueueToken, getQueueOptionsToken, getQueueToken, RELQ_MODULE_OPTIONS } from './relq.constants.js';
 export { RelqConfigError } from './errors.js';
 export { QueueHealthIndicator } from './health/queue-health.indicator.js';
 export type { QueueHealthDetails, QueueHealthIndicatorResult } from './health/queue-health.indicator.js';
@@ -40,6 +46,7 @@ export type { BatchProcessOptions, ProcessOptions } from './options/handler-opti
 
 // The engine types a Nest app needs most, so that one import path suffices.
 export { Queue } from '../core/queue/queue.js';
+export type { QueueProducer } from '../core/queue/queue-producer.js';
 export {
   ClosedError,
   QueueClosedError,
@@ -58,5 +65,6 @@ export type {
   JobState,
   LeasedJob,
   QueueCounts,
+  QueueEvent,
   QueueStats,
 } from '../core/types.js';

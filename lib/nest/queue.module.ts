@@ -4,8 +4,8 @@ import { assertOneWay } from './options/async-options.js';
 import type { RegisterQueueAsyncOptions, RegisterQueueOptions } from './options/queue-options.js';
 import type { QueueModuleAsyncOptions, QueueModuleOptions } from './options/root-options.js';
 import { QueueCoreModule } from './queue-core.module.js';
-import { createAsyncQueueOptionsProviders, createQueueProvider } from './queue.providers.js';
-import { getQueueOptionsToken, getQueueToken } from './relq.constants.js';
+import { createAsyncQueueOptionsProviders, createNamedQueueProvider, createQueueProvider } from './queue.providers.js';
+import { getNamedQueueToken, getQueueOptionsToken, getQueueToken } from './relq.constants.js';
 import * as msg from './relq.messages.js';
 
 /**
@@ -27,11 +27,11 @@ export class QueueModule {
     return QueueCoreModule.forRootAsync(options as Parameters<typeof QueueCoreModule.forRootAsync>[0]);
   }
 
-  /** Registers queues for this module: each is injectable with `@InjectQueue(name)` here. */
+  /** Registers queues for this module: each is injectable with `@InjectQueue(name)` (or `@InjectNamedQueue(name)`) here. */
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
-    const providers = queues.map((q) => {
+    const providers = queues.flatMap((q) => {
       if (!q || typeof q.name !== 'string') throw new RelqConfigError(msg.queueNameNeeded('registerQueue'));
-      return createQueueProvider(q.name, q);
+      return [createQueueProvider(q.name, q), createNamedQueueProvider(q.name)];
     });
     return { module: QueueModule, providers, exports: providers };
   }
@@ -41,9 +41,13 @@ export class QueueModule {
     const imports = queues.flatMap((q) => q.imports ?? []);
     const providers = queues.flatMap((q) => {
       if (!q || typeof q.name !== 'string') throw new RelqConfigError(msg.queueNameNeeded('registerQueueAsync'));
-      return [...createAsyncQueueOptionsProviders(q), createQueueProvider(q.name, undefined, getQueueOptionsToken(q.name))];
+      return [
+        ...createAsyncQueueOptionsProviders(q),
+        createQueueProvider(q.name, undefined, getQueueOptionsToken(q.name)),
+        createNamedQueueProvider(q.name),
+      ];
     });
-    const exports = queues.map((q) => getQueueToken(q.name));
+    const exports = queues.flatMap((q) => [getQueueToken(q.name), getNamedQueueToken(q.name)]);
     return { module: QueueModule, imports, providers, exports };
   }
 }

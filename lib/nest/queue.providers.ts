@@ -1,10 +1,11 @@
 import type { Provider } from '@nestjs/common';
+import { NamedQueue } from '../core/queue/named-queue.js';
 import type { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
 import { assertOneWay } from './options/async-options.js';
 import { resolveQueueOptions, type RegisterQueueAsyncOptions, type RegisterQueueOptions } from './options/queue-options.js';
 import type { ResolvedRootOptions } from './options/root-options.js';
-import { getQueueOptionsToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
+import { getNamedQueueToken, getQueueOptionsToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
 import * as msg from './relq.messages.js';
 import { QueueRegistry } from './runtime/queue.registry.js';
 
@@ -30,6 +31,15 @@ export function createQueueProvider(name: string, inline: RegisterQueueOptions |
       { token: QueueRegistry, optional: true },
       ...(optionsToken ? [optionsToken] : []),
     ],
+  };
+}
+
+/** The `NamedQueue` view of one queue's `Queue` (`@InjectNamedQueue`): the same object underneath. */
+export function createNamedQueueProvider(name: string): Provider {
+  return {
+    provide: getNamedQueueToken(name),
+    useFactory: (queue: Queue<unknown, unknown>) => new NamedQueue<Record<string, { data: unknown }>>(queue),
+    inject: [getQueueToken(name)],
   };
 }
 

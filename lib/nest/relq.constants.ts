@@ -3,6 +3,11 @@ export function getQueueToken(name: string): string {
   return `relq:queue:${name}`;
 }
 
+/** Injection token of the `NamedQueue` view of the queue registered under `name` (`@InjectNamedQueue`). */
+export function getNamedQueueToken(name: string): string {
+  return `relq:named-queue:${name}`;
+}
+
 /** Injection token of the per-queue options given to `registerQueueAsync`. */
 export function getQueueOptionsToken(name: string): string {
   return `relq:queue-options:${name}`;
@@ -18,6 +23,10 @@ export const RELQ_RESOLVED_OPTIONS = 'RELQ_RESOLVED_OPTIONS';
 export const PROCESSOR_METADATA = 'relq:processor';
 /** */
 export const PROCESS_METADATA = 'relq:process';
+/** */
+export const ON_WORKER_EVENT_METADATA = 'relq:on-worker-event';
+/** */
+export const QUEUE_EVENTS_LISTENER_METADATA = 'relq:queue-events-listener';
 /** */
 export const ON_QUEUE_EVENT_METADATA = 'relq:on-queue-event';
 

@@ -76,8 +76,23 @@ export function twoHandlers(where: string, jobName: string | undefined, classNam
   return `${where}: two ${label}, ${className}.${first} and ${className}.${second}; each job name (and the default @Process()) takes exactly one method`;
 }
 
-export function unknownEvent(where: string, className: string, methodName: string, type: unknown, known: readonly string[]): string {
-  return `${where}: ${className}.${methodName} @OnQueueEvent('${String(type)}'): unknown event (known: ${names(known)})`;
+export function unknownEvent(where: string, decorator: string, className: string, methodName: string, type: unknown, known: readonly string[]): string {
+  return `${where}: ${className}.${methodName} ${decorator}('${String(type)}'): unknown event (known: ${names(known)})`;
+}
+
+export function queueEventOnProcessor(where: string, className: string, methodName: string): string {
+  return (
+    `${where}: ${className}.${methodName} has @OnQueueEvent(), which listens to the events of every process in a ` +
+    `@QueueEventsListener() class; for the events of this processor's own worker use @OnWorkerEvent()`
+  );
+}
+
+export function listenerWhere(queueName: string, className: string): string {
+  return `@QueueEventsListener('${queueName}') ${className}`;
+}
+
+export function noQueueEventMethod(where: string): string {
+  return `${where}: no @OnQueueEvent() method; add one per event to listen to`;
 }
 
 export function noHandler(where: string): string {
@@ -162,8 +177,16 @@ export function loopEvent(className: string, queueName: string, type: string, re
   return `${className}: lease loop of '${queueName}': ${type}${reason ? ` (${reason})` : ''}`;
 }
 
-export function listenerThrew(className: string, methodName: string, error: string): string {
-  return `${className}.${methodName} (@OnQueueEvent) threw: ${error}`;
+export function listenerThrew(decorator: string, className: string, methodName: string, error: string): string {
+  return `${className}.${methodName} (${decorator}) threw: ${error}`;
+}
+
+export function queueListenerWaiting(className: string, queueName: string, error: string): string {
+  return `${className}: the events of queue '${queueName}' are not subscribed yet (${error}); still trying`;
+}
+
+export function queueListenerStarted(className: string, queueName: string, types: readonly string[]): string {
+  return `${className} listening to the events of queue '${queueName}' (${names(types)})`;
 }
 
 // ---- sweepers ---------------------------------------------------------------------------

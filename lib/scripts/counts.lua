@@ -4,6 +4,7 @@
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)
+    ARGV[1]      '1' to add oldestAgeMs (relq/metrics), else absent
 
   Output:
     { pending, working, delayed, completed, dead, paused, ghosts, limitedMs, limitedGroups }
@@ -15,6 +16,10 @@
       limitedMs  how long the queue's rate-limit window stays spent (0: it is open)
       limitedGroups  groups out of the rotation until their rate-limit window ends
       waitingChildren  parents waiting for their children (after limitedGroups)
+      oldestAgeMs  with ARGV[1] '1' only (after waitingChildren): age (Redis clock minus
+                 created at) of the oldest job at a head of the pending structures: the FIFO
+                 list, both ends of the prioritized set, the first 16 groups of the rotation;
+                 -1 when none waits
       schedulers, schedulersOverdue  the last two (lib/core/queue/schedulers.ts)
 ]]
 local limitedMs = 0
@@ -24,7 +29,23 @@ if rl then
   local used = tonumber(redis.call('GET', K_LIMITER)) or 0
   if used >= (max > 0 and max or HELD) then limitedMs = math.max(redis.call('PTTL', K_LIMITER), 0) end
 end
-return {
+-- Heads only: a bounded number of reads, whatever the queue's length.
+local function oldestPendingAge()
+  local oldest
+  local function consider(id)
+    local rec = id and redis.call('HGET', K_JOBS, id)
+    local t = rec and metaInt(rec, 't')
+    if t and (not oldest or t < oldest) then oldest = t end
+  end
+  consider(redis.call('LINDEX', K_PENDING, 0))
+  consider(redis.call('ZRANGE', K_PRIO, 0, 0)[1])
+  consider(redis.call('ZRANGE', K_PRIO, -1, -1)[1])
+  for _, g in ipairs(redis.call('LRANGE', K_GACTIVE, 0, 15)) do
+    if g ~= '' then consider(redis.call('LINDEX', groupKey(g), 0)) end
+  end
+  return oldest and math.max(nowMs() - oldest, 0) or -1
+end
+local out = {
   redis.call('LLEN', K_PENDING) + redis.call('ZCARD', K_PRIO) + (tonumber(redis.call('HGET', K_META, 'gp')) or 0),
   redis.call('ZCARD', K_WORKING),
   redis.call('ZCARD', K_DELAYED),
@@ -35,8 +56,10 @@ return {
   limitedMs,
   redis.call('ZCOUNT', K_GLIMITED, '(' .. nowMs(), '+inf'),
   redis.call('ZCARD', K_FLOWWAIT), -- parents waiting for their children (include/flows.lua)
-  -- schedulers, last (inspector.ts reads them from the end): how many, and how many overdue
-  -- (a next slot passed over 5 s ago that no tick moved on, include/schedulers.lua)
-  redis.call('HLEN', K_SCHEDS),
-  redis.call('ZCOUNT', K_SCHED_NEXT, '-inf', nowMs() - 5000),
 }
+if ARGV[1] == '1' then out[#out + 1] = oldestPendingAge() end
+-- schedulers, last (inspector.ts reads them from the end): how many, and how many overdue
+-- (a next slot passed over 5 s ago that no tick moved on, include/schedulers.lua)
+out[#out + 1] = redis.call('HLEN', K_SCHEDS)
+out[#out + 1] = redis.call('ZCOUNT', K_SCHED_NEXT, '-inf', nowMs() - 5000)
+return out

@@ -11,8 +11,9 @@
     ARGV[2]      limit: most items of each kind handled in this pass
 
   Output:
-    { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now }
+    { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now, stalledIds }
       stalled       expired leases returned (each a failed attempt)
+      stalledIds    their job ids
       deadLettered  those of them dead-lettered
       promoted      due ids taken from the delayed set
       now           Redis time (ms)
@@ -26,6 +27,7 @@ local now = nowMs()
 local ended = endedLeases()
 
 local stalled, dead = 0, 0
+local stalledIds = {}
 local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
 if #expired > 0 then
   callMany('HDEL', K_LEASES, expired)
@@ -35,6 +37,7 @@ if #expired > 0 then
     if recs[i] then
       leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks
       stalled = stalled + 1
+      stalledIds[stalled] = id
       if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
     end
   end
@@ -54,4 +57,4 @@ if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 flushEnded(ended)
 flushWake()
 flushEvents()
-return { stalled, dead, promoted, #gone, #forgotten, now }
+return { stalled, dead, promoted, #gone, #forgotten, now, stalledIds }

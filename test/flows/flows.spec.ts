@@ -8,6 +8,7 @@ import { CrossQueueFlowError, FlowJobExistsError, QueueClosedError, QueueFullErr
 import { internalsOf } from '../../lib/core/queue/internals.js';
 import { ackItem } from '../../lib/core/queue/settle-items.js';
 import { useRedis, waitUntil } from '../core/_helpers.js';
+import { keyContent } from '../support/key-read.js';
 
 const res = useRedis();
 
@@ -23,7 +24,7 @@ async function snapshot(q: Queue<any, any>): Promise<Record<string, string>> {
   const c = res.client();
   const keys = (await c.keys(`${q.keys.tag}*`)).filter((k) => !k.endsWith(':listeners')).sort();
   const out: Record<string, string> = {};
-  for (const k of keys) out[k] = JSON.stringify(await c.dump(k));
+  for (const k of keys) out[k] = await keyContent(c, k);
   return out;
 }
 

@@ -5,13 +5,14 @@
 import type { Redis } from 'ioredis';
 import { Queue, ValidationError } from '../../lib/index.js';
 import { commandStats, queueKeysIn, scriptCalls, statsDelta, useRedis } from '../core/_helpers.js';
+import { keyContent } from '../support/key-read.js';
 
 const res = useRedis();
 
 /** Every key of the queue with its serialized value. */
 async function snapshot(c: Redis, q: Queue<any, any>): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const k of await queueKeysIn(c, q)) out[k] = ((await c.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('base64');
+  for (const k of await queueKeysIn(c, q)) out[k] = await keyContent(c, k);
   return out;
 }
 

@@ -3,7 +3,7 @@ import { REQUEST } from '@nestjs/core';
 import type { TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
-  OnQueueEvent,
+  OnWorkerEvent,
   Process,
   Processor,
   QueueModule,
@@ -86,7 +86,7 @@ test('a batch handler gets batches of the configured size; per-job outcomes sett
       );
     }
 
-    @OnQueueEvent('failed')
+    @OnWorkerEvent('failed')
     onFailed(job: LeasedJob<{ n: number }>, _error: Error, willRetry: boolean): void {
       failedEvents.push({ n: job.data.n, willRetry });
     }

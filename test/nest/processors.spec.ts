@@ -2,7 +2,7 @@ import { Inject, Injectable, Module, Scope } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
 import {
   InjectQueue,
-  OnQueueEvent,
+  OnWorkerEvent,
   Process,
   Processor,
   Queue,
@@ -159,7 +159,7 @@ test('per-handler concurrency is honoured; jobs waiting for their handler stay l
   expect(await queue.listDead()).toEqual([]);
 });
 
-test('a throw is retried with backoff, then dead-lettered; UnrecoverableError dead-letters at once; events reach @OnQueueEvent', async () => {
+test('a throw is retried with backoff, then dead-lettered; UnrecoverableError dead-letters at once; events reach @OnWorkerEvent', async () => {
   const events: string[] = [];
   let fatalRuns = 0;
 
@@ -176,17 +176,17 @@ test('a throw is retried with backoff, then dead-lettered; UnrecoverableError de
       return `ok after ${job.attempt}`;
     }
 
-    @OnQueueEvent('failed')
+    @OnWorkerEvent('failed')
     onFailed(job: LeasedJob<{ kind: string }>, error: Error, willRetry: boolean): void {
       events.push(`failed:${job.data.kind}:${job.attempt}:${willRetry}:${error.message}`);
     }
 
-    @OnQueueEvent('dead')
+    @OnWorkerEvent('dead')
     onDead(job: LeasedJob<{ kind: string }>): void {
       events.push(`dead:${job.data.kind}`);
     }
 
-    @OnQueueEvent('completed')
+    @OnWorkerEvent('completed')
     onCompleted(job: LeasedJob<{ kind: string }>, result: string): void {
       events.push(`completed:${job.data.kind}:${result}`);
       throw new Error('a listener that throws is only logged');

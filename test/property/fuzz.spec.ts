@@ -33,6 +33,13 @@
  * and 2^31 - 1 / 2^31 for every option that becomes a Node timer (the oracle: at most
  * 2^31 - 1, and a wait that long really waits). The last describe block pins each of these
  * guarantees with a minimal example.
+ *
+ * The job-management calls (getJobs, remove, promote, changePriority, clean, drain) get
+ * hostile ids, states, pages, options, limits and priorities on a queue with one job in every
+ * state (a leased one refused by remove without force, a grouped one by changePriority);
+ * updateProgress and log get progress values that are not JSON or too large, lines past
+ * maxPayloadBytes and non-strings, through current and stale leases; maxLogLines is fuzzed
+ * in the constructor and checked for the lines it keeps.
  */
 import fc from 'fast-check';
 import { assertReplayable } from './replay.js';
@@ -40,6 +47,7 @@ import type { Redis } from 'ioredis';
 import {
   BatchWorker,
   ClosedError,
+  JobLeasedError,
   NotReplicatedError,
   PayloadTooLargeError,
   Queue,
@@ -54,6 +62,7 @@ import {
 import { lastValueFrom, toArray } from 'rxjs';
 import { redisClient, startRedis, type TestRedis } from '../support/redis.js';
 import { readCommand } from '../support/key-read.js';
+import { registryKey } from '../../lib/core/redis/keys.js';
 
 const RUNS = process.env.RELQ_FC_RUNS !== undefined ? Number(process.env.RELQ_FC_RUNS) : undefined;
 
@@ -317,7 +326,7 @@ function validJobOptions(o: unknown, call: 'add' | 'addBulk' | 'tryAdd' | 'tryAd
 }
 
 const QUEUE_KEYS = [
-  'connection', 'prefix', 'defaults', 'maxPayloadBytes', 'events', 'evictionCheck', 'onWarning', 'durability',
+  'connection', 'prefix', 'defaults', 'maxPayloadBytes', 'maxLogLines', 'events', 'evictionCheck', 'onWarning', 'durability',
   'bound', 'stats', 'groupConcurrency', 'exclusive', 'checkClosed',
 ] as const;
 /** The commandTimeout of relq's own connections (a durability wait must stay below it). */
@@ -351,6 +360,7 @@ function validQueueOptions(o: unknown): boolean {
     opt(o.prefix, validPrefix) &&
     opt(o.defaults, (d) => isOptionsObject(d) && onlyKeys(d, POLICY_KEYS) && validPolicy(d)) &&
     opt(o.maxPayloadBytes, (x) => isInt(x, 1, 512 * 1024 * 1024)) &&
+    opt(o.maxLogLines, (x) => isInt(x, 1, 100_000)) &&
     opt(o.events, isBool) &&
     opt(o.bound, (x) => isInt(x, 0, 2 ** 40)) &&
     opt(o.stats, isBool) &&
@@ -818,6 +828,7 @@ describe(PROPERTIES, () => {
         { attempts: field(intIn(1, 1_000_000), numberish), backoff: field(validBackoffArb, backoffish), leaseMs: field(intIn(1, MAX_MS), numberish), keepCompletedMs: field(intIn(0, MAX_MS), numberish), dedupWindowMs: field(intIn(0, MAX_MS), numberish) },
       ),
       maxPayloadBytes: field(intIn(1, 512 * 1024 * 1024), numberish),
+      maxLogLines: field(intIn(1, 100_000), numberish),
       events: field(fc.boolean(), boolish),
       bound: field(intIn(0, 2 ** 40), numberish),
       stats: field(fc.boolean(), boolish),
@@ -882,8 +893,9 @@ describe(PROPERTIES, () => {
           const info = await q.getJob(id);
           expect(info?.data).toEqual({ name });
           expect(info?.state).toBe('pending');
-          // every key the queue wrote carries its hash tag
-          for (const key of Object.keys(await snapshotAll())) expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
+          // every key the queue wrote carries its hash tag, but the registry of queue names
+          const registry = registryKey(q.prefix);
+          for (const key of Object.keys(await snapshotAll())) if (key !== registry) expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
           await checkStructure(q, 'queue with a fuzzed name');
           built += 1;
         } finally {
@@ -1212,7 +1224,7 @@ describe(PROPERTIES, () => {
     expect(refused).toBeGreaterThan(0);
   });
 
-  test('ack / nack / requeue / reject / touch / ackBatch: things that are not leases (ValidationError naming the lease, nothing written)', async () => {
+  test('ack / nack / requeue / reject / touch / updateProgress / log / ackBatch: things that are not leases (ValidationError naming the lease, nothing written)', async () => {
     /** Not a lease: junk, or a real lease with a required part (job.id, token) missing or of a wrong type. */
     const notLeases: Record<string, (l: Lease<unknown>) => unknown> = {
       null: () => null,
@@ -1236,7 +1248,7 @@ describe(PROPERTIES, () => {
     );
     /** ackBatch items: the real lease (bare or with a result), or something else (bare or as { lease }). */
     const itemArb = fc.record({ real: fc.boolean(), wrapped: fc.boolean(), bad: notLeaseArb });
-    const ops = ['ack', 'nack', 'requeue', 'reject', 'touch', 'ackBatch', 'ackBatch of a non-array'] as const;
+    const ops = ['ack', 'nack', 'requeue', 'reject', 'touch', 'updateProgress', 'log', 'ackBatch', 'ackBatch of a non-array'] as const;
     const counts = { refused: 0, settled: 0 };
     await property(
       fc.asyncProperty(fc.constantFrom(...ops), notLeaseArb, fc.array(itemArb, { minLength: 1, maxLength: 3 }), async (op, bad, items) => {
@@ -1266,6 +1278,14 @@ describe(PROPERTIES, () => {
             break;
           case 'touch':
             call = () => plain.touch(junk as any, 1000);
+            field = 'lease';
+            break;
+          case 'updateProgress':
+            call = () => plain.updateProgress(junk as any, { done: 1 });
+            field = 'lease';
+            break;
+          case 'log':
+            call = () => plain.log(junk as any, 'line');
             field = 'lease';
             break;
           case 'ackBatch of a non-array':
@@ -1443,6 +1463,271 @@ describe(PROPERTIES, () => {
     expect(counts.ok).toBeGreaterThan(0);
     expect(counts.refused).toBeGreaterThan(0);
     expect(counts.repeated).toBeGreaterThan(0);
+  });
+
+  test('getJobs / remove / promote / changePriority / clean / drain: ids, states, pages, options, limits and priorities', async () => {
+    const JOB_STATES = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
+    const CLEAN_STATES = ['completed', 'dead'];
+    const KNOWN = ['p:1', 'p*2', 'g:1', 'd:1', 'held', 'dead:1', 'done:1'];
+    const idArb = fc.oneof(
+      { weight: 12, arbitrary: fc.constantFrom(...KNOWN, 'held', 'held', 'g:1', 'g:1', 'nope') },
+      { weight: 3, arbitrary: nastyString },
+      { weight: 1, arbitrary: wrongType },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    );
+    const stateArb = (valid: string[]) =>
+      fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom(...valid) },
+        { weight: 2, arbitrary: fc.constantFrom(...JOB_STATES, 'PENDING', 'active', 'failed', 'waiting', 'completed ', '') },
+        { weight: 1, arbitrary: nastyString },
+        { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+      );
+    const orderArb = field(fc.constantFrom('asc', 'desc'), fc.oneof(fc.constantFrom('ASC', 'descending', '', 'reverse'), wrongType));
+    const pageArb = fc.oneof(
+      {
+        weight: 8,
+        arbitrary: optionsArb({ start: field(fc.oneof(intIn(0, 8), intIn(0, 8), intIn(0, 2 ** 40)), numberish), end: field(fc.oneof(intIn(0, 8), intIn(8, 12), intIn(0, 20_000)), numberish), order: orderArb }),
+      },
+      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+    );
+    const removeOptsArb = fc.oneof(
+      { weight: 8, arbitrary: optionsArb({ force: field(fc.boolean(), boolish) }) },
+      { weight: 4, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: wrongType },
+    );
+    const priorityArb = fc.oneof({ weight: 3, arbitrary: intIn(-1000, 1000) }, { weight: 3, arbitrary: numberish });
+    const cleanOptsArb = fc.oneof(
+      {
+        weight: 8,
+        arbitrary: optionsArb({
+          olderThanMs: field(fc.oneof(fc.constantFrom(0, 1, 2, 600_000), intIn(0, MAX_MS)), numberish),
+          limit: field(intIn(1, 10_000), numberish),
+        }),
+      },
+      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+    );
+    const ops = ['getJobs', 'getJobs', 'remove', 'remove', 'promote', 'changePriority', 'changePriority', 'clean', 'drain'] as const;
+    const counts: Record<string, number> = { refused: 0, leasedRefused: 0, groupedRefused: 0, nothingToDo: 0, changed: 0, pages: 0 };
+    await property(
+      fc.asyncProperty(
+        fc.constantFrom(...ops),
+        idArb,
+        stateArb(JOB_STATES),
+        stateArb(CLEAN_STATES),
+        pageArb,
+        removeOptsArb,
+        priorityArb,
+        cleanOptsArb,
+        async (op, id, state, cleanState, page, removeOpts, priority, cleanOpts) => {
+          await reset();
+          // one job in every state: leased first (priority 1000), then the waiting ones
+          const settled = async (jobId: string, how: 'held' | 'ack' | 'reject') => {
+            await plain.add(jobId, { jobId, priority: 1000, attempts: 1 });
+            const [l] = await plain.lease({ leaseMs: 600_000 });
+            expect(l?.job.id).toBe(jobId);
+            if (how === 'ack') expect(await plain.ack(l!, 'r')).toBe(true);
+            if (how === 'reject') expect(await plain.reject(l!, 'no')).toBe(true);
+          };
+          await settled('held', 'held');
+          await settled('dead:1', 'reject');
+          await settled('done:1', 'ack');
+          await plain.add('p', { jobId: 'p:1' });
+          await plain.add('p', { jobId: 'p*2', priority: 5 });
+          await plain.add('g', { jobId: 'g:1', group: 'grp' });
+          await plain.add('d', { jobId: 'd:1', delayMs: 600_000 });
+          const stateOf: Record<string, string> = { held: 'working', 'dead:1': 'dead', 'done:1': 'completed', 'p:1': 'pending', 'p*2': 'pending', 'g:1': 'pending', 'd:1': 'delayed' };
+          const finishedAt = { 'done:1': (await plain.getJob('done:1'))!.completedAt!, 'dead:1': (await plain.getJob('dead:1'))!.diedAt! };
+          const before = await snapshotAll();
+          const unchanged = async (what: string) => {
+            expect(await snapshotAll()).toEqual(before);
+            counts.nothingToDo += 1;
+            void what;
+          };
+          const exists = typeof id === 'string' && Object.hasOwn(stateOf, id); // not 'constructor' and the like
+          switch (op) {
+            case 'getJobs': {
+              const what = `getJobs(${safeShow(state)}, ${safeShow(page)})`;
+              const out = await outcome(() => plain.getJobs(state as any, page as any));
+              const verdict = judge(page, (p) => {
+                if (p === undefined) return true;
+                if (!isOptionsObject(p) || !onlyKeys(p, ['start', 'end', 'order'])) return false;
+                const start = p.start ?? 0;
+                if (!isInt(start, 0, 2 ** 40)) return false;
+                return opt(p.end, (e) => isInt(e, start as number, (start as number) + 9_999)) && opt(p.order, (o) => o === 'asc' || o === 'desc');
+              });
+              if (!JOB_STATES.includes(state as string) || mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              const p = (loose(page) ?? {}) as { start?: number; end?: number; order?: string };
+              const asc = {
+                pending: ['p*2', 'p:1', 'g:1'],
+                working: ['held'],
+                delayed: ['d:1'],
+                completed: ['done:1'],
+                dead: ['dead:1'],
+                'waiting-children': [],
+              }[state as string]!;
+              const start = p.start ?? 0;
+              const expected = (p.order === 'desc' ? [...asc].reverse() : asc).slice(start, (p.end ?? start + 99) + 1);
+              const list = expectOk(out, what);
+              expect(list.map((j) => [j.id, j.state])).toEqual(expected.map((x) => [x, state]));
+              await unchanged(what); // a read
+              counts.pages += 1;
+              return;
+            }
+            case 'remove': {
+              const what = `remove(${safeShow(id)}, ${safeShow(removeOpts)})`;
+              const out = await outcome(() => plain.remove(id as string, removeOpts as any));
+              const verdict = validJobId(id) ? judge(removeOpts, (o) => o === undefined || (isOptionsObject(o) && onlyKeys(o, ['force']) && opt(o.force, isBool))) : 'invalid';
+              if (mustRefuse(verdict, out.ok || out.error instanceof JobLeasedError)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              const force = (loose(removeOpts) as { force?: boolean } | undefined)?.force ?? false;
+              if (id === 'held' && !force) return void (await expectRefused(out, before, what, JobLeasedError), (counts.leasedRefused += 1));
+              expect(expectOk(out, what)).toBe(exists);
+              if (!exists) return unchanged(what);
+              expect(await plain.getJob(id as string)).toBeNull();
+              // the id may be added again at once
+              expect(await plain.add('again', { jobId: id as string })).toEqual({ id, created: true });
+              break;
+            }
+            case 'promote': {
+              const what = `promote(${safeShow(id)})`;
+              const out = await outcome(() => plain.promote(id as string));
+              if (!validJobId(id)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              expect(expectOk(out, what)).toBe(id === 'd:1');
+              if (id !== 'd:1') return unchanged(what);
+              expect((await plain.getJob(id))?.state).toBe('pending');
+              break;
+            }
+            case 'changePriority': {
+              const what = `changePriority(${safeShow(id)}, ${safeShow(priority)})`;
+              const out = await outcome(() => plain.changePriority(id as string, priority as number));
+              if (!validJobId(id) || !isInt(priority, -1000, 1000)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              if (id === 'g:1') return void (await expectRefused(out, before, what, ValidationError, 'priority'), (counts.groupedRefused += 1));
+              const changes = exists && stateOf[id as string] !== 'completed';
+              expect(expectOk(out, what)).toBe(changes);
+              const had = ['p:1', 'd:1'].includes(id as string) ? 0 : id === 'p*2' ? 5 : 1000;
+              if (!changes || had === n0(priority)) return unchanged(what); // nothing to do, or the priority it had
+              const info = await plain.getJob(id as string);
+              expect({ priority: info?.priority, state: info?.state }).toEqual({ priority: n0(priority), state: stateOf[id as string] });
+              if (id === 'p:1' || id === 'p*2') {
+                // a pending job moves behind the jobs of its new priority
+                const other = id === 'p:1' ? 'p*2' : 'p:1';
+                const otherPriority = other === 'p:1' ? 0 : 5;
+                const order = (await plain.getJobs('pending')).map((j) => j.id);
+                expect(order).toEqual([...((priority as number) > otherPriority ? [id, other] : [other, id]), 'g:1']);
+              }
+              break;
+            }
+            case 'clean': {
+              const what = `clean(${safeShow(cleanState)}, ${safeShow(cleanOpts)})`;
+              const t0 = await redisNow();
+              const out = await outcome(() => plain.clean(cleanState as any, cleanOpts as any));
+              const t1 = await redisNow();
+              const verdict = CLEAN_STATES.includes(cleanState as string)
+                ? judge(cleanOpts, (o) => o === undefined || (isOptionsObject(o) && onlyKeys(o, ['olderThanMs', 'limit']) && opt(o.olderThanMs, (x) => isInt(x, 0, MAX_MS)) && opt(o.limit, (x) => isInt(x, 1, 10_000))))
+                : 'invalid';
+              if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              const older = (loose(cleanOpts) as { olderThanMs?: number } | undefined)?.olderThanMs ?? 0;
+              const job = cleanState === 'completed' ? 'done:1' : 'dead:1';
+              const at = finishedAt[job];
+              const ids = expectOk(out, what);
+              // old enough by the cutoff the call took (now - olderThanMs, some time within [t0, t1])
+              if (at <= t0 - older) expect(ids).toEqual([job]);
+              else if (at > t1 - older) expect(ids).toEqual([]);
+              else expect([[], [job]]).toContainEqual(ids);
+              if (ids.length === 0) return unchanged(what);
+              expect(await plain.getJob(job)).toBeNull();
+              break;
+            }
+            case 'drain': {
+              expect(await plain.drain()).toBe(4); // p:1, p*2, g:1, d:1
+              for (const [jobId, s] of Object.entries(stateOf)) expect([jobId, (await plain.getJob(jobId))?.state]).toEqual([jobId, ['pending', 'delayed'].includes(s) ? undefined : s]);
+              expect(await plain.drain()).toBe(0);
+              break;
+            }
+          }
+          await checkStructure(plain, op);
+          counts.changed += 1;
+        },
+      ),
+      400,
+    );
+    note(counts);
+    // the two refusals that need a particular id are pinned below as well (rarer here)
+    for (const what of ['refused', 'nothingToDo', 'changed', 'pages']) expect([what, counts[what]! > 0]).toEqual([what, true]);
+    expect(counts.leasedRefused + counts.groupedRefused).toBeGreaterThan(0);
+  });
+
+  test('updateProgress / log: progress values (numbers, JSON, non-JSON, huge), lines (huge, non-strings), current and stale leases', async () => {
+    const progressArb = fc.oneof({ weight: 4, arbitrary: payloadArb }, { weight: 2, arbitrary: nastyNumber }, { weight: 1, arbitrary: wrongType });
+    const HUGE_LINES = ['x'.repeat(PAYLOAD_LIMIT), 'x'.repeat(PAYLOAD_LIMIT + 1), 'é'.repeat(PAYLOAD_LIMIT / 2), 'é'.repeat(PAYLOAD_LIMIT / 2 + 1), '😀'.repeat(PAYLOAD_LIMIT / 4), '😀'.repeat(PAYLOAD_LIMIT / 4 + 1), '\ud800'.repeat(PAYLOAD_LIMIT / 3 + 1)];
+    const lineArb = fc.oneof({ weight: 4, arbitrary: nastyString }, { weight: 2, arbitrary: fc.constantFrom(...HUGE_LINES) }, { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) });
+    const counts = { stored: 0, stale: 0, refused: 0, tooLarge: 0 };
+    await property(
+      fc.asyncProperty(fc.constantFrom('updateProgress', 'log'), progressArb, lineArb, fc.boolean(), async (op, progress, line, current) => {
+        await reset();
+        const lease = await leasedJob();
+        const held = current ? lease : { ...lease, token: `${lease.token}x` }; // another token: a stale lease
+        const before = await snapshotAll();
+        const what = `${op}(${current ? 'current' : 'stale'} lease, ${safeShow(op === 'log' ? line : progress)})`;
+        let json: string | undefined;
+        let tooLarge = false;
+        if (op === 'updateProgress') {
+          const shape = (typeof progress === 'number' && Number.isFinite(progress)) || (typeof progress === 'object' && progress !== null);
+          json = shape ? payloadJson(progress) : undefined;
+          tooLarge = json !== undefined && Buffer.byteLength(json) > PAYLOAD_LIMIT;
+        } else {
+          json = typeof line === 'string' ? line : undefined;
+          tooLarge = json !== undefined && Buffer.byteLength(json) > PAYLOAD_LIMIT;
+        }
+        const out = await outcome(() => (op === 'log' ? plain.log(held, line as string) : plain.updateProgress(held, progress as any)));
+        if (json === undefined) return void (await expectRefused(out, before, what, ValidationError, op === 'log' ? 'line' : under('progress')), (counts.refused += 1));
+        if (tooLarge) return void (await expectRefused(out, before, what, PayloadTooLargeError, op === 'log' ? 'line' : 'progress'), (counts.tooLarge += 1));
+        expect(expectOk(out, what)).toBe(current);
+        if (!current) {
+          expect(await snapshotAll()).toEqual(before);
+          counts.stale += 1;
+          return;
+        }
+        const info = await plain.getJob(lease.job.id);
+        if (op === 'log') expect(info?.logs).toEqual([Buffer.from(line as string, 'utf8').toString('utf8')]);
+        else expect(info?.progress).toEqual(JSON.parse(json));
+        expect(info?.state).toBe('working');
+        await checkStructure(plain, what);
+        counts.stored += 1;
+      }),
+      300,
+    );
+    note(counts);
+    for (const [what, n] of Object.entries(counts)) expect([what, n > 0]).toEqual([what, true]);
+  });
+
+  test('maxLogLines: the queue option (1 to 100 000), and the lines it keeps', async () => {
+    const counts = { kept: 0, refused: 0 };
+    await property(
+      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 4 }) }, { weight: 1, arbitrary: intIn(1, 100_000) }, { weight: 2, arbitrary: numberish }), fc.integer({ min: 1, max: 6 }), async (maxLogLines, n) => {
+        await reset();
+        const before = await snapshotAll();
+        let q: Queue<unknown, unknown> | undefined;
+        const out = await outcome(() => (q = new Queue<unknown, unknown>('lines', { connection: server.url, prefix: 'fz', maxLogLines: maxLogLines as number })));
+        const what = `new Queue('lines', { maxLogLines: ${safeShow(maxLogLines)} })`;
+        try {
+          if (!opt(maxLogLines, (x) => isInt(x, 1, 100_000))) return void (await expectRefused(out, before, what, ValidationError, 'maxLogLines'), (counts.refused += 1));
+          expectOk(out, what);
+          await q!.add('x');
+          const [lease] = await q!.lease({ leaseMs: 600_000 });
+          const lines = Array.from({ length: n }, (_, i) => `line ${i}`);
+          for (const line of lines) expect(await q!.log(lease!, line)).toBe(true);
+          const max = (maxLogLines as number | undefined) ?? 100;
+          expect((await q!.getJob(lease!.job.id))?.logs).toEqual(lines.slice(-max));
+          counts.kept += 1;
+        } finally {
+          await q?.close();
+        }
+      }),
+      60,
+    );
+    note(counts);
+    expect(counts.kept).toBeGreaterThan(0);
+    expect(counts.refused).toBeGreaterThan(0);
   });
 
   test('deleteQueue options', async () => {
@@ -1798,6 +2083,20 @@ async function waitsForReal(ms: number): Promise<void> {
 }
 
 describe('pinned examples', () => {
+  test('remove of a leased job without force: JobLeasedError; changePriority of a grouped job: ValidationError; nothing written', async () => {
+    await reset();
+    const lease = await leasedJob({ jobId: 'held' });
+    await plain.add('g', { jobId: 'g:1', group: 'grp' });
+    const before = await snapshotAll();
+    await expectRefused(await outcome(() => plain.remove('held')), before, "remove('held')", JobLeasedError);
+    await expectRefused(await outcome(() => plain.remove('held', { force: false })), before, "remove('held', { force: false })", JobLeasedError);
+    await expectRefused(await outcome(() => plain.changePriority('g:1', 5)), before, "changePriority('g:1', 5)", ValidationError, 'priority');
+    await expectRefused(await outcome(() => plain.changePriority('g:1', 0)), before, "changePriority('g:1', 0)", ValidationError, 'priority');
+    expect(await plain.remove('held', { force: true })).toBe(true);
+    expect(await plain.ack(lease, 'late')).toBe(false);
+    await checkStructure(plain, 'after a forced remove');
+  });
+
   test('ack / nack / requeue / reject / touch / ackBatch with something that is not a lease: ValidationError naming it, nothing written', async () => {
     const lease = await leasedJob();
     const cases: Array<[string, () => unknown, string]> = [

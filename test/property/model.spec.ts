@@ -1,13 +1,20 @@
 /**
  * Model-based test of the Queue's lease-level API against a real Redis.
  *
- * fast-check generates random sequences (up to MAX_COMMANDS) of add, addBulk, lease, ack,
- * ackBatch, nack, requeue, reject, touch, sweep, pause, resume, retryDead, purgeDead and
- * stale / forged lease operations; each sequence runs on a fresh queue (its own prefix)
- * and, in lock step, on a small reference model (class Model below). After EVERY step
- * the real queue is compared with the model and with invariants of its own, read through
- * the public API (counts(), getJob(), listDead()) and through the raw keys of the queue
- * (a separate ioredis client; key names from queue.keys.byName). Replay records of lease and
+ * fast-check generates random sequences (up to MAX_COMMANDS) of add, addBulk (with and
+ * without the lifo option), lease, ack, ackBatch, nack, requeue, reject, touch, sweep, pause,
+ * resume, retryDead, purgeDead, the job-management calls (remove with and without force,
+ * promote, changePriority, drain, clean('completed' | 'dead') by age and limit, pages of
+ * getJobs), updateProgress and log, and stale / forged lease operations; each sequence runs
+ * on a fresh queue (its own prefix) and, in lock step, on a small reference model (class
+ * Model below). After EVERY step the real queue is compared with the model and with
+ * invariants of its own, read through the public API (counts(), getJob() with its progress
+ * and logs, getJobs() of every state both ways, listDead()) and through the raw keys of the
+ * queue (a separate ioredis client; key names from queue.keys.byName and .derived: progress
+ * and log lines included). A management call with nothing to do (promote of a job that is not
+ * delayed, remove of one that is not there, drain of an empty queue, ...) or refused
+ * (remove of a leased job without force: JobLeasedError) must change no key; so must
+ * updateProgress and log through a stale or forged lease. Replay records of lease and
  * settle requests (`…:req:<id>`: what a request answered, kept a while so that a resent
  * request gets the same answer) expire by themselves and are left out of the "changed
  * nothing" comparisons; every other key must be identical.
@@ -16,7 +23,10 @@
  * minutes or more). Before each step the driver waits until the Redis clock has passed
  * every tiny score it has seen (the "horizon"), so at any step every tiny lease / delay /
  * retention has run out and no large one has: the model stays deterministic on a loaded
- * machine, and expired-but-not-yet-swept leases are exercised at every step.
+ * machine, and expired-but-not-yet-swept leases are exercised at every step. clean() by age
+ * is the one call whose outcome the clock decides: with a tiny olderThanMs the driver waits
+ * until every finished job is that old; with an age between two jobs' finishes (`split`) the
+ * result must be what some cutoff within the call's start and end allows.
  *
  * REPLAY. A failure prints fast-check's report, which holds `seed`, `path` and, in the
  * counterexample, a `replayPath`. Replay that exact sequence with:
@@ -41,7 +51,7 @@
 import fc from 'fast-check';
 import { assertReplayable } from './replay.js';
 import type { Redis } from 'ioredis';
-import { Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type SweepResult } from '../../lib/index.js';
+import { JobLeasedError, Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type JobPage, type JobProgress, type SweepResult } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { readCommand } from '../support/key-read.js';
 
@@ -60,6 +70,8 @@ const AMBIGUOUS_MS = 60_000;
 const DEFAULT_KEEP_MS = 3_600_000;
 /** The documented default backoff (README): exponential from 1 s, at most 1 h, jitter 0.2. */
 const DEFAULT_BACKOFF: Backoff = { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 };
+/** The model's queues keep this many log lines per job (small: the trimming happens often). */
+const MAX_LOG_LINES = 3;
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type State = 'pending' | 'working' | 'delayed' | 'completed' | 'dead';
@@ -172,6 +184,14 @@ interface MJob {
   score: number | undefined;
   /** completed: the stored result. */
   result: Json | undefined;
+  /** completed: when it completed (observed from its stored result). */
+  completedAt: number | undefined;
+  /** The last progress a current lease stored (kept across attempts, gone with the job). */
+  progress: Json | undefined;
+  /** Log lines a current lease appended, the last MAX_LOG_LINES (kept across attempts). */
+  logs: string[];
+  /** The token of the lease that wrote the last line. */
+  logToken: string | undefined;
 }
 
 class Model {
@@ -217,20 +237,42 @@ class Model {
       deadline: undefined,
       score: undefined,
       result: undefined,
+      completedAt: undefined,
+      progress: undefined,
+      logs: [],
+      logToken: undefined,
     };
     this.jobs.set(id, job);
     this.gone.delete(id);
     return job;
   }
 
-  makePending(job: MJob): void {
+  /** Leasable behind the jobs of its priority, or (`head`: the lifo add option) before them. */
+  makePending(job: MJob, head = false): void {
     job.state = 'pending';
     job.score = undefined;
-    if (job.priority === 0) this.pending.push(job.id);
-    else {
-      this.prio.push({ id: job.id, p: job.priority, seq: ++this.seq });
+    if (job.priority === 0) {
+      if (head) this.pending.unshift(job.id);
+      else this.pending.push(job.id);
+    } else {
+      const seq = ++this.seq;
+      this.prio.push({ id: job.id, p: job.priority, seq: head ? -seq : seq });
       this.prio.sort((a, b) => b.p - a.p || a.seq - b.seq);
     }
+  }
+
+  /** Takes a pending job out of the FIFO list or the prioritized ones. */
+  unqueue(job: MJob): void {
+    assert(job.state === 'pending', `job ${job.id} is not pending`);
+    this.pending = this.pending.filter((id) => id !== job.id);
+    this.prio = this.prio.filter((x) => x.id !== job.id);
+  }
+
+  /** Pending ids in lease order (what getJobs('pending') lists). */
+  leaseOrder(): string[] {
+    const high = this.prio.filter((x) => x.p > 0).map((x) => x.id);
+    const low = this.prio.filter((x) => x.p < 0).map((x) => x.id);
+    return [...high, ...this.pending, ...low];
   }
 
   makeDelayed(job: MJob): void {
@@ -259,6 +301,7 @@ class Model {
     job.score = undefined;
   }
 
+  /** The job is gone, with its progress and log (a pending one must be unqueued first). */
   remove(job: MJob): void {
     this.jobs.delete(job.id);
     this.gone.add(job.id);
@@ -266,9 +309,7 @@ class Model {
 
   /** What lease() takes: priority > 0 first, then the FIFO list, then priority < 0. */
   take(count: number): string[] {
-    const high = this.prio.filter((x) => x.p > 0).map((x) => x.id);
-    const low = this.prio.filter((x) => x.p < 0).map((x) => x.id);
-    const taken = [...high, ...this.pending, ...low].slice(0, count);
+    const taken = this.leaseOrder().slice(0, count);
     const set = new Set(taken);
     this.pending = this.pending.filter((id) => !set.has(id));
     this.prio = this.prio.filter((x) => !set.has(x.id));
@@ -305,7 +346,7 @@ function pastScores(pairs: Pairs, now: number, what: string): Pairs {
  * What the runs exercised, summed over the whole property. The common transitions must have
  * happened (asserted at the end); the rarer ones (RARE) are only logged.
  */
-const RARE = new Set(['retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused']);
+const RARE = new Set(['retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome']);
 const coverage = {
   leased: 0,
   acked: 0,
@@ -334,6 +375,30 @@ const coverage = {
   jitteredRetries: 0,
   /** leases of a job with a non-default jitter after a failure (its policy read back exactly) */
   jitterAfterFailure: 0,
+  /** jobs listed by getJobs() and checked */
+  pagedJobs: 0,
+  /** management calls that had nothing to do or were refused, and changed nothing */
+  noOps: 0,
+  removed: 0,
+  /** remove({ force: true }) of a leased job */
+  forceRemoved: 0,
+  /** remove() of a leased job without force: JobLeasedError */
+  leasedRefused: 0,
+  promotedByHand: 0,
+  /** changePriority of a pending job to another priority (it moves) */
+  reprioritized: 0,
+  /** changePriority of a delayed, working or dead job (kept for later) */
+  priorityKept: 0,
+  drained: 0,
+  cleanedCompleted: 0,
+  cleanedDead: 0,
+  /** clean() calls that removed some of the jobs examined and stopped before the others */
+  cleanedSome: 0,
+  lifoAdds: 0,
+  progressStored: 0,
+  linesLogged: 0,
+  /** log lines that pushed out the oldest one */
+  linesTrimmed: 0,
 };
 
 let server: TestRedis;
@@ -351,7 +416,7 @@ class Env {
   private readonly trueAcks = new Map<number, number>();
 
   constructor() {
-    this.q = new Queue<Json, Json>(`model${++queueCounter}`, { connection: server.url, prefix: uniquePrefix() });
+    this.q = new Queue<Json, Json>(`model${++queueCounter}`, { connection: server.url, prefix: uniquePrefix(), maxLogLines: MAX_LOG_LINES });
   }
 
   async close(): Promise<void> {
@@ -366,6 +431,17 @@ class Env {
       if (now > this.horizon) return now;
       assert(Date.now() < deadline, `the Redis clock did not pass ${this.horizon} within 10 s`);
       await sleep(Math.max(1, Math.min(20, this.horizon - now + 1)));
+    }
+  }
+
+  /** Waits until the Redis clock is at `at` or later; returns that time. */
+  async waitForClock(at: number): Promise<number> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const now = await redisNow(obs);
+      if (now >= at) return now;
+      assert(Date.now() < deadline, `the Redis clock did not reach ${at} within 10 s`);
+      await sleep(Math.max(1, Math.min(20, at - now)));
     }
   }
 
@@ -403,6 +479,24 @@ class Env {
     }
   }
 
+  /**
+   * Runs `op`, which must answer `expected` (a value, or an error class it must throw) and
+   * change nothing: a management call with nothing to do, or a refused one.
+   */
+  async noChange(what: string, op: () => Promise<unknown>, expected: unknown): Promise<void> {
+    const before = withoutReplayRecords(await this.snapshot(), this.q);
+    let got: unknown;
+    try {
+      got = await op();
+    } catch (err) {
+      got = err;
+    }
+    if (typeof expected === 'function') assert(got instanceof expected, `${what}: expected ${expected.name}, got ${got instanceof Error ? `${got.name}: ${got.message}` : fmt(got)}`);
+    else same(got, expected, `${what}: result`);
+    same(withoutReplayRecords(await this.snapshot(), this.q), before, `${what}: changed the queue's keys`);
+    coverage.noOps += 1;
+  }
+
   /** Every invariant, after every step. Also records observed scores into the model. */
   async check(): Promise<void> {
     const m = this.model;
@@ -416,8 +510,10 @@ class Env {
       assert(kv.type === type, `${key} is a ${kv.type}, expected ${type}`);
       return kv.value as T;
     };
-    // no keys beyond the data model (and lease replay records)
-    const known = new Set<string>(q.keys.all);
+    // no keys beyond the data model (and lease replay records); a log list only for a job with lines
+    const d = q.keys.derived;
+    const known = new Set<string>([...q.keys.all, d.progress, d.logged]);
+    for (const job of m.jobs.values()) if (job.logs.length > 0) known.add(d.log(job.id));
     for (const key of snap.keys()) {
       assert(known.has(key) || key.startsWith(`${q.keys.tag}:req:`), `unexpected key ${key}`);
     }
@@ -432,6 +528,8 @@ class Env {
     const dead = val<Pairs>(k.dead, 'zset', []);
     const dedup = val<Pairs>(k.dedup, 'zset', []);
     const meta = val<Record<string, string>>(k.meta, 'hash', {});
+    const progress = val<Record<string, string>>(d.progress, 'hash', {});
+    const logged = val<Record<string, string>>(d.logged, 'hash', {});
 
     // 1. no job in two states at once, no id twice in one structure
     const where = new Map<string, string>();
@@ -480,6 +578,19 @@ class Env {
     same(done.map(([id]) => id).sort(), idsIn('completed'), 'completed jobs');
     same(dead.map(([id]) => id).sort(), idsIn('dead'), 'dead jobs');
     same(dedup.map(([id]) => id).sort(), [...m.dedup.keys()].sort(), 'idempotency windows');
+    // progress and log lines: written by current leases only, kept across attempts, gone with the job
+    same(
+      Object.fromEntries(Object.entries(progress).map(([id, json]) => [id, JSON.parse(json) as Json])),
+      Object.fromEntries([...m.jobs.values()].filter((j) => j.progress !== undefined).map((j) => [j.id, j.progress])),
+      'stored progress',
+    );
+    same(Object.keys(logged).sort(), [...m.jobs.values()].filter((j) => j.logs.length > 0).map((j) => j.id).sort(), 'jobs with log lines');
+    for (const job of m.jobs.values()) {
+      if (job.logs.length === 0) continue;
+      same(val<string[]>(d.log(job.id), 'list', []), job.logs, `log lines of ${job.id} (the last ${MAX_LOG_LINES})`);
+      const last = /^(\d+) (\S+) (.*)$/s.exec(logged[job.id]!);
+      same(last?.[3], job.logToken, `the lease token of the last log line of ${job.id}`);
+    }
 
     // observed scores, and the horizon of the tiny ones
     for (const [id, s] of [...delayed, ...done, ...dead]) m.jobs.get(id)!.score = s;
@@ -494,6 +605,7 @@ class Env {
       const job = m.jobs.get(id)!;
       const completedAt = (JSON.parse(results[id]!) as { at: number }).at;
       same(s - completedAt, job.keepMs, `retention of completed job ${id}`);
+      job.completedAt = completedAt;
     }
 
     // 7. the public API agrees. A completed job past its retention is not reported, swept or
@@ -552,13 +664,63 @@ class Env {
         return;
       }
       if (endingRetention && info === null) return;
-      same(info === null ? null : jobView(info), expectedView(job), `getJob(${id})`);
+      same(info === null ? null : jobView(info, true), expectedView(job, true), `getJob(${id})`);
     });
+
+    // 8. getJobs(): every state in the model's order, both ways (and whatever page a GetJobsCmd asks)
+    for (const state of JOB_STATES) {
+      const asc = await this.expectPage(state, () => q.getJobs(state));
+      const desc = await this.expectPage(state, () => q.getJobs(state, { start: 0, end: 9_999, order: 'desc' }), 'desc');
+      // the same jobs both ways, unless a retention ended between the two reads
+      if (state !== 'completed') same([...desc].reverse(), asc, `getJobs('${state}', desc) is the reverse of asc`);
+    }
+  }
+
+  /**
+   * The jobs of `state` in the model's asc order: lease order for pending, by (score, id) for
+   * the others (completed: within their retention). A completed job whose retention ends
+   * while `read` runs may be listed or not: they are a prefix of the asc order.
+   */
+  async expectPage(state: PageState, read: () => Promise<Array<JobInfo<Json, Json>>>, order: 'asc' | 'desc' = 'asc', start = 0, end = 9_999): Promise<string[]> {
+    const m = this.model;
+    let all: MJob[];
+    if (state === 'pending') all = m.leaseOrder().map((id) => m.jobs.get(id)!);
+    else if (state === 'waiting-children') all = []; // no flows in the model
+    else {
+      const score = (j: MJob): number => (state === 'working' ? j.deadline! : j.score!);
+      all = m.inState(state).sort((a, b) => byScoreThenId([a.id, score(a)], [b.id, score(b)]));
+    }
+    const readFrom = await redisNow(obs);
+    const page = await read();
+    const readTo = await redisNow(obs);
+    const what = `getJobs('${state}', { start: ${start}, end: ${end}, order: '${order}' })`;
+    if (state === 'completed') {
+      all = all.filter((j) => j.score! > readFrom);
+      // those whose retention ended during the read are left out (a prefix of asc), or not
+      const listed = new Set(page.map((i) => i.id));
+      let skip = 0;
+      while (skip < all.length && all[skip]!.score! <= readTo && !listed.has(all[skip]!.id)) skip += 1;
+      all = all.slice(skip);
+    }
+    const ordered = order === 'asc' ? all : [...all].reverse();
+    const expected = ordered.slice(start, end + 1);
+    same(
+      page.map((i) => i.id),
+      expected.map((j) => j.id),
+      `${what}: ids`,
+    );
+    page.forEach((info, i) => same(jobView(info, false), expectedView(expected[i]!, false), `${what}: job ${info.id}`));
+    coverage.pagedJobs += page.length;
+    return page.map((i) => i.id);
   }
 }
 
-/** The fields of JobInfo the model predicts. */
-function jobView(info: JobInfo<Json, Json>): Record<string, unknown> {
+/** The states getJobs() takes. */
+const JOB_STATES = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'] as const;
+type PageState = (typeof JOB_STATES)[number];
+
+/** The fields of JobInfo the model predicts (`notes`: getJob's progress and logs; getJobs has neither). */
+function jobView(info: JobInfo<Json, Json>, notes: boolean): Record<string, unknown> {
   const v: Record<string, unknown> = {
     id: info.id,
     name: info.name,
@@ -576,10 +738,14 @@ function jobView(info: JobInfo<Json, Json>): Record<string, unknown> {
   if (info.state === 'delayed') v.runAt = info.runAt;
   if (info.state === 'dead') v.diedAt = info.diedAt;
   if (info.state === 'completed') v.retainedUntil = info.retainedUntil;
+  if (info.state === 'completed') v.completedAt = info.completedAt;
+  v.progress = info.progress;
+  v.logs = info.logs;
+  if (!notes) assert(!('progress' in info) && !('logs' in info), `getJobs() lists ${info.id} with progress or logs`);
   return v;
 }
 
-function expectedView(job: MJob): Record<string, unknown> {
+function expectedView(job: MJob, notes: boolean): Record<string, unknown> {
   const v: Record<string, unknown> = {
     id: job.id,
     name: job.name,
@@ -597,6 +763,9 @@ function expectedView(job: MJob): Record<string, unknown> {
   if (job.state === 'delayed') v.runAt = job.score;
   if (job.state === 'dead') v.diedAt = job.score;
   if (job.state === 'completed') v.retainedUntil = job.score;
+  if (job.state === 'completed') v.completedAt = job.completedAt;
+  v.progress = notes ? job.progress : undefined;
+  v.logs = notes ? job.logs : undefined;
   return v;
 }
 
@@ -612,6 +781,7 @@ interface JobOpts {
   keepCompletedMs?: number;
   dedupWindowMs?: number;
   backoff?: number | { type: 'fixed'; delayMs: number; jitter: number };
+  lifo?: boolean;
 }
 
 interface AddItem {
@@ -646,9 +816,15 @@ const jobOpts: fc.Arbitrary<JobOpts> = fc.record(
     keepCompletedMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
     dedupWindowMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
     backoff: fc.oneof(fc.constant(0), fc.tuple(tinyMs, jitterArb).map(([d, jitter]) => ({ type: 'fixed' as const, delayMs: d, jitter }))),
+    lifo: fc.boolean(),
   },
   { requiredKeys: [] },
-);
+).map((o) => {
+  // lifo is for jobs pending now (with a delay it is a ValidationError, the fuzz test's business)
+  if (!o.lifo || (o.delayMs ?? 0) === 0) return o;
+  const { lifo: _, ...rest } = o;
+  return rest;
+});
 const addItem: fc.Arbitrary<AddItem> = fc.record({ data: jsonData, opts: fc.option(jobOpts, { nil: undefined }) }, { requiredKeys: ['data'] });
 /** Idempotency keys whose job is soon gone (kept 0 or a tiny while) but whose window stays open (or not). */
 const idempotentItem: fc.Arbitrary<AddItem> = fc.record({
@@ -728,6 +904,7 @@ class AddCmd extends Base {
     const items = this.items as Array<BulkJob<Json>>;
     const results = this.bulk ? await q.addBulk(items) : [await q.add(items[0]!.data, items[0]!.opts)];
     same(results.length, this.items.length, 'one result per job');
+    const tail: MJob[] = [];
     this.items.forEach((item, i) => {
       const r = results[i]!;
       const custom = item.opts?.jobId;
@@ -747,8 +924,13 @@ class AddCmd extends Base {
       }
       const job = m.create(r.id, custom !== undefined, item.data, item.opts);
       if ((item.opts?.delayMs ?? 0) > 0) m.makeDelayed(job);
-      else m.makePending(job);
+      else if (item.opts?.lifo) {
+        // at the head of its priority at once; the call's other pending jobs join the tail after the loop
+        m.makePending(job, true);
+        coverage.lifoAdds += 1;
+      } else tail.push(job);
     });
+    for (const job of tail) m.makePending(job);
     env.note(`  -> ${fmt(results)}`);
   }
 }
@@ -1128,8 +1310,303 @@ class DeadCmd extends Base {
   }
 }
 
+/** A job id to act on: one in `state` (else any job, else an id that is not there). */
+type IdPick = { state: State | 'gone' | 'any' | 'newest-lease'; n: number };
+const idPick: fc.Arbitrary<IdPick> = fc.record({
+  state: fc.constantFrom<IdPick['state']>('pending', 'working', 'delayed', 'completed', 'dead', 'gone', 'any', 'any'),
+  n: fc.nat(),
+});
+
+function pickId(m: Model, p: IdPick): string {
+  let pool: string[];
+  if (p.state === 'newest-lease') pool = m.leases.slice(-1).map((l) => l.job.id);
+  else if (p.state === 'gone') pool = [...[...m.gone].filter((id) => !m.jobs.has(id)), 'no-such-job'];
+  else if (p.state === 'any') pool = [...m.jobs.keys()];
+  else pool = m.inState(p.state).map((j) => j.id);
+  if (pool.length === 0) pool = [...m.jobs.keys()];
+  if (pool.length === 0) pool = ['no-such-job'];
+  return pool[p.n % pool.length]!;
+}
+
+/** remove(id, { force }): any state; a leased job only when forced (its lease ends); its idempotency window goes too. */
+class RemoveCmd extends Base {
+  constructor(
+    readonly pick: IdPick,
+    readonly force: boolean | undefined,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `remove(${fmt(this.pick)}${this.force === undefined ? '' : `, { force: ${this.force} }`})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'})`);
+    const call = (): Promise<boolean> => (this.force === undefined ? env.q.remove(id) : env.q.remove(id, { force: this.force }));
+    if (!job) return env.noChange(`remove(${fmt(id)}) of a job that is not there`, call, false);
+    if (job.state === 'working' && !this.force) {
+      coverage.leasedRefused += 1;
+      return env.noChange(`remove(${fmt(id)}) of a leased job without force`, call, JobLeasedError);
+    }
+    same(await call(), true, `remove(${fmt(id)}) of a ${job.state} job`);
+    if (job.state === 'pending') m.unqueue(job);
+    if (job.state === 'working') {
+      m.endLease(job);
+      coverage.forceRemoved += 1;
+    }
+    m.remove(job);
+    m.dedup.delete(id); // the id may be added again at once
+    coverage.removed += 1;
+  }
+}
+
+/** promote(id): a delayed job becomes pending now (behind its priority); any other: false. */
+class PromoteCmd extends Base {
+  constructor(readonly pick: IdPick) {
+    super();
+  }
+  toString(): string {
+    return `promote(${fmt(this.pick)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'})`);
+    if (job?.state !== 'delayed') return env.noChange(`promote(${fmt(id)}) of a job that is not delayed (${job?.state ?? 'none'})`, () => env.q.promote(id), false);
+    same(await env.q.promote(id), true, `promote(${fmt(id)}) of a delayed job`);
+    m.makePending(job);
+    coverage.promotedByHand += 1;
+  }
+}
+
+/**
+ * changePriority(id, p): a pending job moves behind the jobs of priority p (an unchanged
+ * priority keeps its place); a delayed, working or dead one keeps p for when it is pending
+ * again. Completed or not there: false.
+ */
+class ChangePriorityCmd extends Base {
+  constructor(
+    readonly pick: IdPick,
+    readonly priority: number,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `changePriority(${fmt(this.pick)}, ${this.priority})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'}, priority ${job?.priority})`);
+    const call = (): Promise<boolean> => env.q.changePriority(id, this.priority);
+    const what = `changePriority(${fmt(id)}, ${this.priority})`;
+    if (!job || job.state === 'completed') return env.noChange(`${what} of a job that is ${job ? 'completed' : 'not there'}`, call, false);
+    if (job.priority === this.priority) return env.noChange(`${what}: the priority it has`, call, true);
+    same(await call(), true, `${what} of a ${job.state} job`);
+    if (job.state === 'pending') {
+      m.unqueue(job);
+      job.priority = this.priority;
+      m.makePending(job);
+      coverage.reprioritized += 1;
+    } else {
+      job.priority = this.priority;
+      coverage.priorityKept += 1;
+    }
+  }
+}
+
+/** drain(): every pending and delayed job goes (idempotency windows stay); working, completed and dead ones stay. */
+class DrainCmd extends Base {
+  toString(): string {
+    return 'drain()';
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const waiting = [...m.inState('pending'), ...m.inState('delayed')];
+    if (waiting.length === 0) return env.noChange('drain() with no waiting job', () => env.q.drain(), 0);
+    same(await env.q.drain(), waiting.length, 'drain(): the number of pending and delayed jobs');
+    m.pending = [];
+    m.prio = [];
+    for (const job of waiting) m.remove(job);
+    coverage.drained += waiting.length;
+  }
+}
+
+type OlderThan = 'none' | 'zero' | 'tiny' | 'large' | 'split';
+
+/**
+ * clean('completed' | 'dead', { olderThanMs, limit }): finished jobs that finished at least
+ * olderThanMs ago, oldest first (completed: in order of retention end, stopping at the first
+ * too recent; dead: by time of death), at most limit. Completed jobs keep their idempotency
+ * windows. olderThanMs: absent, 0, tiny (waited out first: every job qualifies), large (none
+ * does) or 'split': the age of one of the jobs, so that the Redis clock decides for the jobs
+ * finished about then: the result must be what some cutoff within the call's time allows.
+ */
+class CleanCmd extends Base {
+  constructor(
+    readonly state: 'completed' | 'dead',
+    readonly older: OlderThan,
+    readonly n: number,
+    readonly limit: number | undefined,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `clean('${this.state}', { olderThanMs: ${this.older}${this.older === 'split' || this.older === 'tiny' ? ` ${this.n}` : ''}, limit: ${this.limit} })`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    await env.passHorizon();
+    const before = withoutReplayRecords(await env.snapshot(), env.q);
+    let now = await redisNow(obs);
+    // when each job finished, and the order the call examines them in
+    const finishedAt = (j: MJob): number => (this.state === 'completed' ? j.completedAt! : j.score!);
+    const sorted = m.inState(this.state).sort((a, b) => byScoreThenId([a.id, a.score!], [b.id, b.score!]));
+    const head = sorted.slice(0, this.limit ?? 1000);
+    let olderThanMs: number | undefined;
+    switch (this.older) {
+      case 'none':
+        break;
+      case 'zero':
+        olderThanMs = 0;
+        break;
+      case 'large':
+        olderThanMs = LARGE_MS;
+        break;
+      case 'tiny':
+        olderThanMs = 1 + (this.n % 4);
+        now = await env.waitForClock(Math.max(0, ...sorted.map(finishedAt)) + olderThanMs);
+        break;
+      case 'split': {
+        const byAge = sorted.map(finishedAt).sort((a, b) => a - b);
+        olderThanMs = byAge.length ? Math.max(0, now - byAge[this.n % byAge.length]!) : 0;
+        break;
+      }
+    }
+    const opts: { olderThanMs?: number; limit?: number } = {};
+    if (olderThanMs !== undefined) opts.olderThanMs = olderThanMs;
+    if (this.limit !== undefined) opts.limit = this.limit;
+    const what = `clean('${this.state}', ${fmt(opts)})`;
+    const t0 = await redisNow(obs);
+    const ids = await env.q.clean(this.state, opts);
+    const t1 = await redisNow(obs);
+    env.note(`  ${what} at [${t0}, ${t1}] -> ${fmt(ids)}`);
+    // a prefix of the examined jobs, as one cutoff within the call allows: the jobs it took
+    // finished by it, the next one (unless the limit stopped the call) after it
+    const n = ids.length;
+    same(ids, head.slice(0, n).map((j) => j.id), `${what}: a prefix of the ${this.state} jobs, oldest first`);
+    const o = olderThanMs ?? 0;
+    const lo = Math.max(t0 - o, ...head.slice(0, n).map(finishedAt));
+    const hi = Math.min(t1 - o, n < head.length ? finishedAt(head[n]!) - 1 : Infinity);
+    assert(
+      lo <= hi,
+      `${what} removed ${n} of ${fmt(head.map((j) => [j.id, finishedAt(j)]))}: no cutoff within [${t0 - o}, ${t1 - o}] gives that`,
+    );
+    if (n === 0) same(withoutReplayRecords(await env.snapshot(), env.q), before, `${what} removed nothing: the queue's keys`);
+    if (n > 0 && n < head.length && this.older !== 'large') coverage.cleanedSome += 1;
+    for (const j of head.slice(0, n)) m.remove(j);
+    if (this.state === 'completed') coverage.cleanedCompleted += n;
+    else coverage.cleanedDead += n;
+  }
+}
+
+/** Waits until the Redis clock is `gapMs` past the last completion or death (so that the next one is later). */
+class TickCmd extends Base {
+  constructor(readonly gapMs: number) {
+    super();
+  }
+  toString(): string {
+    return `tick(${this.gapMs})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const finished = [...m.inState('completed').map((j) => j.completedAt!), ...m.inState('dead').map((j) => j.score!)];
+    await env.waitForClock(Math.max(0, ...finished) + this.gapMs);
+  }
+}
+
+/** One page of getJobs(state, { start, end, order }) against the model (a read: nothing written). */
+class GetJobsCmd extends Base {
+  constructor(
+    readonly state: PageState,
+    readonly start: number | undefined,
+    readonly size: number | undefined,
+    readonly order: 'asc' | 'desc' | undefined,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `getJobs('${this.state}', ${fmt(this.page())})`;
+  }
+  page(): JobPage {
+    const p: JobPage = {};
+    if (this.start !== undefined) p.start = this.start;
+    if (this.size !== undefined) p.end = (this.start ?? 0) + this.size;
+    if (this.order !== undefined) p.order = this.order;
+    return p;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    await env.passHorizon(); // no retention ends during the read
+    const page = this.page();
+    const start = page.start ?? 0;
+    const before = withoutReplayRecords(await env.snapshot(), env.q);
+    await env.expectPage(this.state, () => env.q.getJobs(this.state, page), page.order ?? 'asc', start, page.end ?? start + 99);
+    same(withoutReplayRecords(await env.snapshot(), env.q), before, `getJobs('${this.state}'): a read changed the queue's keys`);
+  }
+}
+
+/** updateProgress(lease, progress): stored by the current lease; a stale one writes nothing. */
+class ProgressCmd extends Base {
+  constructor(
+    readonly ref: LeaseRef,
+    readonly progress: Json,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `updateProgress(lease ${fmt(this.ref)}, ${fmt(this.progress)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const lease = pickLease(m, this.ref);
+    if (!lease) return;
+    const call = (): Promise<boolean> => env.q.updateProgress(lease, this.progress as JobProgress);
+    if (!m.isCurrent(lease)) return env.unchanged('updateProgress with a stale lease', call, false, lease);
+    same(await call(), true, `updateProgress with the current lease of ${lease.job.id}`);
+    m.jobs.get(lease.job.id)!.progress = JSON.parse(JSON.stringify(this.progress)) as Json; // -0 is stored as 0
+    coverage.progressStored += 1;
+  }
+}
+
+/** log(lease, line): appended by the current lease (the last MAX_LOG_LINES kept); a stale one writes nothing. */
+class LogCmd extends Base {
+  constructor(
+    readonly ref: LeaseRef,
+    readonly lines: string[],
+  ) {
+    super();
+  }
+  toString(): string {
+    return `log(lease ${fmt(this.ref)}, ${fmt(this.lines)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const lease = pickLease(m, this.ref);
+    if (!lease) return;
+    for (const line of this.lines) {
+      const call = (): Promise<boolean> => env.q.log(lease, line);
+      if (!m.isCurrent(lease)) return env.unchanged('log with a stale lease', call, false, lease);
+      same(await call(), true, `log(${fmt(line)}) with the current lease of ${lease.job.id}`);
+      const job = m.jobs.get(lease.job.id)!;
+      job.logs.push(line);
+      if (job.logs.length > MAX_LOG_LINES) {
+        job.logs.shift();
+        coverage.linesTrimmed += 1;
+      }
+      job.logToken = lease.token;
+      coverage.linesLogged += 1;
+    }
+  }
+}
+
 type ForgeKind = 'suffix' | 'truncated' | 'empty' | 'random' | 'other-job-token' | 'ghost-id';
-type ForgeOp = 'ack' | 'ackBatch' | 'nack' | 'requeue' | 'reject' | 'touch';
+type ForgeOp = 'ack' | 'ackBatch' | 'nack' | 'requeue' | 'reject' | 'touch' | 'progress' | 'log';
 
 class ForgedCmd extends Base {
   constructor(
@@ -1187,6 +1664,10 @@ class ForgedCmd extends Base {
         return env.unchanged(what, () => q.reject(forged, 'forged'));
       case 'touch':
         return env.unchanged(what, () => q.touch(forged, LARGE_MS));
+      case 'progress':
+        return env.unchanged(what, () => q.updateProgress(forged, { forged: true }));
+      case 'log':
+        return env.unchanged(what, () => q.log(forged, 'forged'));
     }
   }
 }
@@ -1221,7 +1702,7 @@ const forgedArb = fc
   .tuple(
     fc.record({ n: fc.nat(), live: fc.integer({ min: 0, max: 3 }).map((x) => x > 0), rival: fc.boolean() }),
     fc.constantFrom<ForgeKind>('suffix', 'truncated', 'empty', 'random', 'other-job-token', 'ghost-id'),
-    fc.constantFrom<ForgeOp>('ack', 'ackBatch', 'nack', 'requeue', 'reject', 'touch'),
+    fc.constantFrom<ForgeOp>('ack', 'ackBatch', 'nack', 'requeue', 'reject', 'touch', 'progress', 'log'),
     fc.string({ maxLength: 12 }),
     fc.nat(),
   )
@@ -1277,6 +1758,113 @@ const deadCycleArb = fc
         new DeadCmd(op, { picks: [...Array.from({ length: times }, () => ({ n: 0, other: 1, last: true })), ...more] }),
       ]),
   );
+const priorityArb = fc.oneof(fc.constantFrom(0, 5, -5, 1000, -1000), fc.integer({ min: -1000, max: 1000 }));
+const removeArb = fc.tuple(idPick, fc.constantFrom(undefined, false, true, true)).map(([p, f]) => new RemoveCmd(p, f));
+/** Mostly a delayed job (the others answer false). */
+const promoteArb = fc
+  .tuple(idPick, fc.boolean())
+  .map(([p, delayed]) => new PromoteCmd(delayed ? { ...p, state: 'delayed' } : p));
+const changePriorityArb = fc.tuple(idPick, priorityArb).map(([p, pr]) => new ChangePriorityCmd(p, pr));
+const cleanArb = fc
+  .tuple(
+    fc.constantFrom('completed' as const, 'completed' as const, 'dead' as const),
+    fc.constantFrom<OlderThan>('none', 'zero', 'tiny', 'large', 'split', 'split'),
+    fc.nat(),
+    fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+  )
+  .map(([st, o, n, l]) => new CleanCmd(st, o, n, l));
+const getJobsArb = fc
+  .tuple(
+    fc.constantFrom<PageState>(...JOB_STATES),
+    fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+    fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+    fc.constantFrom(undefined, 'asc' as const, 'desc' as const),
+  )
+  .map(([st, start, size, order]) => new GetJobsCmd(st, start, size, order));
+/** Progress: a number (any finite double) or a JSON object or array. */
+const progressArb: fc.Arbitrary<Json> = fc.oneof(
+  fc.integer({ min: 0, max: 100 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.record({ done: fc.integer({ min: 0, max: 1000 }), of: fc.integer({ min: 0, max: 1000 }), note: fc.string({ maxLength: 4 }) }, { requiredKeys: ['done'] }),
+  fc.array(jsonData, { maxLength: 3 }),
+);
+const progressCmdArb = fc.tuple(leaseRef, progressArb).map(([r, v]) => new ProgressCmd(r, v));
+const logLine = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 6 }), fc.constantFrom('', 'a\nb', '0 x y'));
+const logCmdArb = fc.tuple(leaseRef, fc.array(logLine, { minLength: 1, maxLength: 5 })).map(([r, lines]) => new LogCmd(r, lines));
+/** A job's notes through its life: leased, progress and lines written, failed or requeued, leased again and written again. */
+const notesCycleArb = fc
+  .tuple(jsonData, progressArb, fc.array(logLine, { minLength: 1, maxLength: 4 }), fc.constantFrom('nack' as const, 'requeue' as const), progressArb, logLine)
+  .map(
+    ([data, p1, lines, settle, p2, line2]) =>
+      new MacroCmd('notes', [
+        new AddCmd([{ data, opts: { priority: 1000, attempts: 2, lifo: true } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new ProgressCmd({ n: 0, live: false, newest: true }, p1),
+        new LogCmd({ n: 0, live: false, newest: true }, lines),
+        new SettleCmd(settle, { n: 0, live: false, newest: true }, 'again', 0),
+        new LeaseCmd(1, LARGE_MS),
+        new ProgressCmd({ n: 0, live: false, newest: true }, p2),
+        new LogCmd({ n: 0, live: false, newest: true }, [line2]),
+        // the first lease is stale now
+        new ProgressCmd({ n: 0, live: false, rival: true }, p1),
+      ]),
+  );
+/**
+ * A leased job removed (forced or not), then its holder acks or touches it: refused once the
+ * job is gone, and its id may be added again at once (its idempotency window went with it).
+ */
+const removeLeasedArb = fc
+  .tuple(jsonData, fc.constantFrom(...JOB_IDS), fc.constantFrom(true, true, false, undefined), fc.constantFrom('ack' as const, 'touch' as const))
+  .map(
+    ([data, jobId, force, op]) =>
+      new MacroCmd('removeLeased', [
+        new AddCmd([{ data, opts: { jobId, priority: 1000, lifo: true } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new RemoveCmd({ state: 'newest-lease', n: 0 }, force),
+        op === 'ack' ? new SettleCmd('ack', { n: 0, live: false, newest: true }, 'late', 0) : new TouchCmd({ n: 0, live: false, newest: true }, LARGE_MS),
+        new AddCmd([{ data, opts: { jobId } }], false),
+      ]),
+  );
+/**
+ * Jobs that finish (completed, or dead) a few ms apart, then clean() by age: 'split' cuts
+ * between them (the jobs that finished by the cutoff go, the later ones stay).
+ */
+const cleanCycleArb = fc
+  .tuple(
+    fc.array(jsonData, { minLength: 2, maxLength: 3 }),
+    fc.constantFrom('completed' as const, 'dead' as const),
+    fc.constantFrom<OlderThan>('split', 'split', 'split', 'zero', 'large'),
+    fc.nat(),
+    fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+    fc.boolean(),
+  )
+  .map(([datas, state, older, n, limit, keepShort]) => {
+    const opts: JobOpts = { priority: 1000, attempts: 1, keepCompletedMs: keepShort ? LARGE_MS : 2 * LARGE_MS };
+    const finish = (): Base =>
+      state === 'completed' ? new SettleCmd('ack', { n: 0, live: false, newest: true }, 'done', 0) : new SettleCmd('reject', { n: 0, live: false, newest: true }, 'no', 0);
+    return new MacroCmd(`clean-${state}`, [
+      ...datas.flatMap((data, i) => [
+        ...(i > 0 ? [new TickCmd(3)] : []),
+        new AddCmd([{ data, opts: { ...opts, keepCompletedMs: i % 2 ? LARGE_MS : opts.keepCompletedMs! } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        finish(),
+      ]),
+      new CleanCmd(state, older, n, limit),
+    ]);
+  });
+/** Delayed jobs made pending by hand (promote) and by a sweep (come due), then leased in priority order. */
+const delayCycleArb = fc
+  .tuple(jsonData, priorityArb, fc.nat(), tinyMs, fc.integer({ min: 1, max: 3 }))
+  .map(
+    ([data, priority, n, tiny, count]) =>
+      new MacroCmd('delay', [
+        new AddCmd([{ data, opts: { delayMs: LARGE_MS, priority } }], false),
+        new AddCmd([{ data, opts: { delayMs: tiny } }], false),
+        new PromoteCmd({ state: 'delayed', n }),
+        new SweepCmd(undefined),
+        new LeaseCmd(count, LARGE_MS),
+      ]),
+  );
 /** Repeated entries weigh more: fc.commands picks among the arbitraries uniformly. */
 const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   addArb,
@@ -1284,6 +1872,7 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   addArb,
   idempotentItem.map((it) => new AddCmd([it], false)),
   idempotencyCycleArb,
+  idempotencyCycleArb, // twice: the management commands below made the sweeps' window clean-ups rarer
   jitterCycleArb,
   deadCycleArb,
   fc.array(addItem, { minLength: 1, maxLength: 5 }).map((items) => new AddCmd(items, true)),
@@ -1315,6 +1904,20 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   forgedArb,
   forgedArb,
   forgedArb,
+  removeArb,
+  removeArb,
+  promoteArb,
+  changePriorityArb,
+  changePriorityArb,
+  fc.constant(new DrainCmd()),
+  cleanArb,
+  getJobsArb,
+  progressCmdArb,
+  logCmdArb,
+  notesCycleArb,
+  removeLeasedArb,
+  cleanCycleArb,
+  delayCycleArb,
 ];
 
 // ---- the properties --------------------------------------------------------------------

@@ -71,33 +71,54 @@ describe('sample app over HTTP (in process)', () => {
 });
 
 describe('npm run sample (tools/run-sample.mjs)', () => {
-  // The launcher leads its own process group under a watchdog (spawnGuarded); the app it
-  // starts leads another, and its Redis a third, each with the launcher's watchdog on it.
-  let launcher: GuardedProcess | undefined;
-  let output = '';
+  // `npm run sample` leads its own process group under a watchdog (spawnGuarded); the app the
+  // launcher starts leads another, and its Redis a third, each with the launcher's watchdog on it.
+  const started: GuardedProcess[] = [];
+  const outputs: string[] = [];
 
   afterAll(async () => {
     // Also after a failure or a timeout: SIGTERM lets the launcher stop the app and its Redis;
     // then whatever is left of its group and of the app's group is SIGKILLed.
-    await launcher?.stop('SIGTERM', 10_000);
-    const app = /main\.js \(pid (\d+)\)/.exec(output);
-    if (app) killGroup(Number(app[1]), 'SIGKILL');
+    for (const p of started) await p.stop('SIGTERM', 10_000);
+    for (const output of outputs) {
+      const app = /main\.js \(pid (\d+)\)/.exec(output);
+      if (app) killGroup(Number(app[1]), 'SIGKILL');
+    }
   });
 
-  test('builds with tsc, starts its own redis-server when none answers, serves HTTP and stops cleanly on SIGTERM', async () => {
+  /** Runs `npm run sample` (or `npm <args>`) with `env`; its output so far is `out()`. */
+  function npmRunSample(env: NodeJS.ProcessEnv, args = ['run', 'sample']) {
+    const full: NodeJS.ProcessEnv = { ...process.env, ...env };
+    delete full.REDIS_URL;
+    const launcher = spawnGuarded('npm', args, { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+    started.push(launcher);
+    const index = outputs.push('') - 1;
+    const child = launcher.child;
+    child.stdout!.on('data', (d: Buffer) => (outputs[index] += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (outputs[index] += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    return { child, exited, out: () => outputs[index] };
+  }
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  test('builds with tsc, starts its own redis-server when none answers, serves HTTP, and SIGTERM to npm stops all it started', async () => {
     const port = await freePort();
     const nothingThere = `redis://127.0.0.1:${await freePort()}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), SAMPLE_DEFAULT_REDIS_URL: nothingThere };
-    delete env.REDIS_URL;
-    launcher = spawnGuarded(process.execPath, [join(root, 'tools', 'run-sample.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const child = launcher.child;
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const { child, exited, out } = npmRunSample({ PORT: String(port), SAMPLE_DEFAULT_REDIS_URL: nothingThere });
 
-    await until(async () => (output.includes('sample listening') ? true : undefined), 120_000, `the sample to listen:\n${output}`);
-    expect(output).toMatch(/no Redis answers at redis:\/\/127\.0\.0\.1:\d+/);
-    expect(output).toMatch(/started a private redis-server \(pid \d+\) on port \d+/);
+    await until(async () => (out().includes('sample listening') ? true : undefined), 120_000, `the sample to listen:\n${out()}`);
+    expect(out()).toMatch(/no Redis answers at redis:\/\/127\.0\.0\.1:\d+/);
+    const redisPid = Number(/started a private redis-server \(pid (\d+)\) on port \d+/.exec(out())?.[1]);
+    const appPid = Number(/main\.js \(pid (\d+)\)/.exec(out())?.[1]);
+    expect(alive(redisPid) && alive(appPid)).toBe(true);
 
     const base = `http://127.0.0.1:${port}`;
     const { body } = await request(base).post('/emails').send({ to: 'bob@example.com', subject: 'Hi', body: 'Yo' }).expect(201);
@@ -107,10 +128,43 @@ describe('npm run sample (tools/run-sample.mjs)', () => {
       'completed',
     );
     expect((await request(base).get('/health').expect(200)).body.status).toBe('ok');
+    // the dashboard the README points at
+    expect((await request(base).get('/dashboard/').expect(200)).text).toContain('relq');
+    const overview = await request(base).get('/dashboard/api/queues').expect(200);
+    expect(JSON.stringify(overview.body)).toContain('emails');
 
+    // npm passes the signal to the shell it runs the script in, not to the launcher.
     child.kill('SIGTERM');
+    await exited;
+    await until(async () => (!alive(appPid) && !alive(redisPid) ? true : undefined), 20_000, 'the app and its Redis to stop');
+    expect(out()).toMatch(/SIGTERM: stopping the sample/);
+  }, 150_000);
+
+  test('a port already in use gives one clear line, no stack trace, and stops the Redis it started', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const nothingThere = `redis://127.0.0.1:${await freePort()}`;
+      const { exited, out } = npmRunSample({ PORT: String(port), SAMPLE_DEFAULT_REDIS_URL: nothingThere });
+      expect(await exited).not.toBe(0);
+      expect(out()).toContain(`port ${port} is already in use: stop what listens there, or choose another with PORT=<port> npm run sample`);
+      expect(out()).not.toMatch(/^\s+at /m);
+      expect(out()).not.toContain('EADDRINUSE');
+      const redisPid = Number(/started a private redis-server \(pid (\d+)\)/.exec(out())?.[1]);
+      await until(async () => (!alive(redisPid) ? true : undefined), 10_000, 'its Redis to stop');
+    } finally {
+      await new Promise((r) => busy.close(r));
+    }
+  }, 150_000);
+
+  test('npm run example -- quickstart runs the README quick start on a Redis it starts, and stops that Redis', async () => {
+    const nothingThere = `redis://127.0.0.1:${await freePort()}`;
+    const { exited, out } = npmRunSample({ SAMPLE_DEFAULT_REDIS_URL: nothingThere }, ['run', 'example', '--', 'quickstart']);
     expect(await exited).toBe(0);
-    expect(output).toMatch(/SIGTERM: stopping the sample/);
+    expect(out()).toContain('sent to ada@example.com (attempt 1)');
+    const redisPid = Number(/started a private redis-server \(pid (\d+)\)/.exec(out())?.[1]);
+    await until(async () => (!alive(redisPid) ? true : undefined), 10_000, 'its Redis to stop');
   }, 150_000);
 });
 

@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+
 /** The command that reads a whole key of Redis `type` (as TYPE names it), for snapshots of a keyspace in tests. */
 export function readCommand(type: string, key: string): [string, ...string[]] {
   switch (type) {
@@ -14,4 +16,23 @@ export function readCommand(type: string, key: string): [string, ...string[]] {
     default:
       return ['type', key];
   }
+}
+
+/**
+ * A key's type and content as canonical JSON (hash fields and set members sorted), for "nothing
+ * written" comparisons. Not DUMP: a read may advance the incremental rehash of a hash stored as a
+ * hashtable (records over 64 bytes), which reorders its DUMP without any write.
+ */
+export async function keyContent(c: Redis, key: string): Promise<string> {
+  const type = await c.type(key);
+  const value: unknown = await c.call(...readCommand(type, key));
+  if (type === 'hash') return JSON.stringify([type, Object.entries(toObject(value as string[])).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+  if (type === 'set') return JSON.stringify([type, [...(value as string[])].sort()]);
+  return JSON.stringify([type, value]);
+}
+
+function toObject(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
+  return out;
 }

@@ -8,7 +8,8 @@
  *      their keys with `uniquePrefix()`.
  *   2. A private `redis-server` child process on a free 127.0.0.1 port (source 'spawned'),
  *      binary from `REDIS_SERVER_BIN` or `PATH`. No persistence, temp `--dir`, removed on stop.
- *      Started by tools/redis-server.ts, which the benchmarks and `npm run sample` use too.
+ *      Started by lib/testing/redis-server.ts (relq/testing's launcher), which the benchmarks
+ *      and `npm run sample` use too.
  *   3. Testcontainers `redis:7` (source 'container'), only if a Docker engine answers.
  *   4. Otherwise an Error that says how to provide one of the three.
  *
@@ -23,7 +24,9 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
-import { REDIS_HOST, redisServerBinary, startRedisServer, waitForPing } from '../../tools/redis-server.js';
+import { redisServerBinary } from '../../lib/testing/redis-binary.js';
+import { REDIS_HOST, waitForPing } from '../../lib/testing/redis-ping.js';
+import { startRedisServer } from '../../lib/testing/redis-server.js';
 import type { CertFiles, TestCerts } from './tls.js';
 
 export { redisServerBinary };
@@ -140,7 +143,7 @@ function fromEnv(url: string): TestRedis {
 }
 
 // ---------------------------------------------------------------------------------------
-// spawned (tools/redis-server.ts owns the process: free port, temp dir, watchdog, stop)
+// spawned (lib/testing/redis-server.ts owns the process: free port, temp dir, watchdog, stop)
 
 async function spawnRedis(bin: string, opts: StartRedisOptions): Promise<TestRedis> {
   const tls = opts.tls;

@@ -130,8 +130,9 @@ export class EventHub {
     }
     if (!Array.isArray(batch)) return;
     for (const ev of batch as Array<Omit<QueueEvent, 'queue'>>) {
-      // progress travels as its JSON text (progress.lua)
+      // progress and results travel as their JSON text (progress.lua, include/settle-items.lua)
       if (ev.type === 'progress' && typeof ev.progress === 'string') ev.progress = JSON.parse(ev.progress) as JobProgress;
+      if (ev.type === 'completed' && typeof ev.result === 'string') ev.result = JSON.parse(ev.result) as unknown;
       this.subject.next({ ...ev, queue: this.queue });
     }
   }

@@ -5,7 +5,7 @@ import { encodeRecord } from '../redis/record.js';
 import type { JobPolicy } from '../types.js';
 import { assertOptions, toJson } from '../validate.js';
 import type { IdGenerator } from './ids.js';
-import { prepareJob } from './options.js';
+import { prepareJob } from './job-options.js';
 import type { ProduceItem } from './backpressure.js';
 
 /** Most jobs in one flow: one script call carries them all. */

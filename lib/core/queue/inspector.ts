@@ -1,4 +1,5 @@
 import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
+import { instruments, observeSweep } from '../instrumentation/index.js';
 import { decodeRecord } from '../redis/record.js';
 import type { DeadLetter, DeadLetterFilter, FlowChildren, JobInfo, JobState, QueueCounts, SweepResult } from '../types.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
@@ -26,20 +27,14 @@ export class Inspector<Data, Result> {
   }
 
   async counts(): Promise<QueueCounts> {
-    const r = (await this.ctx.run('counts', 'counts', [])) as number[];
-    return {
-      pending: r[0]!,
-      working: r[1]!,
-      delayed: r[2]!,
-      completed: r[3]!,
-      dead: r[4]!,
-      paused: r[5] === 1,
-      ghosts: r[6] ?? 0,
-      rateLimitedMs: r[7] ?? 0,
-      rateLimitedGroups: r[8] ?? 0,
-      waitingChildren: r[9] ?? 0,
-      ...schedulerCounts(r),
-    };
+    return decodeCounts((await this.ctx.run('counts', 'counts', [])) as number[]);
+  }
+
+  /** counts() and the age of the oldest pending job (ms; undefined when none waits) in one call, for relq/metrics. */
+  async countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }> {
+    const r = (await this.ctx.run('counts', 'counts', ['1'])) as number[];
+    const age = r[10]!; // counts.lua: after waitingChildren when asked for
+    return { counts: decodeCounts(r), oldestPendingAgeMs: age >= 0 ? age : undefined };
   }
 
   async setPaused(paused: boolean): Promise<void> {
@@ -48,11 +43,18 @@ export class Inspector<Data, Result> {
   }
 
   async sweep(opts: { limit?: number }): Promise<SweepResult> {
+    return (await this.sweepReporting(opts)).result;
+  }
+
+  /** The sweep, with the ids of the expired leases it returned (for the Nest 'stalled' event). */
+  async sweepReporting(opts: { limit?: number }): Promise<{ result: SweepResult; stalledIds: string[] }> {
     assertOptions('sweep options', opts, ['limit']);
     const limit = opts.limit ?? DEFAULT_SWEEP_LIMIT;
     assertInt('limit', limit, { min: 1, max: MAX_SWEEP_LIMIT });
-    const r = (await this.ctx.run('sweep', 'sweep', [this.ctx.eventsFlag, limit])) as number[];
-    return { stalled: r[0]!, deadLettered: r[1]!, promoted: r[2]!, completedRemoved: r[3]!, dedupForgotten: r[4]! };
+    const r = (await this.ctx.run('sweep', 'sweep', [this.ctx.eventsFlag, limit])) as [number, number, number, number, number, number, string[]];
+    const result = { stalled: r[0], deadLettered: r[1], promoted: r[2], completedRemoved: r[3], dedupForgotten: r[4] };
+    if (instruments.length) observeSweep(this.ctx.name, result);
+    return { result, stalledIds: r[6] };
   }
 
   async listDead(opts: { offset?: number; limit?: number }): Promise<Array<DeadLetter<Data>>> {
@@ -90,4 +92,21 @@ export class Inspector<Data, Result> {
     }
     return (await this.ctx.run('deadLetters', op, args)) as string[];
   }
+}
+
+/** counts.lua's reply: the fields by position, the schedulers' from its end. */
+function decodeCounts(r: readonly number[]): QueueCounts {
+  return {
+    pending: r[0]!,
+    working: r[1]!,
+    delayed: r[2]!,
+    completed: r[3]!,
+    dead: r[4]!,
+    paused: r[5] === 1,
+    ghosts: r[6] ?? 0,
+    rateLimitedMs: r[7] ?? 0,
+    rateLimitedGroups: r[8] ?? 0,
+    waitingChildren: r[9] ?? 0,
+    ...schedulerCounts(r),
+  };
 }

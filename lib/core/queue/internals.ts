@@ -1,11 +1,12 @@
 import type { RedisClient } from '../redis/connection.js';
-import type { JobProgress, LeaseRef } from '../types.js';
+import type { JobProgress, LeaseRef, QueueCounts, SweepResult } from '../types.js';
 import type { LeaseStep } from './leasing.js';
 import type { SettleItem } from './settle-items.js';
 
 /**
- * What Worker and BatchWorker use of a Queue beyond its public API: the lease call that also
- * settles, settles and touches carrying request ids, and blocking connections. Not on the
+ * What Worker, BatchWorker and the Nest runtime use of a Queue beyond its public API: the
+ * lease call that also settles, settles and touches carrying request ids, blocking
+ * connections, the sweep's stalled ids, the events' subscription. Not on the
  * public Queue type (users never see it in autocomplete); reached with internalsOf().
  */
 export interface QueueInternals<Data> {
@@ -22,6 +23,12 @@ export interface QueueInternals<Data> {
   log(lease: LeaseRef, line: string): Promise<boolean>;
   /** The results of a flow parent's completed children (lib/core/queue/flows.ts). */
   childrenResults(id: string): Promise<Record<string, unknown>>;
+  /** `sweep()`, with the ids of the expired leases it returned (lib/core/queue/inspector.ts). */
+  sweepReporting(opts: { limit?: number }): Promise<{ result: SweepResult; stalledIds: string[] }>;
+  /** counts() and the age of the oldest pending job, in one call (relq/metrics; lib/core/queue/inspector.ts). */
+  countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }>;
+  /** Resolves once the `events()` stream is subscribed (lib/core/queue/event-hub.ts). */
+  eventsOpen(): Promise<void>;
   /** Whether jobs wait to be leased (lib/core/queue/leasing.ts). */
   workWaiting(): Promise<boolean>;
   openBlocker(): RedisClient;

@@ -23,6 +23,7 @@ export function toJobInfo<Data, Result>(id: string, state: JobState, record: str
     createdAt: meta.t,
   };
   if (meta.e !== undefined) info.lastError = meta.e;
+  if (meta.eh) info.errors = meta.eh.map(([error, at, attempt]) => ({ error, at, attempt }));
   if (meta.g !== undefined) info.group = meta.g;
   const at = Number(score);
   if (state === 'working' && score !== '') info.leaseDeadline = at;

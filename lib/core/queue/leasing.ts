@@ -1,5 +1,6 @@
 import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, NotReplicatedError, QueueDeletedError } from '../errors.js';
+import { rememberTraceContext } from '../instrumentation/index.js';
 import { blockingPop } from '../redis/blocking-wait.js';
 import type { RedisClient } from '../redis/connection.js';
 import { decodeRecord, policyOf } from '../redis/record.js';
@@ -166,6 +167,7 @@ function toLeasedJob<Data>(id: string, record: string, now: number): LeasedJob<D
   };
   if (meta.e !== undefined) job.lastError = meta.e;
   if (meta.g !== undefined) job.group = meta.g;
+  if (meta.tc !== undefined) rememberTraceContext(job, meta.tc);
   return job;
 }
 

@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors.js';
 import type { CleanOptions, CleanState, DeadLetterFilter, JobOrder, JobPage, JobState } from '../types.js';
-import { assertInt, assertOptions, assertString } from '../validate.js';
-import { MAX_MS } from './options.js';
+import { assertInt, assertOptions, assertString, describe } from '../validate.js';
+import { MAX_MS } from './job-options.js';
 
 /**
  * The one validator of the job-management calls' arguments (management.ts, and the dead
@@ -19,7 +19,7 @@ const ORDERS: readonly JobOrder[] = ['asc', 'desc'];
 
 function assertOneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): asserts value is T {
   if (!allowed.includes(value as T)) {
-    throw new ValidationError(field, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(value) ?? String(value)}`);
+    throw new ValidationError(field, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${describe(value)}`);
   }
 }
 

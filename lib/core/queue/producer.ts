@@ -1,11 +1,12 @@
 import { MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
+import { instruments, observeAdd, withTraceContext } from '../instrumentation/index.js';
 import { encodeRecord } from '../redis/record.js';
 import type { AddResult, BulkJob, JobOptions } from '../types.js';
 import { assertInt, assertOptions, toJson } from '../validate.js';
 import type { ProduceItem } from './backpressure.js';
 import { IdGenerator } from './ids.js';
-import { plainRecordMaker, prepareJob } from './options.js';
+import { plainRecordMaker, prepareJob } from './job-options.js';
 import type { QueueContext } from './queue-context.js';
 import type { QueueProbe } from './queue-probe.js';
 import type { QueueSettings } from './queue-settings.js';
@@ -70,6 +71,22 @@ export class Producer<Data> {
         waitMs = job.opts?.waitMs;
       }
     });
+    if (instruments.length === 0) return this.send(items, op, mode, grouped, now, waitMs);
+    const observed = observeAdd({ queue: this.ctx.name, op, ids: items.map((it) => it.id) });
+    if (!observed) return this.send(items, op, mode, grouped, now, waitMs);
+    const carrier = observed.traceContext;
+    if (carrier && Object.keys(carrier).length > 0) for (const it of items) it.record = withTraceContext(it.record, carrier);
+    try {
+      const results = await this.send(items, op, mode, grouped, now, waitMs);
+      observed.end(results.map((r) => r.created));
+      return results;
+    } catch (error) {
+      observed.end(undefined, error);
+      throw error;
+    }
+  }
+
+  private async send(items: ProduceItem[], op: 'add' | 'addBulk', mode: 'wait' | 'try', grouped: boolean, now: number, waitMs: number | undefined): Promise<AddResult[]> {
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
     // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's
     // state finds nothing they would miss (lib/core/queue/queue-probe.ts).

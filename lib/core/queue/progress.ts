@@ -29,19 +29,25 @@ export class ProgressWriter {
   async log(lease: LeaseRef, line: string): Promise<boolean> {
     this.ctx.assertOpen();
     assertLease(lease);
-    if (typeof line !== 'string') throw new ValidationError('line', `must be a string, got ${typeof line}`);
-    // one ceiling for what a job stores in Redis: a line is payload like any other
-    if (line.length * 3 > this.ctx.maxPayloadBytes) {
-      const bytes = Buffer.byteLength(line);
-      if (bytes > this.ctx.maxPayloadBytes) throw new PayloadTooLargeError('line', bytes, this.ctx.maxPayloadBytes);
-    }
+    assertLogLine(line, this.ctx.maxPayloadBytes);
     const [writer, n] = nextLogStamp();
     const kept = (await this.ctx.run('log', 'log', [this.ctx.eventsFlag, lease.job.id, lease.token, writer, n, line, this.ctx.maxLogLines])) as number;
     return kept > 0;
   }
 }
 
-function progressJson(progress: unknown, maxBytes: number): string {
+/** A log line as log.lua stores it: a string within the payload limit (also relq/testing's job). */
+export function assertLogLine(line: unknown, maxBytes: number): asserts line is string {
+  if (typeof line !== 'string') throw new ValidationError('line', `must be a string, got ${typeof line}`);
+  // one ceiling for what a job stores in Redis: a line is payload like any other
+  if (line.length * 3 > maxBytes) {
+    const bytes = Buffer.byteLength(line);
+    if (bytes > maxBytes) throw new PayloadTooLargeError('line', bytes, maxBytes);
+  }
+}
+
+/** Progress as progress.lua stores it (JSON), checked (also relq/testing's job). */
+export function progressJson(progress: unknown, maxBytes: number): string {
   const isNumber = typeof progress === 'number';
   if (!isNumber && (typeof progress !== 'object' || progress === null)) {
     throw new ValidationError('progress', `must be a number, an object or an array, got ${progress === null ? 'null' : typeof progress}`);

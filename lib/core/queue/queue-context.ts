@@ -1,8 +1,7 @@
-import { closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import { boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
-import { withDeadline } from '../deadline.js';
 import { BlockerPool } from '../redis/blocking-wait.js';
-import { queueKeys, type QueueKeys } from '../redis/keys.js';
+import { queueKeys, registryKey, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
 import { runScript, type ScriptName } from '../redis/scripts.js';
@@ -10,6 +9,7 @@ import { checkEvictionPolicy } from '../redis/server-check.js';
 import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
+import { Registration } from './registry.js';
 import type { SettingsContext } from './settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
@@ -30,6 +30,8 @@ export class QueueContext implements SettingsContext {
   readonly warn: WarningHandler;
   readonly handle: ClientHandle;
   readonly blockers: BlockerPool;
+  /** The queue's entry in the registry of queue names (lib/core/queue/registry.ts). */
+  private readonly registration: Registration;
   private readonly evictionCheck: EvictionCheck;
   private readonly durability: DurabilityOptions | undefined;
   private closed = false;
@@ -54,6 +56,8 @@ export class QueueContext implements SettingsContext {
     this.durability = o.durability;
     this.handle = openConnection(connection);
     this.blockers = new BlockerPool(() => duplicateClient(this.handle));
+    const registry = registryKey(o.prefix);
+    this.registration = new Registration(name, (args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [registry], args)));
   }
 
   get isClosed(): boolean {
@@ -70,12 +74,23 @@ export class QueueContext implements SettingsContext {
     const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
     try {
       if (this.serverChecked !== true) await this.checkServer();
-      const call = runScript(this.handle.client, script, keys, args);
-      return await (this.handle.callDeadlineMs === undefined ? call : withDeadline(call, this.handle.callDeadlineMs, `Command timed out: no reply within ${this.handle.callDeadlineMs} ms`));
+      const registering = this.registration.before(op);
+      if (registering) await registering; // no await otherwise: leases and settles pay no tick
+      return await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
     } catch (err) {
       throw wrapRedisError(err, op, this.handle);
     }
   }
+
+  /** Removes the queue from the registry of queue names, after deleteQueue's script. */
+  async unregister(): Promise<void> {
+    try {
+      await this.registration.remove();
+    } catch (err) {
+      throw wrapRedisError(err, 'deleteQueue', this.handle);
+    }
+  }
+
 
   wrapError(err: unknown, op: string): RelqError {
     return wrapRedisError(err, op, this.handle);

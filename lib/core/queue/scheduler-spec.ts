@@ -2,7 +2,7 @@ import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { ValidationError } from '../errors.js';
 import type { MissedPolicy, SchedulerSpec } from '../scheduler-types.js';
 import { assertInt, assertOptions, assertString } from '../validate.js';
-import { MAX_MS } from './options.js';
+import { MAX_MS } from './job-options.js';
 
 /**
  * A scheduler's spec, checked, and the slots it gives. Cron expressions are parsed by

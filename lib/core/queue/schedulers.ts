@@ -2,7 +2,7 @@ import { ValidationError } from '../errors.js';
 import { encodeRecord } from '../redis/record.js';
 import type { SchedulerInfo, SchedulerJobOptions, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../scheduler-types.js';
 import { assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
-import { prepareJob } from './options.js';
+import { prepareJob } from './job-options.js';
 import type { QueueContext } from './queue-context.js';
 import { checkSpec, planAdvance, slotAfter, type StoredSpec } from './scheduler-spec.js';
 

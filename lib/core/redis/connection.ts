@@ -1,4 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../errors.js';
 import { Redactor } from './redact.js';
 import type { ConnectionInput, ConnectionOptions } from '../types.js';
@@ -60,6 +61,12 @@ export interface ClientHandle {
    * reply timeout. Undefined where the client bounds its calls (relq's own connections).
    */
   callDeadlineMs: number | undefined;
+}
+
+/** `call` under the handle's deadline, where its client sets none (`callDeadlineMs`). */
+export function boundedCall<T>(handle: ClientHandle, call: Promise<T>): Promise<T> {
+  const ms = handle.callDeadlineMs;
+  return ms === undefined ? call : withDeadline(call, ms, `Command timed out: no reply within ${ms} ms`);
 }
 
 /** The reply wait relq imposes on a client that sets none (a Cluster, or a client passed in). */

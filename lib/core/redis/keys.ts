@@ -47,6 +47,16 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
 }
 
 /**
+ * The registry of the queue names of `prefix` (sorted set: name -> first-seen ms,
+ * lib/scripts/registry.lua). Its hash tag `{<prefix>:}` is no queue's (a queue name is never
+ * empty), so on a Cluster it has a slot of its own; it still matches an ACL key pattern
+ * `~{<prefix>:*` that grants a user the prefix's queues.
+ */
+export function registryKey(prefix: string): string {
+  return `{${prefix}:}:queues`;
+}
+
+/**
  * Keys of a queue that the scripts derive from its hash tag instead of receiving them in
  * KEYS (lib/scripts/include/keys.lua): a group's pending list cannot be known before the
  * lease script picks the group. They all start with the tag, so they share the queue's

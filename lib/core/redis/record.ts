@@ -32,12 +32,16 @@ export interface RecordMeta {
   r?: number;
   /** last error */
   e?: string;
+  /** the last errors, oldest first: [error, at (Redis ms), attempt] (include/failures.lua) */
+  eh?: Array<[string, number, number]>;
   /** fairness group (include/record.lua reads it) */
   g?: string;
   /** a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (include/flows.lua) */
   w?: number;
   /** a flow child's parent id */
   pa?: string;
+  /** trace context of the add (a propagation carrier), only while tracing is on (relq/tracing) */
+  tc?: Record<string, string>;
 }
 
 export function encodeRecord(meta: RecordMeta, dataJson: string): string {

@@ -4,7 +4,10 @@ import { Cluster } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { QUEUE_KEYS } from './keys.js';
 
-/** Lua files in lib/scripts, one per operation; each receives the queue keys (+ `extraKeys`). */
+/**
+ * Lua files in lib/scripts, one per operation; each receives the queue keys (+ `extraKeys`),
+ * or only `ownKeys` keys of its own (a key outside every queue's hash tag).
+ */
 const SCRIPT_FILES = {
   add: { file: 'add.lua', extraKeys: 0 },
   lease: { file: 'lease.lua', extraKeys: 1 },
@@ -39,6 +42,8 @@ const SCRIPT_FILES = {
   schedulerUpsert: { file: 'scheduler-upsert.lua', extraKeys: 0 },
   schedulerAdvance: { file: 'scheduler-advance.lua', extraKeys: 0 },
   schedulerRemove: { file: 'scheduler-remove.lua', extraKeys: 0 },
+  // the registry of queue names (lib/core/queue/registry.ts): its own key, its own slot
+  registry: { file: 'registry.lua', extraKeys: 0, ownKeys: 1 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
@@ -164,13 +169,18 @@ async function loadLibrary(client: RedisClient): Promise<boolean> {
   }
 }
 
+function keyCount(name: ScriptName): number {
+  const entry = SCRIPT_FILES[name];
+  return 'ownKeys' in entry ? entry.ownKeys : QUEUE_KEYS.length + entry.extraKeys;
+}
+
 /** Registers the stand-alone scripts: EVALSHA, with EVAL when the server answers NOSCRIPT. */
 function scriptCommand(client: RedisClient, name: ScriptName): ScriptCommand {
   const key = `relq_${name}`;
   const c = client as unknown as Record<string, ScriptCommand | undefined>;
   if (!c[key]) {
     client.defineCommand(key, {
-      numberOfKeys: QUEUE_KEYS.length + SCRIPT_FILES[name].extraKeys,
+      numberOfKeys: keyCount(name),
       lua: scriptCode().scripts[name],
     });
   }

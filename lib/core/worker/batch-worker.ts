@@ -1,6 +1,7 @@
 import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
+import { instruments, jobOutcome, observeProcess } from '../instrumentation/index.js';
 import { startAttemptTimer } from './attempt-timeout.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
@@ -189,6 +190,9 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private async runBatch(held: Array<HeldLease<Data>>): Promise<void> {
     this.runningBatches += 1;
     const jobs = held.map((h) => new JobView(h, this.jobCalls));
+    // Registered instruments (relq/metrics, relq/tracing) see the batch; none: one length check.
+    const observed = instruments.length ? observeProcess(this.q.name, held.map((h) => h.lease.job)) : undefined;
+    for (const job of jobs) this.jobStarted(job);
     // Each job's own timeoutMs aborts its signal and fails it, whatever the batch returns for
     // it; once every job timed out, the batch is over without waiting for the handler.
     let allTimedOut!: () => void;
@@ -196,7 +200,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     const stopTimers = held.map((h) => startAttemptTimer(h, () => held.every((x) => x.timedOut) && allTimedOut()));
     let outcomes: Array<Outcome<Data, Result>>;
     try {
-      const returned = await Promise.race([Promise.resolve().then(() => this.handler(jobs)), timedOut]);
+      const returned = await Promise.race([Promise.resolve().then(() => (observed ? observed.run(() => this.handler(jobs)) : this.handler(jobs))), timedOut]);
       outcomes = returned === TIMED_OUT ? [] : this.fromReturned(held, returned);
     } catch (error) {
       outcomes = held.map((h) => failureOutcome(h, error, error instanceof UnrecoverableError));
@@ -204,6 +208,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       for (const stop of stopTimers) stop();
     }
     outcomes = held.map((h, i) => (h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
+    observed?.end(outcomes.map((o) => jobOutcome(o.event, o.held.lost)));
     this.batches.delete(held);
     this.runningBatches -= 1;
     // Jobs whose lease was lost (or given back at shutdown) are not settled.

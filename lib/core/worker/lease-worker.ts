@@ -5,12 +5,12 @@ import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError,
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease, JobCalls } from './job-view.js';
-import { Outbox, type Outcome, type SettleCall, type WorkerEvent } from './outbox.js';
+import { Outbox, type ActivityEvent, type Outcome, type OutcomeEvent, type SettleCall } from './outbox.js';
 import { internalsOf, type QueueInternals } from '../queue/internals.js';
 import type { LeaseStep } from '../queue/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import { requeueItem, type SettleItem } from '../queue/settle-items.js';
-import type { Lease } from '../types.js';
+import type { Lease, LeasedJob } from '../types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
@@ -25,7 +25,9 @@ export abstract class LeaseWorker<Data, Result> {
   readonly leaseMs: number;
   protected readonly blockMs: number;
   protected readonly drainTimeoutMs: number;
-  protected readonly subject = new Subject<WorkerEvent<Data, Result>>();
+  protected readonly subject = new Subject<OutcomeEvent<Data, Result>>();
+  /** A subject of its own: its events are built only while someone observes it (none on the hot path otherwise). */
+  private readonly activitySubject = new Subject<ActivityEvent<Data>>();
   protected readonly heartbeat: Heartbeat<Data>;
   protected readonly outbox: Outbox<Data, Result>;
   protected started = false;
@@ -64,7 +66,14 @@ export abstract class LeaseWorker<Data, Result> {
     this.outbox = new Outbox<Data, Result>((outcome, settled) => this.reportSettled(outcome, settled));
     this.jobCalls = {
       touch: this.heartbeat.touch,
-      updateProgress: (lease, progress) => internals.updateProgress(lease, progress),
+      updateProgress: (lease, progress) => {
+        const stored = internals.updateProgress(lease, progress);
+        if (!this.activitySubject.observed) return stored;
+        return stored.then((ok) => {
+          if (ok) this.activitySubject.next({ type: 'progress', job: lease.job, progress });
+          return ok;
+        });
+      },
       childrenResults: (id) => internals.childrenResults(id),
       log: (lease, line) => internals.log(lease, line),
     };
@@ -74,8 +83,16 @@ export abstract class LeaseWorker<Data, Result> {
   abstract get inFlight(): number;
 
   /** Per-job outcomes of this process's handlers, plus loop errors and 'stopped'. */
-  get events(): Observable<WorkerEvent<Data, Result>> {
+  get events(): Observable<OutcomeEvent<Data, Result>> {
     return this.subject.asObservable();
+  }
+
+  /**
+   * 'active' (a handler started a job) and 'progress' (its progress was stored). Apart from
+   * `events` because they are built per running job, and only while someone subscribes here.
+   */
+  get activity(): Observable<ActivityEvent<Data>> {
+    return this.activitySubject.asObservable();
   }
 
   get isRunning(): boolean {
@@ -134,6 +151,11 @@ export abstract class LeaseWorker<Data, Result> {
     }
     this.subject.next(ev);
   }
+  /** A handler is about to start `job`. */
+  protected jobStarted(job: LeasedJob<Data>): void {
+    if (this.activitySubject.observed) this.activitySubject.next({ type: 'active', job });
+  }
+
   /** Keeps the waker of an error pause, so that it can be cut short. */
   protected abstract keepPauseWaker(wake: () => void): void;
 
@@ -261,5 +283,6 @@ export abstract class LeaseWorker<Data, Result> {
     this.heartbeat.stop();
     this.started = false;
     this.subject.complete();
+    this.activitySubject.complete();
   }
 }

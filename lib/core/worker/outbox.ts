@@ -2,10 +2,14 @@ import { newRequestId } from '../queue/ids.js';
 import type { HeldLease } from './job-view.js';
 import { RateLimitError } from '../errors.js';
 import { ackItem, nackItem, rateLimitItem, rejectItem, requeueItem, type SettleItem } from '../queue/settle-items.js';
-import type { LeasedJob } from '../types.js';
+import type { JobProgress, LeasedJob } from '../types.js';
 import { toJson } from '../validate.js';
 
 export type WorkerEvent<Data, Result> =
+  /** A handler started the job (reported only while someone subscribes). */
+  | { type: 'active'; job: LeasedJob<Data> }
+  /** A handler's `job.updateProgress()` was stored (reported only while someone subscribes). */
+  | { type: 'progress'; job: LeasedJob<Data>; progress: JobProgress }
   | { type: 'completed'; job: LeasedJob<Data>; result: Result }
   | { type: 'failed'; job: LeasedJob<Data>; error: unknown; willRetry: boolean }
   | { type: 'dead'; job: LeasedJob<Data>; error: unknown }
@@ -16,11 +20,16 @@ export type WorkerEvent<Data, Result> =
   /** The queue was closed and drained (closeQueue) or deleted, or this Queue object was closed: the worker stopped by itself. */
   | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' | 'queue object closed' };
 
+/** The events of a job while it runs. */
+export type ActivityEvent<Data> = Extract<WorkerEvent<Data, never>, { type: 'active' | 'progress' }>;
+/** Every other event: outcomes, loop errors, 'stopped'. */
+export type OutcomeEvent<Data, Result> = Exclude<WorkerEvent<Data, Result>, { type: 'active' | 'progress' }>;
+
 /** A finished job: how to settle it, and the event to report once it is settled (none for a give-back). */
 export interface Outcome<Data, Result> {
   held: HeldLease<Data>;
   item: SettleItem;
-  event?: WorkerEvent<Data, Result>;
+  event?: OutcomeEvent<Data, Result>;
 }
 
 /**

@@ -2,6 +2,7 @@ import { MAX_LEASE_COUNT } from '../defaults.js';
 import { UnrecoverableError } from '../errors.js';
 import { startAttemptTimer } from './attempt-timeout.js';
 import { IdleLanes } from './idle-lanes.js';
+import { instruments, jobOutcome, observeProcess, type ProcessScope } from '../instrumentation/index.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
@@ -13,7 +14,7 @@ import type { Lease } from '../types.js';
 import { assertFunction, assertInt, assertOptions } from '../validate.js';
 
 export type { Job } from './job-view.js';
-export type { WorkerEvent } from './outbox.js';
+export type { ActivityEvent, OutcomeEvent, WorkerEvent } from './outbox.js';
 
 export type Handler<Data, Result> = (job: Job<Data>) => Promise<Result> | Result;
 
@@ -192,30 +193,35 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.held.set(lease.token, held);
     this.running += 1;
     if (held.leaseLen < this.leaseMs) this.heartbeat.schedule();
+    // Registered instruments (relq/metrics, relq/tracing) see the run; none: one length check.
+    const observed = instruments.length ? observeProcess(this.q.name, [lease.job]) : undefined;
     // At the timeout the attempt fails and its slot is free; a handler that ignores its
     // signal runs on, and what it returns then is dropped.
-    const stopTimer = startAttemptTimer(held, (error) => this.finish(held, failureOutcome(held, error, false)));
+    const stopTimer = startAttemptTimer(held, (error) => this.finish(held, failureOutcome(held, error, false), observed));
+    const job = new JobView(held, this.jobCalls);
+    this.jobStarted(job);
     let promise: Promise<Result>;
     try {
-      promise = Promise.resolve(this.handler(new JobView(held, this.jobCalls)));
+      promise = Promise.resolve(observed ? observed.run(() => this.handler(job)) : this.handler(job));
     } catch (error) {
       promise = Promise.reject(error);
     }
     promise.then(
       (result) => {
         stopTimer();
-        if (!held.timedOut) this.finish(held, successOutcome(held, result, this.q.maxPayloadBytes));
+        if (!held.timedOut) this.finish(held, successOutcome(held, result, this.q.maxPayloadBytes), observed);
       },
       (error: unknown) => {
         stopTimer();
         if (held.timedOut) return;
-        this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError));
+        this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError), observed);
       },
     );
   }
 
-  private finish(held: HeldLease<Data>, outcome: Outcome<Data, Result>): void {
+  private finish(held: HeldLease<Data>, outcome: Outcome<Data, Result>, observed?: ProcessScope): void {
     held.finished = true;
+    observed?.end([jobOutcome(outcome.event, held.lost)]);
     this.running -= 1;
     if (held.lost) {
       this.held.delete(held.lease.token);

@@ -9,4 +9,6 @@ export {
   type ProcessDecorator,
   type ProcessMethod,
 } from './process.decorator.js';
+export { OnWorkerEvent } from './on-worker-event.decorator.js';
+export { QueueEventsListener } from './queue-events-listener.decorator.js';
 export { OnQueueEvent } from './on-queue-event.decorator.js';

@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { getQueueToken } from '../relq.constants.js';
+import { getNamedQueueToken, getQueueToken } from '../relq.constants.js';
 
 /**
  * Injects the `Queue` registered with `QueueModule.registerQueue({ name })`. Type the
@@ -7,4 +7,13 @@ import { getQueueToken } from '../relq.constants.js';
  */
 export function InjectQueue(name: string): PropertyDecorator & ParameterDecorator {
   return Inject(getQueueToken(name));
+}
+
+/**
+ * Injects the queue registered under `name` as a `NamedQueue`, typed by a map of job name →
+ * data (and result): `@InjectNamedQueue('payments') payments: NamedQueue<PaymentJobs>`, then
+ * `payments.add('charge', data)` (BullMQ's argument order; a name outside the map does not compile).
+ */
+export function InjectNamedQueue(name: string): PropertyDecorator & ParameterDecorator {
+  return Inject(getNamedQueueToken(name));
 }

@@ -1,22 +1,19 @@
-import type { ProcessorEventType } from '../options/processor-options.js';
+import type { QueueListenerEventType } from '../runtime/queue-listener-events.js';
 import { ON_QUEUE_EVENT_METADATA } from '../relq.constants.js';
 
 /** What `@OnQueueEvent()` records on a method. */
 export interface OnQueueEventMetadata {
-  types: ProcessorEventType[];
+  types: QueueListenerEventType[];
 }
 
 /**
- * Calls the method on outcomes of this processor's own jobs (this process only):
- * - `completed` `(job, result)`
- * - `failed` `(job, error, willRetry)` (every failed attempt, the last one too)
- * - `dead` `(job, error)` (dead-lettered: attempts ran out, or UnrecoverableError)
- * - `lost` `(job)` (the lease ran out before the outcome could be recorded)
- * - `error` `(error)` (the lease loop could not reach Redis; it retries by itself)
- *
- * A throw or rejection in the method is caught and logged.
+ * In a `@QueueEventsListener()` class: calls the method on an event of the queue, from any
+ * process, with BullMQ's names and arguments `(args, event)`: `args` as BullMQ's QueueEvents
+ * gives them (`{ jobId, returnvalue }` for 'completed', `{ jobId, failedReason }` for
+ * 'failed', ...; see QueueListenerEvents), `event` relq's own event. Events published while
+ * the subscription is down (a Redis outage) are missed; nothing is replayed.
  */
-export function OnQueueEvent(type: ProcessorEventType): MethodDecorator {
+export function OnQueueEvent(type: QueueListenerEventType): MethodDecorator {
   return (_target, _key, descriptor) => {
     const method = descriptor.value as unknown;
     if (typeof method !== 'function') throw new TypeError('@OnQueueEvent() must decorate a method');

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
+import type { QueueEventsListenerMetadata } from '../decorators/queue-events-listener.decorator.js';
 import { RelqConfigError, validating } from '../errors.js';
 import { resolveHandlerOptions } from '../options/handler-options.js';
 import { checkProcessorOptions, PROCESSOR_EVENT_TYPES, resolveWorkerSettings, type ProcessorOptions } from '../options/processor-options.js';
@@ -10,16 +11,20 @@ import * as msg from '../relq.messages.js';
 import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
 import { QueueRegistry, type RegisteredQueue } from '../runtime/queue.registry.js';
 import type { HandlerDefinition, InstanceSource, ListenerDefinition, ProcessorDefinition } from '../runtime/processor-definition.js';
+import type { QueueListenerDefinition } from '../runtime/queue-listener.js';
+import { QUEUE_LISTENER_EVENT_TYPES } from '../runtime/queue-listener-events.js';
 import { RelqMetadataAccessor } from './relq-metadata.accessor.js';
 import { scheduledOn } from '../decorators/scheduled.decorator.js';
 import { checkSchedulers } from '../options/scheduler-options.js';
+import { WorkerHost } from '../worker-host.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
 /**
- * Finds `@Processor()` classes among the app's providers in onModuleInit, checks them
- * (queue registered, one processor per queue, one handler per job name, valid options)
- * and hands their definitions to the orchestrator. It starts nothing.
+ * Finds `@Processor()` and `@QueueEventsListener()` classes among the app's providers in
+ * onModuleInit, checks them (queue registered, one processor per queue, one handler per job
+ * name, valid options, known events) and hands their definitions to the orchestrator. It
+ * starts nothing.
  */
 @Injectable()
 export class ProcessorExplorer implements OnModuleInit {
@@ -40,6 +45,39 @@ export class ProcessorExplorer implements OnModuleInit {
     if (this.explored) return; // init() may run more than once on one context
     this.explored = true;
     this.orchestrator.addProcessors(this.explore());
+    this.orchestrator.addQueueListeners(this.exploreQueueListeners());
+  }
+
+  exploreQueueListeners(): QueueListenerDefinition[] {
+    const defs: QueueListenerDefinition[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const cls = classOf(wrapper);
+      const meta = cls && this.metadata.getQueueEventsListenerMetadata(cls);
+      if (cls && meta) defs.push(this.defineQueueListener(wrapper, cls, meta));
+    }
+    return defs;
+  }
+
+  private defineQueueListener(wrapper: InstanceWrapper, cls: Type, meta: QueueEventsListenerMetadata): QueueListenerDefinition {
+    const className = cls.name || 'anonymous class';
+    const where = msg.listenerWhere(meta.queueName, className);
+    if (!this.registry.hasQueue(meta.queueName)) {
+      throw new RelqConfigError(msg.processorQueueNotRegistered(where, meta.queueName, className, this.registry.getQueueNames()));
+    }
+    const methods: QueueListenerDefinition['methods'] = [];
+    const proto = cls.prototype as Record<string, unknown>;
+    for (const methodName of this.scanner.getAllMethodNames(proto)) {
+      const method = proto[methodName];
+      if (typeof method !== 'function') continue;
+      for (const type of this.metadata.getQueueEventTypes(method)) {
+        if (!QUEUE_LISTENER_EVENT_TYPES.includes(type)) {
+          throw new RelqConfigError(msg.unknownEvent(where, '@OnQueueEvent', className, methodName, type, QUEUE_LISTENER_EVENT_TYPES));
+        }
+        methods.push({ type, methodName });
+      }
+    }
+    if (methods.length === 0) throw new RelqConfigError(msg.noQueueEventMethod(where));
+    return { className, queueName: meta.queueName, methods, instances: this.instanceSource(wrapper, cls, className) };
   }
 
   explore(): ProcessorDefinition[] {
@@ -103,7 +141,7 @@ export class ProcessorExplorer implements OnModuleInit {
     return def;
   }
 
-  /** The class's `@Process()` and `@OnQueueEvent()` methods, each checked on its own. */
+  /** The class's `@Process()` and `@OnWorkerEvent()` methods, each checked on its own. */
   private scanMethods(cls: Type, where: string, className: string, options: ProcessorOptions, entry: RegisteredQueue) {
     // A handler without its own concurrency may use the whole processor's, else the default.
     const handlerDefault = options.concurrency ?? entry.options.processorDefaults.concurrency;
@@ -122,12 +160,20 @@ export class ProcessorExplorer implements OnModuleInit {
         );
         handlers.push(batch ? { jobName: pm.jobName, methodName, concurrency, batch } : { jobName: pm.jobName, methodName, concurrency });
       }
-      for (const type of this.metadata.getEventTypes(method)) {
+      if (this.metadata.getQueueEventTypes(method).length) throw new RelqConfigError(msg.queueEventOnProcessor(where, className, methodName));
+      for (const type of this.metadata.getWorkerEventTypes(method)) {
         if (!PROCESSOR_EVENT_TYPES.includes(type)) {
-          throw new RelqConfigError(msg.unknownEvent(where, className, methodName, type, PROCESSOR_EVENT_TYPES));
+          throw new RelqConfigError(msg.unknownEvent(where, '@OnWorkerEvent', className, methodName, type, PROCESSOR_EVENT_TYPES));
         }
         listeners.push({ type, methodName });
       }
+    }
+    if (cls.prototype instanceof WorkerHost && !handlers.some((h) => h.methodName === 'process')) {
+      // A WorkerHost's process(job) is the default handler, as if it had @Process().
+      const clash = handlers.find((h) => h.jobName === undefined);
+      if (clash) throw new RelqConfigError(msg.twoHandlers(where, undefined, className, clash.methodName, 'process'));
+      const { concurrency } = validating(msg.handlerWhere(where, className, 'process'), () => resolveHandlerOptions({}, handlerDefault, options.concurrency));
+      handlers.push({ jobName: undefined, methodName: 'process', concurrency });
     }
     return { handlers, listeners };
   }

@@ -1,11 +1,19 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { OnQueueEventMetadata } from '../decorators/on-queue-event.decorator.js';
+import type { OnWorkerEventMetadata } from '../decorators/on-worker-event.decorator.js';
 import type { ProcessMetadata } from '../decorators/process.decorator.js';
 import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
-import { ON_QUEUE_EVENT_METADATA, PROCESS_METADATA, PROCESSOR_METADATA } from '../relq.constants.js';
+import type { QueueEventsListenerMetadata } from '../decorators/queue-events-listener.decorator.js';
+import {
+  ON_QUEUE_EVENT_METADATA,
+  ON_WORKER_EVENT_METADATA,
+  PROCESS_METADATA,
+  PROCESSOR_METADATA,
+  QUEUE_EVENTS_LISTENER_METADATA,
+} from '../relq.constants.js';
 
-/** Reads what `@Processor()`, `@Process()` and `@OnQueueEvent()` recorded. @internal */
+/** Reads what `@Processor()`, `@Process()`, `@OnWorkerEvent()`, `@QueueEventsListener()` and `@OnQueueEvent()` recorded. @internal */
 @Injectable()
 export class RelqMetadataAccessor {
   constructor(private readonly reflector: Reflector) {}
@@ -18,8 +26,17 @@ export class RelqMetadataAccessor {
     return this.reflector.get<ProcessMetadata | undefined>(PROCESS_METADATA, method);
   }
 
+  /** The event types of every `@OnWorkerEvent()` on the method (none: an empty list). */
+  getWorkerEventTypes(method: Function): OnWorkerEventMetadata['types'] {
+    return this.reflector.get<OnWorkerEventMetadata | undefined>(ON_WORKER_EVENT_METADATA, method)?.types ?? [];
+  }
+
+  getQueueEventsListenerMetadata(target: Type): QueueEventsListenerMetadata | undefined {
+    return this.reflector.get<QueueEventsListenerMetadata | undefined>(QUEUE_EVENTS_LISTENER_METADATA, target);
+  }
+
   /** The event types of every `@OnQueueEvent()` on the method (none: an empty list). */
-  getEventTypes(method: Function): OnQueueEventMetadata['types'] {
+  getQueueEventTypes(method: Function): OnQueueEventMetadata['types'] {
     return this.reflector.get<OnQueueEventMetadata | undefined>(ON_QUEUE_EVENT_METADATA, method)?.types ?? [];
   }
 }

@@ -32,11 +32,17 @@ export interface ProcessorOptions extends Omit<WorkerOptions, 'autostart'> {
   durable?: boolean;
 }
 
-/** Worker-local outcomes a processor can listen to with `@OnQueueEvent()`: the engine Worker's events but its own stop. */
-export type ProcessorEventType = Exclude<WorkerEvent<unknown, unknown>['type'], 'stopped'>;
+/**
+ * Worker-local events a processor can listen to with `@OnWorkerEvent()`: the engine Worker's
+ * events but its own stop, and 'stalled' from this process's sweeper of the queue.
+ */
+export type ProcessorEventType = Exclude<WorkerEvent<unknown, unknown>['type'], 'stopped'> | 'stalled';
 
-/** The same, for the explorer's check of `@OnQueueEvent()` (the record makes the compiler ask for each). */
+/** The same, for the explorer's check of `@OnWorkerEvent()` (the record makes the compiler ask for each). */
 export const PROCESSOR_EVENT_TYPES = Object.keys({
+  active: true,
+  progress: true,
+  stalled: true,
   completed: true,
   failed: true,
   dead: true,

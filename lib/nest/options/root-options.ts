@@ -1,5 +1,5 @@
 import { MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
-import { resolvePolicy } from '../../core/queue/options.js';
+import { resolvePolicy } from '../../core/queue/job-options.js';
 import { assertConnection } from '../../core/redis/connection.js';
 import { assertEvictionCheck } from '../../core/redis/server-check.js';
 import type { ConnectionInput, JobPolicyOptions, QueueOptions } from '../../core/types.js';

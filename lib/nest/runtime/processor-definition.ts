@@ -13,7 +13,7 @@ export interface HandlerDefinition {
   batch?: ResolvedBatch;
 }
 
-/** One `@OnQueueEvent()` method. */
+/** One `@OnWorkerEvent()` method. */
 export interface ListenerDefinition {
   type: ProcessorEventType;
   methodName: string;

@@ -44,7 +44,7 @@ type Loop = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
 /**
  * Runs one processor class: an engine `Worker` whose handler is the class's router (or,
  * for a batch processor, an engine `BatchWorker` running `concurrency` batches at once),
- * its outcome events delivered to `@OnQueueEvent()` methods, and start/stop at runtime (a
+ * its events delivered to `@OnWorkerEvent()` methods, and start/stop at runtime (a
  * stopped loop is replaced by a new one on start).
  */
 export class ProcessorRunner {
@@ -91,6 +91,10 @@ export class ProcessorRunner {
     }
     this.loop = loop;
     this.subscription = loop.events.subscribe((event) => this.onEvent(event));
+    // 'active' and 'progress' are built only for a loop someone listens to them on.
+    if (this.def.listeners.some((l) => l.type === 'active' || l.type === 'progress')) {
+      this.subscription.add(loop.activity.subscribe((event) => this.onEvent(event)));
+    }
     loop.start();
     const batch = router instanceof BatchRouter ? router.batch : undefined;
     this.logger.log(msg.loopStarted(this.def.className, this.def.queueName, { concurrency, leaseMs, batch }));
@@ -161,21 +165,31 @@ export class ProcessorRunner {
     }
   }
 
+  /** This process's sweeper of the queue returned these jobs' expired leases. */
+  stalled(jobIds: readonly string[]): void {
+    for (const listener of this.def.listeners) {
+      if (listener.type !== 'stalled') continue;
+      for (const jobId of jobIds) void this.deliver(listener.methodName, { type: 'stalled', jobId }, [jobId]);
+    }
+  }
+
   private async deliver(methodName: string, event: object, args: unknown[]): Promise<void> {
     try {
       const instance = (await this.def.instances.get(event)) as Record<string, unknown>;
       const method = instance[methodName] as (...a: unknown[]) => unknown;
       await method.apply(instance, args);
     } catch (err) {
-      this.logger.error(msg.listenerThrew(this.def.className, methodName, msg.textOf(err)), err instanceof Error ? err.stack : undefined);
+      this.logger.error(msg.listenerThrew('@OnWorkerEvent', this.def.className, methodName, msg.textOf(err)), err instanceof Error ? err.stack : undefined);
     }
   }
 
   private log(event: WorkerEvent<unknown, unknown>): void {
     const { className, queueName: q } = this.def;
     switch (event.type) {
+      case 'active':
+      case 'progress':
       case 'completed':
-        break; // routine: listen with @OnQueueEvent('completed') to log it
+        break; // routine: listen with @OnWorkerEvent('completed') to log it
       case 'failed':
         if (event.willRetry) this.logger.warn(msg.jobWillRetry(q, event.job, msg.textOf(event.error)));
         break;
@@ -186,7 +200,7 @@ export class ProcessorRunner {
         this.logger.warn(msg.leaseLost(q, event.job.id));
         break;
       case 'rateLimited':
-        break; // expected back-pressure from upstream: listen with @OnQueueEvent('rateLimited') to log it
+        break; // expected back-pressure from upstream: listen with @OnWorkerEvent('rateLimited') to log it
       case 'error':
         this.loopError(event.error);
         break;
@@ -219,9 +233,13 @@ export class ProcessorRunner {
   }
 }
 
-/** The arguments an `@OnQueueEvent()` method gets for each event (see its decorator). */
+/** The arguments an `@OnWorkerEvent()` method gets for each event (see its decorator). */
 function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
   switch (event.type) {
+    case 'active':
+      return [event.job];
+    case 'progress':
+      return [event.job, event.progress];
     case 'completed':
       return [event.job, event.result];
     case 'failed':

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../../core/errors.js';
+import { internalsOf } from '../../core/queue/internals.js';
 import type { Queue } from '../../core/queue/queue.js';
 import type { SweepResult } from '../../core/types.js';
 import type { ResolvedSweeper } from '../options/sweeper-options.js';
@@ -41,6 +42,8 @@ export class QueueSweeper {
     private readonly queue: Queue<unknown, unknown>,
     private readonly settings: ResolvedSweeper,
     private readonly logger: Logger,
+    /** Told the ids of the expired leases each sweep returned (the processor's 'stalled' event). */
+    private readonly onStalled: (jobIds: string[]) => void = () => undefined,
   ) {}
 
   get queueName(): string {
@@ -65,7 +68,8 @@ export class QueueSweeper {
   /** Runs one sweep now: on schedule, or asked for by `QueueRegistry.sweep` (its status sees both). */
   async runOnce(opts: { limit?: number } = {}): Promise<SweepResult> {
     try {
-      const result = await this.queue.sweep({ limit: this.settings.limit, ...opts });
+      const { result, stalledIds } = await internalsOf(this.queue)!.sweepReporting({ limit: this.settings.limit, ...opts });
+      if (stalledIds.length) this.onStalled(stalledIds);
       this.lastRunAt = Date.now();
       this.lastResult = result;
       if (this.failing) this.logger.log(msg.sweeperRecovered(this.queue.name));

@@ -14,6 +14,7 @@ import type { ResolvedRootOptions } from '../options/root-options.js';
 import { LOG_CONTEXT, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
 import { ProcessorRunner } from './processor-runner.js';
+import { QueueListener, type QueueListenerDefinition } from './queue-listener.js';
 import { QueueRegistry } from './queue.registry.js';
 import { QueueSweeper } from './queue-sweeper.js';
 import { QueueSchedulers } from './queue-schedulers.js';
@@ -45,6 +46,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private shutDown = false;
   private readonly schedulers: QueueSchedulers[] = [];
   private readonly declared = new Map<string, ProcessorDefinition['schedulers']>();
+  private readonly queueListeners: QueueListener[] = [];
 
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
@@ -61,6 +63,11 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     }
   }
 
+  /** Called by the explorer with every discovered `@QueueEventsListener()` class; starts nothing. */
+  addQueueListeners(defs: QueueListenerDefinition[]): void {
+    for (const def of defs) this.queueListeners.push(new QueueListener(def, this.registry.getQueue(def.queueName), this.logger));
+  }
+
   /** `closeOnShutdown` queues are open while the app runs: reopened before anything starts. */
   async onModuleInit(): Promise<void> {
     if (this.opened) return;
@@ -72,7 +79,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     if (this.bootstrapped) return;
     this.bootstrapped = true;
     for (const { queue, options } of this.registry.getEntries()) {
-      const sweeper = new QueueSweeper(queue, options.sweeper, this.logger);
+      const runner = this.registry.getRunners().find((r) => r.def.queueName === queue.name);
+      const sweeper = new QueueSweeper(queue, options.sweeper, this.logger, runner && ((ids) => runner.stalled(ids)));
       this.registry.addSweeper(sweeper);
       sweeper.start();
     }
@@ -82,6 +90,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       this.schedulers.push(s);
       await s.start();
     }
+    // Listeners first: a job the loops lease at once is heard from its start.
+    await Promise.all(this.queueListeners.map((l) => l.start()));
     const runners = this.registry.getRunners();
     if (!this.options.workersEnabled) {
       if (runners.length) this.logger.log(msg.loopsNotStarted(runners.length));
@@ -109,6 +119,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.reopenTimers.clear();
     // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
     await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop()), ...this.schedulers.map((s) => s.stop())]);
+    for (const l of this.queueListeners) l.stop(); // after the drain: the last outcomes are heard
     // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
     await Promise.all(this.closeOnShutdownQueues().map((queue) => this.closeQueue(queue)));
     // 3. Closing the Queue objects releases add() calls still waiting for room (ClosedError),

@@ -43,6 +43,7 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
       out[i] = 1
       created = created + 1
       if countBytes then bytes = bytes + dataBytes(rec) end
+      local runAt -- a delayed job's due time, in its 'added' event
       if due == 'l' then
         -- lifo: at the head now, on its own (the batched ones below go to the tail)
         pushPending({ id }, { tonumber(prio) }, { group ~= '' and group or false }, true)
@@ -50,6 +51,7 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
         local at = tonumber(string.sub(due, 2))
         if string.sub(due, 1, 1) == 'd' then at = clock() + at end
         addDelayed(id, at)
+        runAt = at
       elseif group ~= '' then
         if not groupIds[group] then
           groupIds[group] = {}
@@ -61,7 +63,7 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
         plainIds[#plainIds + 1] = id
         plainPrios[#plainPrios + 1] = tonumber(prio)
       end
-      emit({ type = 'added', id = id })
+      emit({ type = 'added', id = id, runAt = runAt })
     end
   end
   if #plainIds > 0 then pushPending(plainIds, plainPrios) end

@@ -1,20 +1,33 @@
 --[[
   Failed attempts and dead letters. A job's attempts are counted in its record (f failures,
   o those before the last redrive, a the limit); past the limit it goes to K_DEAD with its
-  last error. A record that cannot be decoded is dead-lettered untouched. A dead job no
+  last error (e) and its last ERROR_HISTORY errors (eh). A record that cannot be decoded is dead-lettered untouched. A dead job no
   longer counts against a bound: callers count it as a freed slot (include/ended.lua).
   Needs include/keys.lua, include/record.lua, include/events.lua, include/pending.lua,
   include/delayed.lua.
 ]]
+
+-- Errors kept per job (meta.eh, oldest first: [error, at, attempt]), so that a job's story
+-- survives the retries that overwrite its last error (e). Written on failures only.
+local ERROR_HISTORY = 10
+
+local function noteError(meta, reason, now, attempt)
+  local history = meta.eh or {}
+  history[#history + 1] = { reason, now, attempt }
+  if #history > ERROR_HISTORY then table.remove(history, 1) end
+  meta.eh = history
+end
 
 local function deadLetterUndecodable(id, now)
   redis.call('ZADD', K_DEAD, now, id)
   emit({ type = 'dead', id = id, error = 'job record could not be decoded' })
 end
 
-local function deadLetter(id, meta, data, now, reason)
+-- `noted`: failAttempt already put this error in the history.
+local function deadLetter(id, meta, data, now, reason, noted)
   if not meta then return deadLetterUndecodable(id, now) end
   meta.e = reason
+  if not noted then noteError(meta, reason, now, (meta.f or 0) - (meta.o or 0)) end
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
   redis.call('ZADD', K_DEAD, now, id)
   emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
@@ -31,9 +44,10 @@ local function failAttempt(id, rec, now, reason, delayMs, eventType)
   end
   meta.f = (meta.f or 0) + 1
   meta.e = reason
+  noteError(meta, reason, now, meta.f - (meta.o or 0))
   emit({ type = eventType, id = id, attempt = meta.f - (meta.o or 0), error = reason })
   if meta.f - (meta.o or 0) >= (meta.a or 1) then
-    deadLetter(id, meta, data, now, reason)
+    deadLetter(id, meta, data, now, reason, true)
     return 'dead'
   end
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
@@ -42,6 +56,6 @@ local function failAttempt(id, rec, now, reason, delayMs, eventType)
   else
     pushPending({ id }, { meta.p or 0 }, { meta.g or false })
   end
-  emit({ type = 'retried', id = id, attempt = meta.f - (meta.o or 0), delayMs = delayMs })
+  emit({ type = 'retried', id = id, attempt = meta.f - (meta.o or 0), delayMs = delayMs, runAt = delayMs > 0 and now + delayMs or nil })
   return 'retried'
 end

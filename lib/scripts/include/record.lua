@@ -3,7 +3,7 @@
   lib/core/redis/record.ts; JSON never holds a raw newline). Meta keys: t created at, n name,
   a max attempts, p priority, b backoff, l lease ms, k keep-completed ms, u 1 for an
   idempotency key, i its window ms, f failures, o failures before the last redrive, r
-  requeues, e last error, g group. A value equal to the built-in default is left out
+  requeues, e last error, eh the last errors (include/failures.lua), g group. A value equal to the built-in default is left out
   (include/policy.lua). Needs nothing.
 ]]
 

@@ -75,7 +75,7 @@ local function settleItems(args, base, now, defaults, ended)
           dedup[#dedup + 1] = now + dedupMs
           dedup[#dedup + 1] = id
         end
-        emit({ type = 'completed', id = id })
+        emit({ type = 'completed', id = id, result = a1 ~= '' and a1 or nil }) -- the JSON text
       else
         local rec = redis.call('HGET', K_JOBS, id)
         if rec then

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { OnQueueEvent, Process, Processor, type Job, type LeasedJob } from 'relq/nest';
+import { OnWorkerEvent, Process, Processor, type Job, type LeasedJob } from 'relq/nest';
 import type { EmailJob, EmailReceipt } from './email.types.js';
 
 // Share of first attempts that fail, to show a retry recovering (SAMPLE_FAILURE_RATE, 0..1).
@@ -19,12 +19,12 @@ export class EmailProcessor {
     return { messageId: `<${job.id}@sample.relq>`, sentAt: new Date().toISOString() };
   }
 
-  @OnQueueEvent('completed')
+  @OnWorkerEvent('completed')
   onCompleted(job: LeasedJob<EmailJob>, receipt: EmailReceipt): void {
     this.logger.log(`job ${job.id} completed: sent ${receipt.messageId}`);
   }
 
-  @OnQueueEvent('failed')
+  @OnWorkerEvent('failed')
   onFailed(job: LeasedJob<EmailJob>, error: Error, willRetry: boolean): void {
     this.logger.warn(`job ${job.id} failed: ${error.message}${willRetry ? '' : ' (no attempts left)'}`);
   }

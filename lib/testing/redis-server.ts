@@ -1,43 +1,29 @@
 /**
- * The one place that starts a private `redis-server`: the test harness (test/support/redis.ts),
- * the benchmarks (bench/redis-server.ts) and `npm run sample` (tools/run-sample.mjs, from its
- * compiled copy) all use `startRedisServer()`.
+ * The one place that starts a private `redis-server`: `startTestRedis()` (relq/testing), and the
+ * repository's own test harness, benchmarks and `npm run sample` all use `startRedisServer()`.
+ * Not part of relq/testing's exports: its options serve the project's fault tests (TLS, AUTH,
+ * AOF, restarts).
  *
  * A server gets a free 127.0.0.1 port, its own temp dir (data, redis.log), no persistence unless
  * its arguments ask for it, and counts as started once it answers PING. It leads its own process
  * group (a terminal's Ctrl+C does not reach it; a group kill also takes a fork such as an AOF
  * rewrite). `stop()` SIGKILLs the group and removes the dir. Safety nets: a `process.on('exit')`
  * hook does the same for every server not stopped yet (outside Jest; inside Jest's sandbox
- * `process` is a copy whose 'exit' never fires), and a watchdog (tools/process-guard.ts) does it
+ * `process` is a copy whose 'exit' never fires), and a watchdog (./process-guard.ts) does it
  * within about a second after this process disappears for any reason, even SIGKILL.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { connect as tlsConnect } from 'node:tls';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from './process-guard.js';
-
-export const REDIS_HOST = '127.0.0.1';
-const READY_TIMEOUT_MS = 10_000;
-
-/** TLS material for the readiness PING (CA, client certificate and key). */
-export interface PingTls {
-  ca: Buffer;
-  cert: Buffer;
-  key: Buffer;
-}
-
-export interface PingAuth {
-  user?: string;
-  password?: string;
-  tls?: PingTls;
-}
+import { requireRedisServerBinary } from './redis-binary.js';
+import { freePort, REDIS_HOST, waitForPing, type PingAuth, type PingTls } from './redis-ping.js';
 
 export interface RedisServerOptions {
-  /** The binary (default: `redisServerBinary()`; an Error when there is none). */
+  /** The binary (default: `redisServerBinary()`; a RedisServerNotFoundError when there is none). */
   bin?: string;
   /** redis-server arguments for a port and the server's dir (default: `plainArgs`). */
   args?: (port: number, dir: string) => string[];
@@ -81,26 +67,6 @@ export function plainArgs(port: number, dir: string): string[] {
   ];
 }
 
-/** Path of the redis-server binary to spawn (REDIS_SERVER_BIN, else PATH and the usual dirs), or undefined. */
-export function redisServerBinary(): string | undefined {
-  const fromEnv = process.env.REDIS_SERVER_BIN;
-  if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
-  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
-  for (const extra of ['/usr/bin', '/usr/local/bin', '/usr/sbin', '/opt/homebrew/bin']) {
-    if (!dirs.includes(extra)) dirs.push(extra);
-  }
-  for (const dir of dirs) {
-    const candidate = join(dir, 'redis-server');
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-/** `redis-server --version`'s v=..., e.g. '7.0.15'. */
-export function redisServerVersion(bin: string): string {
-  return /v=(\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
-}
-
 interface Live {
   child: ChildProcess;
   watchdog?: ChildProcess;
@@ -126,8 +92,7 @@ export function stopAllRedisServersNow(): void {
 }
 
 export async function startRedisServer(opts: RedisServerOptions = {}): Promise<RedisServer> {
-  const bin = opts.bin ?? redisServerBinary();
-  if (!bin) throw new Error('no redis-server binary found (put one on PATH or set REDIS_SERVER_BIN)');
+  const bin = opts.bin ?? requireRedisServerBinary();
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', stopAllRedisServersNow);
@@ -242,84 +207,4 @@ function readLogTail(dir: string): string {
   } catch {
     return '';
   }
-}
-
-/** A port that was free a moment ago (listen(0), read, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, REDIS_HOST, () => {
-      const addr = srv.address();
-      const p = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (p ? resolve(p) : reject(new Error('could not get a free port'))));
-    });
-  });
-}
-
-/** Polls with raw RESP until the server answers PING (after AUTH when a password is given). */
-export async function waitForPing(host: string, port: number, auth: PingAuth = {}, child?: ChildProcess, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (child && !isRunning(child)) {
-      throw new Error(`process exited (code ${child.exitCode}, signal ${child.signalCode})`);
-    }
-    try {
-      const reply = await pingOnce(host, port, auth);
-      if (reply.includes('+PONG')) return;
-      last = reply.trim();
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await sleep(25);
-  }
-  throw new Error(`no PONG within ${timeoutMs} ms (last: ${last})`);
-}
-
-function resp(...parts: string[]): string {
-  return `*${parts.length}\r\n` + parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('');
-}
-
-/** One (AUTH +) PING over a raw connection; resolves with what the server answered. */
-export function pingOnce(host: string, port: number, auth: PingAuth = {}, timeoutMs = 1000): Promise<string> {
-  const { user, password, tls } = auth;
-  return new Promise((resolve, reject) => {
-    // Readiness only: a server with an expired certificate on purpose must still count as up.
-    const sock: Socket = tls ? tlsConnect({ host, port, ...tls, rejectUnauthorized: false }) : createConnection({ host, port });
-    let buf = '';
-    const done = (err: Error | null) => {
-      clearTimeout(timer);
-      sock.removeAllListeners();
-      sock.on('error', () => {});
-      sock.destroy();
-      if (err) reject(err);
-      else resolve(buf);
-    };
-    const timer = setTimeout(() => done(new Error('PING timed out')), timeoutMs);
-    sock.setEncoding('utf8');
-    const login = password === undefined ? '' : user ? resp('AUTH', user, password) : resp('AUTH', password);
-    sock.on(tls ? 'secureConnect' : 'connect', () => sock.write(login + resp('PING')));
-    sock.on('data', (d: string) => {
-      buf += d;
-      const lines = buf.split('\r\n').filter(Boolean);
-      if (lines.length >= (login ? 2 : 1) || buf.startsWith('-')) done(null);
-    });
-    sock.on('error', (e) => done(e));
-    sock.on('close', () => done(new Error(buf ? `closed after ${JSON.stringify(buf)}` : 'connection closed')));
-  });
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

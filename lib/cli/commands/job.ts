@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { CliError, EXIT } from '../exit-codes.js';
+import { fields, time } from '../output.js';
+import type { Run } from '../run.js';
+
+const json = (v: unknown): string | undefined => (v === undefined ? undefined : JSON.stringify(v));
+
+/** `relq job <queue> <id>`: one job, with its data, result, progress and log. */
+export function jobCommand(program: Command, run: Run): void {
+  program
+    .command('job')
+    .description('one job of a queue')
+    .argument('<queue>', 'queue name')
+    .argument('<id>', 'job id')
+    .action((name: string, id: string, _opts: unknown, cmd: Command) =>
+      run(cmd, async (ctx) => {
+        const job = await (await ctx.existingQueue(name)).getJob(id);
+        if (!job) throw new CliError(`no job '${id}' in queue '${name}'`, EXIT.notFound);
+        ctx.output.result(job, () =>
+          [
+            fields([
+              ['id', job.id],
+              ['name', job.name],
+              ['state', job.state],
+              ['priority', job.priority],
+              ['group', job.group],
+              ['attempts', `${job.failures} failed of ${job.maxAttempts}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
+              ['created', time(job.createdAt)],
+              ['lease deadline', job.leaseDeadline === undefined ? undefined : time(job.leaseDeadline)],
+              ['runs at', job.runAt === undefined ? undefined : time(job.runAt)],
+              ['completed', job.completedAt === undefined ? undefined : time(job.completedAt)],
+              ['kept until', job.retainedUntil === undefined ? undefined : time(job.retainedUntil)],
+              ['died', job.diedAt === undefined ? undefined : time(job.diedAt)],
+              ['last error', job.lastError],
+              ['progress', json(job.progress)],
+              ['data', json(job.data)],
+              ['result', json(job.result)],
+            ]),
+            ...(job.logs?.length ? ['log:', ...job.logs.map((l) => `  ${l}`)] : []),
+          ].join('\n'),
+        );
+      }),
+    );
+}

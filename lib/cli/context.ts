@@ -1,0 +1,101 @@
+import { Cluster } from 'ioredis';
+import { DEFAULT_PREFIX } from '../core/defaults.js';
+import { ValidationError } from '../core/errors.js';
+import { Queue } from '../core/queue/queue.js';
+import { listQueues } from '../core/queue/registry.js';
+import { closeClient } from '../core/redis/connection.js';
+import { Redactor } from '../core/redis/redact.js';
+import type { ConnectionInput } from '../core/types.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { Output } from './output.js';
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** The global options (before or after the command). */
+export interface GlobalOptions {
+  redis?: string;
+  prefix?: string;
+  json?: boolean;
+  cluster?: boolean;
+}
+
+/** The password inside a redis:// URL, if any: a secret to mask wherever it appears. */
+export function passwordOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What one command run works with: where Redis is, the prefix, the output, and the Queue
+ * objects it opened (each closed by close(), so the process ends by itself).
+ */
+export class CliContext {
+  readonly url: string;
+  readonly prefix: string;
+  readonly output: Output;
+  /** What queues and listQueues connect with: the URL, or with --cluster a Cluster client seeded by it. */
+  readonly connection: ConnectionInput;
+  private readonly queues: Queue[] = [];
+
+  constructor(opts: GlobalOptions) {
+    this.url = opts.redis ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+    this.prefix = opts.prefix ?? DEFAULT_PREFIX;
+    this.output = new Output(opts.json === true, new Redactor([passwordOf(this.url)]));
+    this.connection = opts.cluster ? clusterOf(this.url) : this.url;
+  }
+
+  /** A Queue object on `name` (nothing is read or written yet). */
+  queue(name: string): Queue {
+    const q = new Queue(name, {
+      connection: this.connection,
+      prefix: this.prefix,
+      evictionCheck: 'off', // an operator's look at a queue is no place for a server-policy warning
+      onWarning: (w) => this.output.note(`warning: ${w.message}`),
+    });
+    this.queues.push(q);
+    return q;
+  }
+
+  /**
+   * A Queue object on an existing queue: one that is registered (listQueues) or holds jobs
+   * or a pause. Anything else is most likely a typo: CliError with EXIT.notFound, before any write.
+   */
+  async existingQueue(name: string): Promise<Queue> {
+    const q = this.queue(name);
+    const counts = await q.counts();
+    const held = counts.pending + counts.working + counts.delayed + counts.completed + counts.dead + counts.waitingChildren;
+    if (held > 0 || counts.paused || (counts.schedulers ?? 0) > 0) return q;
+    const registered = await listQueues(q.client, { prefix: this.prefix });
+    if (registered.some((r) => r.name === name)) return q;
+    throw new CliError(`no queue '${name}' with prefix '${this.prefix}' (relq queues lists them)`, EXIT.notFound);
+  }
+
+  /** Closes every connection this run opened. */
+  async close(): Promise<void> {
+    await Promise.all(this.queues.splice(0).map((q) => q.close().catch(() => undefined)));
+    if (this.connection instanceof Cluster) await closeClient(this.connection); // relq never closes a client passed in
+  }
+}
+
+/** A Cluster client whose seed node, credentials and TLS come from a redis:// or rediss:// URL. */
+function clusterOf(url: string): Cluster {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    u = new URL('invalid://');
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
+    throw new ValidationError('--redis', `must be a redis:// or rediss:// URL, got '${url.split('@').pop()}'`);
+  }
+  const redisOptions = {
+    username: decodeURIComponent(u.username) || undefined,
+    password: passwordOf(url),
+    tls: u.protocol === 'rediss:' ? {} : undefined,
+  };
+  return new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], { redisOptions });
+}

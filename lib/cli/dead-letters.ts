@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import type { Queue } from '../core/queue/queue.js';
+import { intArg } from './args.js';
+import type { CliContext } from './context.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { progressBar } from './progress.js';
+
+/** The engine's largest filter call (DeadLetterFilter.limit). */
+const MAX_BATCH = 10_000;
+
+export interface DeadLetterOptions {
+  id?: string[];
+  name?: string;
+  olderThan?: number;
+  limit?: number;
+  batch: number;
+}
+
+/** The options of retry-dead and purge-dead: the filters retryDead / purgeDead take, and the batch size. */
+export function withDeadLetterOptions(cmd: Command): Command {
+  return cmd
+    .argument('<queue>', 'queue name')
+    .option('--id <id...>', 'only these dead letters (not with the filters)')
+    .option('--name <name>', "only jobs of this name ('' for jobs added without one)")
+    .option('--older-than <ms>', 'only jobs that died at least this long ago (Redis clock)', intArg(0))
+    .option('--limit <n>', 'at most this many (default: every dead letter there was when the command began)', intArg(1))
+    .option('--batch <n>', `dead letters per atomic call (1 to ${MAX_BATCH})`, intArg(1, MAX_BATCH), 1000);
+}
+
+/**
+ * Retries or purges dead letters in batches: each batch is one atomic call of the engine
+ * (retryDead / purgeDead), the oldest first, so a large dead-letter set never blocks Redis
+ * for long and the progress bar moves. Without --limit it handles at most the dead letters
+ * counted when it began: jobs that die again meanwhile are not taken twice.
+ */
+export async function deadLettersInBatches(ctx: CliContext, q: Queue, op: 'retry' | 'purge', o: DeadLetterOptions): Promise<string[]> {
+  const call = (target: Parameters<Queue['retryDead']>[0]) => (op === 'retry' ? q.retryDead(target) : q.purgeDead(target));
+  const label = op === 'retry' ? 'retrying' : 'purging';
+  const done: string[] = [];
+  if (o.id) {
+    if (o.name !== undefined || o.olderThan !== undefined || o.limit !== undefined) {
+      throw new CliError('--id names the dead letters: it takes no --name, --older-than or --limit', EXIT.usage);
+    }
+    const bar = progressBar(label, o.id.length, ctx.output.json);
+    try {
+      for (let i = 0; i < o.id.length; i += o.batch) {
+        done.push(...(await call(o.id.slice(i, i + o.batch))));
+        bar.update(Math.min(i + o.batch, o.id.length));
+      }
+    } finally {
+      bar.stop();
+    }
+    return done;
+  }
+  const dead = (await q.counts()).dead;
+  const total = Math.min(o.limit ?? dead, dead);
+  const bar = progressBar(label, total, ctx.output.json);
+  try {
+    while (done.length < total) {
+      const n = Math.min(o.batch, total - done.length);
+      const moved = await call({ limit: n, name: o.name, olderThanMs: o.olderThan });
+      done.push(...moved);
+      bar.update(done.length);
+      if (moved.length < n) break; // no more that pass the filter
+    }
+  } finally {
+    bar.stop();
+  }
+  return done;
+}

@@ -1,0 +1,54 @@
+import { Command, CommanderError } from 'commander';
+import { DEFAULT_PREFIX } from '../core/defaults.js';
+import { Redactor } from '../core/redis/redact.js';
+import { countsCommand } from './commands/counts.js';
+import { jobCommand } from './commands/job.js';
+import { jobsCommand } from './commands/jobs.js';
+import { pauseCommand } from './commands/pause.js';
+import { purgeDeadCommand } from './commands/purge-dead.js';
+import { queuesCommand } from './commands/queues.js';
+import { resumeCommand } from './commands/resume.js';
+import { retryDeadCommand } from './commands/retry-dead.js';
+import { watchCommand } from './commands/watch.js';
+import { DEFAULT_REDIS_URL, passwordOf } from './context.js';
+import { exitCodeOf } from './exit-codes.js';
+import { Output } from './output.js';
+import { runner } from './run.js';
+
+const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand];
+
+/** The --redis value on the command line, before commander parses it: a secret from the start. */
+function redisArg(argv: string[]): string | undefined {
+  const i = argv.findIndex((a) => a === '--redis' || a.startsWith('--redis='));
+  if (i < 0) return undefined;
+  return argv[i]!.startsWith('--redis=') ? argv[i]!.slice('--redis='.length) : argv[i + 1];
+}
+
+/** Runs the CLI on `argv` (process.argv form) and resolves to its exit code (docs/cli.md). */
+export async function runCli(argv: string[]): Promise<number> {
+  const redactor = new Redactor([passwordOf(redisArg(argv)), passwordOf(process.env.REDIS_URL)]);
+  const { run, exitCode } = runner();
+  const program = new Command('relq')
+    .description('Look at and operate relq queues on Redis.')
+    .option('--redis <url>', `Redis URL (default: $REDIS_URL, then ${DEFAULT_REDIS_URL})`)
+    .option('--prefix <prefix>', 'key prefix of the queues', DEFAULT_PREFIX)
+    .option('--json', 'machine-readable output: JSON on stdout (errors as JSON on stderr)')
+    .option('--cluster', 'Redis Cluster: --redis names one of its nodes')
+    .showHelpAfterError('(relq --help lists the commands)')
+    .configureOutput({
+      writeOut: (s) => process.stdout.write(redactor.text(s)),
+      writeErr: (s) => process.stderr.write(redactor.text(s)),
+    })
+    .exitOverride();
+  for (const register of COMMANDS) register(program, run);
+  try {
+    await program.parseAsync(argv);
+    return exitCode();
+  } catch (err) {
+    // commander has written its own message (usage errors, help); anything else is ours to report
+    if (!(err instanceof CommanderError)) {
+      new Output(argv.includes('--json'), redactor).error({ message: err instanceof Error ? err.message : String(err) }, exitCodeOf(err));
+    }
+    return exitCodeOf(err);
+  }
+}

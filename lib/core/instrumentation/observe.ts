@@ -1,0 +1,71 @@
+/*
+ * The engine's side of the hook: each call asks every registered instrument and combines
+ * their answers. Callers check `instruments.length` first, so that nothing here runs (or
+ * allocates) while none is registered. An instrument that throws never breaks a job: its
+ * error is a process warning.
+ */
+import type { LeasedJob, SweepResult } from '../types.js';
+import { instruments, type AddInfo, type AddScope, type JobOutcome, type ProcessScope } from './instruments.js';
+
+function guarded(what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (error) {
+    process.emitWarning(`relq instrumentation failed in ${what}: ${error instanceof Error ? error.message : String(error)}`, { type: 'RelqWarning', code: 'RELQ_INSTRUMENTATION' });
+  }
+}
+
+export function observeAdd(info: AddInfo): AddScope | undefined {
+  const scopes: AddScope[] = [];
+  for (const instrument of instruments) guarded('add', () => {
+    const scope = instrument.add?.(info);
+    if (scope) scopes.push(scope);
+  });
+  if (scopes.length === 0) return undefined;
+  return {
+    traceContext: scopes.find((s) => s.traceContext)?.traceContext,
+    end: (created, error) => {
+      for (const scope of scopes) guarded('add', () => scope.end(created, error));
+    },
+  };
+}
+
+export function observeProcess(queue: string, jobs: ReadonlyArray<LeasedJob<unknown>>): ProcessScope | undefined {
+  const scopes: ProcessScope[] = [];
+  for (const instrument of instruments) guarded('process', () => {
+    const scope = instrument.process?.(queue, jobs);
+    if (scope) scopes.push(scope);
+  });
+  if (scopes.length === 0) return undefined;
+  return {
+    // the first instrument's context is the outermost
+    run: <T>(handler: () => T): T => scopes.reduceRight<() => T>((inner, scope) => () => scope.run(inner), handler)(),
+    end: (outcomes) => {
+      for (const scope of scopes) guarded('process', () => scope.end(outcomes));
+    },
+  };
+}
+
+export function observeSweep(queue: string, result: SweepResult): void {
+  for (const instrument of instruments) guarded('sweep', () => instrument.sweep?.(queue, result));
+}
+
+/**
+ * A worker's outcome as instruments see it: `event` is the WorkerEvent the outcome will report
+ * once settled (none for a job given back unstarted), `lost` whether its lease was lost first.
+ */
+export function jobOutcome(event: { readonly type: string; readonly willRetry?: boolean; readonly error?: unknown } | undefined, lost: boolean): JobOutcome {
+  if (lost) return { kind: 'lost' };
+  switch (event?.type) {
+    case 'completed':
+      return { kind: 'completed' };
+    case 'failed':
+      return { kind: event.willRetry === false ? 'dead' : 'retried', error: event.error };
+    case 'dead':
+      return { kind: 'dead', error: event.error };
+    case 'rateLimited':
+      return { kind: 'rate-limited' };
+    default:
+      return { kind: 'given-back' };
+  }
+}

@@ -1,0 +1,37 @@
+import type { JobDataOf, JobMap, JobName, JobResultOf } from '../job-names.js';
+import type { AddResult, JobOptions } from '../types.js';
+import type { Queue } from './queue.js';
+
+/** Job options of a `NamedQueue` add: the name is its own argument. */
+export type NamedJobOptions = Omit<JobOptions, 'name'>;
+
+/** One job of `NamedQueue.addBulk`. */
+export type NamedBulkJob<M extends JobMap<M>> = { [N in JobName<M>]: { name: N; data: JobDataOf<M, N>; opts?: NamedJobOptions } }[JobName<M>];
+
+/**
+ * A queue typed by a map of job name → data (and result): `add('charge', data)` compiles
+ * only with a name of the map and that name's data. It adds through the Queue it wraps
+ * (`queue`, for everything else), as `queue.add(data, { name })` would.
+ */
+export class NamedQueue<M extends JobMap<M>> {
+  constructor(readonly queue: Queue<JobDataOf<M>, JobResultOf<M>>) {}
+
+  get name(): string {
+    return this.queue.name;
+  }
+
+  /** Adds one job named `name` (BullMQ's argument order). */
+  add<N extends JobName<M>>(name: N, data: JobDataOf<M, N>, opts?: NamedJobOptions): Promise<AddResult> {
+    return this.queue.add(data, { ...opts, name });
+  }
+
+  /** Adds many named jobs in one call (`queue.addBulk`). */
+  addBulk(jobs: ReadonlyArray<NamedBulkJob<M>>): Promise<AddResult[]> {
+    return this.queue.addBulk(jobs.map((j) => ({ data: j.data, opts: { ...j.opts, name: j.name } })));
+  }
+
+  /** Resolves with the result of the job `id` of name `N` once it completes (`queue.waitForResult`). */
+  waitForResult<N extends JobName<M> = JobName<M>>(id: string, opts?: { timeoutMs?: number }): Promise<JobResultOf<M, N> | undefined> {
+    return this.queue.waitForResult(id, opts) as Promise<JobResultOf<M, N> | undefined>;
+  }
+}

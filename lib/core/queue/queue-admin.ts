@@ -1,0 +1,234 @@
+import type { QueueKeys } from '../redis/keys.js';
+import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../scheduler-types.js';
+import type {
+  CleanOptions,
+  CleanState,
+  DeadLetter,
+  DeadLetterFilter,
+  JobInfo,
+  JobPage,
+  JobPolicy,
+  JobState,
+  QueueCounts,
+  QueueStats,
+  RemoveOptions,
+  SweepResult,
+} from '../types.js';
+import { assertInt, assertOptions } from '../validate.js';
+import type { QueueParts } from './queue-parts.js';
+import { DEFAULT_TOMBSTONE_MS, type QueueState } from './queue-settings.js';
+
+/**
+ * What an operator does with a queue, from any process: read it (jobs, counts, dead letters),
+ * sweep it, manage its jobs, run its schedulers, and change its shared settings and
+ * lifecycle. The base of Queue (queue.ts), which adds producing, leasing, settling and
+ * events; split in two only to keep each file to one kind of work.
+ */
+export class QueueAdmin<Data = unknown, Result = unknown> {
+  readonly name: string;
+  readonly prefix: string;
+  readonly keys: QueueKeys;
+  readonly defaults: Readonly<JobPolicy>;
+  readonly maxPayloadBytes: number;
+  readonly #parts: QueueParts<Data, Result>;
+
+  /** @internal Made by Queue's constructor. */
+  protected constructor(parts: QueueParts<Data, Result>) {
+    this.#parts = parts;
+    this.name = parts.ctx.name;
+    this.prefix = parts.o.prefix;
+    this.keys = parts.ctx.keys;
+    this.defaults = parts.o.defaults;
+    this.maxPayloadBytes = parts.o.maxPayloadBytes;
+  }
+
+  // ---- housekeeping and reading (inspector.ts) ----------------------------------
+
+  /**
+   * One bounded pass: expired leases back to pending (a failed attempt; dead past the
+   * limit), due delayed jobs promoted, ended retention and idempotency windows cleared.
+   * Safe to run from many processes at once.
+   */
+  async sweep(opts: { limit?: number } = {}): Promise<SweepResult> {
+    return this.#parts.inspector.sweep(opts);
+  }
+
+  async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
+    return this.#parts.inspector.getJob(id);
+  }
+
+  async counts(): Promise<QueueCounts> {
+    return this.#parts.inspector.counts();
+  }
+
+  /** Stops leasing on every worker of this queue; adds go on. */
+  async pause(): Promise<void> {
+    return this.#parts.inspector.setPaused(true);
+  }
+
+  async resume(): Promise<void> {
+    return this.#parts.inspector.setPaused(false);
+  }
+
+  async isPaused(): Promise<boolean> {
+    return (await this.counts()).paused;
+  }
+
+  /** Dead-lettered jobs, oldest first. */
+  async listDead(opts: { offset?: number; limit?: number } = {}): Promise<Array<DeadLetter<Data>>> {
+    return this.#parts.inspector.listDead(opts);
+  }
+
+  /**
+   * Moves dead letters back to pending with a fresh attempt budget: the given ids, or the
+   * oldest `limit` that pass the filter (`name`, died at least `olderThanMs` ago). Returns
+   * the ids moved. O(log D + limit) for D dead letters; with `name`, O(log D + examined).
+   */
+  retryDead(target: string[] | DeadLetterFilter): Promise<string[]> {
+    return this.#parts.inspector.deadOp('redrive', target);
+  }
+
+  /** Deletes dead letters for good: the given ids, or the oldest `limit` that pass the filter (as retryDead). */
+  purgeDead(target: string[] | DeadLetterFilter): Promise<string[]> {
+    return this.#parts.inspector.deadOp('purge', target);
+  }
+
+  // ---- job management (management.ts) --------------------------------------------
+
+  /**
+   * One page of the jobs in `state`: positions `start` to `end` (inclusive, at most 10 000)
+   * in `order`. 'asc' is lease order for pending jobs (priority, then FIFO; grouped jobs after
+   * the ungrouped ones, group by group in name order), due time for delayed, lease deadline
+   * for working, end of retention for completed, time of death for dead; 'desc' reverses it.
+   * O(log N + M) for a page of M; pending: O(start + M) plus O(G log G) for G groups.
+   */
+  getJobs(state: JobState, page: JobPage = {}): Promise<Array<JobInfo<Data, Result>>> {
+    return this.#parts.management.getJobs(state, page);
+  }
+
+  /**
+   * Removes a job in any state, from every index, with its result and its idempotency key
+   * (the same jobId may be added again). A leased job is refused with JobLeasedError unless
+   * `force`; forced, its lease ends, and its holder's ack, nack and touch answer false. A
+   * bounded queue's waiting producers get the freed slot. False when there is no such job.
+   * O(1), or O(position) for a job in a pending list.
+   */
+  remove(id: string, opts: RemoveOptions = {}): Promise<boolean> {
+    return this.#parts.management.remove(id, opts);
+  }
+
+  /** Makes a delayed job pending now. False when it is not delayed. O(log D). */
+  promote(id: string): Promise<boolean> {
+    return this.#parts.management.promote(id);
+  }
+
+  /**
+   * Gives a job a new priority (-1000 to 1000). A pending job moves behind the jobs that
+   * already have it; a delayed, leased or dead job keeps it for when it is pending again. A
+   * job with a group is refused (ValidationError). False when there is no such job, or it
+   * completed. O(log P), or O(position) for a job in the FIFO pending list.
+   */
+  changePriority(id: string, priority: number): Promise<boolean> {
+    return this.#parts.management.changePriority(id, priority);
+  }
+
+  /**
+   * Removes up to `limit` (default 1000) completed or dead jobs that finished at least
+   * `olderThanMs` ago, oldest first; returns their ids. Completed jobs keep their idempotency
+   * windows. O(log N + limit) (docs/bounded-fair-batch.md, "Job management").
+   */
+  clean(state: CleanState, opts: CleanOptions = {}): Promise<string[]> {
+    return this.#parts.management.clean(state, opts);
+  }
+
+  /**
+   * Removes every waiting job, pending (groups included) and delayed, in one atomic call;
+   * leased, completed and dead jobs stay. A bounded queue's waiting producers get the room.
+   * Returns the number removed. O(P + D).
+   */
+  drain(): Promise<number> {
+    return this.#parts.management.drain();
+  }
+
+  // ---- job schedulers (schedulers.ts, docs/schedulers.md) -------------------------
+
+  /**
+   * Creates or replaces the scheduler `id`: a job from `template` at every slot of `spec`
+   * (a cron expression, or every `everyMs`), exactly one per slot however many processes
+   * tick. Its next slot's job is queued at once, as a delayed job `repeat:<id>:<slot>`. The
+   * same spec and template again change nothing (false); a different one replaces the queued
+   * job and starts the count again (true). Everything is checked first (ValidationError).
+   */
+  upsertScheduler(id: string, spec: SchedulerSpec, template?: SchedulerTemplate<Data>): Promise<boolean> {
+    return this.#parts.schedulers.upsert(id, spec, template);
+  }
+
+  /** Every scheduler of the queue, by id, with its next slot (Redis time). O(S). */
+  getSchedulers(): Promise<Array<SchedulerInfo<Data>>> {
+    return this.#parts.schedulers.list() as Promise<Array<SchedulerInfo<Data>>>;
+  }
+
+  /** Removes a scheduler and its queued next job (jobs of slots already due stay). False when there is none. */
+  removeScheduler(id: string): Promise<boolean> {
+    return this.#parts.schedulers.remove(id);
+  }
+
+  /**
+   * One scheduler tick: each scheduler whose next slot came due (Redis time) gets its
+   * following slot's job, and, for slots missed meanwhile, what its `missed` policy says.
+   * Safe from many processes at once. A SchedulerTicker (or the Nest sweeper) runs it.
+   */
+  runSchedulers(opts: { limit?: number } = {}): Promise<SchedulerTickResult> {
+    return this.#parts.schedulers.tick(opts);
+  }
+
+  // ---- the queue's shared settings and lifecycle (queue-settings.ts) --------------
+
+  /**
+   * Closes the queue itself (in Redis, for every process), not this object's connections
+   * (that is close()): adds fail with QueueClosedError, producers blocked on a full queue are
+   * released with it, consumers finish what is left and then stop. False if already closed.
+   */
+  closeQueue(): Promise<boolean> {
+    return this.#parts.settings.closeQueue();
+  }
+
+  /** Opens a closed queue again. False if it was open. */
+  reopenQueue(): Promise<boolean> {
+    return this.#parts.settings.reopenQueue();
+  }
+
+  /** Whether the queue was closed with closeQueue() (a Redis read; see also `isClosed`). */
+  async isQueueClosed(): Promise<boolean> {
+    return (await this.#parts.settings.state()).closed;
+  }
+
+  /** The queue's shared settings and state as stored in Redis. */
+  queueState(): Promise<QueueState> {
+    return this.#parts.settings.state();
+  }
+
+  /** Produced and consumed messages and bytes, and whether the queue counts them (`stats`). */
+  stats(): Promise<QueueStats> {
+    return this.#parts.settings.stats();
+  }
+
+  /**
+   * Removes every key of the queue. Blocked producers, consumers and role waiters fail with
+   * QueueDeletedError; a short-lived tombstone (`tombstoneMs`, default 10 s) tells late
+   * arrivals the same. The queue leaves the list of listQueues(). Returns the number of keys removed.
+   */
+  async deleteQueue(opts: { tombstoneMs?: number } = {}): Promise<number> {
+    assertOptions('deleteQueue options', opts, ['tombstoneMs']);
+    const ttl = opts.tombstoneMs ?? DEFAULT_TOMBSTONE_MS;
+    assertInt('tombstoneMs', ttl, { min: 1, max: 2 ** 31 });
+    const removed = await this.#parts.settings.deleteQueue(ttl);
+    await this.#parts.ctx.unregister(); // the registry has a slot of its own: a second call (lib/core/queue/registry.ts)
+    return removed;
+  }
+
+  /** This process's identity in exclusive roles and waiter registrations. */
+  get identity(): { host: string; pid: number; instance: string } {
+    return { ...this.#parts.settings.identity };
+  }
+}

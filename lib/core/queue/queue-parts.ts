@@ -1,0 +1,94 @@
+import type { QueueOptions } from '../types.js';
+import { EventHub } from './event-hub.js';
+import { Flows } from './flows.js';
+import { Inspector } from './inspector.js';
+import type { QueueInternals } from './internals.js';
+import { Leasing } from './leasing.js';
+import { Management } from './management.js';
+import { resolveQueueOptions, type ResolvedQueueOptions } from './options.js';
+import { Producer } from './producer.js';
+import { ProgressWriter } from './progress.js';
+import { QueueContext } from './queue-context.js';
+import { QueueProbe } from './queue-probe.js';
+import { QueueSettings } from './queue-settings.js';
+import { Schedulers } from './schedulers.js';
+import { Settling } from './settling.js';
+import { Watching } from './watching.js';
+
+/**
+ * @internal The parts one Queue object is made of, each the owner of its part of the work
+ * (one file of this folder each); the Queue classes only pass calls on to them.
+ */
+export interface QueueParts<Data, Result> {
+  readonly o: ResolvedQueueOptions;
+  readonly ctx: QueueContext;
+  /** Bounded / fair / lifecycle / exclusive / stats (queue-settings.ts). */
+  readonly settings: QueueSettings;
+  readonly hub: EventHub;
+  readonly producer: Producer<Data>;
+  readonly leasing: Leasing<Data>;
+  readonly settling: Settling<Result>;
+  readonly inspector: Inspector<Data, Result>;
+  readonly management: Management<Data, Result>;
+  readonly watching: Watching<Data, Result>;
+  readonly progress: ProgressWriter;
+  readonly flows: Flows;
+  readonly schedulers: Schedulers;
+}
+
+/** @internal Checks every option first (nothing connects before), then builds the parts. */
+export function buildQueueParts<Data, Result>(name: string, options: QueueOptions): QueueParts<Data, Result> {
+  const o = resolveQueueOptions(name, options);
+  const ctx = new QueueContext(name, o, options.connection);
+  const settings = new QueueSettings(ctx, o.settings);
+  const hub = new EventHub(
+    ctx.handle,
+    ctx.keys.byName.events,
+    ctx.keys.byName.listeners,
+    name,
+    (err) => ctx.wrapError(err, 'events'),
+    (message) => ctx.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message }),
+  );
+  const probe = new QueueProbe(ctx.handle.client, ctx.keys.byName.listeners, ctx.keys.byName.meta, () => hub.listening);
+  const inspector = new Inspector<Data, Result>(ctx);
+  return {
+    o,
+    ctx,
+    settings,
+    hub,
+    producer: new Producer<Data>(ctx, settings, probe),
+    leasing: new Leasing<Data>(ctx, settings),
+    settling: new Settling<Result>(ctx),
+    inspector,
+    management: new Management<Data, Result>(ctx, inspector),
+    watching: new Watching<Data, Result>(name, hub, (id) => inspector.getJob(id)),
+    progress: new ProgressWriter(ctx),
+    flows: new Flows(ctx, settings),
+    schedulers: new Schedulers(ctx),
+  };
+}
+
+/** @internal What workers and the Nest runtime use beyond the public API (internals.ts). */
+export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, Result>): QueueInternals<unknown> {
+  const { ctx, leasing, settling, progress, flows, inspector, hub } = p;
+  return {
+    name,
+    maxPayloadBytes: p.o.maxPayloadBytes,
+    get isClosed() {
+      return ctx.isClosed;
+    },
+    leaseStep: (items, count, leaseMs, woken, reqId) => leasing.leaseStep(items, count, leaseMs, woken, reqId),
+    settle: (items, reqId) => settling.settle(items, reqId),
+    touchMany: (leases, extendMs) => settling.touchMany(leases, extendMs),
+    waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
+    workWaiting: () => leasing.workWaiting(),
+    updateProgress: (lease, value) => progress.updateProgress(lease, value),
+    log: (lease, line) => progress.log(lease, line),
+    childrenResults: (id) => flows.childrenResults(id),
+    sweepReporting: (opts) => inspector.sweepReporting(opts),
+    eventsOpen: () => hub.open(),
+    countsAndAge: () => inspector.countsAndAge(),
+    openBlocker: () => ctx.openBlocker(),
+    closeBlocker: (b) => ctx.closeBlocker(b),
+  };
+}

@@ -1,0 +1,95 @@
+import { DEFAULT_PREFIX } from '../defaults.js';
+import { boundedCall, closeClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { registryKey } from '../redis/keys.js';
+import { wrapRedisError } from '../redis/redis-errors.js';
+import type { ConnectionInput } from '../types.js';
+import { assertOptions, assertPrefix } from '../validate.js';
+
+/**
+ * The calls (by the operation names of QueueContext.run) that may create a queue's keys:
+ * the first of them on a Queue object registers the queue. Reads, leases and settles never
+ * do: they cannot make a queue appear.
+ */
+const CREATING_OPS: ReadonlySet<string> = new Set([
+  'add',
+  'addBulk',
+  'tryAdd',
+  'tryAddBulk',
+  'addFlow',
+  'upsertScheduler',
+  'configure',
+  'closeQueue',
+  'reopenQueue',
+  'pause',
+  'resume',
+]);
+
+/**
+ * A Queue object registers again before a creating call at most this often, so that a queue
+ * deleted by another process and then written again by this one is listed again.
+ */
+const REFRESH_MS = 60_000;
+
+/**
+ * @internal The registry entry of one Queue object's queue (lib/scripts/registry.lua). The
+ * registry key has its own Cluster slot, so no queue script may write it: this object
+ * registers the queue with a call of its own before its first creating call (then at most
+ * once a minute), and deleteQueue() unregisters it after the delete script. Adds after the
+ * first pay nothing.
+ */
+export class Registration {
+  private registeredAt = -Infinity;
+  private pending: Promise<void> | undefined;
+
+  constructor(
+    private readonly name: string,
+    /** Runs registry.lua with these arguments (the caller bounds and wraps it). */
+    private readonly exec: (args: string[]) => Promise<unknown>,
+  ) {}
+
+  /** What must be awaited before the call `op`: nothing, or the queue's registration. */
+  before(op: string): Promise<void> | undefined {
+    if (!CREATING_OPS.has(op) || Date.now() - this.registeredAt < REFRESH_MS) return undefined;
+    this.pending ??= this.exec(['add', this.name])
+      .then(() => {
+        this.registeredAt = Date.now();
+      })
+      .finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  /** The queue was deleted: unlisted, and registered again by this object's next creating call. */
+  async remove(): Promise<void> {
+    this.registeredAt = -Infinity;
+    await this.exec(['remove', this.name]);
+  }
+}
+
+/** One registered queue. */
+export interface QueueListing {
+  name: string;
+  /** When a Queue object first registered it (epoch ms, Redis clock). */
+  firstSeen: number;
+}
+
+/**
+ * The queues of a prefix, by name, without KEYS or SCAN: a queue is listed from the first
+ * add (or flow, scheduler, settings, close, pause...) of any Queue object on it until
+ * deleteQueue(). One ZRANGE. Closes the connection it opened; a client passed in stays open.
+ */
+export async function listQueues(connection?: ConnectionInput, opts: { prefix?: string } = {}): Promise<QueueListing[]> {
+  assertOptions('listQueues options', opts, ['prefix']);
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  assertPrefix(prefix);
+  const handle: ClientHandle = openConnection(connection);
+  try {
+    const flat = await boundedCall(handle, handle.client.zrange(registryKey(prefix), '0', '-1', 'WITHSCORES'));
+    const out: QueueListing[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ name: flat[i]!, firstSeen: Number(flat[i + 1]) });
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch (err) {
+    throw wrapRedisError(err, 'listQueues', handle);
+  } finally {
+    if (handle.owned) await closeClient(handle.client);
+  }
+}

@@ -1,0 +1,98 @@
+import type { Queue } from '../core/queue/queue.js';
+import type { CleanState, JobState, QueueCounts } from '../core/types.js';
+import { HttpError } from './http.js';
+import { summarize, type JobSummary } from './job-summary.js';
+import type { Throughput, ThroughputRecorder } from './throughput.js';
+
+/** A queue on the overview: its counts, or why they could not be read. */
+export interface QueueOverview {
+  name: string;
+  counts?: QueueCounts;
+  error?: string;
+}
+
+/** A page of jobs in one state, and how many the state holds. */
+export interface JobList {
+  state: JobState;
+  start: number;
+  end: number;
+  total: number;
+  jobs: JobSummary[];
+}
+
+const STATES: readonly JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
+const TOTALS: Record<JobState, keyof QueueCounts> = {
+  pending: 'pending',
+  working: 'working',
+  delayed: 'delayed',
+  completed: 'completed',
+  dead: 'dead',
+  'waiting-children': 'waitingChildren',
+};
+/** Largest page the API hands out. */
+const MAX_PAGE = 500;
+
+/** One queue and its throughput recorder. @internal */
+export interface Watched {
+  queue: Queue<unknown, unknown>;
+  recorder: ThroughputRecorder;
+}
+
+/** The reads of the JSON API. @internal */
+export const reads = {
+  async overview(queues: Iterable<Watched>): Promise<QueueOverview[]> {
+    return Promise.all(
+      [...queues].map(async ({ queue }) => {
+        try {
+          return { name: queue.name, counts: await queue.counts() };
+        } catch (err) {
+          return { name: queue.name, error: (err as Error).message };
+        }
+      }),
+    );
+  },
+
+  throughput(w: Watched): Throughput {
+    return w.recorder.snapshot();
+  },
+
+  async jobs(w: Watched, query: URLSearchParams): Promise<JobList> {
+    const state = (query.get('state') ?? 'pending') as JobState;
+    if (!STATES.includes(state)) throw new HttpError(400, `state must be one of ${STATES.join(', ')}`);
+    const start = intParam(query, 'start', 0);
+    const end = intParam(query, 'end', start + 19);
+    if (end < start || end - start >= MAX_PAGE) throw new HttpError(400, `end must be at least start and the page at most ${MAX_PAGE} jobs`);
+    const order = query.get('order') ?? 'asc';
+    if (order !== 'asc' && order !== 'desc') throw new HttpError(400, "order must be 'asc' or 'desc'");
+    const [jobs, counts] = await Promise.all([w.queue.getJobs(state, { start, end, order }), w.queue.counts()]);
+    return { state, start, end, total: counts[TOTALS[state]] as number, jobs: jobs.map(summarize) };
+  },
+};
+
+/** The actions of the JSON API: each one engine call. @internal */
+export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Record<string, unknown>, id?: string) => Promise<unknown>> = {
+  retry: async (q, _body, id) => ({ retried: (await q.retryDead([id!])).length === 1 }),
+  remove: async (q, body, id) => ({ removed: await q.remove(id!, body.force === undefined ? {} : { force: body.force as boolean }) }),
+  promote: async (q, _body, id) => ({ promoted: await q.promote(id!) }),
+  pause: async (q) => ({ paused: (await q.pause(), true) }),
+  resume: async (q) => ({ paused: (await q.resume(), false) }),
+  redrive: async (q, body) => ({ ids: await q.retryDead(pick(body, ['limit', 'name', 'olderThanMs']) as { limit: number }) }),
+  clean: async (q, { state, ...rest }) => ({ ids: await q.clean(state as CleanState, pick(rest, ['limit', 'olderThanMs'])) }),
+};
+
+/** The actions about one job (`.../jobs/<id>/<action>`); the others are about the queue. */
+export const JOB_ACTIONS = new Set(['retry', 'remove', 'promote']);
+
+function intParam(query: URLSearchParams, name: string, fallback: number): number {
+  const raw = query.get(name);
+  if (raw === null) return fallback;
+  if (!/^\d{1,9}$/.test(raw)) throw new HttpError(400, `${name} must be a whole number`);
+  return Number(raw);
+}
+
+/** The fields of `body` the engine call takes (the engine checks their values). */
+function pick(body: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const unknown = Object.keys(body).filter((k) => !keys.includes(k));
+  if (unknown.length > 0) throw new HttpError(400, `unknown field(s) ${unknown.join(', ')}; allowed: ${keys.join(', ')}`);
+  return Object.fromEntries(keys.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
+}

@@ -1,0 +1,1 @@
+export { RelqBullBoardAdapter } from './relq-adapter.js';

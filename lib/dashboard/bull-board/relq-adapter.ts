@@ -1,0 +1,170 @@
+import { BaseAdapter } from '@bull-board/api/dist/queueAdapters/base.js';
+import type {
+  AppJobScheduler,
+  JobCleanStatus,
+  JobCounts,
+  JobSchedulerUpdateResult,
+  JobStatus,
+  QueueAdapterOptions,
+  QueueJob,
+  QueueJobOptions,
+  QueueMetrics,
+  Status,
+} from '@bull-board/api/dist/types.js';
+import type { Queue } from '../../core/queue/queue.js';
+import type { JobState } from '../../core/types.js';
+import { BOARD_STATUS, RELQ_STATE, RelqBoardJob } from './relq-job.js';
+
+/** Largest page relq reads at once (`getJobs`); bull-board's "to the end" (-1) reads this much. */
+const MAX_PAGE = 10_000;
+/** Jobs per engine call when cleaning or promoting a whole state. */
+const BATCH = 1000;
+
+/**
+ * A relq queue on bull-board (`createBullBoard({ queues: [new RelqBullBoardAdapter(queue)] })`).
+ * Each method is one engine call or a short loop of them. What relq does not have is refused
+ * with a clear error or left empty: retrying completed jobs, cleaning waiting or active jobs,
+ * global concurrency, editing schedulers, and BullMQ's metrics (relq keeps no per-minute
+ * totals; relq's own dashboard charts throughput).
+ */
+export class RelqBullBoardAdapter extends BaseAdapter {
+  constructor(
+    private readonly queue: Queue<unknown, unknown>,
+    options: Partial<Omit<QueueAdapterOptions, 'allowCompletedRetries'>> = {},
+  ) {
+    super('bullmq', { ...options, allowCompletedRetries: false });
+  }
+
+  getName(): string {
+    return `${this.prefix}${this.queue.name}`;
+  }
+
+  getStatuses(): Status[] {
+    return ['latest', ...this.getJobStatuses()];
+  }
+
+  getJobStatuses(): JobStatus[] {
+    return Object.values(BOARD_STATUS);
+  }
+
+  async getJobCounts(): Promise<JobCounts> {
+    const c = await this.queue.counts();
+    const counts: Record<string, number> = { active: c.working, waiting: c.pending, delayed: c.delayed, completed: c.completed, failed: c.dead, 'waiting-children': c.waitingChildren };
+    return counts as JobCounts;
+  }
+
+  /** Newest first in each status, as BullMQ lists them; several statuses one after the other. */
+  async getJobs(statuses: JobStatus[], start = 0, end = -1): Promise<QueueJob[]> {
+    const last = end < 0 ? start + MAX_PAGE - 1 : Math.min(end, start + MAX_PAGE - 1);
+    const states = statuses.map((s) => RELQ_STATE[s]).filter((s): s is JobState => s !== undefined);
+    const pages = await Promise.all(states.map((state) => this.queue.getJobs(state, { start, end: last, order: 'desc' })));
+    return pages.flat().map((j) => new RelqBoardJob(this.queue, j));
+  }
+
+  async getJob(id: string): Promise<QueueJob | null> {
+    const job = await this.queue.getJob(id);
+    return job ? new RelqBoardJob(this.queue, job) : null;
+  }
+
+  async getJobLogs(id: string): Promise<string[]> {
+    return (await this.queue.getJob(id))?.logs ?? [];
+  }
+
+  async addJob(name: string, data: unknown, options: QueueJobOptions): Promise<QueueJob> {
+    const { id } = await this.queue.add(data, {
+      ...(name ? { name } : {}),
+      ...(options.delay ? { delayMs: options.delay } : {}),
+      ...(options.attempts ? { attempts: options.attempts } : {}),
+    });
+    return (await this.getJob(id))!;
+  }
+
+  /** Completed jobs and dead letters (bull-board's failed) finished at least `graceTimeMs` ago. */
+  async clean(status: JobCleanStatus, graceTimeMs: number): Promise<void> {
+    if (status !== 'completed' && status !== 'failed') throw new Error(`relq cleans completed and failed (dead) jobs, not ${status} ones`);
+    const state = status === 'failed' ? 'dead' : 'completed';
+    while ((await this.queue.clean(state, { olderThanMs: graceTimeMs, limit: BATCH })).length === BATCH);
+  }
+
+  async promoteAll(): Promise<void> {
+    for (;;) {
+      const due = await this.queue.getJobs('delayed', { start: 0, end: BATCH - 1 });
+      const promoted = await Promise.all(due.map((j) => this.queue.promote(j.id)));
+      if (due.length < BATCH || !promoted.includes(true)) return;
+    }
+  }
+
+  isPaused(): Promise<boolean> {
+    return this.queue.isPaused();
+  }
+
+  pause(): Promise<void> {
+    return this.queue.pause();
+  }
+
+  resume(): Promise<void> {
+    return this.queue.resume();
+  }
+
+  async empty(): Promise<void> {
+    await this.queue.drain();
+  }
+
+  /** Deletes the queue; like BullMQ, refused while jobs are leased unless `force`. */
+  async obliterate({ force = false }: { force?: boolean } = {}): Promise<void> {
+    if (!force && (await this.queue.counts()).working > 0) throw new Error(`queue ${this.queue.name} has leased jobs: obliterate with force`);
+    await this.queue.deleteQueue();
+  }
+
+  getRedisInfo(): Promise<string> {
+    return this.queue.client.info();
+  }
+
+  async getMetrics(): Promise<QueueMetrics> {
+    return { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 };
+  }
+
+  async getJobSchedulers(): Promise<Array<Omit<AppJobScheduler, 'queueName'>>> {
+    return (await this.queue.getSchedulers()).map((s) => {
+      const { spec } = s;
+      const start = spec.startAt === undefined ? undefined : Number(spec.startAt);
+      const endAt = spec.endAt === undefined ? undefined : Number(spec.endAt);
+      return {
+        id: s.id,
+        name: s.template.opts?.name ?? '',
+        ...('cron' in spec ? { pattern: spec.cron, ...(spec.tz ? { tz: spec.tz } : {}) } : { every: spec.everyMs }),
+        ...(spec.limit === undefined ? {} : { limit: spec.limit }),
+        ...(start === undefined ? {} : { startDate: start }),
+        ...(endAt === undefined ? {} : { endDate: endAt }),
+        ...(s.nextRunAt === null ? {} : { next: s.nextRunAt }),
+        iterationCount: s.made,
+        template: { data: s.template.data, opts: { ...s.template.opts } },
+      };
+    });
+  }
+
+  async getJobSchedulersCount(): Promise<number> {
+    return (await this.queue.counts()).schedulers ?? 0;
+  }
+
+  removeJobScheduler(id: string): Promise<boolean> {
+    return this.queue.removeScheduler(id);
+  }
+
+  // supportsJobSchedulerUpdate and supportsJobSchedulerRun stay false: bull-board never calls these.
+  updateJobScheduler(): Promise<JobSchedulerUpdateResult> {
+    return Promise.reject(new Error('relq schedulers are changed with queue.upsertScheduler()'));
+  }
+
+  runJobSchedulerNow(): Promise<QueueJob | 'not-found'> {
+    return Promise.reject(new Error('relq runs a scheduler only at its slots'));
+  }
+
+  async getGlobalConcurrency(): Promise<number | null> {
+    return null; // relq limits concurrency per worker, not per queue
+  }
+
+  setGlobalConcurrency(): Promise<void> {
+    return Promise.reject(new Error('relq limits concurrency per worker (WorkerOptions.concurrency), not per queue'));
+  }
+}

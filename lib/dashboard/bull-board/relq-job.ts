@@ -1,0 +1,70 @@
+import type { JobRetryStatus, JobState as BoardJobState, JobStatus, QueueJob, QueueJobJson } from '@bull-board/api/dist/types.js';
+import type { Queue } from '../../core/queue/queue.js';
+import type { JobInfo, JobState } from '../../core/types.js';
+
+/** relq's states as bull-board's statuses: a dead letter is a failed job, a leased one active. */
+export const BOARD_STATUS: Record<JobState, JobStatus> = {
+  pending: 'waiting',
+  working: 'active',
+  delayed: 'delayed',
+  completed: 'completed',
+  dead: 'failed',
+  'waiting-children': 'waiting-children',
+};
+
+/** bull-board's statuses relq has, back to relq's states ('prioritized' and 'paused' it has not). */
+export const RELQ_STATE = Object.fromEntries(Object.entries(BOARD_STATUS).map(([s, b]) => [b, s])) as Partial<Record<JobStatus, JobState>>;
+
+/**
+ * One relq job as bull-board's job object: read once (getJob / getJobs), its actions each one
+ * engine call. @internal
+ */
+export class RelqBoardJob implements QueueJob {
+  readonly opts: { delay?: number };
+
+  constructor(
+    private readonly queue: Queue<unknown, unknown>,
+    private readonly job: JobInfo<unknown, unknown>,
+  ) {
+    this.opts = this.job.runAt === undefined ? {} : { delay: Math.max(0, this.job.runAt - this.job.createdAt) };
+  }
+
+  async promote(): Promise<void> {
+    if (!(await this.queue.promote(this.job.id))) throw new Error(`job ${this.job.id} is not delayed`);
+  }
+
+  async remove(): Promise<void> {
+    await this.queue.remove(this.job.id);
+  }
+
+  /** Only a dead letter is retried (relq runs a completed job once). */
+  async retry(state?: JobRetryStatus): Promise<void> {
+    if (state !== 'failed') throw new Error(`relq retries dead letters (failed) only, not ${state ?? 'this'} job ${this.job.id}`);
+    if ((await this.queue.retryDead([this.job.id])).length === 0) throw new Error(`job ${this.job.id} is not a dead letter`);
+  }
+
+  async getState(): Promise<BoardJobState> {
+    const now = await this.queue.getJob(this.job.id);
+    return now ? BOARD_STATUS[now.state] : 'unknown';
+  }
+
+  toJSON(): QueueJobJson {
+    const j = this.job;
+    return {
+      id: j.id,
+      name: j.name,
+      progress: j.progress ?? 0,
+      attemptsMade: j.dequeues,
+      finishedOn: j.completedAt ?? j.diedAt ?? null,
+      processedOn: null, // relq does not store when an attempt started
+      timestamp: j.createdAt,
+      failedReason: j.lastError ?? '',
+      stacktrace: [],
+      data: j.data,
+      returnvalue: j.result ?? null,
+      opts: { attempts: j.maxAttempts, priority: j.priority, ...this.opts, ...(j.group === undefined ? {} : { group: { id: j.group } }) },
+      ...this.opts,
+      priority: j.priority,
+    };
+  }
+}

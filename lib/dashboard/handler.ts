@@ -1,0 +1,121 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JobLeasedError, RelqError, ValidationError } from '../core/errors.js';
+import { actions, JOB_ACTIONS, reads, type Watched } from './api.js';
+import { asset } from './assets.js';
+import { HttpError, readAction, send, sendJson } from './http.js';
+import { resolveDashboardOptions, type DashboardAccess, type DashboardOptions, type ResolvedDashboardOptions } from './options.js';
+import { ThroughputRecorder } from './throughput.js';
+
+/** A request handler for node:http, Express or any framework that hands over `req` and `res`. */
+export interface DashboardHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
+  /** Stops listening to the queues' events and sampling their counts (the queues stay open). */
+  close(): void;
+}
+
+/**
+ * The dashboard: one HTML page and a JSON API under `<basePath>/api/`. Requests outside
+ * `basePath` go to `next` (404 without one). From creation until `close()` it listens to
+ * each queue's events for the throughput chart.
+ */
+export function createDashboard(options: DashboardOptions): DashboardHandler {
+  const o = resolveDashboardOptions(options);
+  const watched = new Map<string, Watched>(
+    [...o.queues].map(([name, queue]) => [name, { queue, recorder: new ThroughputRecorder(queue, o.intervalMs, o.points) }]),
+  );
+  const handler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void => {
+    void serve(o, watched, req, res, next).catch((err: unknown) => answerError(res, err));
+  };
+  return Object.assign(handler, {
+    close: () => watched.forEach((w) => w.recorder.stop()),
+  });
+}
+
+async function serve(
+  o: ResolvedDashboardOptions,
+  watched: Map<string, Watched>,
+  req: IncomingMessage & { originalUrl?: string },
+  res: ServerResponse,
+  next: ((err?: unknown) => void) | undefined,
+): Promise<void> {
+  // Express strips a mount path from req.url; originalUrl keeps the whole path.
+  const url = new URL(req.originalUrl ?? req.url ?? '/', 'http://dashboard');
+  const path = url.pathname;
+  if (path !== o.basePath && !path.startsWith(`${o.basePath}/`)) {
+    if (next) return next();
+    throw new HttpError(404, 'not found');
+  }
+  if (path === o.basePath) {
+    // relative links of the page need the trailing slash
+    res.writeHead(308, { location: `${o.basePath}/${url.search}` });
+    res.end();
+    return;
+  }
+  const rest = path.slice(o.basePath.length);
+  if (!rest.startsWith('/api/')) {
+    const file = asset(rest);
+    if (!file) throw new HttpError(404, 'not found');
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
+    await allow(o, req, { kind: 'read' });
+    return send(res, 200, file.type, file.body);
+  }
+  const parts = rest.slice('/api/'.length).split('/').map(decodeURIComponent);
+  if (parts[0] === 'queues' && parts.length === 1) {
+    onlyMethod(req, 'GET');
+    await allow(o, req, { kind: 'read' });
+    return sendJson(res, 200, { refreshMs: o.refreshMs, queues: await reads.overview(watched.values()) });
+  }
+  if (parts[0] !== 'queues' || parts.length < 3) throw new HttpError(404, 'no such API route');
+  const w = watched.get(parts[1]!);
+  if (!w) throw new HttpError(404, `no queue '${parts[1]}' on this dashboard`);
+  const queue = w.queue.name;
+  const [, , what, id, action] = parts;
+  if (parts.length === 3 && what === 'throughput') {
+    onlyMethod(req, 'GET');
+    await allow(o, req, { kind: 'read', queue });
+    return sendJson(res, 200, reads.throughput(w));
+  }
+  if (parts.length === 3 && what === 'jobs') {
+    onlyMethod(req, 'GET');
+    await allow(o, req, { kind: 'read', queue });
+    return sendJson(res, 200, await reads.jobs(w, url.searchParams));
+  }
+  if (parts.length === 4 && what === 'jobs') {
+    onlyMethod(req, 'GET');
+    await allow(o, req, { kind: 'read', queue });
+    const job = await w.queue.getJob(id!);
+    if (!job) throw new HttpError(404, `no job '${id}' in queue '${queue}'`);
+    return sendJson(res, 200, job);
+  }
+  const name = parts.length === 5 && what === 'jobs' ? action! : parts.length === 3 ? what! : '';
+  const run = Object.hasOwn(actions, name) && JOB_ACTIONS.has(name) === (parts.length === 5) ? actions[name] : undefined;
+  if (!run) throw new HttpError(404, 'no such API route');
+  onlyMethod(req, 'POST');
+  await allow(o, req, { kind: 'action', queue, action: name });
+  const body = await readAction(req);
+  return sendJson(res, 200, await run(w.queue, body, id));
+}
+
+function onlyMethod(req: IncomingMessage, method: 'GET' | 'POST'): void {
+  if (req.method !== method) throw new HttpError(405, `${method} only`);
+}
+
+/** The guard's word; without a guard reads are allowed and actions are not. */
+async function allow(o: ResolvedDashboardOptions, req: IncomingMessage, access: DashboardAccess): Promise<void> {
+  const ok = o.guard ? await o.guard(req, access) : access.kind === 'read';
+  if (ok !== true) {
+    throw new HttpError(403, o.guard ? 'not allowed' : 'actions need a guard: createDashboard({ guard }) decides who may act');
+  }
+}
+
+function answerError(res: ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  // relq's messages name the culprit and never hold a password; anything else stays private
+  if (err instanceof URIError) err = new HttpError(400, 'malformed percent-encoding in the URL');
+  const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError ? 409 : 500;
+  const message = err instanceof HttpError || err instanceof RelqError ? err.message : 'internal error';
+  sendJson(res, status, { error: message });
+}

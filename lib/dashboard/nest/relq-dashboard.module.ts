@@ -1,0 +1,74 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  Inject,
+  Module,
+  RequestMethod,
+  type DynamicModule,
+  type MiddlewareConsumer,
+  type NestModule,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { RelqConfigError } from '../../nest/errors.js';
+import { QueueRegistry } from '../../nest/runtime/queue.registry.js';
+import { createDashboard, type DashboardHandler } from '../handler.js';
+import { RELQ_DASHBOARD_OPTIONS, type RelqDashboardModuleAsyncOptions, type RelqDashboardModuleOptions } from './dashboard-module-options.js';
+
+/**
+ * Mounts the dashboard (lib/dashboard/handler.ts) on the app's Express adapter at `path`,
+ * showing the queues registered with `QueueModule.registerQueue`. Needs `QueueModule.forRoot`.
+ * The handler is made at bootstrap, once every queue is registered, and closed with the app.
+ */
+@Module({})
+export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, OnModuleDestroy {
+  private handler: DashboardHandler | undefined;
+
+  constructor(
+    private readonly registry: QueueRegistry,
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(RELQ_DASHBOARD_OPTIONS) private readonly options: RelqDashboardModuleOptions,
+  ) {}
+
+  static forRoot(options: RelqDashboardModuleOptions): DynamicModule {
+    return { module: RelqDashboardModule, providers: [{ provide: RELQ_DASHBOARD_OPTIONS, useValue: options }] };
+  }
+
+  static forRootAsync(options: RelqDashboardModuleAsyncOptions): DynamicModule {
+    return {
+      module: RelqDashboardModule,
+      imports: options.imports ?? [],
+      providers: [{ provide: RELQ_DASHBOARD_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] }],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    const path = this.options.path.replace(/^\/+|\/+$/g, '');
+    // Until bootstrap made the handler, requests go on to the app.
+    const middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) =>
+      this.handler ? this.handler(req, res, next) : next();
+    consumer.apply(middleware).forRoutes({ path: `${path}{/*rest}`, method: RequestMethod.ALL });
+  }
+
+  onApplicationBootstrap(): void {
+    const adapter = this.adapterHost.httpAdapter;
+    if (!adapter) return; // an application context without HTTP: nothing to mount on
+    if (adapter.getType() !== 'express') {
+      throw new RelqConfigError(`RelqDashboardModule mounts on Express; this app runs on '${adapter.getType()}'`);
+    }
+    const names = this.options.queues ?? this.registry.getQueueNames();
+    const { path, guard, throughput, refreshMs } = this.options;
+    this.handler = createDashboard({
+      queues: names.map((name) => this.registry.getQueue(name)),
+      basePath: path,
+      ...(guard ? { guard } : {}),
+      ...(throughput ? { throughput } : {}),
+      ...(refreshMs !== undefined ? { refreshMs } : {}),
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.handler?.close();
+    this.handler = undefined;
+  }
+}

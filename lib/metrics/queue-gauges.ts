@@ -1,0 +1,91 @@
+import { Gauge, type Registry } from 'prom-client';
+import { internalsOf, type QueueInternals } from '../core/queue/internals.js';
+import type { Queue } from '../core/queue/queue.js';
+import type { QueueCounts } from '../core/types.js';
+import { ValidationError } from '../core/errors.js';
+
+/** The job states relq_queue_jobs reports, as label values, and where counts() has them. */
+const STATES = [
+  ['pending', 'pending'],
+  ['working', 'working'],
+  ['delayed', 'delayed'],
+  ['completed', 'completed'],
+  ['dead', 'dead'],
+  ['waiting_children', 'waitingChildren'],
+] as const satisfies ReadonlyArray<readonly [string, keyof QueueCounts]>;
+
+interface Reading {
+  queue: string;
+  counts: QueueCounts;
+  oldestPendingAgeMs: number | undefined;
+}
+
+/**
+ * The gauges, read from Redis at scrape time: one counts call per watched queue per scrape,
+ * shared by every gauge (prom-client collects them all at once, so the first one's read
+ * serves the others).
+ */
+export class QueueGauges {
+  private readonly watched = new Map<Queue<unknown, unknown>, QueueInternals<unknown>>();
+  private reading: Promise<Reading[]> | undefined;
+
+  constructor(registry: Registry, prefix: string) {
+    const read = () => this.read();
+    new Gauge({
+      name: `${prefix}queue_jobs`,
+      help: 'Jobs of the queue in each state (completed: those still retained).',
+      labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset(); // a queue no longer watched leaves the output
+        for (const r of await read()) {
+          for (const [state, field] of STATES) this.set({ queue: r.queue, state }, r.counts[field] ?? 0);
+        }
+      },
+    });
+    new Gauge({
+      name: `${prefix}queue_oldest_pending_age_seconds`,
+      help: 'Age of the oldest pending job at a head of the queue (0 when none waits).',
+      labelNames: ['queue'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const r of await read()) this.set({ queue: r.queue }, (r.oldestPendingAgeMs ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: `${prefix}queue_paused`,
+      help: '1 while the queue is paused, else 0.',
+      labelNames: ['queue'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const r of await read()) this.set({ queue: r.queue }, r.counts.paused ? 1 : 0);
+      },
+    });
+  }
+
+  watch(queue: Queue<unknown, unknown>): void {
+    const internals = internalsOf<unknown>(queue);
+    if (!internals) throw new ValidationError('queue', 'must be a relq Queue');
+    this.watched.set(queue, internals);
+  }
+
+  unwatch(queue: Queue<unknown, unknown>): void {
+    this.watched.delete(queue);
+  }
+
+  /** One read per scrape: the gauges' collect calls of one scrape share it. */
+  private read(): Promise<Reading[]> {
+    this.reading ??= this.readAll().finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  private async readAll(): Promise<Reading[]> {
+    const open = [...this.watched].filter(([queue, internals]) => {
+      if (internals.isClosed) this.watched.delete(queue); // a closed Queue object can read nothing
+      return !internals.isClosed;
+    });
+    return Promise.all(open.map(async ([, internals]) => ({ queue: internals.name, ...(await internals.countsAndAge()) })));
+  }
+}

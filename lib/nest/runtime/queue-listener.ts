@@ -1,0 +1,71 @@
+import type { Logger } from '@nestjs/common';
+import type { Subscription } from 'rxjs';
+import { internalsOf } from '../../core/queue/internals.js';
+import type { Queue } from '../../core/queue/queue.js';
+import type { QueueEvent } from '../../core/types.js';
+import * as msg from '../relq.messages.js';
+import type { InstanceSource } from './processor-definition.js';
+import { listenerArgument, type QueueListenerEventType } from './queue-listener-events.js';
+import { withTimeout } from './with-timeout.js';
+
+/** A discovered `@QueueEventsListener()` class, validated: what the explorer hands the orchestrator. */
+export interface QueueListenerDefinition {
+  className: string;
+  queueName: string;
+  /** Its `@OnQueueEvent()` methods. */
+  methods: Array<{ type: QueueListenerEventType; methodName: string }>;
+  instances: InstanceSource;
+}
+
+/** Longest wait at startup for the subscription (it goes on trying in the background). */
+const SUBSCRIBE_WAIT_MS = 2000;
+
+/**
+ * Runs one `@QueueEventsListener()` class: subscribes to its queue's events from every
+ * process and calls its `@OnQueueEvent()` methods. The engine's stream subscribes again by
+ * itself after an outage; stop() unsubscribes.
+ */
+export class QueueListener {
+  private subscription: Subscription | undefined;
+
+  constructor(
+    readonly def: QueueListenerDefinition,
+    private readonly queue: Queue<unknown, unknown>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Subscribes; resolves once the subscription is active, or after SUBSCRIBE_WAIT_MS with a warning. */
+  async start(): Promise<void> {
+    if (this.subscription) return;
+    this.subscription = this.queue.events().subscribe((event) => this.onEvent(event));
+    try {
+      await withTimeout(internalsOf(this.queue)!.eventsOpen(), SUBSCRIBE_WAIT_MS, 'the event subscription');
+      this.logger.log(msg.queueListenerStarted(this.def.className, this.def.queueName, this.def.methods.map((m) => m.type)));
+    } catch (err) {
+      // The engine keeps trying and reports the outage as a warning of the queue (onWarning).
+      this.logger.warn(msg.queueListenerWaiting(this.def.className, this.def.queueName, msg.textOf(err)));
+    }
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+  }
+
+  private onEvent(event: QueueEvent): void {
+    for (const { type, methodName } of this.def.methods) {
+      const args = listenerArgument(type, event);
+      if (args !== undefined) void this.deliver(methodName, event, args);
+    }
+  }
+
+  private async deliver(methodName: string, event: QueueEvent, args: object): Promise<void> {
+    try {
+      const instance = (await this.def.instances.get(event)) as Record<string, unknown>;
+      const method = instance[methodName] as (...a: unknown[]) => unknown;
+      await method.call(instance, args, event);
+    } catch (err) {
+      this.logger.error(msg.listenerThrew('@OnQueueEvent', this.def.className, methodName, msg.textOf(err)), err instanceof Error ? err.stack : undefined);
+    }
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The relq CLI, built and run as a child process against a private Redis: every command in
+ * text and --json, the exit codes, batches of dead letters, watch until SIGINT.
+ */
+import { Queue } from '../../lib/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitUntil } from '../support/wait.js';
+import { CliHarness, type CliRun } from './_cli.js';
+
+const cli = new CliHarness();
+let redis: TestRedis;
+const queues: Queue[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  cli.build();
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(queues.map((q) => q.close()));
+  await cli.stopAll();
+  await redis?.stop();
+});
+
+function queue<D = unknown>(name: string, prefix: string): Queue<D> {
+  const q = new Queue<D>(name, { connection: redis.url, prefix });
+  queues.push(q as Queue);
+  return q;
+}
+
+/** Runs `relq --redis <url> --prefix <prefix> ...args`. */
+const relq = (prefix: string, ...args: string[]): Promise<CliRun> => cli.run(['--redis', redis.url, '--prefix', prefix, ...args]);
+
+/** The parsed stdout of a --json run that succeeded. */
+function json<T = any>(r: CliRun): T {
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  return JSON.parse(r.stdout) as T;
+}
+
+/** `n` dead letters in `q`, ids `<tag>0..`, named `tag`, dead in order. */
+async function deadLetters(q: Queue, tag: string, n: number): Promise<string[]> {
+  const ids = Array.from({ length: n }, (_, i) => `${tag}${i}`);
+  for (const id of ids) await q.add(id, { jobId: id, name: tag, attempts: 1 });
+  for (const lease of await q.lease({ count: n })) await q.nack(lease, { error: `${tag} failed` });
+  return ids;
+}
+
+test('queues: the registered queues of the prefix, as a table and as JSON', async () => {
+  const prefix = uniquePrefix();
+  expect((await relq(prefix, 'queues')).stdout).toContain(`no queues with prefix '${prefix}'`);
+  await queue('emails', prefix).add({ to: 'a' });
+  await queue('billing', prefix).add({ amount: 1 });
+  const listed = json<Array<{ name: string; firstSeen: number }>>(await relq(prefix, '--json', 'queues'));
+  expect(listed.map((q) => q.name)).toEqual(['billing', 'emails']);
+  const text = await relq(prefix, 'queues');
+  expect(text.code).toBe(0);
+  expect(text.stdout.split('\n')[0]).toMatch(/^NAME\s+FIRST SEEN$/);
+  expect(text.stdout).toContain(`emails   ${new Date(listed[1]!.firstSeen).toISOString()}`);
+}, 30_000);
+
+test('counts and jobs (state, page, order) and job, in JSON and text', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('work', prefix);
+  for (const id of ['a', 'b', 'c', 'd']) await q.add(id, { jobId: id });
+  await q.add('later', { jobId: 'later', delayMs: 60_000 });
+  const counts = json(await relq(prefix, 'counts', 'work', '--json'));
+  expect(counts).toEqual(await q.counts());
+  expect((await relq(prefix, 'counts', 'work')).stdout).toMatch(/^pending\s+4$/m);
+
+  const page = json<Array<{ id: string }>>(await relq(prefix, '--json', 'jobs', 'work', '--state', 'pending', '--start', '1', '--end', '2'));
+  expect(page.map((j) => j.id)).toEqual(['b', 'c']);
+  const desc = json<Array<{ id: string }>>(await relq(prefix, '--json', 'jobs', 'work', '--state', 'pending', '--order', 'desc'));
+  expect(desc.map((j) => j.id)).toEqual(['d', 'c', 'b', 'a']);
+  const delayed = await relq(prefix, 'jobs', 'work', '--state', 'delayed');
+  expect(delayed.stdout).toMatch(/^ID\s+NAME\s+ATTEMPTS\s+CREATED\s+WHEN\s+LAST ERROR$/m);
+  expect(delayed.stdout).toMatch(/^later\s+0\/3\s/m);
+
+  const job = json(await relq(prefix, '--json', 'job', 'work', 'a'));
+  expect(job).toEqual(JSON.parse(JSON.stringify(await q.getJob('a'))));
+  const text = await relq(prefix, 'job', 'work', 'a');
+  expect(text.stdout).toMatch(/^state\s+pending$/m);
+  expect(text.stdout).toMatch(/^data\s+"a"$/m);
+}, 30_000);
+
+test('retry-dead and purge-dead in batches, with the filters of retryDead / purgeDead', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('dl', prefix);
+  const alpha = await deadLetters(q, 'alpha', 5);
+  const beta = await deadLetters(q, 'beta', 3);
+
+  const retried = json(await relq(prefix, '--json', 'retry-dead', 'dl', '--name', 'alpha', '--batch', '2'));
+  expect(retried).toEqual({ queue: 'dl', retried: 5, ids: alpha });
+  expect(await q.counts()).toMatchObject({ pending: 5, dead: 3 });
+
+  const one = json(await relq(prefix, '--json', 'purge-dead', 'dl', '--limit', '1'));
+  expect(one).toEqual({ queue: 'dl', purged: 1, ids: [beta[0]] });
+  const byId = await relq(prefix, 'purge-dead', 'dl', '--id', beta[2]!, 'nope');
+  expect(byId).toMatchObject({ code: 0, stdout: "purged 1 dead letter(s) of 'dl'\n" });
+  expect((await q.listDead()).map((d) => d.id)).toEqual([beta[1]]);
+  expect((await relq(prefix, 'retry-dead', 'dl', '--older-than', '3600000')).stdout).toBe("retried 0 dead letter(s) of 'dl'\n");
+  expect((await relq(prefix, 'retry-dead', 'dl')).stdout).toBe("retried 1 dead letter(s) of 'dl'\n");
+  expect(await q.counts()).toMatchObject({ pending: 6, dead: 0 });
+}, 30_000);
+
+test('a progress bar on a terminal only, never with --json or on a pipe', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('bar', prefix);
+  await deadLetters(q, 'x', 30);
+  const onTerminal = await cli.runInTerminal(['--redis', redis.url, '--prefix', prefix, 'retry-dead', 'bar', '--name', 'x', '--limit', '10', '--batch', '4']);
+  expect(onTerminal.code).toBe(0);
+  expect(onTerminal.stdout).toMatch(/retrying \[.*\] 10\/10 jobs/);
+  expect(onTerminal.stdout).toContain("retried 10 dead letter(s) of 'bar'");
+  const jsonOnTerminal = await cli.runInTerminal(['--redis', redis.url, '--prefix', prefix, '--json', 'purge-dead', 'bar', '--limit', '10', '--batch', '4']);
+  expect(jsonOnTerminal.code).toBe(0);
+  expect(JSON.parse(jsonOnTerminal.stdout)).toMatchObject({ purged: 10 });
+  const piped = await relq(prefix, 'purge-dead', 'bar', '--batch', '4');
+  expect(piped).toMatchObject({ code: 0, stderr: '', stdout: "purged 10 dead letter(s) of 'bar'\n" });
+}, 30_000);
+
+test('pause and resume', async () => {
+  const prefix = uniquePrefix();
+  const q = queue('p', prefix);
+  await q.add(1);
+  expect(json(await relq(prefix, '--json', 'pause', 'p'))).toEqual({ queue: 'p', paused: true });
+  expect(await q.isPaused()).toBe(true);
+  expect(await relq(prefix, 'resume', 'p')).toMatchObject({ code: 0, stdout: "resumed 'p'\n" });
+  expect(await q.isPaused()).toBe(false);
+}, 30_000);
+
+test('exit codes: 2 for usage errors, 4 for an unknown queue or job (nothing written)', async () => {
+  const prefix = uniquePrefix();
+  await queue('known', prefix).add(1);
+  const unknownCommand = await relq(prefix, 'frobnicate');
+  expect(unknownCommand.code).toBe(2);
+  expect(unknownCommand.stderr).toContain("unknown command 'frobnicate'");
+  expect((await relq(prefix, 'jobs', 'known', '--state', 'sleeping')).code).toBe(2);
+  expect((await relq(prefix, 'jobs', 'known')).code).toBe(2); // --state is required
+  expect((await relq(prefix, 'jobs', 'known', '--state', 'pending', '--start', '-1')).code).toBe(2);
+  expect((await relq(prefix, 'retry-dead', 'known', '--id', 'x', '--limit', '2')).code).toBe(2);
+  expect((await relq('bad:prefix', 'counts', 'known')).code).toBe(2);
+  expect(await cli.run(['--help'])).toMatchObject({ code: 0 });
+  const noCommand = await cli.run([]);
+  expect(noCommand.code).toBe(2);
+  expect(noCommand.stderr).toContain('Usage: relq');
+
+  for (const args of [['counts', 'nosuch'], ['pause', 'nosuch'], ['retry-dead', 'nosuch'], ['job', 'nosuch', '1']]) {
+    const r = await relq(prefix, ...args);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(`no queue 'nosuch' with prefix '${prefix}'`);
+  }
+  const noJob = await relq(prefix, '--json', 'job', 'known', 'missing');
+  expect(noJob.code).toBe(4);
+  expect(JSON.parse(noJob.stderr)).toEqual({ error: { code: 'RELQ_CLI', message: "no job 'missing' in queue 'known'", exitCode: 4 } });
+  expect((await relq(prefix, 'queues')).stdout).not.toContain('nosuch');
+}, 60_000);
+
+test('watch prints the events of other processes (JSON lines or text) and exits 0 on SIGINT', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('live', prefix);
+  const w = cli.start(['--redis', redis.url, '--prefix', prefix, '--json', 'watch', 'live']);
+  const observer = q.client;
+  await waitUntil(async () => (await observer.exists(q.keys.byName.listeners)) === 1, 'watch subscribed', 15_000);
+  await q.add('hello', { jobId: 'w1' });
+  await waitUntil(() => w.stdout().includes('"w1"'), 'event printed', 10_000);
+  const [event] = w.stdout().trim().split('\n').map((l) => JSON.parse(l));
+  expect(event).toMatchObject({ type: 'added', queue: 'live', id: 'w1' });
+  w.proc.kill('SIGINT');
+  expect(await w.done).toMatchObject({ code: 0, signal: null });
+
+  const text = cli.start(['--redis', redis.url, '--prefix', prefix, 'watch', 'live']);
+  await waitUntil(() => text.stderr().includes("watching 'live' (Ctrl-C to stop)"), 'watch started', 15_000);
+  // the listeners key outlives the first watcher: add until this one has seen a job
+  let n = 0;
+  await waitUntil(
+    async () => {
+      await q.add('again', { jobId: `t${n++}` });
+      return /^\S+Z added\s+t\d+$/m.test(text.stdout());
+    },
+    'text event printed',
+    15_000,
+    200,
+  );
+  text.proc.kill('SIGINT');
+  expect((await text.done).code).toBe(0);
+}, 45_000);

@@ -1,0 +1,276 @@
+/**
+ * The dashboard's HTTP API through node:http against a real Redis: reads, pages, one job,
+ * the actions and their guard and CSRF checks, the throughput recorder.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Queue } from '../../lib/index.js';
+import type { DashboardAccess, JobList, QueueOverview, Throughput } from '../../lib/dashboard/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitForValue } from '../support/wait.js';
+import { createDashboard } from '../../lib/dashboard/index.js';
+import { act, startDashboard, type DashboardServer } from './_server.js';
+
+let redis: TestRedis;
+const queues: Queue[] = [];
+const servers: DashboardServer[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(async () => {
+  while (servers.length) await servers.pop()!.close();
+  while (queues.length) await queues.pop()!.close();
+});
+afterAll(() => redis.stop());
+
+function queue<D = unknown>(name: string): Queue<D> {
+  const q = new Queue<D>(name, { connection: redis.url, prefix: uniquePrefix() });
+  queues.push(q as Queue);
+  return q;
+}
+
+async function dashboard(options: Parameters<typeof startDashboard>[0]): Promise<DashboardServer> {
+  const s = await startDashboard(options);
+  servers.push(s);
+  return s;
+}
+
+async function json<T>(res: Response | Promise<Response>, status = 200): Promise<T> {
+  const r = await res;
+  const body = (await r.json()) as T;
+  expect({ status: r.status, body }).toMatchObject({ status });
+  return body;
+}
+
+/** A dead letter: leased once and rejected with `reason`. */
+async function deadLetter(q: Queue, data: unknown, jobId: string, reason = 'boom'): Promise<void> {
+  await q.add(data, { jobId, attempts: 1 });
+  const [lease] = await q.lease({ count: 1 });
+  expect(lease?.job.id).toBe(jobId);
+  expect(await q.nack(lease!, { error: new Error(reason) })).toBe(true);
+}
+
+const allowAll = () => true;
+
+describe('reads', () => {
+  test('the page and its files, under the base path only, with headers that forbid framing and inline scripts', async () => {
+    const s = await dashboard({ queues: [queue('a')], basePath: '/admin/queues/' });
+    const page = await fetch(s.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(await page.text()).toContain('<script src="app.js" defer></script>');
+    expect((await fetch(`${s.url}app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect((await fetch(`${s.url}style.css`)).status).toBe(200);
+    const bare = await fetch(s.url.replace(/\/$/, ''), { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([308, '/admin/queues/']);
+    expect((await fetch(s.url.replace('/admin/queues/', '/elsewhere'))).status).toBe(404);
+    expect((await fetch(`${s.url}nothing.js`)).status).toBe(404);
+  });
+
+  test('the overview lists every queue in order with its counts', async () => {
+    const a = queue('emails');
+    const b = queue('reports');
+    await a.add({ n: 1 });
+    await a.add({ n: 2 }, { delayMs: 60_000 });
+    await b.pause();
+    const s = await dashboard({ queues: [a, b], refreshMs: 1500 });
+    const body = await json<{ refreshMs: number; queues: QueueOverview[] }>(fetch(`${s.url}api/queues`));
+    expect(body.refreshMs).toBe(1500);
+    expect(body.queues.map((q) => [q.name, q.counts?.pending, q.counts?.delayed, q.counts?.paused])).toEqual([
+      ['emails', 1, 1, false],
+      ['reports', 0, 0, true],
+    ]);
+  });
+
+  test('jobs by state in pages, both orders, with their total; bad parameters are 400', async () => {
+    const q = queue('pages');
+    for (let i = 1; i <= 5; i++) await q.add({ i }, { jobId: `j${i}` });
+    const s = await dashboard({ queues: [q] });
+    const page = (query: string) => json<JobList>(fetch(`${s.url}api/queues/pages/jobs?${query}`));
+    const first = await page('state=pending&start=0&end=1');
+    expect([first.total, first.jobs.map((j) => j.id)]).toEqual([5, ['j1', 'j2']]);
+    expect(first.jobs[0]).toMatchObject({ id: 'j1', state: 'pending', dataPreview: '{"i":1}', failures: 0 });
+    expect((await page('state=pending&start=2&end=3&order=desc')).jobs.map((j) => j.id)).toEqual(['j3', 'j2']);
+    expect((await page('state=dead')).jobs).toEqual([]);
+    for (const bad of ['state=gone', 'start=-1', 'start=3&end=1', 'order=up', 'start=0&end=100000']) {
+      expect((await json<{ error: string }>(fetch(`${s.url}api/queues/pages/jobs?${bad}`), 400)).error).toBeTruthy();
+    }
+    expect((await json<{ error: string }>(fetch(`${s.url}api/queues/nope/jobs`), 404)).error).toBe("no queue 'nope' on this dashboard");
+  });
+
+  test('long data is cut in lists and whole in the job; a job shows its error, progress and logs', async () => {
+    const q = queue<{ text: string }>('detail');
+    const text = 'x'.repeat(500);
+    await q.add({ text }, { jobId: 'big/one', attempts: 3 });
+    const [lease] = await q.lease({ count: 1 });
+    await q.updateProgress(lease!, { done: 2, of: 3 });
+    await q.log(lease!, 'step two');
+    await q.nack(lease!, { error: new Error('flaky upstream'), delayMs: 60_000 });
+    const s = await dashboard({ queues: [q] });
+    const list = await json<JobList>(fetch(`${s.url}api/queues/detail/jobs?state=delayed`));
+    expect(list.jobs[0]!.dataPreview).toHaveLength(160);
+    expect(list.jobs[0]).toMatchObject({ id: 'big/one', failures: 1, maxAttempts: 3, lastError: expect.stringContaining('flaky upstream') });
+    const job = await json<Record<string, unknown>>(fetch(`${s.url}api/queues/detail/jobs/${encodeURIComponent('big/one')}`));
+    expect(job).toMatchObject({ id: 'big/one', state: 'delayed', data: { text }, failures: 1, maxAttempts: 3, dequeues: 1, progress: { done: 2, of: 3 }, logs: ['step two'] });
+    expect(job.lastError).toContain('flaky upstream');
+    expect((await json<{ error: string }>(fetch(`${s.url}api/queues/detail/jobs/missing`), 404)).error).toBe("no job 'missing' in queue 'detail'");
+  });
+});
+
+describe('actions', () => {
+  test('without a guard every action is refused and nothing changes', async () => {
+    const q = queue('unguarded');
+    const s = await dashboard({ queues: [q] });
+    const r = await json<{ error: string }>(act(`${s.url}api/queues/unguarded/pause`), 403);
+    expect(r.error).toContain('actions need a guard');
+    expect((await q.counts()).paused).toBe(false);
+  });
+
+  test('CSRF: an action needs POST, the header and a JSON body', async () => {
+    const q = queue('csrf');
+    const s = await dashboard({ queues: [q], guard: allowAll });
+    const url = `${s.url}api/queues/csrf/pause`;
+    await json(act(url, {}, {}), 403);
+    await json(fetch(url, { method: 'POST', headers: { 'x-relq-dashboard': '1', 'content-type': 'text/plain' }, body: '{}' }), 415);
+    await json(fetch(url), 405);
+    await json(fetch(url, { method: 'POST', headers: { 'x-relq-dashboard': '1', 'content-type': 'application/json' }, body: '{oops' }), 400);
+    expect((await q.counts()).paused).toBe(false);
+    await json(act(url), 200);
+    expect((await q.counts()).paused).toBe(true);
+  });
+
+  test('the guard sees each request and what it asks for; false answers 403', async () => {
+    const q = queue('guarded');
+    const seen: DashboardAccess[] = [];
+    const guard = (req: IncomingMessage, access: DashboardAccess) => {
+      seen.push(access);
+      return access.kind === 'read' || req.headers.authorization === 'Bearer ops';
+    };
+    const s = await dashboard({ queues: [q], guard });
+    await json(fetch(`${s.url}api/queues`));
+    await json(act(`${s.url}api/queues/guarded/pause`), 403);
+    await json(act(`${s.url}api/queues/guarded/pause`, {}, { 'x-relq-dashboard': '1', authorization: 'Bearer ops' }));
+    expect(seen).toEqual([{ kind: 'read' }, { kind: 'action', queue: 'guarded', action: 'pause' }, { kind: 'action', queue: 'guarded', action: 'pause' }]);
+    const closed = await dashboard({ queues: [queue('closed')], guard: async () => false });
+    expect((await fetch(closed.url)).status).toBe(403);
+    expect((await fetch(`${closed.url}api/queues`)).status).toBe(403);
+  });
+
+  test('retry a dead letter, promote, remove, pause and resume, redrive and clean, each through the engine', async () => {
+    const q = queue('ops');
+    const s = await dashboard({ queues: [q], guard: allowAll });
+    const api = `${s.url}api/queues/ops`;
+    await deadLetter(q, { n: 1 }, 'dead-1');
+    await deadLetter(q, { n: 2 }, 'dead-2');
+    await deadLetter(q, { n: 3 }, 'dead-3');
+    expect(await json(act(`${api}/jobs/dead-1/retry`))).toEqual({ retried: true });
+    expect((await q.getJob('dead-1'))?.state).toBe('pending');
+    expect(await json(act(`${api}/jobs/dead-1/retry`))).toEqual({ retried: false }); // not dead any more
+
+    await q.add({ later: true }, { jobId: 'later', delayMs: 60_000 });
+    expect(await json(act(`${api}/jobs/later/promote`))).toEqual({ promoted: true });
+    expect((await q.getJob('later'))?.state).toBe('pending');
+
+    const [lease] = await q.lease({ count: 1 });
+    const held = lease!.job.id;
+    expect((await json<{ error: string }>(act(`${api}/jobs/${held}/remove`), 409)).error).toContain('is leased');
+    expect(await json(act(`${api}/jobs/${held}/remove`, { force: true }))).toEqual({ removed: true });
+    expect(await q.getJob(held)).toBeNull();
+    expect((await json<{ error: string }>(act(`${api}/jobs/x/remove`, { force: 'yes' }), 400)).error).toContain('force');
+
+    expect(await json(act(`${api}/pause`))).toEqual({ paused: true });
+    expect((await q.counts()).paused).toBe(true);
+    expect(await json(act(`${api}/resume`))).toEqual({ paused: false });
+    expect((await q.counts()).paused).toBe(false);
+
+    expect(await json(act(`${api}/redrive`, { limit: 1 }))).toEqual({ ids: ['dead-2'] });
+    expect((await q.getJob('dead-2'))?.state).toBe('pending');
+    expect((await json<{ error: string }>(act(`${api}/redrive`, { limit: 1, bogus: 1 }), 400)).error).toContain('bogus');
+    expect(await json(act(`${api}/clean`, { state: 'dead' }))).toEqual({ ids: ['dead-3'] });
+    expect(await q.getJob('dead-3')).toBeNull();
+    expect((await json<{ error: string }>(act(`${api}/clean`, { state: 'pending' }), 400)).error).toBeTruthy();
+    await json(act(`${api}/jobs/dead-2/pause`), 404);
+    await json(fetch(`${api}/jobs/%E0%A4%A`), 400);
+  });
+});
+
+describe('throughput', () => {
+  test('counts completed, failed and dead per interval from the queue events, and stops listening on close', async () => {
+    const q = queue('tp');
+    const s = await dashboard({ queues: [q], throughput: { intervalMs: 60_000, points: 10 } });
+    const subscribers = async () => ((await q.client.call('PUBSUB', 'SHARDNUMSUB', q.keys.byName.events)) as [string, number])[1];
+    // subscribed, and announced: scripts publish only while the listeners key exists
+    await waitForValue(async () => ((await subscribers()) === 1 && (await q.client.exists(q.keys.byName.listeners)) === 1 ? true : undefined), 'the dashboard listening', 5000);
+    for (let i = 0; i < 3; i++) await q.add(i);
+    for (let i = 0; i < 3; i++) {
+      const [lease] = await q.lease({ count: 1 });
+      await q.ack(lease!, 'ok');
+    }
+    await q.add('retried', { attempts: 2 });
+    const [first] = await q.lease({ count: 1 });
+    await q.nack(first!, { error: 'once', delayMs: 0 });
+    const [second] = await q.lease({ count: 1 });
+    await q.nack(second!, { error: 'twice' });
+    const sum = (tp: Throughput) => tp.points.reduce((a, p) => ({ completed: a.completed + p.completed, failed: a.failed + p.failed, dead: a.dead + p.dead }), { completed: 0, failed: 0, dead: 0 });
+    const tp = await waitForValue(async () => {
+      const t = await json<Throughput>(fetch(`${s.url}api/queues/tp/throughput`));
+      return sum(t).dead === 1 ? t : undefined;
+    }, 'the dead letter counted', 5000);
+    expect(sum(tp)).toEqual({ completed: 3, failed: 2, dead: 1 });
+    expect(tp.intervalMs).toBe(60_000);
+    expect(tp.since).toBeLessThanOrEqual(Date.now());
+    expect(tp.samples.length).toBeGreaterThanOrEqual(1);
+    expect(tp.samples[0]).toEqual(expect.objectContaining({ pending: expect.any(Number), dead: expect.any(Number) }));
+    s.handler.close();
+    await waitForValue(async () => ((await subscribers()) === 0 ? true : undefined), 'the dashboard unsubscribed', 5000);
+  });
+
+  test('options are checked before anything listens', async () => {
+    const q = queue('opts');
+    await expect(startDashboard({ queues: [] })).rejects.toThrow('queues: must be a non-empty array');
+    await expect(startDashboard({ queues: [q, q] })).rejects.toThrow("queue 'opts' is listed twice");
+    await expect(startDashboard({ queues: [q], basePath: '/a b' })).rejects.toThrow('basePath');
+    await expect(startDashboard({ queues: [q], throughput: { intervalMs: 5 } })).rejects.toThrow('throughput.intervalMs');
+    await expect(startDashboard({ queues: [q], guard: 'yes' as never })).rejects.toThrow('guard: must be a function');
+  });
+});
+
+describe('Express', () => {
+  /** What this test uses of Express (imported by name: the project has no Express typings). */
+  interface ExpressApp {
+    use(...handlers: unknown[]): void;
+    listen(port: number, host: string, done: () => void): import('node:http').Server;
+  }
+  interface ExpressModule {
+    (): ExpressApp;
+    json(): unknown;
+  }
+
+  test('mounted under a path with app.use, behind express.json()', async () => {
+    const express = ((await import('express' as string)) as { default: ExpressModule }).default;
+    const q = queue('mounted');
+    await deadLetter(q, { n: 1 }, 'dead-1');
+    const handler = createDashboard({ queues: [q], basePath: '/admin/queues', guard: allowAll });
+    const app = express();
+    app.use(express.json());
+    app.use('/admin/queues', handler);
+    app.use((_req: unknown, res: { status(n: number): { end(s: string): void } }) => res.status(404).end('express 404'));
+    const server = await new Promise<import('node:http').Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    try {
+      const base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+      expect((await fetch(`${base}/admin/queues/`)).status).toBe(200);
+      expect((await json<{ queues: QueueOverview[] }>(fetch(`${base}/admin/queues/api/queues`))).queues[0]?.counts?.dead).toBe(1);
+      expect(await json(act(`${base}/admin/queues/api/queues/mounted/jobs/dead-1/retry`))).toEqual({ retried: true });
+      expect((await q.getJob('dead-1'))?.state).toBe('pending');
+      expect(await (await fetch(`${base}/elsewhere`)).text()).toBe('express 404');
+    } finally {
+      handler.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

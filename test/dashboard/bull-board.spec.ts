@@ -1,0 +1,132 @@
+/**
+ * RelqBullBoardAdapter through bull-board's own API handlers (createBullBoard with
+ * validateResponses: every answer is checked against bull-board's schemas), against a real
+ * Redis. The server adapter below only collects the routes bull-board hands to a web framework.
+ */
+import { createBullBoard } from '@bull-board/api';
+import type { AppControllerRoute, BullBoardQueues, ControllerHandlerReturnType, IServerAdapter } from '@bull-board/api/dist/types.js';
+import { Queue } from '../../lib/index.js';
+import { RelqBullBoardAdapter } from '../../lib/dashboard/bull-board/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+
+/** Collects what bull-board gives a web framework: the queues and the API routes. */
+class RouteCollector implements IServerAdapter {
+  queues!: BullBoardQueues;
+  routes: AppControllerRoute[] = [];
+  setQueues(queues: BullBoardQueues): this {
+    this.queues = queues;
+    return this;
+  }
+  setApiRoutes(routes: AppControllerRoute[]): this {
+    this.routes = routes;
+    return this;
+  }
+  setViewsPath(): this {
+    return this;
+  }
+  setStaticPath(): this {
+    return this;
+  }
+  setEntryRoute(): this {
+    return this;
+  }
+  setErrorHandler(): this {
+    return this;
+  }
+  setUIConfig(): this {
+    return this;
+  }
+}
+
+let redis: TestRedis;
+let queue: Queue<{ n: number }, string>;
+let board: RouteCollector;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+beforeEach(() => {
+  queue = new Queue<{ n: number }, string>('billing', { connection: redis.url, prefix: uniquePrefix() });
+  board = new RouteCollector();
+  createBullBoard({ queues: [new RelqBullBoardAdapter(queue)], serverAdapter: board, options: { validateResponses: true } });
+});
+afterEach(() => queue.close());
+afterAll(() => redis.stop());
+
+/** Calls bull-board's handler of `method route` as its web adapters do. */
+async function call(method: string, route: string, params: Record<string, string> = {}, query: Record<string, string> = {}): Promise<ControllerHandlerReturnType<any>> {
+  const r = board.routes.find((x) => [x.method].flat().includes(method as never) && [x.route].flat().includes(route));
+  if (!r) throw new Error(`bull-board has no route ${method} ${route}`);
+  return r.handler({ queues: board.queues, uiConfig: {}, params, query, body: {}, headers: {} });
+}
+
+async function dead(jobId: string): Promise<void> {
+  await queue.add({ n: 0 }, { jobId, attempts: 1 });
+  const [lease] = await queue.lease({ count: 1 });
+  await queue.nack(lease!, { error: new Error(`card declined for ${jobId}`) });
+}
+
+async function complete(jobId: string): Promise<void> {
+  await queue.add({ n: 1 }, { jobId });
+  const [lease] = await queue.lease({ count: 1 });
+  await queue.ack(lease!, 'paid');
+}
+
+test('the queue list: relq states as bull-board statuses, counts and a page of failed (dead) jobs', async () => {
+  await complete('c1');
+  await dead('d1');
+  await queue.add({ n: 2 }, { jobId: 'w1' });
+  await queue.add({ n: 3 }, { jobId: 'later', delayMs: 60_000 });
+  const res = await call('get', '/api/queues', {}, { activeQueue: 'billing', status: 'failed', page: '1', jobsPerPage: '10' });
+  expect(res.status ?? 200).toBe(200);
+  const [q] = res.body.queues;
+  expect(q).toMatchObject({ name: 'billing', type: 'bullmq', isPaused: false, allowCompletedRetries: false });
+  expect(q.counts).toEqual({ active: 0, waiting: 1, delayed: 1, completed: 1, failed: 1, 'waiting-children': 0 });
+  expect(q.statuses).toEqual(['latest', 'waiting', 'active', 'delayed', 'completed', 'failed', 'waiting-children']);
+  expect(q.jobs).toHaveLength(1);
+  expect(q.jobs[0]).toMatchObject({ id: 'd1', data: { n: 0 }, isFailed: true, attempts: 1 });
+  expect(q.jobs[0].failedReason).toContain('card declined for d1');
+
+  const latest = await call('get', '/api/queues', {}, { activeQueue: 'billing', status: 'latest', page: '1', jobsPerPage: '10' });
+  expect(latest.body.queues[0].jobs.map((j: { id: string }) => j.id).sort()).toEqual(['c1', 'd1', 'later', 'w1']);
+});
+
+test('one job, its logs, and the job actions through the engine', async () => {
+  await complete('c1');
+  await dead('d1');
+  await queue.add({ n: 3 }, { jobId: 'later', delayMs: 60_000 });
+
+  const job = await call('get', '/api/queues/:queueName/:jobId', { queueName: 'billing', jobId: 'c1' });
+  expect(job.body).toMatchObject({ status: 'completed', job: { id: 'c1', returnValue: 'paid', data: { n: 1 } } });
+  expect((await call('get', '/api/queues/:queueName/:jobId', { queueName: 'billing', jobId: 'nope' })).status).toBe(404);
+  expect((await call('get', '/api/queues/:queueName/:jobId/logs', { queueName: 'billing', jobId: 'c1' })).body).toEqual([]);
+
+  expect((await call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'd1' })).status).toBe(204);
+  expect((await queue.getJob('d1'))?.state).toBe('pending');
+  // a web adapter turns the throw into bull-board's error answer
+  await expect(call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'c1' })).rejects.toThrow('relq retries dead letters (failed) only, not completed job c1');
+  expect((await queue.getJob('c1'))?.state).toBe('completed');
+
+  expect((await call('put', '/api/queues/:queueName/:jobId/promote', { queueName: 'billing', jobId: 'later' })).status).toBe(204);
+  expect((await queue.getJob('later'))?.state).toBe('pending');
+  expect((await call('put', '/api/queues/:queueName/:jobId/clean', { queueName: 'billing', jobId: 'c1' })).status).toBe(204);
+  expect(await queue.getJob('c1')).toBeNull();
+});
+
+test('queue actions: pause and resume, retry every failed job, clean, empty', async () => {
+  await dead('d1');
+  await dead('d2');
+  await complete('c1');
+  await call('put', '/api/queues/:queueName/pause', { queueName: 'billing' });
+  expect(await queue.isPaused()).toBe(true);
+  await call('put', '/api/queues/:queueName/resume', { queueName: 'billing' });
+  expect(await queue.isPaused()).toBe(false);
+
+  expect((await call('put', '/api/queues/:queueName/retry/:queueStatus', { queueName: 'billing', queueStatus: 'failed' })).body).toEqual({ retried: 2, skipped: 0 });
+  expect((await queue.counts()).pending).toBe(2);
+  await call('put', '/api/queues/:queueName/clean/:queueStatus', { queueName: 'billing', queueStatus: 'completed' });
+  // cleaned only past bull-board's 5 s grace: c1 finished just now and stays
+  expect((await queue.getJob('c1'))?.state).toBe('completed');
+  await call('put', '/api/queues/:queueName/empty', { queueName: 'billing' });
+  expect((await queue.counts()).pending).toBe(0);
+});

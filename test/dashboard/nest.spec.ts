@@ -1,0 +1,101 @@
+/**
+ * RelqDashboardModule in a Nest app on Express against a real Redis: it shows the queues the
+ * app registered, answers only under its path (the app's own routes still work), and its
+ * guard (from forRoot, or made by forRootAsync from an injected service) decides.
+ */
+import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
+import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { QueueModule, QueueRegistry } from '../../lib/nest/index.js';
+import { RelqDashboardModule } from '../../lib/dashboard/nest/index.js';
+import type { JobList, QueueOverview } from '../../lib/dashboard/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { act } from './_server.js';
+
+@Controller('hello')
+class HelloController {
+  @Get()
+  hello(): { hello: string } {
+    return { hello: 'world' };
+  }
+}
+
+/** Stands for the app's own authentication. */
+@Injectable()
+class AuthService {
+  isOperator(req: IncomingMessage): boolean {
+    return req.headers.authorization === 'Bearer operator';
+  }
+}
+
+@Module({ providers: [AuthService], exports: [AuthService] })
+class AuthModule {}
+
+let redis: TestRedis;
+let app: INestApplication | undefined;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+afterAll(() => redis.stop());
+
+async function boot(dashboard: ReturnType<typeof RelqDashboardModule.forRoot>): Promise<string> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      QueueModule.forRoot({ connection: redis.url, prefix: uniquePrefix() }),
+      QueueModule.registerQueue({ name: 'emails' }, { name: 'reports' }),
+      dashboard,
+    ],
+    controllers: [HelloController],
+  }).compile();
+  app = moduleRef.createNestApplication({ logger: process.env.RELQ_TEST_LOGS ? ['error', 'warn', 'log'] : false });
+  await app.listen(0, '127.0.0.1');
+  return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/queues/`;
+}
+
+test('forRoot: the registered queues under the path, the app routes untouched, actions through the guard', async () => {
+  const url = await boot(RelqDashboardModule.forRoot({ path: '/admin/queues', guard: (req, access) => access.kind === 'read' || req.headers['x-role'] === 'ops' }));
+  const emails = app!.get(QueueRegistry).getQueue('emails');
+  await emails.add({ to: 'ada@example.com' }, { jobId: 'welcome-ada' });
+
+  const page = await fetch(url);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('<title>relq dashboard</title>');
+  const overview = (await (await fetch(`${url}api/queues`)).json()) as { queues: QueueOverview[] };
+  expect(overview.queues.map((q) => [q.name, q.counts?.pending])).toEqual([
+    ['emails', 1],
+    ['reports', 0],
+  ]);
+  const list = (await (await fetch(`${url}api/queues/emails/jobs?state=pending`)).json()) as JobList;
+  expect(list.jobs.map((j) => j.id)).toEqual(['welcome-ada']);
+  expect(await (await fetch(url.replace('/admin/queues/', '/hello'))).json()).toEqual({ hello: 'world' });
+  expect((await fetch(url.replace('/admin/queues/', '/admin/other'))).status).toBe(404);
+
+  expect((await act(`${url}api/queues/emails/pause`)).status).toBe(403);
+  expect((await emails.counts()).paused).toBe(false);
+  // Nest's JSON body parser has read the body before the dashboard: it is taken as parsed
+  const removed = await act(`${url}api/queues/emails/jobs/welcome-ada/remove`, { force: false }, { 'x-relq-dashboard': '1', 'x-role': 'ops' });
+  expect([removed.status, await removed.json()]).toEqual([200, { removed: true }]);
+  expect(await emails.getJob('welcome-ada')).toBeNull();
+});
+
+test('forRootAsync: the guard comes from an injected service, and queues can be chosen', async () => {
+  const url = await boot(
+    RelqDashboardModule.forRootAsync({
+      imports: [AuthModule],
+      inject: [AuthService],
+      useFactory: (auth: AuthService) => ({ path: 'admin/queues/', queues: ['reports'], guard: (req: IncomingMessage) => auth.isOperator(req) }),
+    }),
+  );
+  expect((await fetch(`${url}api/queues`)).status).toBe(403);
+  const res = await fetch(`${url}api/queues`, { headers: { authorization: 'Bearer operator' } });
+  expect(((await res.json()) as { queues: QueueOverview[] }).queues.map((q) => q.name)).toEqual(['reports']);
+  const paused = await act(`${url}api/queues/reports/pause`, {}, { 'x-relq-dashboard': '1', authorization: 'Bearer operator' });
+  expect(paused.status).toBe(200);
+  expect((await app!.get(QueueRegistry).getQueue('reports').counts()).paused).toBe(true);
+});

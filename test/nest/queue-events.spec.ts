@@ -1,0 +1,154 @@
+/**
+ * @QueueEventsListener + @OnQueueEvent: the events of a queue from every process, with
+ * BullMQ's names and argument shapes, subscribed on bootstrap, again after a Redis restart,
+ * and closed on shutdown.
+ */
+import { Module } from '@nestjs/common';
+import { OnQueueEvent, Queue, QueueEventsListener, QueueModule, type QueueEvent } from '../../lib/nest/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { startApp, waitFor } from './helpers.js';
+import type { TestingModule } from '@nestjs/testing';
+
+let redis: TestRedis;
+const closers: Array<() => Promise<unknown>> = [];
+beforeAll(async () => {
+  redis = await startRedis({ controllable: true });
+});
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+type Heard = Array<[string, unknown, QueueEvent['type']]>;
+
+function listenerModule(heard: Heard) {
+  @QueueEventsListener('media')
+  class MediaEvents {
+    @OnQueueEvent('added')
+    onAdded(args: { jobId: string }, event: QueueEvent): void {
+      heard.push(['added', args, event.type]);
+    }
+
+    @OnQueueEvent('active')
+    onActive(args: { jobId: string; attempt: number }, event: QueueEvent): void {
+      heard.push(['active', args, event.type]);
+    }
+
+    @OnQueueEvent('progress')
+    onProgress(args: { jobId: string; data: unknown }, event: QueueEvent): void {
+      heard.push(['progress', args, event.type]);
+    }
+
+    @OnQueueEvent('completed')
+    onCompleted(args: { jobId: string; returnvalue: unknown }, event: QueueEvent): void {
+      heard.push(['completed', args, event.type]);
+    }
+
+    @OnQueueEvent('failed')
+    onFailed(args: { jobId: string; failedReason: string }, event: QueueEvent): void {
+      heard.push(['failed', args, event.type]);
+    }
+
+    @OnQueueEvent('waiting')
+    onWaiting(args: { jobId: string }, event: QueueEvent): void {
+      heard.push(['waiting', args, event.type]);
+    }
+
+    @OnQueueEvent('delayed')
+    onDelayed(args: { jobId: string; delay: number }, event: QueueEvent): void {
+      heard.push(['delayed', args, event.type]);
+    }
+
+    @OnQueueEvent('paused')
+    @OnQueueEvent('resumed')
+    onPause(args: object, event: QueueEvent): void {
+      heard.push([event.type, args, event.type]);
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'media' })], providers: [MediaEvents] })
+  class MediaModule {}
+  return MediaModule;
+}
+
+async function startListening(prefix: string, heard: Heard): Promise<TestingModule> {
+  const app = await startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix }), listenerModule(heard)] });
+  closers.push(() => app.close());
+  return app;
+}
+
+/** A producer and consumer in "another process": a Queue object of its own. */
+function elsewhere(prefix: string): Queue<string, unknown> {
+  const q = new Queue<string, unknown>('media', { connection: redis.url, prefix });
+  closers.push(() => q.close());
+  return q;
+}
+
+test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments', async () => {
+  const prefix = uniquePrefix();
+  const heard: Heard = [];
+  await startListening(prefix, heard); // subscribed once init() resolved
+  const other = elsewhere(prefix);
+
+  const ok = await other.add('song', { attempts: 1 });
+  const bad = await other.add('noise', { attempts: 1 });
+  const later = await other.add('jingle', { runAt: 4_102_444_800_000 }); // 2100-01-01
+  const [a] = await other.lease({ count: 1, leaseMs: 5000 });
+  await other.updateProgress(a!, { pct: 40 });
+  await other.ack(a!, { seconds: 12 });
+  const [b] = await other.lease({ count: 1, leaseMs: 5000 });
+  await other.nack(b!, { error: 'codec missing' });
+  await other.pause();
+  await other.resume();
+
+  await waitFor(() => heard.some(([t]) => t === 'resumed'), 5000, 'the resumed event');
+  expect(heard).toEqual([
+    ['added', { jobId: ok.id }, 'added'],
+    ['waiting', { jobId: ok.id }, 'added'],
+    ['added', { jobId: bad.id }, 'added'],
+    ['waiting', { jobId: bad.id }, 'added'],
+    ['added', { jobId: later.id }, 'added'],
+    ['delayed', { jobId: later.id, delay: 4_102_444_800_000 }, 'added'],
+    ['active', { jobId: ok.id, attempt: 1 }, 'leased'],
+    ['progress', { jobId: ok.id, data: { pct: 40 } }, 'progress'],
+    ['completed', { jobId: ok.id, returnvalue: { seconds: 12 } }, 'completed'],
+    ['active', { jobId: bad.id, attempt: 1 }, 'leased'],
+    ['failed', { jobId: bad.id, failedReason: 'codec missing' }, 'dead'],
+    ['paused', {}, 'paused'],
+    ['resumed', {}, 'resumed'],
+  ]);
+});
+
+test('the listener hears events again after Redis restarts, and nothing after shutdown', async () => {
+  const prefix = uniquePrefix();
+  const heard: Heard = [];
+  const app = await startListening(prefix, heard);
+  const other = elsewhere(prefix);
+  const addedHeard = () => heard.filter(([t]) => t === 'added').length;
+  await other.add('before');
+  await waitFor(() => addedHeard() === 1, 5000, 'the first added event');
+
+  await redis.restart();
+  // the stream subscribes again by itself; an add after that is heard
+  await waitFor(async () => {
+    await other.add('after').catch(() => undefined); // the producer reconnects meanwhile
+    return addedHeard() > 1;
+  }, 30_000, 'an added event after the restart');
+
+  await app.close();
+  const before = heard.length;
+  const late = elsewhere(prefix);
+  // events are published (a subscriber of its own hears them), but the closed app hears none
+  const seenBy = new Queue<string>('media', { connection: redis.url, prefix });
+  closers.push(() => seenBy.close());
+  const probe: QueueEvent[] = [];
+  const sub = seenBy.events().subscribe((e) => probe.push(e));
+  closers.push(async () => sub.unsubscribe());
+  await waitFor(async () => {
+    await late.add('probe');
+    return probe.some((e) => e.type === 'added');
+  }, 5000, 'a probe subscriber hearing an add');
+  expect(heard.length).toBe(before);
+});

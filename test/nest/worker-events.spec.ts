@@ -1,0 +1,132 @@
+/**
+ * @OnWorkerEvent: the events of a processor's own worker, 'active', 'progress' and 'stalled'
+ * among them, and the clear error for a queue-wide @OnQueueEvent on a processor.
+ */
+import { Module } from '@nestjs/common';
+import { OnQueueEvent, OnWorkerEvent, Process, Processor, Queue, QueueModule, QueueRegistry, type Job, type LeasedJob } from '../../lib/nest/index.js';
+import { uniquePrefix } from '../support/redis.js';
+import { useApps, waitFor } from './helpers.js';
+
+const bed = useApps();
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+function root(prefix: string) {
+  return QueueModule.forRoot({
+    connection: bed.redis.url,
+    prefix,
+    defaults: { processor: { blockMs: 200, leaseMs: 1000 } },
+    shutdown: { drainTimeoutMs: 200 },
+  });
+}
+
+test("'active', 'progress' and 'completed' reach @OnWorkerEvent methods, in that order", async () => {
+  const seen: string[] = [];
+
+  @Processor('render')
+  class RenderProcessor {
+    @Process()
+    async render(job: Job<number>): Promise<number> {
+      await job.updateProgress(50);
+      await job.updateProgress({ step: 'done' });
+      return job.data * 2;
+    }
+
+    @OnWorkerEvent('active')
+    onActive(job: LeasedJob<number>): void {
+      seen.push(`active ${job.data} attempt ${job.attempt}`);
+    }
+
+    @OnWorkerEvent('progress')
+    onProgress(job: LeasedJob<number>, progress: unknown): void {
+      seen.push(`progress ${job.data} ${JSON.stringify(progress)}`);
+    }
+
+    @OnWorkerEvent('completed')
+    onCompleted(job: LeasedJob<number>, result: number): void {
+      seen.push(`completed ${job.data} ${result}`);
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'render' })], providers: [RenderProcessor] })
+  class RenderModule {}
+
+  const app = await bed.start(root(uniquePrefix()), RenderModule);
+  await app.get(QueueRegistry).getQueue<number>('render').add(21);
+  await waitFor(() => seen.length === 4, 5000, 'four events');
+  expect(seen).toEqual(['active 21 attempt 1', 'progress 21 50', 'progress 21 {"step":"done"}', 'completed 21 42']);
+});
+
+test("'stalled' reports the id of each expired lease this process's sweeper returned", async () => {
+  const prefix = uniquePrefix();
+  const stalled: string[] = [];
+  const done: string[] = [];
+
+  @Processor('crashy')
+  class CrashyProcessor {
+    @Process()
+    handle(job: Job<string>): void {
+      done.push(job.id);
+    }
+
+    @OnWorkerEvent('stalled')
+    onStalled(jobId: string): void {
+      stalled.push(jobId);
+    }
+  }
+
+  @Module({
+    imports: [QueueModule.registerQueue({ name: 'crashy', sweeper: { intervalMs: 100 } })],
+    providers: [CrashyProcessor],
+  })
+  class CrashyModule {}
+
+  // Another consumer leases the job and dies holding it (its lease is never touched again).
+  const other = new Queue<string>('crashy', { connection: bed.redis.url, prefix });
+  closers.push(() => other.close());
+  const { id } = await other.add('payload');
+  const [lease] = await other.lease({ count: 1, leaseMs: 200 });
+  expect(lease?.job.id).toBe(id);
+
+  await bed.start(root(prefix), CrashyModule);
+  await waitFor(() => done.includes(id), 10_000, 'the job run again after its lease expired');
+  expect(stalled).toEqual([id]);
+});
+
+test('@OnQueueEvent on a processor is refused with the way to say it', async () => {
+  @Processor('mixed')
+  class MixedProcessor {
+    @Process()
+    handle(): void {}
+
+    @OnQueueEvent('completed')
+    onCompleted(): void {}
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'mixed' })], providers: [MixedProcessor] })
+  class MixedModule {}
+
+  await expect(bed.start(root(uniquePrefix()), MixedModule)).rejects.toThrow(
+    /MixedProcessor\.onCompleted has @OnQueueEvent\(\).*@QueueEventsListener\(\).*use @OnWorkerEvent\(\)/,
+  );
+});
+
+test('an unknown @OnWorkerEvent type is refused, naming the known ones', async () => {
+  @Processor('odd')
+  class OddProcessor {
+    @Process()
+    handle(): void {}
+
+    @OnWorkerEvent('finished' as 'completed')
+    onFinished(): void {}
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'odd' })], providers: [OddProcessor] })
+  class OddModule {}
+
+  await expect(bed.start(root(uniquePrefix()), OddModule)).rejects.toThrow(
+    /OddProcessor\.onFinished @OnWorkerEvent\('finished'\): unknown event \(known: active, progress, stalled, completed/,
+  );
+});

@@ -1,0 +1,161 @@
+/**
+ * relq/tracing: a PRODUCER span per add whose context is stored with the jobs, a CONSUMER span
+ * per handler run (Worker and BatchWorker) linked to it, the handler running inside it, the
+ * outcome recorded. OpenTelemetry SDK with an in-memory exporter, on a private redis-server.
+ */
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { BatchWorker, RateLimitError, Worker, type Job } from '../../lib/index.js';
+import { RelqTracing } from '../../lib/tracing/index.js';
+import { useRedis, waitUntil } from '../core/_helpers.js';
+
+const res = useRedis();
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const contextManager = new AsyncLocalStorageContextManager();
+let tracing: RelqTracing | undefined;
+
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+});
+beforeEach(() => {
+  exporter.reset();
+  tracing = new RelqTracing({ tracerProvider: provider });
+});
+afterEach(() => tracing?.close());
+afterAll(async () => {
+  await provider.shutdown();
+  context.disable();
+  propagation.disable();
+});
+
+const spans = (name: string): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.name === name);
+const attr = (s: ReadableSpan, key: string) => s.attributes[key];
+
+test('add makes a publish span whose context travels with the job; the handler runs inside a process span linked to it', async () => {
+  const q = res.queue<string, string>('mail');
+  const tracer = provider.getTracer('app');
+  const { id } = await tracer.startActiveSpan('request', async (request) => {
+    try {
+      return await q.add('hello', { name: 'welcome' });
+    } finally {
+      request.end();
+    }
+  });
+  const [publish] = spans('publish mail');
+  expect(publish).toBeDefined();
+  expect(publish!.kind).toBe(SpanKind.PRODUCER);
+  expect(publish!.attributes).toMatchObject({
+    'messaging.system': 'relq',
+    'messaging.destination.name': 'mail',
+    'messaging.operation.name': 'publish',
+    'messaging.operation.type': 'send',
+    'messaging.message.id': id,
+    'relq.job.created': true,
+  });
+  expect(publish!.parentSpanContext?.spanId).toBe(spans('request')[0]!.spanContext().spanId); // the caller's span is its parent
+  // the stored job carries the publish span's traceparent
+  const record = await res.client().hget(q.keys.byName.jobs, id);
+  expect(record).toContain(`"traceparent":"00-${publish!.spanContext().traceId}-${publish!.spanContext().spanId}-01"`);
+
+  res.worker(
+    new Worker<string, string>(q, async (job: Job<string>) => {
+      await tracer.startActiveSpan('send-email', async (s) => s.end());
+      return `sent ${job.data}`;
+    }),
+  );
+  await waitUntil(() => spans('process mail').length === 1, 'the process span');
+  const [processSpan] = spans('process mail');
+  const [inner] = spans('send-email');
+  expect(processSpan!.kind).toBe(SpanKind.CONSUMER);
+  expect(processSpan!.attributes).toMatchObject({
+    'messaging.system': 'relq',
+    'messaging.destination.name': 'mail',
+    'messaging.operation.name': 'process',
+    'messaging.operation.type': 'process',
+    'messaging.message.id': id,
+    'relq.job.attempt': 1,
+    'relq.job.name': 'welcome',
+    'relq.outcome': 'completed',
+  });
+  expect(processSpan!.links.map((l) => l.context.spanId)).toEqual([publish!.spanContext().spanId]);
+  expect(processSpan!.parentSpanContext).toBeUndefined(); // its own trace, linked
+  expect(processSpan!.status.code).toBe(SpanStatusCode.UNSET);
+  expect(inner!.parentSpanContext?.spanId).toBe(processSpan!.spanContext().spanId); // the handler's spans nest under it
+});
+
+test('failures, dead letters and rate limits are recorded on the process span', async () => {
+  const q = res.queue<string>('flaky', { defaults: { attempts: 2, backoff: 0 } });
+  let limited = false;
+  res.worker(
+    new Worker<string>(q, async (job: Job<string>) => {
+      if (job.data === 'limited' && !limited) {
+        limited = true;
+        throw new RateLimitError(10);
+      }
+      if (job.data === 'broken') throw new Error(`attempt ${job.attempt} broke`);
+    }),
+  );
+  await q.add('broken');
+  await q.add('limited');
+  await waitUntil(() => spans('process flaky').length === 4, 'four process spans');
+  const byOutcome = (o: string) => spans('process flaky').filter((s) => attr(s, 'relq.outcome') === o);
+  const [retried] = byOutcome('retried');
+  expect(retried!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'attempt 1 broke' });
+  expect(retried!.events.find((e) => e.name === 'exception')?.attributes?.['exception.message']).toBe('attempt 1 broke');
+  const [dead] = byOutcome('dead');
+  expect(dead!.status.code).toBe(SpanStatusCode.ERROR);
+  expect(attr(dead!, 'relq.job.attempt')).toBe(2);
+  const [rateLimited] = byOutcome('rate-limited');
+  expect(rateLimited!.status.code).toBe(SpanStatusCode.UNSET);
+  expect(byOutcome('completed')).toHaveLength(1);
+  // every attempt links to the job's one publish span
+  const publishIds = new Set(spans('publish flaky').map((s) => s.spanContext().spanId));
+  expect(publishIds.size).toBe(2);
+  for (const s of spans('process flaky')) expect(publishIds.has(s.links[0]!.context.spanId)).toBe(true);
+});
+
+test('addBulk makes one publish span; a batch runs in one process span linked to every producer', async () => {
+  const q = res.queue<number>('batches');
+  await q.addBulk([1, 2, 3].map((data) => ({ data })));
+  await q.add(4);
+  const publishes = spans('publish batches');
+  expect(publishes).toHaveLength(2);
+  expect(publishes[0]!.attributes).toMatchObject({ 'messaging.batch.message_count': 3 });
+  expect(publishes[0]!.attributes['messaging.message.id']).toBeUndefined();
+  res.worker(new BatchWorker<number>(q, async () => undefined, { size: 4 }));
+  await waitUntil(() => spans('process batches').length === 1, 'the batch span');
+  const [batch] = spans('process batches');
+  expect(batch!.attributes).toMatchObject({ 'messaging.batch.message_count': 4, 'relq.outcome': 'completed' });
+  expect(batch!.links.map((l) => l.context.spanId).sort()).toEqual(publishes.map((p) => p.spanContext().spanId).sort());
+});
+
+test('parentToProducer makes the process span a child of its publish span', async () => {
+  tracing!.close();
+  tracing = new RelqTracing({ tracerProvider: provider, parentToProducer: true });
+  const q = res.queue<string>('parented');
+  await q.add('x');
+  res.worker(new Worker<string>(q, async () => undefined));
+  await waitUntil(() => spans('process parented').length === 1, 'the process span');
+  const [publish] = spans('publish parented');
+  expect(spans('process parented')[0]!.parentSpanContext?.spanId).toBe(publish!.spanContext().spanId);
+  expect(() => new RelqTracing({ parentToProducer: 'yes' } as never)).toThrow(/parentToProducer/);
+});
+
+test('without tracing the stored job is unchanged and no span is made; close() stops tracing', async () => {
+  tracing!.close();
+  tracing = undefined;
+  const q = res.queue<string>('plain');
+  const { id } = await q.add('x');
+  const record = await res.client().hget(q.keys.byName.jobs, id);
+  expect(record).toMatch(/^\{"t":\d+,"a":3\}\n"x"$/);
+  const done: string[] = [];
+  const w = res.worker(new Worker<string>(q, async (job: Job<string>) => void done.push(job.id)));
+  await waitUntil(() => done.length === 1, 'the job to run');
+  await w.close();
+  expect(exporter.getFinishedSpans()).toEqual([]);
+  expect(trace.getActiveSpan()).toBeUndefined();
+});
