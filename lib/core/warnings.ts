@@ -4,8 +4,9 @@ export interface RelqWarning {
    * - `RELQ_EVICTION_POLICY`: Redis may evict keys (maxmemory-policy is not noeviction), which loses jobs
    * - `RELQ_GHOST_JOBS`: queued ids whose job record was gone (evicted or deleted outside relq) were dropped
    * - `RELQ_EVENTS_RETRY`: the event stream (`events()`, `watch()`) could not subscribe and keeps trying; then that it is back
+   * - `RELQ_REGISTRY_NOPERM`: the ACL user may not write the registry of queue names, so `listQueues()` misses the queue (the queue itself works)
    */
-  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY';
+  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY' | 'RELQ_REGISTRY_NOPERM';
   queue: string;
   message: string;
 }

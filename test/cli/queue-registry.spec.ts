@@ -1,9 +1,11 @@
 /**
  * The registry of queue names: listQueues() lists a prefix's queues without KEYS or SCAN,
  * from the first creating call of any Queue object until deleteQueue(); reads never list a
- * queue, and adds after a Queue object's first cost no registry call.
+ * queue, and adds after a Queue object's first cost no registry call. An ACL user that may
+ * not write the registry still produces and consumes, with one warning; other registry
+ * failures fail the call.
  */
-import { ConnectionError, listQueues, ValidationError } from '../../lib/index.js';
+import { ConnectionError, listQueues, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
 import { closedPort } from './_cli.js';
 import { commandStats, redisNow, scriptCalls, statsDelta, useRedis } from '../core/_helpers.js';
 import { uniquePrefix } from '../support/redis.js';
@@ -82,12 +84,73 @@ test('prefixes are separate; a client passed in stays open', async () => {
   expect(await client.ping()).toBe('PONG');
 });
 
+const aclUrl = (user: string) => `redis://${user}:${README_ACL_PASSWORD}@${res.server.host}:${res.server.port}`;
+
 test("the README's least-privilege ACL user registers and lists the queues of its prefix", async () => {
   await runAclLine(res.client(), readmeAclLine()); // user relq-app, keys ~{myapp:*
-  const url = `redis://relq-app:${README_ACL_PASSWORD}@${res.server.host}:${res.server.port}`;
+  const url = aclUrl('relq-app');
   const name = `acl-${uniquePrefix()}`;
-  await res.queue(name, { connection: url, prefix: 'myapp' }).add('x');
+  const warnings: RelqWarning[] = [];
+  await res.queue(name, { connection: url, prefix: 'myapp', onWarning: (w) => warnings.push(w) }).add('x');
   expect((await listQueues(url, { prefix: 'myapp' })).map((q) => q.name)).toContain(name);
+  expect(warnings).toEqual([]);
+});
+
+test('an ACL user allowed only its queue\'s hash tag produces and consumes; one warning names the registry key; the queue is not listed', async () => {
+  const prefix = uniquePrefix();
+  const name = 'emails';
+  const user = `relq-${prefix}`;
+  const registry = `{${prefix}:}:queues`;
+  // the README's line, with its command list, narrowed from the prefix to one queue's hash tag
+  const line = readmeAclLine().replace('relq-app', user).replaceAll('{myapp:*', `{${prefix}:${name}}*`);
+  const admin = res.client();
+  await runAclLine(admin, line);
+  const warnings: RelqWarning[] = [];
+  const q = res.queue<number>(name, { connection: aclUrl(user), prefix, onWarning: (w) => warnings.push(w) });
+
+  await q.add(1);
+  await q.addBulk([{ data: 2 }, { data: 3 }]);
+  for (let i = 4; i <= 20; i++) await q.add(i);
+  const leased = await q.lease({ count: 20 });
+  expect(leased.map((l) => l.job.data).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  for (const l of leased) expect(await q.ack(l)).toBe(true);
+  expect(await q.counts()).toMatchObject({ pending: 0, working: 0 });
+
+  expect(warnings).toEqual([{ code: 'RELQ_REGISTRY_NOPERM', queue: name, message: expect.stringContaining(registry) }]);
+  expect(warnings[0]!.message).toContain(`~${registry}`);
+  expect(warnings[0]!.message).not.toContain(README_ACL_PASSWORD);
+  expect(await names(prefix)).toEqual([]);
+  // the refusal counts as a registration: 20 creating calls, one refused registry call
+  const refusals = ((await admin.call('ACL', 'LOG')) as unknown[][])
+    .map((entry) => Object.fromEntries(Array.from({ length: entry.length / 2 }, (_, i) => [entry[2 * i], entry[2 * i + 1]])))
+    .filter((e) => e.username === user && e.object === registry);
+  expect(refusals).toMatchObject([{ reason: 'key', count: 1 }]);
+
+  // deleteQueue succeeds though its unregister step is refused too; still one warning
+  await q.add(21);
+  expect(await q.deleteQueue({ tombstoneMs: 1 })).toBeGreaterThan(0);
+  expect(warnings).toHaveLength(1);
+  // a fresh object that only deletes warns once, about the unlisting
+  const other: RelqWarning[] = [];
+  await expect(res.twin(q, { connection: aclUrl(user), onWarning: (w) => other.push(w) }).deleteQueue({ tombstoneMs: 1 })).resolves.toBe(0);
+  expect(other).toEqual([{ code: 'RELQ_REGISTRY_NOPERM', queue: name, message: expect.stringMatching(/could not be removed from .* may still show it/) }]);
+});
+
+test('a registry failure other than a refused key fails the creating call, and the next call registers again', async () => {
+  const prefix = uniquePrefix();
+  const admin = res.client();
+  await admin.set(`{${prefix}:}:queues`, 'not a sorted set');
+  const warnings: RelqWarning[] = [];
+  const q = res.queue('q', { prefix, onWarning: (w) => warnings.push(w) });
+  const err = (await q.add('x').catch((e: unknown) => e)) as RelqError;
+  expect(err).toBeInstanceOf(RelqError);
+  expect(err).toMatchObject({ code: 'RELQ_REDIS' });
+  expect(err.message).toMatch(/^relq add: .*WRONGTYPE/);
+  expect(await q.counts()).toMatchObject({ pending: 0 });
+  await admin.del(`{${prefix}:}:queues`);
+  await q.add('y');
+  expect(await names(prefix)).toEqual(['q']);
+  expect(warnings).toEqual([]);
 });
 
 test('bad options are refused before connecting; an unreachable Redis is a ConnectionError', async () => {

@@ -83,12 +83,13 @@ describe('refusals', () => {
   });
 
   test('a queue outside the user\'s prefix: PermissionError naming NOPERM, nothing written', async () => {
-    const q = queue(userUrl('relq-app'), 'otherapp');
+    const warnings: RelqWarning[] = []; // the refused registry key is reported too (test/cli/queue-registry.spec.ts)
+    const q = queue(userUrl('relq-app'), 'otherapp', { onWarning: (w: RelqWarning) => warnings.push(w) });
     const err = (await q.add('x').catch((e: unknown) => e)) as PermissionError;
     expect(err).toBeInstanceOf(PermissionError);
     expect(err).toMatchObject({ code: 'RELQ_NOPERM', retryable: false });
     expect(err.message).toMatch(/may not do this.*NOPERM/);
-    expect(err.message).not.toContain(PASSWORD);
+    expect(JSON.stringify({ message: err.message, warnings })).not.toContain(PASSWORD);
     expect(await admin.keys('{otherapp:*')).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool } from '../redis/blocking-wait.js';
-import { queueKeys, registryKey, type QueueKeys } from '../redis/keys.js';
+import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
 import { runScript, type ScriptName } from '../redis/scripts.js';
@@ -56,8 +56,12 @@ export class QueueContext implements SettingsContext {
     this.durability = o.durability;
     this.handle = openConnection(connection);
     this.blockers = new BlockerPool(() => duplicateClient(this.handle));
-    const registry = registryKey(o.prefix);
-    this.registration = new Registration(name, (args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [registry], args)));
+    this.registration = new Registration(
+      name,
+      o.prefix,
+      (key, args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [key], args)),
+      o.warn,
+    );
   }
 
   get isClosed(): boolean {

@@ -1,9 +1,10 @@
 import { DEFAULT_PREFIX } from '../defaults.js';
 import { boundedCall, closeClient, openConnection, type ClientHandle } from '../redis/connection.js';
 import { registryKey } from '../redis/keys.js';
-import { wrapRedisError } from '../redis/redis-errors.js';
+import { isKeyRefused, wrapRedisError } from '../redis/redis-errors.js';
 import type { ConnectionInput } from '../types.js';
 import { assertOptions, assertPrefix } from '../validate.js';
+import type { WarningHandler } from '../warnings.js';
 
 /**
  * The calls (by the operation names of QueueContext.run) that may create a queue's keys:
@@ -36,21 +37,32 @@ const REFRESH_MS = 60_000;
  * registers the queue with a call of its own before its first creating call (then at most
  * once a minute), and deleteQueue() unregisters it after the delete script. Adds after the
  * first pay nothing.
+ *
+ * An ACL user allowed its queue's keys but not the registry's still works: listing is not
+ * worth failing a producer for. The refusal counts as a registration (one refused call a
+ * minute at most) and is reported once per object; any other failure fails the call.
  */
 export class Registration {
   private registeredAt = -Infinity;
   private pending: Promise<void> | undefined;
+  private refusalReported = false;
+  private readonly key: string;
 
   constructor(
     private readonly name: string,
-    /** Runs registry.lua with these arguments (the caller bounds and wraps it). */
-    private readonly exec: (args: string[]) => Promise<unknown>,
-  ) {}
+    private readonly prefix: string,
+    /** Runs registry.lua on `key` with these arguments (the caller bounds and wraps it). */
+    private readonly exec: (key: string, args: string[]) => Promise<unknown>,
+    private readonly warn: WarningHandler,
+  ) {
+    this.key = registryKey(prefix);
+  }
 
   /** What must be awaited before the call `op`: nothing, or the queue's registration. */
   before(op: string): Promise<void> | undefined {
     if (!CREATING_OPS.has(op) || Date.now() - this.registeredAt < REFRESH_MS) return undefined;
-    this.pending ??= this.exec(['add', this.name])
+    this.pending ??= this.exec(this.key, ['add', this.name])
+      .catch((err: unknown) => this.refused(err, 'listed in', 'will not show it', 'to list it'))
       .then(() => {
         this.registeredAt = Date.now();
       })
@@ -61,7 +73,21 @@ export class Registration {
   /** The queue was deleted: unlisted, and registered again by this object's next creating call. */
   async remove(): Promise<void> {
     this.registeredAt = -Infinity;
-    await this.exec(['remove', this.name]);
+    await this.exec(this.key, ['remove', this.name]).catch((err: unknown) =>
+      this.refused(err, 'removed from', 'may still show it', 'so that deleteQueue() unlists it'),
+    );
+  }
+
+  /** Rethrows `err` unless the ACL refused the registry key, which is reported instead. */
+  private refused(err: unknown, action: string, consequence: string, purpose: string): void {
+    if (!isKeyRefused(err)) throw err;
+    if (this.refusalReported) return;
+    this.refusalReported = true;
+    const message =
+      `queue '${this.name}' could not be ${action} the registry of queue names because the Redis user may not write ` +
+      `${this.key}, so listQueues() and \`npx relq queues\` ${consequence}; grant the key pattern ~${this.key} ` +
+      `(or ~{${this.prefix}:*) ${purpose}`;
+    this.warn({ code: 'RELQ_REGISTRY_NOPERM', queue: this.name, message });
   }
 }
 

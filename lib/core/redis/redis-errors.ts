@@ -39,7 +39,15 @@ const CLOSED = /ECONNRESET|EPIPE|before secure TLS connection/;
 const TLS_HINT =
   ' (the server closed the TLS connection during the handshake: it may not accept the client certificate, or require one that was not given)';
 
+/** An ACL refusal of a key the call names (Redis 7.0 and 7.2 word it differently). */
+const KEY_REFUSED = /NOPERM.*\bkeys?\b/i;
+
 type CauseError = Error & { code?: string };
+
+/** The ACL user may run the call but not on one of the keys it names. */
+export function isKeyRefused(err: unknown): boolean {
+  return KEY_REFUSED.test(err instanceof Error ? err.message : String(err));
+}
 
 /**
  * Turns any failure of a Redis call into a typed relq error whose text holds no secret:
