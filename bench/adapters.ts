@@ -5,11 +5,16 @@
 import BeeQueue from 'bee-queue';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { pathToFileURL } from 'node:url';
 import * as relqLib from '../lib/index.js';
-import { Queue as RelqQueue, Worker as RelqWorker } from '../lib/index.js';
+import type { Queue as RelqQueue } from '../lib/index.js';
 import type { Payload } from './payload.js';
 
-export type LibName = 'relq' | 'bullmq' | 'bee-queue' | 'ioredis';
+/** `relq@ref`: relq's lib/ as committed at `--ref`, measured beside the working tree's (tools/run-bench.mjs). */
+export type LibName = 'relq' | 'relq@ref' | 'bullmq' | 'bee-queue' | 'ioredis';
+/** The relq builds a run can measure. */
+export type RelqName = 'relq' | 'relq@ref';
+export const isRelq = (name: LibName): name is RelqName => name === 'relq' || name === 'relq@ref';
 
 export interface Conn {
   host: string;
@@ -46,6 +51,9 @@ export interface Adapter {
 
 export const QUEUE_NAME = 'bench';
 
+/** What the bench uses of a relq build: the working tree's lib/ or the one compiled from `--ref`. */
+type RelqLib = Pick<typeof relqLib, 'Queue' | 'Worker'>;
+
 // The engine's batch-handler mode, where the benchmarked lib/ has it (BatchWorker); older
 // engines are measured with a lease({ count }) + ackBatch() loop instead.
 type BatchWorkerCtor = new (
@@ -53,115 +61,141 @@ type BatchWorkerCtor = new (
   handler: (jobs: Array<{ data: Payload }>) => unknown,
   opts: { size: number; concurrency?: number },
 ) => { events: { subscribe(f: (e: { type: string; error?: unknown }) => void): { unsubscribe(): void } }; close(): Promise<void> };
-const BatchWorker = (relqLib as unknown as Record<string, unknown>).BatchWorker as BatchWorkerCtor | undefined;
-export const RELQ_BATCH_MODE: 'BatchWorker' | 'lease+ackBatch' = BatchWorker ? 'BatchWorker' : 'lease+ackBatch';
+const batchWorkerOf = (lib: RelqLib) => (lib as unknown as Record<string, unknown>).BatchWorker as BatchWorkerCtor | undefined;
+export const RELQ_BATCH_MODE: 'BatchWorker' | 'lease+ackBatch' = batchWorkerOf(relqLib) ? 'BatchWorker' : 'lease+ackBatch';
 
 // ---- relq ------------------------------------------------------------------------
 
 export const RELQ_QUEUE_OPTIONS = { defaults: { keepCompletedMs: 0 } } as const;
 
-function relqQueue(conn: Conn): RelqQueue<Payload, unknown> {
-  return new RelqQueue<Payload, unknown>(QUEUE_NAME, {
-    connection: { host: conn.host, port: conn.port },
-    ...RELQ_QUEUE_OPTIONS,
-  });
-}
+/** The relq builds of this run by name: `relq@ref` only after loadRefBuild(). */
+export const RELQ_LIBS: Partial<Record<RelqName, RelqLib>> = { relq: relqLib };
 
 async function ready(q: { client: { ping(): Promise<unknown> } }): Promise<void> {
   await q.client.ping();
 }
 
-export const relq: Adapter = {
-  name: 'relq',
-  label: 'relq',
-  settings: [
-    'Queue `defaults: { keepCompletedMs: 0 }` (completed jobs deleted at once; default keeps them 1 h).',
-    'Everything else default: `events` on (nothing is published while nobody listens, as in the bench), Worker `leaseMs` 30 s, `blockMs` 5 s, heartbeat on.',
-    'Producer and worker use separate `Queue` objects (separate connections), as separate processes would.',
-  ],
-  async producer(conn) {
-    const q = relqQueue(conn);
-    await ready(q);
-    return {
-      add: (d) => q.add(d),
-      addBatch: (ds) => q.addBulk(ds.map((data) => ({ data }))),
-      close: () => q.close(),
-    };
-  },
-  async consumer(conn, concurrency, hooks) {
-    const q = relqQueue(conn);
-    await ready(q);
-    const onStart = hooks.onStart;
-    const w = new RelqWorker<Payload, unknown>(
-      q,
-      onStart
-        ? async (job) => {
-            onStart(job.data);
-          }
-        : async () => undefined,
-      { concurrency },
-    );
-    const sub = w.events.subscribe((e) => {
-      if (e.type === 'completed') hooks.onDone();
-      else if (e.type === 'error') console.error('relq worker error', e.error);
-    });
-    return {
-      close: async () => {
-        await w.close();
-        sub.unsubscribe();
-        await q.close();
-      },
-    };
-  },
-  async batchConsumer(conn, batchSize, batches, hooks) {
-    const q = relqQueue(conn);
-    await ready(q);
-    if (BatchWorker) {
-      const onStart = hooks.onStart;
-      const handler = async (jobs: Array<{ data: Payload }>) => {
-        if (onStart) for (const j of jobs) onStart(j.data);
+function relqAdapter(name: RelqName, label: string, lib: RelqLib): Adapter {
+  const BatchWorker = batchWorkerOf(lib);
+  const relqQueue = (conn: Conn): RelqQueue<Payload, unknown> =>
+    new lib.Queue<Payload, unknown>(QUEUE_NAME, { connection: { host: conn.host, port: conn.port }, ...RELQ_QUEUE_OPTIONS });
+  return {
+    name,
+    label,
+    settings: [
+      'Queue `defaults: { keepCompletedMs: 0 }` (completed jobs deleted at once; default keeps them 1 h).',
+      'Everything else default: `events` on (nothing is published while nobody listens, as in the bench), Worker `leaseMs` 30 s, `blockMs` 5 s, heartbeat on.',
+      'Producer and worker use separate `Queue` objects (separate connections), as separate processes would.',
+    ],
+    async producer(conn) {
+      const q = relqQueue(conn);
+      await ready(q);
+      return {
+        add: (d) => q.add(d),
+        addBatch: (ds) => q.addBulk(ds.map((data) => ({ data }))),
+        close: () => q.close(),
       };
-      let workers: Array<InstanceType<BatchWorkerCtor>>;
-      try {
-        workers = [new BatchWorker(q, handler, { size: batchSize, concurrency: batches })];
-      } catch (error) {
-        // An engine whose BatchWorker has no `concurrency` (--ref): one worker per batch.
-        if (!/unknown option 'concurrency'/.test(String(error))) throw error;
-        workers = Array.from({ length: batches }, () => new BatchWorker(q, handler, { size: batchSize }));
-      }
-      const subs = workers.map((w) =>
-        w.events.subscribe((e) => {
-          if (e.type === 'completed') hooks.onDone();
-          else if (e.type === 'error') console.error('relq batch worker error', e.error);
-        }),
+    },
+    async consumer(conn, concurrency, hooks) {
+      const q = relqQueue(conn);
+      await ready(q);
+      const onStart = hooks.onStart;
+      const w = new lib.Worker<Payload, unknown>(
+        q,
+        onStart
+          ? async (job) => {
+              onStart(job.data);
+            }
+          : async () => undefined,
+        { concurrency },
       );
+      const sub = w.events.subscribe((e) => {
+        if (e.type === 'completed') hooks.onDone();
+        else if (e.type === 'error') console.error(`${label} worker error`, e.error);
+      });
       return {
         close: async () => {
-          await Promise.all(workers.map((w) => w.close()));
-          for (const sub of subs) sub.unsubscribe();
+          await w.close();
+          sub.unsubscribe();
           await q.close();
         },
       };
-    }
-    let stop = false;
-    const loops = Array.from({ length: batches }, async () => {
-      while (!stop) {
-        const leases = await q.lease({ count: batchSize, blockMs: 200 });
-        if (leases.length === 0) continue;
-        if (hooks.onStart) for (const l of leases) hooks.onStart(l.job.data);
-        const ok = await q.ackBatch(leases);
-        for (const x of ok) if (x) hooks.onDone();
+    },
+    async batchConsumer(conn, batchSize, batches, hooks) {
+      const q = relqQueue(conn);
+      await ready(q);
+      if (BatchWorker) {
+        const onStart = hooks.onStart;
+        const handler = async (jobs: Array<{ data: Payload }>) => {
+          if (onStart) for (const j of jobs) onStart(j.data);
+        };
+        let workers: Array<InstanceType<BatchWorkerCtor>>;
+        try {
+          workers = [new BatchWorker(q, handler, { size: batchSize, concurrency: batches })];
+        } catch (error) {
+          // An engine whose BatchWorker has no `concurrency` (an old --ref): one worker per batch.
+          if (!/unknown option 'concurrency'/.test(String(error))) throw error;
+          workers = Array.from({ length: batches }, () => new BatchWorker(q, handler, { size: batchSize }));
+        }
+        const subs = workers.map((w) =>
+          w.events.subscribe((e) => {
+            if (e.type === 'completed') hooks.onDone();
+            else if (e.type === 'error') console.error(`${label} batch worker error`, e.error);
+          }),
+        );
+        return {
+          close: async () => {
+            await Promise.all(workers.map((w) => w.close()));
+            for (const sub of subs) sub.unsubscribe();
+            await q.close();
+          },
+        };
       }
-    });
-    return {
-      close: async () => {
-        stop = true;
-        await Promise.all(loops);
-        await q.close();
-      },
-    };
-  },
+      let stop = false;
+      const loops = Array.from({ length: batches }, async () => {
+        while (!stop) {
+          const leases = await q.lease({ count: batchSize, blockMs: 200 });
+          if (leases.length === 0) continue;
+          if (hooks.onStart) for (const l of leases) hooks.onStart(l.job.data);
+          const ok = await q.ackBatch(leases);
+          for (const x of ok) if (x) hooks.onDone();
+        }
+      });
+      return {
+        close: async () => {
+          stop = true;
+          await Promise.all(loops);
+          await q.close();
+        },
+      };
+    },
+  };
+}
+
+export const relq: Adapter = relqAdapter('relq', 'relq', relqLib);
+
+/** Stands in for `relq@ref` until loadRefBuild() replaces it: a run without --ref cannot measure it. */
+const noRefBuild: Adapter = {
+  name: 'relq@ref',
+  label: 'relq@ref',
+  settings: [],
+  producer: () => Promise.reject(new Error('relq@ref: run the bench with --ref <git-ref>')),
+  consumer: () => Promise.reject(new Error('relq@ref: run the bench with --ref <git-ref>')),
 };
+
+/**
+ * Loads relq as committed at `--ref` (compiled by tools/run-bench.mjs to `RELQ_BENCH_REF_LIB`)
+ * as the library `relq@ref`. Returns its label, or undefined when the run has no --ref.
+ */
+export async function loadRefBuild(): Promise<string | undefined> {
+  const path = process.env.RELQ_BENCH_REF_LIB;
+  if (!path) return undefined;
+  const lib = (await import(pathToFileURL(path).href)) as RelqLib;
+  const label = `relq@${process.env.RELQ_BENCH_REF_SHA ?? 'ref'}`;
+  RELQ_LIBS['relq@ref'] = lib;
+  ADAPTERS['relq@ref'] = relqAdapter('relq@ref', label, lib);
+  return label;
+}
 
 // ---- BullMQ ----------------------------------------------------------------------
 
@@ -306,6 +340,7 @@ export const ioredisFloor: Adapter = {
 
 export const ADAPTERS: Record<LibName, Adapter> = {
   relq,
+  'relq@ref': noRefBuild,
   bullmq,
   'bee-queue': beeQueue,
   ioredis: ioredisFloor,

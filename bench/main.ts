@@ -10,7 +10,7 @@
  * alternating from rep to rep), the recording (recorder.ts) and the files (output.ts).
  */
 import { Redis } from 'ioredis';
-import type { Conn, LibName } from './adapters.js';
+import { loadRefBuild, type Conn, type LibName } from './adapters.js';
 import { readOptions, type BenchConfig } from './options.js';
 import { writeOutputs } from './output.js';
 import { log, Recorder } from './recorder.js';
@@ -47,6 +47,8 @@ async function benchmark(cfg: BenchConfig): Promise<void> {
   let admin: Redis | undefined;
   let ok = false;
   try {
+    const refLabel = await loadRefBuild();
+    if (refLabel) log(`measuring ${refLabel} beside the working tree's relq`);
     redis = await startRedis();
     const redisPid = redis.pid;
     rec.watchLoad(() => [redisPid]);

@@ -10,12 +10,14 @@ const HELP = `npm run bench [-- options]
   --reps R           repetitions (default 3)
   --batch-size B     relq lease({count}) size for the batch-mode row (default 100)
   --batch-concurrency C  batches at once in the batch-mode row (default 2)
-  --libs a,b         subset of relq,bullmq,bee-queue,ioredis
+  --libs a,b         subset of relq,relq@ref,bullmq,bee-queue,ioredis
   --skip a,b         skip phases: floor,add,process,latency,memory,idle,monitor,backlog
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
   --quiet-budget S   seconds in all to wait for a quiet machine before measurements (default 150; quick 0)
-  --ref GITREF       (run-bench only) benchmark lib/ as committed at GITREF
+  --ref GITREF       (run-bench only) also measure relq's lib/ as committed at GITREF ('relq@ref'),
+                     alternating with the working tree's in the same run; RESULTS.md compares them
+  --lib-at GITREF    (run-bench only) measure lib/ as committed at GITREF instead of the working tree's
   --profile          (run-bench only) profile relq processing at concurrency 10 instead`;
 
 /** The repository (this file runs as <root>/.bench-tmp/bench/options.js). */
@@ -73,7 +75,7 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     benchmarkRequests: quick ? 10_000 : 100_000,
     /** before each measurement, wait up to 8 s for other processes to use < 0.3 cores; 150 s in all */
     quietBudgetMs: Number(argv['quiet-budget'] ?? (quick ? 0 : 150)) * 1000,
-    libs: (argv.libs?.split(',') ?? ['relq', 'bullmq', 'bee-queue', 'ioredis']) as LibName[],
+    libs: (argv.libs?.split(',') ?? ['relq', ...(process.env.RELQ_BENCH_REF_LIB ? ['relq@ref'] : []), 'bullmq', 'bee-queue', 'ioredis']) as LibName[],
     skip: new Set(argv.skip?.split(',') ?? []),
     out: resolve(argv.out ?? (quick ? `${root}/.bench-tmp/RESULTS.quick.md` : `${root}/bench/RESULTS.md`)),
     svg: resolve(argv.svg ?? (quick ? `${root}/.bench-tmp/throughput.quick.svg` : `${root}/bench/throughput.svg`)),
@@ -81,5 +83,6 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     command: argv.command ?? process.env.RELQ_BENCH_CMD ?? `npm run bench -- ${args.join(' ')}`.replace(/ -- $/, ''),
   };
   for (const l of cfg.libs) if (!ADAPTERS[l]) throw new Error(`unknown lib ${l}`);
+  if (cfg.libs.includes('relq@ref') && !process.env.RELQ_BENCH_REF_LIB) throw new Error('relq@ref is measured only with --ref <git-ref>');
   return cfg;
 }

@@ -46,8 +46,10 @@ function libVersions(): Record<string, string> {
       commit = 'no git';
     }
   }
+  const refSha = process.env.RELQ_BENCH_REF_SHA;
   return {
     relq: `${v('.')} (${commit})`,
+    ...(refSha ? { 'relq@ref': `relq@${refSha} (lib/ as committed)` } : {}),
     bullmq: v('node_modules/bullmq'),
     'bee-queue': v('node_modules/bee-queue'),
     ioredis: v('node_modules/ioredis'),

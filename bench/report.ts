@@ -1,6 +1,7 @@
 /** Writes bench/RESULTS.md (generated part only) and the throughput chart (SVG, no deps). */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { ADAPTERS, type LibName } from './adapters.js';
+import { compareSection } from './compare.js';
 import { fmt, median, range } from './stats.js';
 
 export interface BenchResults {
@@ -80,6 +81,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   L.push('');
   L.push('Only same-run ratios mean much: absolute jobs/s move by up to 2× between runs on a shared machine.');
   L.push('');
+  L.push(...compareSection(meta, r));
 
   // ---- targets
   const bullBest = Math.max(med('bullmq', 'proc10.rate'), med('bullmq', 'proc50.rate'));

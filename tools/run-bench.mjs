@@ -2,11 +2,13 @@
 // `npm run bench [-- options]`: compiles bench/ (and the lib/ and tools/ files it imports)
 // with tsc into .bench-tmp/, copies the Lua scripts next to them, and runs bench/main.ts there
 // with --expose-gc (a watchdog kills that run if this launcher dies). `--profile` instead runs bench/profile.ts under `node --cpu-prof`.
-// `--ref <git-ref>` benchmarks lib/ as committed at that ref (bench/ and tools/ stay the
-// working tree's), so a run is reproducible while lib/ is being edited.
+// `--ref <git-ref>` also compiles relq's lib/ as committed at that ref (into .bench-tmp/ref/)
+// and measures it as the library `relq@ref` beside the working tree's, alternating in the same
+// run, so a change's cost is a same-run ratio. `--lib-at <git-ref>` measures lib/ as committed
+// at that ref instead of the working tree's (bench/ and tools/ stay the working tree's).
 // Other options are passed through (see bench/main.ts): --quick, --n, --reps, --libs, ...
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,12 +18,53 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.bench-tmp');
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
-const refAt = args.indexOf('--ref');
-const ref = refAt >= 0 ? args[refAt + 1] : undefined;
-const passArgs = args.filter((a, i) => a !== '--profile' && (refAt < 0 || (i !== refAt && i !== refAt + 1)));
-if (refAt >= 0 && !ref) {
-  console.error('run-bench: --ref needs a git ref');
+/** The value of `--<name> <value>`, and the arguments without it. */
+function takeOption(list, name) {
+  const at = list.indexOf(`--${name}`);
+  if (at < 0) return [undefined, list];
+  const value = list[at + 1];
+  if (!value || value.startsWith('--')) {
+    console.error(`run-bench: --${name} needs a git ref`);
+    process.exit(2);
+  }
+  return [value, list.filter((_, i) => i !== at && i !== at + 1)];
+}
+const [libAt, rest] = takeOption(args, 'lib-at');
+const [ref, passRest] = takeOption(rest, 'ref');
+const passArgs = passRest.filter((a) => a !== '--profile');
+if (profile && ref) {
+  console.error('run-bench: --profile measures one build; use --lib-at to profile another');
   process.exit(2);
+}
+
+/** The short sha of `gitRef`, or exit. */
+function shaOf(gitRef) {
+  const sha = spawnSync('git', ['rev-parse', '--short', `${gitRef}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim();
+  if (!sha) {
+    console.error(`run-bench: unknown git ref ${gitRef}`);
+    process.exit(2);
+  }
+  return sha;
+}
+
+/** lib/ as committed at `sha`, extracted under `dir` (emptied first). */
+function extractLib(sha, dir) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync('sh', ['-c', `git archive ${sha} lib | tar -x -C '${dir}'`], { cwd: root, stdio: 'inherit' });
+  if (archive.status !== 0) process.exit(archive.status ?? 1);
+}
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+/** Runs tsc; type errors are reported, but the run goes on when `entry` was emitted. */
+function compile(args, entry, what) {
+  const res = spawnSync(process.execPath, [tsc, ...args], { stdio: 'inherit', cwd: root });
+  if (res.status === 0) return;
+  if (!existsSync(entry)) {
+    console.error(`run-bench: tsc failed on ${what} and emitted nothing`);
+    process.exit(res.status ?? 1);
+  }
+  console.error(`run-bench: tsc reported type errors in ${what} (above); running the emitted JavaScript anyway`);
 }
 
 // 1. compile
@@ -30,41 +73,45 @@ rmSync(join(out, 'lib'), { recursive: true, force: true });
 rmSync(join(out, 'tools'), { recursive: true, force: true });
 rmSync(join(out, 'bench.tsbuildinfo'), { force: true });
 let srcRoot = root;
-let refSha = '';
-if (ref) {
+let libAtSha = '';
+if (libAt) {
   // lib/ from the ref; bench/, tools/, the Redis launcher (lib/testing/) and tsconfig.json
   // from the working tree, in .bench-tmp/src
-  refSha = spawnSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).stdout.trim();
-  if (!refSha) {
-    console.error(`run-bench: unknown git ref ${ref}`);
-    process.exit(2);
-  }
+  libAtSha = shaOf(libAt);
   srcRoot = join(out, 'src');
-  rmSync(srcRoot, { recursive: true, force: true });
-  mkdirSync(srcRoot, { recursive: true });
-  const archive = spawnSync('sh', ['-c', `git archive ${refSha} lib | tar -x -C '${srcRoot}'`], { cwd: root, stdio: 'inherit' });
-  if (archive.status !== 0) process.exit(archive.status ?? 1);
+  extractLib(libAtSha, srcRoot);
   copyFileSync(join(root, 'tsconfig.json'), join(srcRoot, 'tsconfig.json'));
   const sources = (path) => statSync(path).isDirectory() || path.endsWith('.ts') || path.endsWith('tsconfig.json');
   for (const dir of ['bench', 'tools', 'lib/testing']) cpSync(join(root, dir), join(srcRoot, dir), { recursive: true, filter: sources });
-  console.error(`run-bench: lib/ from ${ref} (${refSha})`);
+  console.error(`run-bench: lib/ from ${libAt} (${libAtSha})`);
 }
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const t0 = Date.now();
-const res = spawnSync(
-  process.execPath,
-  [tsc, '-p', join(srcRoot, 'bench', 'tsconfig.json'), '--outDir', out, '--tsBuildInfoFile', join(out, 'bench.tsbuildinfo')],
-  { stdio: 'inherit', cwd: root },
-);
 const entry = join(out, 'bench', profile ? 'profile.js' : 'main.js');
-if (res.status !== 0) {
-  if (!existsSync(entry)) {
-    console.error('run-bench: tsc failed and emitted nothing');
-    process.exit(res.status ?? 1);
-  }
-  console.error('run-bench: tsc reported type errors (above); running the emitted JavaScript anyway');
-}
+compile(['-p', join(srcRoot, 'bench', 'tsconfig.json'), '--outDir', out, '--tsBuildInfoFile', join(out, 'bench.tsbuildinfo')], entry, 'bench/');
 console.error(`run-bench: compiled bench/ + lib/ to ${relative(root, out)}/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+// The --ref build: the engine's entry point and what it imports, compiled on its own
+// (.bench-tmp/ref-src -> .bench-tmp/ref), with its Lua beside it.
+let refSha = '';
+const refOut = join(out, 'ref');
+if (ref) {
+  refSha = shaOf(ref);
+  const refSrc = join(out, 'ref-src');
+  extractLib(refSha, refSrc);
+  rmSync(refOut, { recursive: true, force: true });
+  writeFileSync(
+    join(refSrc, 'tsconfig.json'),
+    JSON.stringify({
+      extends: join(root, 'tsconfig.json'),
+      compilerOptions: { rootDir: '.', outDir: refOut, types: ['node'], declaration: false, sourceMap: false, noEmitOnError: false, paths: {} },
+      files: ['lib/index.ts'],
+      include: [],
+    }),
+  );
+  compile(['-p', join(refSrc, 'tsconfig.json')], join(refOut, 'lib', 'index.js'), `lib/ at ${ref}`);
+  copyLua(refSrc, refOut);
+  console.error(`run-bench: relq@${refSha}: lib/ from ${ref}, compiled to ${relative(root, refOut)}/`);
+}
 
 // 2. Lua scripts next to the compiled lib
 copyLua(srcRoot, out);
@@ -78,7 +125,9 @@ if (profile) {
 }
 const env = {
   ...process.env,
-  RELQ_BENCH_LIB: ref ? `${refSha}, lib/ as committed` : '',
+  RELQ_BENCH_LIB: libAt ? `${libAtSha}, lib/ as committed` : '',
+  RELQ_BENCH_REF_LIB: ref ? join(refOut, 'lib', 'index.js') : '',
+  RELQ_BENCH_REF_SHA: refSha,
   RELQ_BENCH_CMD: `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`,
 };
 const { startWatchdog } = await import(pathToFileURL(join(out, 'lib', 'testing', 'process-guard.js')).href);

@@ -8,8 +8,7 @@
  */
 import { freemem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Queue as RelqQueue, Worker as RelqWorker } from '../../lib/index.js';
-import { QUEUE_NAME, RELQ_QUEUE_OPTIONS, type Producer } from '../adapters.js';
+import { isRelq, QUEUE_NAME, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Producer, type RelqName } from '../adapters.js';
 import type { Payload } from '../payload.js';
 import { log } from '../recorder.js';
 import { usedMemory } from '../stats.js';
@@ -19,22 +18,22 @@ export const backlog: Scenario = {
   name: 'backlog',
   when: 'after',
   libs: 'all',
-  async run(ctx) {
-    if (!ctx.cfg.libs.includes('relq')) return;
+  async run(ctx, libs) {
     for (const b of ctx.cfg.backlogs) {
       if (b >= 1_000_000 && freemem() < 4 * 1024 ** 3) {
         ctx.rec.results.notes.push(`Backlog ${b} skipped: only ${(freemem() / 1024 ** 3).toFixed(1)} GiB free.`);
         continue;
       }
-      await backlogRun(ctx, b);
+      for (const name of libs.filter(isRelq)) await backlogRun(ctx, name, b);
     }
   },
 };
 
-async function backlogRun({ cfg, conn, admin, rec, flush }: ScenarioContext, b: number): Promise<void> {
+async function backlogRun({ cfg, conn, admin, rec, flush }: ScenarioContext, name: RelqName, b: number): Promise<void> {
   await flush();
-  const producer = new RelqQueue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
-  const wq = new RelqQueue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
+  const lib = RELQ_LIBS[name]!;
+  const producer = new lib.Queue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
+  const wq = new lib.Queue<Payload, unknown>(QUEUE_NAME, { connection: conn, ...RELQ_QUEUE_OPTIONS });
   const p: Producer = {
     add: (d) => producer.add(d),
     addBatch: (ds) => producer.addBulk(ds.map((data) => ({ data }))),
@@ -47,7 +46,7 @@ async function backlogRun({ cfg, conn, admin, rec, flush }: ScenarioContext, b: 
   const m1 = await usedMemory(admin);
   const fillSec = (performance.now() - tf) / 1000;
   let counter: Completions | undefined;
-  const worker = new RelqWorker<Payload, unknown>(wq, async () => undefined, { concurrency: 10 });
+  const worker = new lib.Worker<Payload, unknown>(wq, async () => undefined, { concurrency: 10 });
   const sub = worker.events.subscribe((e) => {
     if (e.type === 'completed') counter?.onDone();
   });
@@ -58,7 +57,7 @@ async function backlogRun({ cfg, conn, admin, rec, flush }: ScenarioContext, b: 
     await sleep(20);
   };
   for (let rep = 0; rep < cfg.reps; rep++) {
-    const lm = rec.loadMark('relq', `backlog.${b}`);
+    const lm = rec.loadMark(name, `backlog.${b}`);
     let processed = 0;
     let ms = 0;
     const perCycle = Math.min(b, cfg.n);
@@ -77,11 +76,11 @@ async function backlogRun({ cfg, conn, admin, rec, flush }: ScenarioContext, b: 
       await settle();
     }
     const rate = (processed * 1000) / ms;
-    rec.record('relq', `backlog.${b}`, rate);
+    rec.record(name, `backlog.${b}`, rate);
     lm();
-    log(`backlog  relq      ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${((m1 - m0) / 1024 / 1024).toFixed(0)} MiB)`);
+    log(`backlog  ${name.padEnd(9)} ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${((m1 - m0) / 1024 / 1024).toFixed(0)} MiB)`);
   }
-  rec.record('relq', `backlogMem.${b}`, ((m1 - m0) / 1024 / 1024 / b) * 10_000);
+  rec.record(name, `backlogMem.${b}`, ((m1 - m0) / 1024 / 1024 / b) * 10_000);
   await worker.close();
   sub.unsubscribe();
   await wq.close();

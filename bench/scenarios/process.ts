@@ -2,7 +2,7 @@
  * Processing a pre-filled queue of `cfg.n` jobs at each concurrency, every library, then
  * relq's batch mode (`procBatch`). Time runs from the first to the last completion.
  */
-import { ADAPTERS, type Consumer, type LibName } from '../adapters.js';
+import { ADAPTERS, isRelq, type Consumer, type LibName } from '../adapters.js';
 import { log } from '../recorder.js';
 import { closeWindow, openWindow } from '../stats.js';
 import { Completions, cpuUs, fill, gc, type Scenario, type ScenarioContext } from './kit.js';
@@ -18,8 +18,8 @@ export const processing: Scenario = {
         await processOnce(ctx, name, `proc${c}`, (hooks) => ADAPTERS[name].consumer(conn, c, hooks));
       }
     }
-    if (cfg.libs.includes('relq')) {
-      await processOnce(ctx, 'relq', 'procBatch', (hooks) => ADAPTERS.relq.batchConsumer!(conn, cfg.batchSize, cfg.batchConcurrency, hooks));
+    for (const name of libs.filter(isRelq)) {
+      await processOnce(ctx, name, 'procBatch', (hooks) => ADAPTERS[name].batchConsumer!(conn, cfg.batchSize, cfg.batchConcurrency, hooks));
     }
   },
 };

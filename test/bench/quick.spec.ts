@@ -49,3 +49,38 @@ test('npm run bench -- --quick measures every library and writes report, chart a
     rmSync(dir, { recursive: true, force: true });
   }
 }, 300_000);
+
+test('npm run bench -- --ref measures the ref build beside the working tree and compares every figure', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'relq-bench-ref-'));
+  try {
+    const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
+    const skip = 'floor,latency,memory,idle,monitor,backlog,schedulers,rate-limited,observability';
+    bench = spawnGuarded(
+      process.execPath,
+      ['tools/run-bench.mjs', '--quick', '--ref', 'HEAD', '--libs', 'relq,relq@ref', '--skip', skip, '--out', out.md, '--json', out.json, '--svg', out.svg],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const child = bench.child;
+    let log = '';
+    child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
+    child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    if (code !== 0) throw new Error(`bench exited with ${code}:\n${log.slice(-3000)}`);
+
+    const { results } = JSON.parse(readFileSync(out.json, 'utf8')) as { results: { samples: Record<string, Record<string, number[]>> } };
+    for (const lib of ['relq', 'relq@ref']) {
+      for (const figure of ['addOne.rate', 'proc10.rate', 'procBatch.rate', 'proc10.cmds']) {
+        const values = results.samples[lib]?.[figure] ?? [];
+        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
+      }
+    }
+    const md = readFileSync(out.md, 'utf8');
+    const section = md.split(/\n## relq against relq@[0-9a-f]+ \(lib\/ as committed\), same run\n/)[1]?.split('\n## ')[0];
+    expect(section).toBeDefined();
+    const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10: ') || l.startsWith('| add, one by one: '));
+    expect(rows).toHaveLength(8); // jobs/s, commands, Redis CPU, Node CPU of each
+    expect(section).toMatch(/\d+ figures compared; /);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 300_000);

@@ -1,0 +1,36 @@
+/**
+ * How a `--ref` run judges a figure: per-rep ratios of the two builds, signed by which way
+ * is better, and flagged past 5 % worse (bench/compare.ts, pure: no Redis involved).
+ */
+import { compareSection } from '../../bench/compare.js';
+import type { BenchResults, RunMeta } from '../../bench/report.js';
+
+const meta = { libs: { relq: '0.1.0 (abc)', 'relq@ref': 'relq@def (lib/ as committed)' } } as unknown as RunMeta;
+const results = (head: Record<string, number[]>, ref: Record<string, number[]>): BenchResults => ({
+  samples: { relq: head, 'relq@ref': ref },
+  breakdown: {},
+  floor: {},
+  notes: [],
+});
+const row = (lines: string[], label: string) => lines.find((l) => l.startsWith(`| ${label} |`));
+
+test('a slower rate and more CPU per job are flagged past 5 %; within it, or better, they are not', () => {
+  const lines = compareSection(
+    meta,
+    results(
+      { 'proc10.rate': [900, 950, 880], 'proc10.nodeCpuUs': [10.3, 10.2, 10.4], 'proc10.cmds': [2.5, 2.5, 2.5], 'addOne.rate': [1200, 1100, 1300] },
+      { 'proc10.rate': [1000, 1000, 1000], 'proc10.nodeCpuUs': [10, 10, 10], 'proc10.cmds': [3, 3, 3], 'addOne.rate': [1000, 1000, 1000] },
+    ),
+  );
+  expect(lines[0]).toBe('## relq against relq@def (lib/ as committed), same run');
+  expect(row(lines, 'process, c=10: jobs/s')).toContain('**−10.0 %');
+  expect(row(lines, 'process, c=10: Node CPU µs per job')).toContain('| −2.9 %'); // 1/1.03 - 1
+  expect(row(lines, 'process, c=10: Node CPU µs per job')).not.toContain('**');
+  expect(row(lines, 'process, c=10: Redis commands per job')).toContain('+20.0 %');
+  expect(row(lines, 'add, one by one: jobs/s')).toContain('+20.0 %');
+  expect(lines).toContain('4 figures compared; more than 5 % worse than at the ref: process, c=10: jobs/s (−10.0 %).');
+});
+
+test('without a ref build in the run there is no section', () => {
+  expect(compareSection(meta, { samples: { relq: { 'proc10.rate': [1] } }, breakdown: {}, floor: {}, notes: [] })).toEqual([]);
+});
