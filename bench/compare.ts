@@ -26,6 +26,7 @@ function describe(metric: string): { label: string; digits: number; better: Dire
   if (phase[p] && what === 'rate') return { label: `${phase[p]}: jobs/s`, digits: 0, better: 'higher' };
   if (phase[p] && what === 'cmds') return { label: `${phase[p]}: Redis commands per job`, digits: 2, better: 'lower' };
   if (phase[p] && what === 'redisCpuUs') return { label: `${phase[p]}: Redis CPU µs per job`, digits: 2, better: 'lower' };
+  if (phase[p] && what === 'scriptUs') return { label: `${phase[p]}: µs in scripts per job`, digits: 2, better: 'lower' };
   if (phase[p] && what === 'nodeCpuUs') return { label: `${phase[p]}: Node CPU µs per job`, digits: 2, better: 'lower' };
   if (p === 'lat' && what && /^p\d+$/.test(what)) return { label: `latency ${what} at a steady rate (ms)`, digits: 3, better: 'lower' };
   if (metric === 'lat.nodeCpuPct') return { label: 'latency run: Node CPU (% of a core)', digits: 1, better: 'lower' };

@@ -32,6 +32,10 @@ export class Recorder {
     this.record(lib, `${phase}.cmds`, w.total / jobs);
     this.record(lib, `${phase}.redisCpuUs`, (w.redisCpuSec * 1e6) / jobs);
     this.record(lib, `${phase}.nodeCpuUs`, nodeCpuUs / jobs);
+    // Time inside scripts (Lua only, from INFO commandstats): steadier than CPU, which also
+    // counts the server's network work and whatever else the machine does.
+    const scriptUs = ['fcall', 'fcall_ro', 'evalsha', 'eval'].reduce((sum, cmd) => sum + (w.usec[cmd] ?? 0), 0);
+    if (scriptUs > 0) this.record(lib, `${phase}.scriptUs`, scriptUs / jobs);
     const perJob: Record<string, number> = {};
     for (const [k, v] of Object.entries(w.calls)) perJob[k] = v / jobs;
     (this.results.breakdown[lib] ??= {})[phase] = perJob;

@@ -78,7 +78,7 @@ test('npm run bench -- --ref measures the ref build beside the working tree and 
     const section = md.split(/\n## relq against relq@[0-9a-f]+ \(lib\/ as committed\), same run\n/)[1]?.split('\n## ')[0];
     expect(section).toBeDefined();
     const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10: ') || l.startsWith('| add, one by one: '));
-    expect(rows).toHaveLength(8); // jobs/s, commands, Redis CPU, Node CPU of each
+    expect(rows).toHaveLength(10); // jobs/s, commands, Redis CPU, Node CPU, time in scripts of each
     expect(section).toMatch(/\d+ figures compared; /);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -108,3 +108,45 @@ test('touch of a rebuilt lease needs extendMs; malformed leases get a Validation
   await expect(q.ack({ job: {}, token: 't' } as unknown as LeaseRef)).rejects.toThrow(ValidationError);
   await expect(q.ack(null as unknown as LeaseRef)).rejects.toThrow(ValidationError);
 });
+
+test('jobs of several policies, on queues settled in turn, each keep their own retention and window', async () => {
+  // One Redis function library serves every queue: what it keeps between calls (the keys
+  // derived from the last queue's tag, the retention parts of tokens already seen) must
+  // never leak from one queue or one job to the next.
+  const a = res.queue<string, string>();
+  const b = res.queue<string, string>();
+  const policies = [
+    { jobId: 'keep-60s', keepCompletedMs: 60_000 },
+    { jobId: 'drop', keepCompletedMs: 0, dedupWindowMs: 0 },
+    { jobId: 'window', keepCompletedMs: 0, dedupWindowMs: 120_000 },
+    { jobId: 'default' },
+    { jobId: 'grouped-keep', keepCompletedMs: 30_000, group: 'g1' },
+    { jobId: 'grouped-drop', keepCompletedMs: 0, group: 'g2' },
+  ];
+  for (const q of [a, b]) for (const p of policies) await q.add(p.jobId, p);
+  const before = await redisNow(res.client());
+  for (let round = 0; round < policies.length; round++) {
+    for (const q of [a, b]) {
+      const [l] = await q.lease();
+      expect(await q.ack(rebuilt(l!), `r-${l!.job.id}`)).toBe(true);
+    }
+  }
+  for (const q of [a, b]) {
+    const kept = await q.getJob('keep-60s');
+    expect(kept).toMatchObject({ state: 'completed', result: 'r-keep-60s' });
+    expect(kept!.retainedUntil! - before).toBeGreaterThanOrEqual(60_000);
+    expect(kept!.retainedUntil! - before).toBeLessThan(61_000 + 5_000);
+    const grouped = await q.getJob('grouped-keep');
+    expect(grouped!.retainedUntil! - before).toBeGreaterThanOrEqual(30_000);
+    expect(grouped!.retainedUntil! - before).toBeLessThan(31_000 + 5_000);
+    expect((await q.getJob('default'))!.retainedUntil! - before).toBeGreaterThanOrEqual(3_600_000);
+    expect(await q.getJob('drop')).toBeNull();
+    expect(await q.getJob('window')).toBeNull();
+    expect(await q.getJob('grouped-drop')).toBeNull();
+    // a custom id stays taken for its own window, or the default one; not without a window
+    expect(await q.add('again', { jobId: 'window' })).toMatchObject({ created: false });
+    expect(await q.add('again', { jobId: 'grouped-drop' })).toMatchObject({ created: false });
+    expect(await q.add('again', { jobId: 'drop' })).toMatchObject({ created: true });
+    expect(await q.counts()).toMatchObject({ working: 0 });
+  }
+});

@@ -58,6 +58,7 @@ const PRELUDE = [
   'keys.lua', // the queue's keys, declared and derived
   'calls.lua', // Redis clock, calls with long argument lists
   'record.lua', // job records
+  'lease-token.lua', // lease tokens: what settling reads back from them
   'progress.lua', // progress and log lines of jobs
   'policy.lua', // built-in policy defaults, backoff, retention in lease tokens
   'events.lua', // job events

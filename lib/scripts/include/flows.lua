@@ -15,11 +15,6 @@ local function kresKey(id) return K_TAG .. ':kres:' .. id end -- hash  a parent'
 
 local function flowBit(w, bit) return w and math.floor(w / bit) % 2 == 1 end
 
--- The flow bits a lease token carries ('~keep,dedup,w'), nil for a job outside any flow.
-local function tokenFlow(token)
-  return tonumber(string.match(token, '^[^.]*%.%d+~%d+,%d+,(%d+)'))
-end
-
 -- The parent `pa` has no unfinished child left: it becomes pending (its priority, its group).
 local function parentReady(pa)
   if redis.call('ZREM', K_FLOWWAIT, pa) == 0 then return end
@@ -38,8 +33,7 @@ local function releaseParent(pa, id, resultJson)
 end
 
 -- A flow job's lease was acked (its token carried `w`; the ack is already accepted).
-local function flowAcked(id, token, resultJson, keepMs)
-  local w = tokenFlow(token)
+local function flowAcked(id, w, resultJson, keepMs)
   if not w then return end
   if flowBit(w, 1) then
     local meta = decodeMeta(redis.call('HGET', K_JOBS, id) or '')

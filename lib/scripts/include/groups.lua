@@ -14,13 +14,6 @@ local function groupLimit()
   return glimitCache
 end
 
--- Lease tokens of extended queues end in '*<group>' ('' for ungrouped, grantLeases in
--- include/lease-jobs.lua); plain ones have no '*'. Returns the group part, or nil for a
--- plain token.
-local function tokenGroup(token)
-  return string.match(token, '^[^.]*%.%d+[~%d,]*%*(.*)$')
-end
-
 local function activateGroup(g)
   if redis.call('SADD', K_GSET, g) == 1 then
     redis.call('RPUSH', K_GACTIVE, g)

@@ -3,7 +3,7 @@
   extended queue (groups, a bound, stats, closed or deleted; docs/bounded-fair-batch.md)
   also rotates over its groups and keeps its books: its lease tokens name the group, so that
   the end of the lease finds it (include/ended.lua). Needs include/keys.lua,
-  include/calls.lua, include/record.lua, include/events.lua, include/wake.lua,
+  include/calls.lua, include/record.lua, include/lease-token.lua, include/events.lua, include/wake.lua,
   include/groups.lua, include/bound.lua, include/pending.lua, include/delayed.lua.
 ]]
 
@@ -70,12 +70,10 @@ local function takeFair(count, flags, taken, groups, now)
   if gpTaken > 0 then redis.call('HINCRBY', K_META, 'gp', -gpTaken) end
 end
 
--- Leases the taken ids whose records `recs` holds: token "<reqId>.<j>", then "~<keepMs>,<dedupMs>"
--- for a job whose retention is not the built-in one (`defaults`, parseDefaults) or that is in a
--- flow (then ",<w>" too, tokenFlow in include/flows.lua), then
--- "*<group>" when `groups` is given (an extended queue). Settling reads the retention
--- (tokenRetention) and the group (tokenGroup) back from the stored token. Deadline: now +
--- the job's own leaseMs (meta l) or the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
+-- Leases the taken ids whose records `recs` holds, each with a fresh token
+-- (include/lease-token.lua) that carries the job's retention when it is not the built-in one
+-- (`defaults`, parseDefaults) or the job is in a flow, and its group when `groups` is given
+-- (an extended queue). Deadline: now + the job's own leaseMs (meta l) or the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
 -- and, with `groups`, their data bytes.
 local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
   local reply, leases, working = {}, {}, {}
@@ -83,17 +81,15 @@ local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
   for j, id in ipairs(taken) do
     local rec = recs[j]
     local meta = metaPart(rec)
-    local token = reqId .. '.' .. j
-    local keep, unique, flow = metaInt(meta, 'k'), metaInt(meta, 'u'), metaInt(meta, 'w')
+    local ownLeaseMs, keep, unique, window, flow = leasePolicy(meta)
+    local keepText, dedupText
     if keep or unique or flow then
-      token = token .. '~' .. (keep or defaults.keepMs) .. ',' .. (unique and (metaInt(meta, 'i') or defaults.dedupMs) or 0)
-      if flow then token = token .. ',' .. flow end -- a flow's job: its ack tells its parent (include/flows.lua)
+      keepText, dedupText = keep or defaults.keepText, unique and (window or defaults.dedupText) or '0'
     end
-    if groups then
-      token = token .. '*' .. groups[j]
-      bytes = bytes + dataBytes(rec)
-    end
-    local deadline = now + (metaInt(meta, 'l') or leaseMs)
+    -- a flow's job: its ack tells its parent (include/flows.lua)
+    local token = leaseToken(reqId, j, keepText, dedupText, flow, groups and groups[j])
+    if groups then bytes = bytes + dataBytes(rec) end
+    local deadline = now + (tonumber(ownLeaseMs) or leaseMs)
     leases[#leases + 1] = id
     leases[#leases + 1] = token
     working[#working + 1] = deadline

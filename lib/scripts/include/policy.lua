@@ -12,7 +12,8 @@ local parsedText, parsed
 local function parseDefaults(text)
   if text ~= parsedText then
     local keep, dedup, backoff = string.match(text, '^(%d+) (%d+) (.*)$')
-    parsed = { keepMs = tonumber(keep), dedupMs = tonumber(dedup), backoffJson = backoff }
+    -- the digits too: lease tokens copy them (include/lease-token.lua)
+    parsed = { keepMs = tonumber(keep), dedupMs = tonumber(dedup), keepText = keep, dedupText = dedup, backoffJson = backoff }
     parsedText = text
   end
   return parsed
@@ -34,13 +35,4 @@ local function backoffDelay(rec, attempt, rnd, defaults)
   end
   local jitter = b.jitter or defaults.backoff.jitter
   return math.max(0, math.floor(base * (1 - jitter + 2 * jitter * rnd) + 0.5))
-end
-
--- Retention of a leased job whose token says it (grantLeases, include/lease-jobs.lua):
--- keepMs, dedupMs; nil for the built-in retention. Settling reads it from the token, never
--- from the caller, so a lease rebuilt from its id and token settles like the original.
-local function tokenRetention(token)
-  local keep, dedup = string.match(token, '^[^.]*%.%d+~(%d+),(%d+)')
-  if keep then return tonumber(keep), tonumber(dedup) end
-  return nil
 end

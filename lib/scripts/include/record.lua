@@ -58,6 +58,22 @@ local function metaInt(rec, field)
   end
 end
 
+-- What leasing reads of a job, in one pass over its meta part (metaPart): its own lease ms
+-- (l), retention (k), idempotency key flag (u) and window (i), flow bits (w), as the digits
+-- stored (a lease token copies them: no number is formatted); nil where absent. One search
+-- per field present, not one per field asked for. As in metaInt, only a key matches and the
+-- first occurrence wins.
+local function leasePolicy(meta)
+  local l, k, u, i, w
+  local init = 1
+  while true do
+    local _, e, f, v = string.find(meta, '[{,]"([lkuiw])":(%-?%d+)', init)
+    if not e then return l, k, u, i, w end
+    if f == 'l' then l = l or v elseif f == 'k' then k = k or v elseif f == 'u' then u = u or v elseif f == 'i' then i = i or v else w = w or v end
+    init = e + 1
+  end
+end
+
 -- The group of a record, or nil. A quote inside a JSON string is always escaped, so the
 -- pattern only matches a key (see metaInt): records without a group are not decoded.
 local function metaGroup(rec)

@@ -5,8 +5,8 @@
   set and lease, done set and result, dead set, idempotency window) and its record; its
   lease, if it had one, ends the way an expired one does for its group's books, and the
   slot it held in a bounded queue is freed (include/ended.lua). Needs include/keys.lua,
-  include/record.lua, include/events.lua, include/groups.lua, include/ended.lua,
-  include/delayed.lua.
+  include/record.lua, include/lease-token.lua, include/events.lua, include/groups.lua,
+  include/ended.lua, include/delayed.lua.
 ]]
 
 -- The state of a job that has a record, and its score there: 'working' (lease deadline, ''
@@ -49,7 +49,7 @@ local function revokeLease(id, ended)
   local token = redis.call('HGET', K_LEASES, id)
   redis.call('HDEL', K_LEASES, id)
   redis.call('ZREM', K_WORKING, id)
-  if token then leaseEnded(ended, tokenGroup(token)) end
+  if token then leaseEnded(ended, select(4, parseToken(token))) end
 end
 
 -- Completed jobs' records and results, gone for good (their idempotency windows stay:

@@ -3,8 +3,8 @@
   apply in bulk, fenced by the lease token. Retention and idempotency window come from the
   stored token (include/policy.lua), backoff from the record: never from the caller, so a
   lease rebuilt from its id and token settles exactly like the original. Needs
-  include/keys.lua, include/calls.lua, include/record.lua, include/policy.lua,
-  include/events.lua, include/groups.lua, include/ended.lua, include/pending.lua,
+  include/keys.lua, include/calls.lua, include/record.lua, include/lease-token.lua,
+  include/policy.lua, include/events.lua, include/groups.lua, include/ended.lua, include/pending.lua,
   include/delayed.lua, include/failures.lua, include/limiter.lua.
 ]]
 
@@ -58,11 +58,11 @@ local function settleItems(args, base, now, defaults, ended)
   for i = 1, n do
     if out[i] == 1 then
       local op, id, a1, a2 = ops[i], ids[i], a1s[i], a2s[i]
-      leaseEnded(ended, tokenGroup(tokens[i])) -- nothing for a plain queue's token
+      local keepMs, dedupMs, flow, group = parseToken(tokens[i])
+      leaseEnded(ended, group) -- nothing for a plain queue's token
       if op == 'a' then
         freed = freed + 1
-        local keepMs, dedupMs = tokenRetention(tokens[i])
-        if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, tokens[i], a1, keepMs) end -- include/flows.lua
+        if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, flow, a1, keepMs) end -- include/flows.lua
         if keepMs > 0 then
           done[#done + 1] = now + keepMs
           done[#done + 1] = id
