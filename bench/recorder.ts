@@ -36,6 +36,11 @@ export class Recorder {
     // counts the server's network work and whatever else the machine does.
     const scriptUs = ['fcall', 'fcall_ro', 'evalsha', 'eval'].reduce((sum, cmd) => sum + (w.usec[cmd] ?? 0), 0);
     if (scriptUs > 0) this.record(lib, `${phase}.scriptUs`, scriptUs / jobs);
+    this.recordBreakdown(lib, phase, jobs, w);
+  }
+
+  /** Calls per job of each command in one measured window (the last rep's is kept). */
+  recordBreakdown(lib: string, phase: string, jobs: number, w: WindowStats): void {
     const perJob: Record<string, number> = {};
     for (const [k, v] of Object.entries(w.calls)) perJob[k] = v / jobs;
     (this.results.breakdown[lib] ??= {})[phase] = perJob;

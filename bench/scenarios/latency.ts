@@ -66,6 +66,7 @@ async function latencyOnce({ cfg, conn, admin, rec, flush }: ScenarioContext, na
   rec.record(name, 'lat.nodeCpuPct', (cpu / 1000 / wallMs) * 100);
   rec.record(name, 'lat.redisCpuPct', ((w.redisCpuSec * 1000) / wallMs) * 100);
   rec.record(name, 'lat.cmds', w.total / total);
+  rec.recordBreakdown(name, 'lat', total, w);
   log(
     `latency  ${name.padEnd(9)} p50 ${percentile(lat, 50).toFixed(3)} p95 ${percentile(lat, 95).toFixed(3)} p99 ${percentile(lat, 99).toFixed(3)} ms at ${Math.round((total * 1000) / sentMs)}/s`,
   );
