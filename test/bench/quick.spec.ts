@@ -16,35 +16,39 @@ const LIBS = ['relq', 'bullmq', 'bee-queue', 'ioredis'];
 let bench: GuardedProcess | undefined;
 afterAll(() => bench?.stop('SIGTERM', 5000));
 
+/** Runs `npm run bench` with `args` into `dir`; its raw numbers and report. */
+async function runBench(dir: string, args: string[]): Promise<{ samples: Record<string, Record<string, number[]>>; md: string; svg: string }> {
+  const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
+  bench = spawnGuarded(process.execPath, ['tools/run-bench.mjs', ...args, '--out', out.md, '--json', out.json, '--svg', out.svg], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const child = bench.child;
+  let log = '';
+  child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`bench exited with ${code}:\n${log.slice(-3000)}`);
+  const { results } = JSON.parse(readFileSync(out.json, 'utf8')) as { results: { samples: Record<string, Record<string, number[]>> } };
+  return { samples: results.samples, md: readFileSync(out.md, 'utf8'), svg: readFileSync(out.svg, 'utf8') };
+}
+
 test('npm run bench -- --quick measures every library and writes report, chart and numbers', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'relq-bench-'));
   try {
-    const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
-    bench = spawnGuarded(process.execPath, ['tools/run-bench.mjs', '--quick', '--out', out.md, '--json', out.json, '--svg', out.svg], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const child = bench.child;
-    let log = '';
-    child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    if (code !== 0) throw new Error(`bench exited with ${code}:\n${log.slice(-3000)}`);
-
-    const { results } = JSON.parse(readFileSync(out.json, 'utf8')) as { results: { samples: Record<string, Record<string, number[]>> } };
+    const { samples, md, svg } = await runBench(dir, ['--quick']);
     for (const lib of LIBS) {
       for (const figure of ['addOne.rate', 'addBatch.rate', 'proc10.rate', 'lat.p50']) {
-        const values = results.samples[lib]?.[figure] ?? [];
+        const values = samples[lib]?.[figure] ?? [];
         expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
       }
     }
-    expect(results.samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
+    expect(samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
 
-    const md = readFileSync(out.md, 'utf8');
     expect(md).toContain('## Targets (same-run medians)');
     const targetRows = md.split('## Targets')[1]!.split('\n## ')[0]!.split('\n').filter((l) => /^\| .+ \| \*\*(yes|no)\*\*|n\/a/.test(l));
     expect(targetRows.length).toBeGreaterThanOrEqual(10);
-    expect(readFileSync(out.svg, 'utf8')).toMatch(/^<svg[\s>]/);
+    expect(svg).toMatch(/^<svg[\s>]/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -53,28 +57,14 @@ test('npm run bench -- --quick measures every library and writes report, chart a
 test('npm run bench -- --ref measures the ref build beside the working tree and compares every figure', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'relq-bench-ref-'));
   try {
-    const out = { md: join(dir, 'RESULTS.md'), json: join(dir, 'results.json'), svg: join(dir, 'throughput.svg') };
     const skip = 'floor,latency,memory,idle,monitor,backlog,schedulers,rate-limited,observability';
-    bench = spawnGuarded(
-      process.execPath,
-      ['tools/run-bench.mjs', '--quick', '--ref', 'HEAD', '--libs', 'relq,relq@ref', '--skip', skip, '--out', out.md, '--json', out.json, '--svg', out.svg],
-      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const child = bench.child;
-    let log = '';
-    child.stdout!.on('data', (b: Buffer) => (log += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (log += b.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    if (code !== 0) throw new Error(`bench exited with ${code}:\n${log.slice(-3000)}`);
-
-    const { results } = JSON.parse(readFileSync(out.json, 'utf8')) as { results: { samples: Record<string, Record<string, number[]>> } };
+    const { samples, md } = await runBench(dir, ['--quick', '--ref', 'HEAD', '--libs', 'relq,relq@ref', '--skip', skip]);
     for (const lib of ['relq', 'relq@ref']) {
       for (const figure of ['addOne.rate', 'proc10.rate', 'procBatch.rate', 'proc10.cmds']) {
-        const values = results.samples[lib]?.[figure] ?? [];
+        const values = samples[lib]?.[figure] ?? [];
         expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
       }
     }
-    const md = readFileSync(out.md, 'utf8');
     const section = md.split(/\n## relq against relq@[0-9a-f]+ \(lib\/ as committed\), same run\n/)[1]?.split('\n## ')[0];
     expect(section).toBeDefined();
     const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10: ') || l.startsWith('| add, one by one: '));
