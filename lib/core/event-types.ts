@@ -39,8 +39,13 @@ export interface QueueEvent {
   /** 'added' of a delayed job, 'retried' after a delay: when it becomes pending (Redis time, ms). */
   runAt?: number;
   reason?: string;
-  /** 'completed': what the handler returned (absent when it returned nothing). */
+  /**
+   * 'completed': what the handler returned (absent when it returned nothing, or when its JSON
+   * is over 16 KiB: then `resultOmitted` is set and `getJob()` reads it while the job is kept).
+   */
   result?: unknown;
+  /** 'completed': the result was over 16 KiB of JSON and left out of the event. */
+  resultOmitted?: true;
   /** 'progress': what the handler reported. */
   progress?: JobProgress;
   /** 'log': the line. */

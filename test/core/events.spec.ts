@@ -39,6 +39,40 @@ describe('events()', () => {
     }
   });
 
+  test('a completed event carries a result up to 16 KiB of JSON; a larger one is left out and read with getJob', async () => {
+    const q = res.queue<string, unknown>('ev-result');
+    const watcher = res.twin<string, unknown>(q);
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(res.client(), q);
+      const small = { ok: 'x'.repeat(16_000) }; // 16,011 bytes of JSON
+      const large = { ok: 'x'.repeat(17_000) };
+      const s = await q.add('small');
+      const l = await q.add('large');
+      const n = await q.add('none');
+      const leases = await q.lease({ count: 3 });
+      const byId = new Map(leases.map((x) => [x.job.id, x]));
+      // one call settles all three: their events go out as one message
+      await q.ackBatch([
+        { lease: byId.get(s.id)!, result: small },
+        { lease: byId.get(l.id)!, result: large },
+        { lease: byId.get(n.id)! },
+      ]);
+      const completed = (id: string) => got.find((e) => e.id === id && e.type === 'completed');
+      await waitUntil(() => completed(s.id) && completed(l.id) && completed(n.id), 'the completed events');
+      expect(completed(s.id)!.result).toEqual(small);
+      expect(completed(s.id)!.resultOmitted).toBeUndefined();
+      expect(completed(l.id)!.result).toBeUndefined();
+      expect(completed(l.id)!.resultOmitted).toBe(true);
+      expect((await q.getJob(l.id))!.result).toEqual(large);
+      expect(completed(n.id)).not.toHaveProperty('result');
+      expect(completed(n.id)!.resultOmitted).toBeUndefined();
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
   test('promoted, paused, resumed and removed', async () => {
     const q = res.queue<string>();
     const watcher = res.twin<string>(q);

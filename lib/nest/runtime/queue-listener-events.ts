@@ -7,7 +7,10 @@ import type { JobProgress, QueueEvent } from '../../core/types.js';
 export interface QueueListenerEvents {
   /** A worker leased the job (relq 'leased'). */
   active: { jobId: string; attempt: number };
-  /** The job completed (relq 'completed'); `returnvalue` is what its handler returned. */
+  /**
+   * The job completed (relq 'completed'); `returnvalue` is what its handler returned, undefined
+   * when its JSON is over 16 KiB (`event.resultOmitted`: read it with `queue.getJob(jobId)`).
+   */
   completed: { jobId: string; returnvalue: unknown };
   /** The job failed for good: dead-lettered (relq 'dead'). Failed attempts that retry are 'retried'. */
   failed: { jobId: string; failedReason: string };

@@ -21,6 +21,12 @@
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (include/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
+-- A completed event carries the job's result up to this many bytes of JSON. A call publishes
+-- all its events as one message, so a batch of large results could pass Redis's pub/sub
+-- output limit and cut every subscriber off; a larger result is left out (resultOmitted) and
+-- read with getJob while the job is kept.
+local EVENT_RESULT_MAX = 16384
+
 local function settleItems(args, base, now, defaults, ended)
   local n = tonumber(args[base])
   local p = base + 1 + n * 5
@@ -75,7 +81,8 @@ local function settleItems(args, base, now, defaults, ended)
           dedup[#dedup + 1] = now + dedupMs
           dedup[#dedup + 1] = id
         end
-        emit({ type = 'completed', id = id, result = a1 ~= '' and a1 or nil }) -- the JSON text
+        local omitted = #a1 > EVENT_RESULT_MAX
+        emit({ type = 'completed', id = id, result = a1 ~= '' and not omitted and a1 or nil, resultOmitted = omitted or nil }) -- the JSON text
       else
         local rec = redis.call('HGET', K_JOBS, id)
         if rec then
