@@ -1,5 +1,7 @@
 import type { JobDataOf, JobMap, JobName, JobResultOf } from '../job-names.js';
+import { ValidationError } from '../errors.js';
 import type { AddResult, JobOptions } from '../types.js';
+import { assertOptions, assertString } from '../validate.js';
 import type { Queue } from './queue.js';
 
 /** Job options of a `NamedQueue` add: the name is its own argument. */
@@ -26,7 +28,14 @@ export class NamedQueue<M extends JobMap<M>> {
   }
 
   /** Adds many named jobs in one call (`queue.addBulk`). */
-  addBulk(jobs: ReadonlyArray<NamedBulkJob<M>>): Promise<AddResult[]> {
+  async addBulk(jobs: ReadonlyArray<NamedBulkJob<M>>): Promise<AddResult[]> {
+    // Checked here, not only by the Queue: the map below would drop stray keys and throw a
+    // TypeError on a null item before the Queue's own checks could name it.
+    if (!Array.isArray(jobs)) throw new ValidationError('jobs', 'addBulk expects an array of { name, data, opts }');
+    jobs.forEach((job, i) => {
+      assertOptions(`jobs[${i}]`, job, ['name', 'data', 'opts']);
+      assertString(`jobs[${i}].name`, job.name, 128);
+    });
     return this.queue.addBulk(jobs.map((j) => ({ data: j.data, opts: { ...j.opts, name: j.name } })));
   }
 

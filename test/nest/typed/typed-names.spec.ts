@@ -16,6 +16,7 @@ import {
   type Job,
   type NamedJob,
 } from '../../../lib/nest/index.js';
+import { ValidationError } from '../../../lib/index.js';
 import { uniquePrefix } from '../../support/redis.js';
 import { useApps } from '../helpers.js';
 
@@ -110,4 +111,25 @@ test('a WorkerHost with a default @Process() method too is refused: two default 
   class TwiceModule {}
 
   await expect(bed.start(root(), TwiceModule)).rejects.toThrow(/two default handlers, TwiceProcessor\.other and TwiceProcessor\.process/);
+});
+
+test('a NamedQueue addBulk with a bad item is refused with ValidationError and adds nothing', async () => {
+  @Module({ imports: [QueueModule.registerQueue({ name: 'bulk-checks' })] })
+  class BulkModule {}
+
+  const app = await bed.start(root(), BulkModule);
+  const named = app.get<NamedQueue<PaymentJobs>>(getNamedQueueToken('bulk-checks'));
+  const good = { name: 'charge', data: { cents: 1 } };
+  // Bad input as untyped callers send it: the compiler refuses each of these.
+  const refused = async (jobs: unknown, field: string, detail: RegExp) => {
+    const err = await named.addBulk(jobs as never).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err).toMatchObject({ field, detail: expect.stringMatching(detail) });
+  };
+  await refused({ name: 'charge', data: {} }, 'jobs', /^addBulk expects an array of \{ name, data, opts \}$/);
+  await refused([good, null], 'jobs[1]', /^must be an object, got null$/);
+  await refused([good, { ...good, priority: 5 }], 'jobs[1]', /^unknown option 'priority' \(known: name, data, opts\)$/);
+  await refused([good, { data: {} }], 'jobs[1].name', /^must be a string/);
+  await refused([good, { name: 7, data: {} }], 'jobs[1].name', /^must be a string/);
+  expect(await named.queue.counts()).toMatchObject({ pending: 0, delayed: 0 });
 });
