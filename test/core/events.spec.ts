@@ -60,7 +60,7 @@ describe('events()', () => {
         { lease: byId.get(n.id)! },
       ]);
       const completed = (id: string) => got.find((e) => e.id === id && e.type === 'completed');
-      await waitUntil(() => completed(s.id) && completed(l.id) && completed(n.id), 'the completed events');
+      await waitUntil(() => [s.id, l.id, n.id].every((id) => completed(id) !== undefined), 'the completed events');
       expect(completed(s.id)!.result).toEqual(small);
       expect(completed(s.id)!.resultOmitted).toBeUndefined();
       expect(completed(l.id)!.result).toBeUndefined();
