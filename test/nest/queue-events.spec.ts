@@ -121,6 +121,29 @@ test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments
   ]);
 });
 
+test('the listener is subscribed before the schedulers start: the first scheduled job is heard', async () => {
+  const prefix = uniquePrefix();
+  const delayed: string[] = [];
+
+  @QueueEventsListener('digest')
+  class DigestEvents {
+    @OnQueueEvent('delayed')
+    onDelayed({ jobId }: { jobId: string }): void {
+      delayed.push(jobId);
+    }
+  }
+
+  const schedulers = [{ id: 'nightly', spec: { cron: '0 0 3 * * *' } }];
+  @Module({ imports: [QueueModule.registerQueue({ name: 'digest', schedulers })], providers: [DigestEvents] })
+  class DigestModule {}
+
+  const app = await startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix }), DigestModule] });
+  closers.push(() => app.close());
+  // the upsert at bootstrap queued the first slot's job, publishing 'added' with its due time
+  await waitFor(() => delayed.length > 0, 5000, "the scheduler's first job as 'delayed'");
+  expect(delayed).toEqual([expect.stringMatching(/^repeat:nightly:/)]);
+});
+
 test('the listener hears events again after Redis restarts, and nothing after shutdown', async () => {
   const prefix = uniquePrefix();
   const heard: Heard = [];

@@ -78,6 +78,9 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   async onApplicationBootstrap(): Promise<void> {
     if (this.bootstrapped) return;
     this.bootstrapped = true;
+    // Listeners first: the jobs the schedulers queue, the sweepers' first promotions and the
+    // loops' first leases are heard from the start (scripts publish only while one listens).
+    await Promise.all(this.queueListeners.map((l) => l.start()));
     for (const { queue, options } of this.registry.getEntries()) {
       const runner = this.registry.getRunners().find((r) => r.def.queueName === queue.name);
       const sweeper = new QueueSweeper(queue, options.sweeper, this.logger, runner && ((ids) => runner.stalled(ids)));
@@ -90,8 +93,6 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       this.schedulers.push(s);
       await s.start();
     }
-    // Listeners first: a job the loops lease at once is heard from its start.
-    await Promise.all(this.queueListeners.map((l) => l.start()));
     const runners = this.registry.getRunners();
     if (!this.options.workersEnabled) {
       if (runners.length) this.logger.log(msg.loopsNotStarted(runners.length));
