@@ -1,6 +1,7 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import type { AddInfo, AddScope, Instrument, JobOutcome, ProcessScope } from '../core/instrumentation/index.js';
 import type { LeasedJob, SweepResult } from '../core/types.js';
+import type { MetricSet } from './metric-set.js';
 
 /**
  * The counters and histograms: what this process's producers, workers and sweeps did, told
@@ -17,8 +18,8 @@ export class JobMetrics implements Instrument {
   private readonly waitTime: Histogram<'queue'>;
   private readonly processingTime: Histogram<'queue'>;
 
-  constructor(registry: Registry, prefix: string, buckets: { wait: number[]; processing: number[] }) {
-    const counter = (name: string, help: string) => new Counter({ name: `${prefix}${name}`, help, labelNames: ['queue'] as const, registers: [registry] });
+  constructor(set: MetricSet, buckets: { wait: number[]; processing: number[] }) {
+    const counter = (name: string, help: string) => set.add(name, (full) => new Counter({ name: full, help, labelNames: ['queue'] as const, registers: [] }));
     this.added = counter('jobs_added_total', 'Jobs added by this process (duplicates of an existing job id not counted).');
     this.completed = counter('jobs_completed_total', "Jobs this process's handlers completed.");
     this.failed = counter('jobs_failed_total', "Failed attempts of this process's handlers (retried or dead-lettered).");
@@ -27,7 +28,7 @@ export class JobMetrics implements Instrument {
     this.stalled = counter('jobs_stalled_total', "Expired leases this process's sweeps returned to the queue.");
     this.rateLimited = counter('jobs_rate_limited_total', "Jobs this process's handlers put back because of a rate limit.");
     const histogram = (name: string, help: string, bucketList: number[]) =>
-      new Histogram({ name: `${prefix}${name}`, help, labelNames: ['queue'] as const, buckets: bucketList, registers: [registry] });
+      set.add(name, (full) => new Histogram({ name: full, help, labelNames: ['queue'] as const, buckets: bucketList, registers: [] }));
     this.waitTime = histogram('job_wait_seconds', 'From the creation of a job to its first lease by this process.', buckets.wait);
     this.processingTime = histogram('job_processing_seconds', "From a handler's start to its outcome, per job.", buckets.processing);
   }

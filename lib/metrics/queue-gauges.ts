@@ -1,8 +1,9 @@
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
 import { internalsOf, type QueueInternals } from '../core/queue/internals.js';
 import type { Queue } from '../core/queue/queue.js';
 import type { QueueCounts } from '../core/types.js';
 import { ValidationError } from '../core/errors.js';
+import type { MetricSet } from './metric-set.js';
 
 /** The job states relq_queue_jobs reports, as label values, and where counts() has them. */
 const STATES = [
@@ -20,6 +21,13 @@ interface Reading {
   oldestPendingAgeMs: number | undefined;
 }
 
+/** The internals the gauges read through; anything but a relq Queue is refused. */
+export function queueInternals(queue: unknown, field = 'queue'): QueueInternals<unknown> {
+  const internals = internalsOf<unknown>(queue);
+  if (!internals) throw new ValidationError(field, 'must be a relq Queue');
+  return internals;
+}
+
 /**
  * The gauges, read from Redis at scrape time: one counts call per watched queue per scrape,
  * shared by every gauge (prom-client collects them all at once, so the first one's read
@@ -29,46 +37,50 @@ export class QueueGauges {
   private readonly watched = new Map<Queue<unknown, unknown>, QueueInternals<unknown>>();
   private reading: Promise<Reading[]> | undefined;
 
-  constructor(registry: Registry, prefix: string) {
+  constructor(set: MetricSet) {
     const read = () => this.read();
-    new Gauge({
-      name: `${prefix}queue_jobs`,
-      help: 'Jobs of the queue in each state (completed: those still retained).',
-      labelNames: ['queue', 'state'] as const,
-      registers: [registry],
-      async collect() {
-        this.reset(); // a queue no longer watched leaves the output
-        for (const r of await read()) {
-          for (const [state, field] of STATES) this.set({ queue: r.queue, state }, r.counts[field] ?? 0);
-        }
-      },
-    });
-    new Gauge({
-      name: `${prefix}queue_oldest_pending_age_seconds`,
-      help: 'Age of the oldest pending job at a head of the queue (0 when none waits).',
-      labelNames: ['queue'] as const,
-      registers: [registry],
-      async collect() {
-        this.reset();
-        for (const r of await read()) this.set({ queue: r.queue }, (r.oldestPendingAgeMs ?? 0) / 1000);
-      },
-    });
-    new Gauge({
-      name: `${prefix}queue_paused`,
-      help: '1 while the queue is paused, else 0.',
-      labelNames: ['queue'] as const,
-      registers: [registry],
-      async collect() {
-        this.reset();
-        for (const r of await read()) this.set({ queue: r.queue }, r.counts.paused ? 1 : 0);
-      },
-    });
+    set.add('queue_jobs', (name) =>
+      new Gauge({
+        name,
+        help: 'Jobs of the queue in each state (completed: those still retained).',
+        labelNames: ['queue', 'state'] as const,
+        registers: [],
+        async collect() {
+          this.reset(); // a queue no longer watched leaves the output
+          for (const r of await read()) {
+            for (const [state, field] of STATES) this.set({ queue: r.queue, state }, r.counts[field] ?? 0);
+          }
+        },
+      }),
+    );
+    set.add('queue_oldest_pending_age_seconds', (name) =>
+      new Gauge({
+        name,
+        help: 'Age of the oldest pending job at a head of the queue (0 when none waits).',
+        labelNames: ['queue'] as const,
+        registers: [],
+        async collect() {
+          this.reset();
+          for (const r of await read()) this.set({ queue: r.queue }, (r.oldestPendingAgeMs ?? 0) / 1000);
+        },
+      }),
+    );
+    set.add('queue_paused', (name) =>
+      new Gauge({
+        name,
+        help: '1 while the queue is paused, else 0.',
+        labelNames: ['queue'] as const,
+        registers: [],
+        async collect() {
+          this.reset();
+          for (const r of await read()) this.set({ queue: r.queue }, r.counts.paused ? 1 : 0);
+        },
+      }),
+    );
   }
 
   watch(queue: Queue<unknown, unknown>): void {
-    const internals = internalsOf<unknown>(queue);
-    if (!internals) throw new ValidationError('queue', 'must be a relq Queue');
-    this.watched.set(queue, internals);
+    this.watched.set(queue, queueInternals(queue));
   }
 
   unwatch(queue: Queue<unknown, unknown>): void {

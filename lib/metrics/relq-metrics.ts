@@ -1,10 +1,11 @@
 import { register as globalRegistry, type Registry } from 'prom-client';
 import { registerInstrument } from '../core/instrumentation/index.js';
 import type { Queue } from '../core/queue/queue.js';
-import { assertOptions, assertString } from '../core/validate.js';
+import { assertOptions, assertString, describe } from '../core/validate.js';
 import { DEFAULT_PROCESSING_BUCKETS, DEFAULT_WAIT_BUCKETS } from './buckets.js';
 import { JobMetrics } from './job-metrics.js';
-import { QueueGauges } from './queue-gauges.js';
+import { MetricSet } from './metric-set.js';
+import { QueueGauges, queueInternals } from './queue-gauges.js';
 import { ValidationError } from '../core/errors.js';
 
 export interface RelqMetricsOptions {
@@ -22,6 +23,16 @@ export interface RelqMetricsOptions {
 
 const OPTION_KEYS = ['registry', 'prefix', 'queues', 'waitBuckets', 'processingBuckets'] as const;
 
+/** A copy of `buckets` once each is a positive number of seconds, greater than the one before. */
+function checkBuckets(field: string, buckets: unknown): number[] {
+  if (!Array.isArray(buckets) || buckets.length === 0) throw new ValidationError(field, `must be a non-empty array of positive numbers (seconds), got ${describe(buckets)}`);
+  buckets.forEach((b: unknown, i) => {
+    if (typeof b !== 'number' || !Number.isFinite(b) || b <= 0) throw new ValidationError(`${field}[${i}]`, `must be a positive finite number (seconds), got ${describe(b)}`);
+    if (i > 0 && b <= buckets[i - 1]) throw new ValidationError(`${field}[${i}]`, `must be greater than the bucket before it (${buckets[i - 1]}): buckets ascend strictly`);
+  });
+  return [...(buckets as number[])];
+}
+
 /**
  * Prometheus metrics of relq (docs/observability.md). Counters and histograms count what
  * every Queue and Worker of this process does from construction on; gauges read the watched
@@ -33,26 +44,33 @@ export class RelqMetrics {
   private readonly names: string[];
   private readonly unregister: () => void;
 
+  /** Checks every option, queue and metric name before it registers anything. */
   constructor(options: RelqMetricsOptions = {}) {
     assertOptions('metrics options', options, OPTION_KEYS);
     const prefix = options.prefix ?? 'relq_';
     assertString('prefix', prefix, 64);
     if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(prefix)) throw new ValidationError('prefix', 'must be a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*)');
-    for (const field of ['waitBuckets', 'processingBuckets'] as const) {
-      const b = options[field];
-      if (b !== undefined && (!Array.isArray(b) || b.length === 0 || !b.every((x) => typeof x === 'number' && x > 0))) {
-        throw new ValidationError(field, 'must be a non-empty array of positive numbers (seconds)');
+    const wait = checkBuckets('waitBuckets', options.waitBuckets ?? DEFAULT_WAIT_BUCKETS);
+    const processing = checkBuckets('processingBuckets', options.processingBuckets ?? DEFAULT_PROCESSING_BUCKETS);
+    const queues = options.queues ?? [];
+    if (!Array.isArray(queues)) throw new ValidationError('queues', `must be an array of relq Queue objects, got ${describe(queues)}`);
+    queues.forEach((queue, i) => queueInternals(queue, `queues[${i}]`));
+    const registry = options.registry ?? globalRegistry;
+    if (typeof registry?.getSingleMetric !== 'function' || typeof registry.registerMetric !== 'function') {
+      throw new ValidationError('registry', 'must be a prom-client Registry');
+    }
+    const set = new MetricSet(prefix);
+    const jobs = new JobMetrics(set, { wait, processing });
+    this.gauges = new QueueGauges(set);
+    for (const { name } of set.entries) {
+      if (registry.getSingleMetric(name)) {
+        throw new ValidationError('registry', `already has a metric named '${name}' (another RelqMetrics with this prefix? close() it, or choose another prefix)`);
       }
     }
-    this.registry = options.registry ?? globalRegistry;
-    const before = new Set(this.registry.getMetricsAsArray().map((m) => m.name));
-    const jobs = new JobMetrics(this.registry, prefix, {
-      wait: [...(options.waitBuckets ?? DEFAULT_WAIT_BUCKETS)],
-      processing: [...(options.processingBuckets ?? DEFAULT_PROCESSING_BUCKETS)],
-    });
-    this.gauges = new QueueGauges(this.registry, prefix);
-    this.names = this.registry.getMetricsAsArray().map((m) => m.name).filter((n) => !before.has(n));
-    for (const queue of options.queues ?? []) this.watchQueue(queue);
+    for (const { metric } of set.entries) registry.registerMetric(metric);
+    this.registry = registry;
+    this.names = set.entries.map((e) => e.name);
+    for (const queue of queues) this.watchQueue(queue);
     this.unregister = registerInstrument(jobs);
   }
 

@@ -3,8 +3,8 @@
  * gauges read from Redis at scrape time. Scraped as Prometheus text from a private
  * registry, on a private redis-server.
  */
-import { Registry } from 'prom-client';
-import { RateLimitError, UnrecoverableError, Worker, type Job } from '../../lib/index.js';
+import { Counter, Registry } from 'prom-client';
+import { RateLimitError, UnrecoverableError, ValidationError, Worker, type Job } from '../../lib/index.js';
 import { RelqMetrics } from '../../lib/metrics/index.js';
 import { commandStats, statsDelta, untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
 import { parseExposition, type Exposition } from './exposition.js';
@@ -158,6 +158,49 @@ test('close() stops counting and removes the metrics; a prefix and buckets can b
   expect(() => new RelqMetrics({ registry: new Registry(), prefix: 'bad-prefix' })).toThrow(/prefix/);
   expect(() => new RelqMetrics({ registry: new Registry(), waitBuckets: [] })).toThrow(/waitBuckets/);
   expect(() => new RelqMetrics({ registry: new Registry(), bogus: 1 } as never)).toThrow(/bogus/);
+});
+
+test('a bad queue, bad buckets or a name the registry already has are refused before any metric is registered', async () => {
+  const registry = new Registry();
+  const name = uniqueName('checked');
+  const q = res.queue<string>(name);
+  const refused = (options: ConstructorParameters<typeof RelqMetrics>[0], field: string) => {
+    let error: unknown;
+    try {
+      new RelqMetrics({ registry, ...options });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).field).toBe(field);
+    expect(registry.getMetricsAsArray()).toEqual([]);
+  };
+  refused({ queues: [q, { name: 'not a queue' } as never] }, 'queues[1]');
+  refused({ queues: q as never }, 'queues');
+  refused({ waitBuckets: [1, Infinity] }, 'waitBuckets[1]');
+  refused({ waitBuckets: [0.5, '1' as never] }, 'waitBuckets[1]');
+  refused({ processingBuckets: [1, 1] }, 'processingBuckets[1]');
+  refused({ processingBuckets: [2, 1] }, 'processingBuckets[1]');
+  refused({ processingBuckets: [0, 1] }, 'processingBuckets[0]');
+
+  const theirs = new Counter({ name: 'relq_jobs_completed_total', help: 'an app metric of the same name', registers: [registry] });
+  expect(() => new RelqMetrics({ registry })).toThrow(/registry: already has a metric named 'relq_jobs_completed_total'/);
+  expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual(['relq_jobs_completed_total']);
+  expect(registry.getSingleMetric('relq_jobs_completed_total')).toBe(theirs);
+  registry.removeSingleMetric('relq_jobs_completed_total');
+
+  // the refusals left nothing behind: good options on the same registry work
+  const m = metrics({ registry, queues: [q], waitBuckets: [0.1, 1, 10] });
+  await q.add('one');
+  const x = await scrape(m);
+  expect(x.value('relq_jobs_added_total', { queue: name })).toBe(1);
+  expect(x.value('relq_queue_jobs', { queue: name, state: 'pending' })).toBe(1);
+  // a second RelqMetrics of the same prefix is refused, and the first one keeps its metrics
+  const before = registry.getMetricsAsArray().length;
+  expect(() => new RelqMetrics({ registry })).toThrow(ValidationError);
+  expect(registry.getMetricsAsArray()).toHaveLength(before);
+  await q.add('two');
+  expect((await scrape(m)).value('relq_jobs_added_total', { queue: name })).toBe(2); // counted once, not by a half-made second
 });
 
 test('the oldest pending age also sees jobs waiting in their groups', async () => {
