@@ -1,10 +1,6 @@
 import type { QueueListenerEventType } from '../runtime/queue-listener-events.js';
 import { ON_QUEUE_EVENT_METADATA } from '../relq.constants.js';
-
-/** What `@OnQueueEvent()` records on a method. */
-export interface OnQueueEventMetadata {
-  types: QueueListenerEventType[];
-}
+import { eventMethodDecorator } from './event-method.js';
 
 /**
  * In a `@QueueEventsListener()` class: calls the method on an event of the queue, from any
@@ -14,11 +10,5 @@ export interface OnQueueEventMetadata {
  * the subscription is down (a Redis outage) are missed; nothing is replayed.
  */
 export function OnQueueEvent(type: QueueListenerEventType): MethodDecorator {
-  return (_target, _key, descriptor) => {
-    const method = descriptor.value as unknown;
-    if (typeof method !== 'function') throw new TypeError('@OnQueueEvent() must decorate a method');
-    const previous = Reflect.getOwnMetadata(ON_QUEUE_EVENT_METADATA, method) as OnQueueEventMetadata | undefined;
-    const meta: OnQueueEventMetadata = { types: [...(previous?.types ?? []), type] };
-    Reflect.defineMetadata(ON_QUEUE_EVENT_METADATA, meta, method);
-  };
+  return eventMethodDecorator('@OnQueueEvent()', ON_QUEUE_EVENT_METADATA, type);
 }

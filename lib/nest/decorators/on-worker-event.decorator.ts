@@ -1,10 +1,6 @@
 import type { ProcessorEventType } from '../options/processor-options.js';
 import { ON_WORKER_EVENT_METADATA } from '../relq.constants.js';
-
-/** What `@OnWorkerEvent()` records on a method. */
-export interface OnWorkerEventMetadata {
-  types: ProcessorEventType[];
-}
+import { eventMethodDecorator } from './event-method.js';
 
 /**
  * Calls the method on events of this processor's own worker (this process only):
@@ -23,11 +19,5 @@ export interface OnWorkerEventMetadata {
  * rejection in the method is caught and logged. Events of every process: `@QueueEventsListener`.
  */
 export function OnWorkerEvent(type: ProcessorEventType): MethodDecorator {
-  return (_target, _key, descriptor) => {
-    const method = descriptor.value as unknown;
-    if (typeof method !== 'function') throw new TypeError('@OnWorkerEvent() must decorate a method');
-    const previous = Reflect.getOwnMetadata(ON_WORKER_EVENT_METADATA, method) as OnWorkerEventMetadata | undefined;
-    const meta: OnWorkerEventMetadata = { types: [...(previous?.types ?? []), type] };
-    Reflect.defineMetadata(ON_WORKER_EVENT_METADATA, meta, method);
-  };
+  return eventMethodDecorator('@OnWorkerEvent()', ON_WORKER_EVENT_METADATA, type);
 }

@@ -1,10 +1,10 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { OnQueueEventMetadata } from '../decorators/on-queue-event.decorator.js';
-import type { OnWorkerEventMetadata } from '../decorators/on-worker-event.decorator.js';
+import type { EventMethodMetadata } from '../decorators/event-method.js';
 import type { ProcessMetadata } from '../decorators/process.decorator.js';
 import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
 import type { QueueEventsListenerMetadata } from '../decorators/queue-events-listener.decorator.js';
+import type { ProcessorEventType } from '../options/processor-options.js';
 import {
   ON_QUEUE_EVENT_METADATA,
   ON_WORKER_EVENT_METADATA,
@@ -12,6 +12,7 @@ import {
   PROCESSOR_METADATA,
   QUEUE_EVENTS_LISTENER_METADATA,
 } from '../relq.constants.js';
+import type { QueueListenerEventType } from '../runtime/queue-listener-events.js';
 
 /** Reads what `@Processor()`, `@Process()`, `@OnWorkerEvent()`, `@QueueEventsListener()` and `@OnQueueEvent()` recorded. @internal */
 @Injectable()
@@ -27,8 +28,8 @@ export class RelqMetadataAccessor {
   }
 
   /** The event types of every `@OnWorkerEvent()` on the method (none: an empty list). */
-  getWorkerEventTypes(method: Function): OnWorkerEventMetadata['types'] {
-    return this.reflector.get<OnWorkerEventMetadata | undefined>(ON_WORKER_EVENT_METADATA, method)?.types ?? [];
+  getWorkerEventTypes(method: Function): ProcessorEventType[] {
+    return this.eventTypes(ON_WORKER_EVENT_METADATA, method);
   }
 
   getQueueEventsListenerMetadata(target: Type): QueueEventsListenerMetadata | undefined {
@@ -36,7 +37,11 @@ export class RelqMetadataAccessor {
   }
 
   /** The event types of every `@OnQueueEvent()` on the method (none: an empty list). */
-  getQueueEventTypes(method: Function): OnQueueEventMetadata['types'] {
-    return this.reflector.get<OnQueueEventMetadata | undefined>(ON_QUEUE_EVENT_METADATA, method)?.types ?? [];
+  getQueueEventTypes(method: Function): QueueListenerEventType[] {
+    return this.eventTypes(ON_QUEUE_EVENT_METADATA, method);
+  }
+
+  private eventTypes<T extends string>(metadataKey: string, method: Function): T[] {
+    return this.reflector.get<EventMethodMetadata<T> | undefined>(metadataKey, method)?.types ?? [];
   }
 }

@@ -7,6 +7,7 @@ import { Worker, type WorkerEvent } from '../../core/worker/worker.js';
 import type { ProcessorDefinition } from './processor-definition.js';
 import * as msg from '../relq.messages.js';
 import { BatchRouter } from './batch-router.js';
+import { callEventMethod } from './call-event-method.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
 
 /** How a lease loop is doing, for status pages and the health check. */
@@ -173,14 +174,8 @@ export class ProcessorRunner {
     }
   }
 
-  private async deliver(methodName: string, event: object, args: unknown[]): Promise<void> {
-    try {
-      const instance = (await this.def.instances.get(event)) as Record<string, unknown>;
-      const method = instance[methodName] as (...a: unknown[]) => unknown;
-      await method.apply(instance, args);
-    } catch (err) {
-      this.logger.error(msg.listenerThrew('@OnWorkerEvent', this.def.className, methodName, msg.textOf(err)), err instanceof Error ? err.stack : undefined);
-    }
+  private deliver(methodName: string, event: object, args: unknown[]): Promise<void> {
+    return callEventMethod(this.def, '@OnWorkerEvent', methodName, event, args, this.logger);
   }
 
   private log(event: WorkerEvent<unknown, unknown>): void {

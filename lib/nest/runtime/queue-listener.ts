@@ -4,6 +4,7 @@ import { internalsOf } from '../../core/queue/internals.js';
 import type { Queue } from '../../core/queue/queue.js';
 import type { QueueEvent } from '../../core/types.js';
 import * as msg from '../relq.messages.js';
+import { callEventMethod } from './call-event-method.js';
 import type { InstanceSource } from './processor-definition.js';
 import { listenerArgument, type QueueListenerEventType } from './queue-listener-events.js';
 import { withTimeout } from './with-timeout.js';
@@ -55,17 +56,7 @@ export class QueueListener {
   private onEvent(event: QueueEvent): void {
     for (const { type, methodName } of this.def.methods) {
       const args = listenerArgument(type, event);
-      if (args !== undefined) void this.deliver(methodName, event, args);
-    }
-  }
-
-  private async deliver(methodName: string, event: QueueEvent, args: object): Promise<void> {
-    try {
-      const instance = (await this.def.instances.get(event)) as Record<string, unknown>;
-      const method = instance[methodName] as (...a: unknown[]) => unknown;
-      await method.call(instance, args, event);
-    } catch (err) {
-      this.logger.error(msg.listenerThrew('@OnQueueEvent', this.def.className, methodName, msg.textOf(err)), err instanceof Error ? err.stack : undefined);
+      if (args !== undefined) void callEventMethod(this.def, '@OnQueueEvent', methodName, event, [args, event], this.logger);
     }
   }
 }
