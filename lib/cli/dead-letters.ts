@@ -1,8 +1,7 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Queue } from '../core/queue/queue.js';
 import { intArg } from './args.js';
 import type { CliContext } from './context.js';
-import { CliError, EXIT } from './exit-codes.js';
 import { progressBar } from './progress.js';
 
 /** The engine's largest filter call (DeadLetterFilter.limit). */
@@ -20,7 +19,8 @@ export interface DeadLetterOptions {
 export function withDeadLetterOptions(cmd: Command): Command {
   return cmd
     .argument('<queue>', 'queue name')
-    .option('--id <id...>', 'only these dead letters (not with the filters)')
+    // a conflict is a usage error from commander, found before Redis is contacted
+    .addOption(new Option('--id <id...>', 'only these dead letters (not with the filters)').conflicts(['name', 'olderThan', 'limit']))
     .option('--name <name>', "only jobs of this name ('' for jobs added without one)")
     .option('--older-than <ms>', 'only jobs that died at least this long ago (Redis clock)', intArg(0))
     .option('--limit <n>', 'at most this many (default: every dead letter there was when the command began)', intArg(1))
@@ -38,9 +38,6 @@ export async function deadLettersInBatches(ctx: CliContext, q: Queue, op: 'retry
   const label = op === 'retry' ? 'retrying' : 'purging';
   const done: string[] = [];
   if (o.id) {
-    if (o.name !== undefined || o.olderThan !== undefined || o.limit !== undefined) {
-      throw new CliError('--id names the dead letters: it takes no --name, --older-than or --limit', EXIT.usage);
-    }
     const bar = progressBar(label, o.id.length, ctx.output.json);
     try {
       for (let i = 0; i < o.id.length; i += o.batch) {

@@ -76,3 +76,13 @@ test('a URL that is no redis:// URL is a usage error (exit 2), its password not 
   expect(r.code).toBe(2);
   expectNoSecret(r);
 }, 30_000);
+
+test('--id with a filter is a usage error found before Redis is contacted: exit 2, plain text even with --json', async () => {
+  const port = await closedPort();
+  for (const args of [['retry-dead', 'q', '--id', 'x', '--limit', '2'], ['--json', 'purge-dead', 'q', '--name', 'n', '--id', 'x']]) {
+    const r = await cli.run(['--redis', urlWith(PASSWORD, port), ...args]);
+    expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^error: option '--id <id\.\.\.>' cannot be used with option '--(limit|name)/);
+    expectNoSecret(r);
+  }
+}, 30_000);
