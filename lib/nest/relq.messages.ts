@@ -185,6 +185,10 @@ export function queueListenerWaiting(className: string, queueName: string, error
   return `${className}: the events of queue '${queueName}' are not subscribed yet (${error}); still trying`;
 }
 
+export function queueListenerUnfinished(className: string, running: number, waitedMs: number): string {
+  return `${className}: ${running} @OnQueueEvent() call(s) still running after ${waitedMs} ms (shutdown.drainTimeoutMs); the queue closes without waiting for them`;
+}
+
 export function queueListenerStarted(className: string, queueName: string, types: readonly string[]): string {
   return `${className} listening to the events of queue '${queueName}' (${names(types)})`;
 }

@@ -4,9 +4,9 @@
  * and closed on shutdown.
  */
 import { Module } from '@nestjs/common';
-import { OnQueueEvent, Queue, QueueEventsListener, QueueModule, type QueueEvent } from '../../lib/nest/index.js';
+import { OnQueueEvent, Queue, QueueEventsListener, QueueModule, QueueRegistry, type QueueEvent } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { startApp, waitFor } from './helpers.js';
+import { deferred, sleep, startApp, waitFor } from './helpers.js';
 import type { TestingModule } from '@nestjs/testing';
 
 let redis: TestRedis;
@@ -174,4 +174,56 @@ test('the listener hears events again after Redis restarts, and nothing after sh
     return probe.some((e) => e.type === 'added');
   }, 5000, 'a probe subscriber hearing an add');
   expect(heard.length).toBe(before);
+});
+
+/** A listener of queue 'slow' whose 'added' method waits for `gate`, then reads the queue. */
+async function startSlowListener(prefix: string, drainTimeoutMs: number, gate: Promise<void>) {
+  const entered = deferred();
+  const outcome: string[] = [];
+
+  @QueueEventsListener('slow')
+  class SlowEvents {
+    constructor(private readonly registry: QueueRegistry) {}
+
+    @OnQueueEvent('added')
+    async onAdded(): Promise<void> {
+      entered.resolve();
+      await gate;
+      const counts = await this.registry.getQueue('slow').counts().then((c) => `pending ${c.pending}`, (err: Error) => err.name);
+      outcome.push(counts);
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'slow' })], providers: [SlowEvents] })
+  class SlowModule {}
+
+  const warnings: string[] = [];
+  const app = await startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix, shutdown: { drainTimeoutMs } }), SlowModule] });
+  app.useLogger({ log() {}, error() {}, warn: (m: unknown) => void warnings.push(String(m)) });
+  closers.push(() => app.close());
+  await app.get(QueueRegistry).getQueue('slow').add('x');
+  await entered.promise;
+  return { app, outcome, warnings };
+}
+
+test('shutdown waits for @OnQueueEvent() calls still running before it closes the queues', async () => {
+  const gate = deferred();
+  const { app, outcome } = await startSlowListener(uniquePrefix(), 10_000, gate.promise);
+  let closed = false;
+  const closing = app.close().then(() => (closed = true));
+  await sleep(200); // the shutdown is under way, held by the running call
+  expect(closed).toBe(false);
+  gate.resolve();
+  await closing;
+  expect(outcome).toEqual(['pending 1']); // it ran to its end on an open queue
+});
+
+test('a call that does not finish holds the shutdown for at most shutdown.drainTimeoutMs, with a warning', async () => {
+  const { app, outcome, warnings } = await startSlowListener(uniquePrefix(), 300, new Promise<void>(() => undefined));
+  const t0 = Date.now();
+  await app.close();
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+  expect(Date.now() - t0).toBeLessThan(3000);
+  expect(outcome).toEqual([]);
+  expect(warnings).toContainEqual(expect.stringMatching(/^SlowEvents: 1 @OnQueueEvent\(\) call\(s\) still running after 300 ms/));
 });

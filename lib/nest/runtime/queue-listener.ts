@@ -24,10 +24,12 @@ const SUBSCRIBE_WAIT_MS = 2000;
 /**
  * Runs one `@QueueEventsListener()` class: subscribes to its queue's events from every
  * process and calls its `@OnQueueEvent()` methods. The engine's stream subscribes again by
- * itself after an outage; stop() unsubscribes.
+ * itself after an outage; stop() unsubscribes and waits for the calls still running.
  */
 export class QueueListener {
   private subscription: Subscription | undefined;
+  /** Method calls not yet finished, for stop() to wait for. */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     readonly def: QueueListenerDefinition,
@@ -48,15 +50,28 @@ export class QueueListener {
     }
   }
 
-  stop(): void {
+  /**
+   * Unsubscribes, then waits up to `timeoutMs` for the method calls still running: they may
+   * use the queue, which is closed after this (a warning names those left running).
+   */
+  async stop(timeoutMs: number): Promise<void> {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+    if (this.running.size === 0) return;
+    try {
+      await withTimeout(Promise.all(this.running), timeoutMs, `the @OnQueueEvent() calls of ${this.def.className}`);
+    } catch {
+      this.logger.warn(msg.queueListenerUnfinished(this.def.className, this.running.size, timeoutMs));
+    }
   }
 
   private onEvent(event: QueueEvent): void {
     for (const { type, methodName } of this.def.methods) {
       const args = listenerArgument(type, event);
-      if (args !== undefined) void callEventMethod(this.def, '@OnQueueEvent', methodName, event, [args, event], this.logger);
+      if (args === undefined) continue;
+      // callEventMethod never rejects: it logs what the method threw.
+      const call = callEventMethod(this.def, '@OnQueueEvent', methodName, event, [args, event], this.logger).finally(() => this.running.delete(call));
+      this.running.add(call);
     }
   }
 }

@@ -31,9 +31,10 @@ const REOPEN_RETRY_MAX_MS = 5000;
  * processor class) and sweepers (one per queue), kept in the QueueRegistry. Reopens
  * `closeOnShutdown` queues in onModuleInit, starts loops and sweepers in
  * onApplicationBootstrap. In beforeApplicationShutdown it stops them (draining running
- * handlers), closes `closeOnShutdown` queues, then closes the Queue objects, which releases
- * add() calls waiting for room on a full queue (before the HTTP server waits for the
- * requests making them). Closes the shared connection in onApplicationShutdown.
+ * handlers, then queue listeners' running calls), closes `closeOnShutdown` queues, then
+ * closes the Queue objects, which releases add() calls waiting for room on a full queue
+ * (before the HTTP server waits for the requests making them). Closes the shared connection
+ * in onApplicationShutdown.
  */
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -120,7 +121,9 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.reopenTimers.clear();
     // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
     await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop()), ...this.schedulers.map((s) => s.stop())]);
-    for (const l of this.queueListeners) l.stop(); // after the drain: the last outcomes are heard
+    // After the drain, so that the last outcomes are heard; before the queues close, which
+    // the running listener methods may still use.
+    await Promise.all(this.queueListeners.map((l) => l.stop(this.options.drainTimeoutMs)));
     // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
     await Promise.all(this.closeOnShutdownQueues().map((queue) => this.closeQueue(queue)));
     // 3. Closing the Queue objects releases add() calls still waiting for room (ClosedError),
