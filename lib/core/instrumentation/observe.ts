@@ -2,17 +2,51 @@
  * The engine's side of the hook: each call asks every registered instrument and combines
  * their answers. Callers check `instruments.length` first, so that nothing here runs (or
  * allocates) while none is registered. An instrument that throws never breaks a job: its
- * error is a process warning.
+ * error is a process warning, and the handler still runs exactly once (guardedRun).
  */
 import type { LeasedJob, SweepResult } from '../types.js';
 import { instruments, type AddInfo, type AddScope, type JobOutcome, type ProcessScope } from './instruments.js';
+
+function warn(what: string, error: unknown): void {
+  process.emitWarning(`relq instrumentation failed in ${what}: ${error instanceof Error ? error.message : String(error)}`, { type: 'RelqWarning', code: 'RELQ_INSTRUMENTATION' });
+}
 
 function guarded(what: string, fn: () => void): void {
   try {
     fn();
   } catch (error) {
-    process.emitWarning(`relq instrumentation failed in ${what}: ${error instanceof Error ? error.message : String(error)}`, { type: 'RelqWarning', code: 'RELQ_INSTRUMENTATION' });
+    warn(what, error);
   }
+}
+
+/**
+ * `scope.run(handler)`, with the handler run exactly once and its outcome kept whatever the
+ * instrument does: a throw (or a return) before the handler runs it bare, a throw after it
+ * keeps its result or its error, a second call gets the first one's. Only a synchronous
+ * throw of the instrument is caught: what `run` returns is taken as the handler's.
+ */
+function guardedRun<T>(scope: ProcessScope, handler: () => T): T {
+  let ran: { value: T } | { error: unknown } | undefined;
+  const once = (): T => {
+    if (!ran) {
+      try {
+        ran = { value: handler() };
+      } catch (error) {
+        ran = { error };
+      }
+    }
+    if ('error' in ran) throw ran.error;
+    return ran.value;
+  };
+  try {
+    const value = scope.run(once);
+    if (ran && 'value' in ran) return value;
+    if (!ran) warn('process', new Error('the instrument did not run the handler'));
+  } catch (error) {
+    if (ran && 'error' in ran && error === ran.error) throw error;
+    warn('process', error);
+  }
+  return once();
 }
 
 export function observeAdd(info: AddInfo): AddScope | undefined {
@@ -39,7 +73,7 @@ export function observeProcess(queue: string, jobs: ReadonlyArray<LeasedJob<unkn
   if (scopes.length === 0) return undefined;
   return {
     // the first instrument's context is the outermost
-    run: <T>(handler: () => T): T => scopes.reduceRight<() => T>((inner, scope) => () => scope.run(inner), handler)(),
+    run: <T>(handler: () => T): T => scopes.reduceRight<() => T>((inner, scope) => () => guardedRun(scope, inner), handler)(),
     end: (outcomes) => {
       for (const scope of scopes) guarded('process', () => scope.end(outcomes));
     },
