@@ -2,10 +2,10 @@ import { Cluster } from 'ioredis';
 import { DEFAULT_PREFIX } from '../core/defaults.js';
 import { ValidationError } from '../core/errors.js';
 import { Queue } from '../core/queue/queue.js';
-import { listQueues } from '../core/queue/registry.js';
+import { isListed } from '../core/queue/registry.js';
 import { closeClient } from '../core/redis/connection.js';
 import { Redactor } from '../core/redis/redact.js';
-import type { ConnectionInput } from '../core/types.js';
+import type { ConnectionInput, QueueCounts } from '../core/types.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { Output } from './output.js';
 
@@ -27,6 +27,12 @@ export function passwordOf(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A queue found by existingQueue(), and its counts as they were then. */
+export interface ExistingQueue {
+  queue: Queue;
+  counts: QueueCounts;
 }
 
 /**
@@ -61,16 +67,16 @@ export class CliContext {
   }
 
   /**
-   * A Queue object on an existing queue: one that is registered (listQueues) or holds jobs
-   * or a pause. Anything else is most likely a typo: CliError with EXIT.notFound, before any write.
+   * A Queue object on an existing queue, with the counts read to find it: one that is
+   * registered or holds jobs, a pause or schedulers. Anything else is most likely a typo:
+   * CliError with EXIT.notFound, before any write.
    */
-  async existingQueue(name: string): Promise<Queue> {
-    const q = this.queue(name);
-    const counts = await q.counts();
+  async existingQueue(name: string): Promise<ExistingQueue> {
+    const queue = this.queue(name);
+    const counts = await queue.counts();
     const held = counts.pending + counts.working + counts.delayed + counts.completed + counts.dead + counts.waitingChildren;
-    if (held > 0 || counts.paused || (counts.schedulers ?? 0) > 0) return q;
-    const registered = await listQueues(q.client, { prefix: this.prefix });
-    if (registered.some((r) => r.name === name)) return q;
+    if (held > 0 || counts.paused || (counts.schedulers ?? 0) > 0) return { queue, counts };
+    if (await isListed(queue.client, name, { prefix: this.prefix })) return { queue, counts };
     throw new CliError(`no queue '${name}' with prefix '${this.prefix}' (relq queues lists them)`, EXIT.notFound);
   }
 

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { Queue } from '../core/queue/queue.js';
 import { intArg } from './args.js';
-import type { CliContext } from './context.js';
+import type { CliContext, ExistingQueue } from './context.js';
 import { progressBar } from './progress.js';
 
 /** The engine's largest filter call (DeadLetterFilter.limit). */
@@ -33,7 +33,12 @@ export function withDeadLetterOptions(cmd: Command): Command {
  * for long and the progress bar moves. Without --limit it handles at most the dead letters
  * counted when it began: jobs that die again meanwhile are not taken twice.
  */
-export async function deadLettersInBatches(ctx: CliContext, q: Queue, op: 'retry' | 'purge', o: DeadLetterOptions): Promise<string[]> {
+export async function deadLettersInBatches(
+  ctx: CliContext,
+  { queue: q, counts }: ExistingQueue,
+  op: 'retry' | 'purge',
+  o: DeadLetterOptions,
+): Promise<string[]> {
   const call = (target: Parameters<Queue['retryDead']>[0]) => (op === 'retry' ? q.retryDead(target) : q.purgeDead(target));
   const label = op === 'retry' ? 'retrying' : 'purging';
   const done: string[] = [];
@@ -49,8 +54,7 @@ export async function deadLettersInBatches(ctx: CliContext, q: Queue, op: 'retry
     }
     return done;
   }
-  const dead = (await q.counts()).dead;
-  const total = Math.min(o.limit ?? dead, dead);
+  const total = Math.min(o.limit ?? counts.dead, counts.dead);
   const bar = progressBar(label, total, ctx.output.json);
   try {
     while (done.length < total) {

@@ -2,7 +2,9 @@
  * The relq CLI, built and run as a child process against a private Redis: every command in
  * text and --json, the exit codes, batches of dead letters, watch until SIGINT.
  */
+import type { Redis } from 'ioredis';
 import { Queue } from '../../lib/index.js';
+import { commandStats, scriptCalls, statsDelta } from '../core/_helpers.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
 import { CliHarness, type CliRun } from './_cli.js';
@@ -79,6 +81,19 @@ test('counts and jobs (state, page, order) and job, in JSON and text', async () 
   const text = await relq(prefix, 'job', 'work', 'a');
   expect(text.stdout).toMatch(/^state\s+pending$/m);
   expect(text.stdout).toMatch(/^data\s+"a"$/m);
+}, 30_000);
+
+test('a command reuses the counts that found its queue; an empty registered queue costs one ZSCORE, not the registry', async () => {
+  const prefix = uniquePrefix();
+  const q = queue('idle', prefix);
+  await q.pause();
+  await q.resume(); // registered, with no jobs and no pause
+  const observer = q.client as Redis;
+  const before = await commandStats(observer);
+  const r = await relq(prefix, '--json', 'counts', 'idle');
+  const delta = statsDelta(before, await commandStats(observer));
+  expect(json(r)).toMatchObject({ pending: 0, paused: false });
+  expect({ scripts: scriptCalls(delta), zscore: delta.zscore, zrange: delta.zrange }).toEqual({ scripts: 1, zscore: 1, zrange: undefined });
 }, 30_000);
 
 test('retry-dead and purge-dead in batches, with the filters of retryDead / purgeDead', async () => {

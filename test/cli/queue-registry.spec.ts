@@ -6,6 +6,7 @@
  * failures fail the call.
  */
 import { ConnectionError, listQueues, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
+import { isListed } from '../../lib/core/queue/registry.js';
 import { closedPort } from './_cli.js';
 import { commandStats, redisNow, scriptCalls, statsDelta, useRedis } from '../core/_helpers.js';
 import { uniquePrefix } from '../support/redis.js';
@@ -84,6 +85,17 @@ test('prefixes are separate; a client passed in stays open', async () => {
   expect(await client.ping()).toBe('PONG');
 });
 
+test('isListed answers for one name (the CLI\'s existence check); bad input is refused before connecting', async () => {
+  const prefix = uniquePrefix();
+  await res.queue('here', { prefix }).add(1);
+  const client = res.client();
+  expect(await isListed(client, 'here', { prefix })).toBe(true);
+  expect(await isListed(client, 'absent', { prefix })).toBe(false);
+  expect(await isListed(client, 'here', { prefix: uniquePrefix() })).toBe(false);
+  await expect(isListed(`redis://127.0.0.1:${await closedPort()}`, 'here', { prefix: 'a:b' })).rejects.toThrow(ValidationError);
+  await expect(isListed(`redis://127.0.0.1:${await closedPort()}`, '', { prefix })).rejects.toThrow(ValidationError);
+});
+
 const aclUrl = (user: string) => `redis://${user}:${README_ACL_PASSWORD}@${res.server.host}:${res.server.port}`;
 
 test("the README's least-privilege ACL user registers and lists the queues of its prefix", async () => {
@@ -93,6 +105,7 @@ test("the README's least-privilege ACL user registers and lists the queues of it
   const warnings: RelqWarning[] = [];
   await res.queue(name, { connection: url, prefix: 'myapp', onWarning: (w) => warnings.push(w) }).add('x');
   expect((await listQueues(url, { prefix: 'myapp' })).map((q) => q.name)).toContain(name);
+  expect(await isListed(url, name, { prefix: 'myapp' })).toBe(true);
   expect(warnings).toEqual([]);
 });
 

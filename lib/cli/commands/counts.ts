@@ -10,7 +10,7 @@ export function countsCommand(program: Command, run: Run): void {
     .argument('<queue>', 'queue name')
     .action((name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
-        const counts = await (await ctx.existingQueue(name)).counts();
+        const { counts } = await ctx.existingQueue(name);
         ctx.output.result(counts, () =>
           fields([
             ['pending', counts.pending],

@@ -14,7 +14,7 @@ export function jobCommand(program: Command, run: Run): void {
     .argument('<id>', 'job id')
     .action((name: string, id: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
-        const job = await (await ctx.existingQueue(name)).getJob(id);
+        const job = await (await ctx.existingQueue(name)).queue.getJob(id);
         if (!job) throw new CliError(`no job '${id}' in queue '${name}'`, EXIT.notFound);
         ctx.output.result(job, () =>
           [

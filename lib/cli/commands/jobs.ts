@@ -23,8 +23,8 @@ export function jobsCommand(program: Command, run: Run): void {
     .addOption(new Option('--order <order>', 'asc: lease order, due time, deadline, retention or death; desc: reversed').choices(['asc', 'desc']).default('asc'))
     .action((name: string, opts: { state: JobState; start: number; end?: number; order: JobOrder }, cmd: Command) =>
       run(cmd, async (ctx) => {
-        const q = await ctx.existingQueue(name);
-        const jobs = await q.getJobs(opts.state, { start: opts.start, end: opts.end ?? opts.start + 99, order: opts.order });
+        const { queue } = await ctx.existingQueue(name);
+        const jobs = await queue.getJobs(opts.state, { start: opts.start, end: opts.end ?? opts.start + 99, order: opts.order });
         ctx.output.result(jobs, () =>
           jobs.length === 0
             ? `no ${opts.state} jobs in '${name}' at positions ${opts.start} and on`

@@ -9,7 +9,7 @@ export function pauseCommand(program: Command, run: Run): void {
     .argument('<queue>', 'queue name')
     .action((name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
-        await (await ctx.existingQueue(name)).pause();
+        await (await ctx.existingQueue(name)).queue.pause();
         ctx.output.result({ queue: name, paused: true }, () => `paused '${name}'`);
       }),
     );

@@ -9,7 +9,7 @@ export function resumeCommand(program: Command, run: Run): void {
     .argument('<queue>', 'queue name')
     .action((name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
-        await (await ctx.existingQueue(name)).resume();
+        await (await ctx.existingQueue(name)).queue.resume();
         ctx.output.result({ queue: name, paused: false }, () => `resumed '${name}'`);
       }),
     );

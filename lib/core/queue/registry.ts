@@ -1,9 +1,9 @@
 import { DEFAULT_PREFIX } from '../defaults.js';
-import { boundedCall, closeClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { boundedCall, closeClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { registryKey } from '../redis/keys.js';
 import { isKeyRefused, wrapRedisError } from '../redis/redis-errors.js';
 import type { ConnectionInput } from '../types.js';
-import { assertOptions, assertPrefix } from '../validate.js';
+import { assertOptions, assertPrefix, assertQueueName } from '../validate.js';
 import type { WarningHandler } from '../warnings.js';
 
 /**
@@ -104,17 +104,36 @@ export interface QueueListing {
  * deleteQueue(). One ZRANGE. Closes the connection it opened; a client passed in stays open.
  */
 export async function listQueues(connection?: ConnectionInput, opts: { prefix?: string } = {}): Promise<QueueListing[]> {
-  assertOptions('listQueues options', opts, ['prefix']);
+  const flat = await readRegistry('listQueues', connection, opts, (client, key) => client.zrange(key, '0', '-1', 'WITHSCORES'));
+  const out: QueueListing[] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push({ name: flat[i]!, firstSeen: Number(flat[i + 1]) });
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * @internal Whether the queue `name` is in the registry of its prefix: one ZSCORE, where
+ * listQueues() would fetch every name to test one (the CLI's check that a queue exists).
+ */
+export async function isListed(connection: ConnectionInput | undefined, name: string, opts: { prefix?: string } = {}): Promise<boolean> {
+  assertQueueName(name);
+  return (await readRegistry('isListed', connection, opts, (client, key) => client.zscore(key, name))) !== null;
+}
+
+/** One read of a prefix's registry: options checked before connecting, errors typed as `op`'s, a connection it opened closed. */
+async function readRegistry<T>(
+  op: string,
+  connection: ConnectionInput | undefined,
+  opts: { prefix?: string },
+  read: (client: RedisClient, key: string) => Promise<T>,
+): Promise<T> {
+  assertOptions(`${op} options`, opts, ['prefix']);
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);
   const handle: ClientHandle = openConnection(connection);
   try {
-    const flat = await boundedCall(handle, handle.client.zrange(registryKey(prefix), '0', '-1', 'WITHSCORES'));
-    const out: QueueListing[] = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ name: flat[i]!, firstSeen: Number(flat[i + 1]) });
-    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return await boundedCall(handle, read(handle.client, registryKey(prefix)));
   } catch (err) {
-    throw wrapRedisError(err, 'listQueues', handle);
+    throw wrapRedisError(err, op, handle);
   } finally {
     if (handle.owned) await closeClient(handle.client);
   }
