@@ -87,6 +87,13 @@ export function queueEventOnProcessor(where: string, className: string, methodNa
   );
 }
 
+export function workerEventOnListener(where: string, className: string, methodName: string): string {
+  return (
+    `${where}: ${className}.${methodName} has @OnWorkerEvent(), which listens to the events of a @Processor() ` +
+    `class's own worker; for the events of the queue from every process use @OnQueueEvent()`
+  );
+}
+
 export function listenerWhere(queueName: string, className: string): string {
   return `@QueueEventsListener('${queueName}') ${className}`;
 }

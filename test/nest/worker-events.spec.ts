@@ -1,9 +1,21 @@
 /**
  * @OnWorkerEvent: the events of a processor's own worker, 'active', 'progress' and 'stalled'
- * among them, and the clear error for a queue-wide @OnQueueEvent on a processor.
+ * among them, and the clear errors for a queue-wide @OnQueueEvent on a processor and for an
+ * @OnWorkerEvent in a @QueueEventsListener class.
  */
 import { Module } from '@nestjs/common';
-import { OnQueueEvent, OnWorkerEvent, Process, Processor, Queue, QueueModule, QueueRegistry, type Job, type LeasedJob } from '../../lib/nest/index.js';
+import {
+  OnQueueEvent,
+  OnWorkerEvent,
+  Process,
+  Processor,
+  Queue,
+  QueueEventsListener,
+  QueueModule,
+  QueueRegistry,
+  type Job,
+  type LeasedJob,
+} from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
 import { useApps, waitFor } from './helpers.js';
 
@@ -110,6 +122,24 @@ test('@OnQueueEvent on a processor is refused with the way to say it', async () 
 
   await expect(bed.start(root(uniquePrefix()), MixedModule)).rejects.toThrow(
     /MixedProcessor\.onCompleted has @OnQueueEvent\(\).*@QueueEventsListener\(\).*use @OnWorkerEvent\(\)/,
+  );
+});
+
+test('@OnWorkerEvent in a @QueueEventsListener class is refused with the way to say it', async () => {
+  @QueueEventsListener('mirror')
+  class MirrorEvents {
+    @OnQueueEvent('completed')
+    onCompleted(): void {}
+
+    @OnWorkerEvent('completed')
+    onDone(): void {}
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'mirror' })], providers: [MirrorEvents] })
+  class MirrorModule {}
+
+  await expect(bed.start(root(uniquePrefix()), MirrorModule)).rejects.toThrow(
+    /@QueueEventsListener\('mirror'\) MirrorEvents: MirrorEvents\.onDone has @OnWorkerEvent\(\).*@Processor\(\).*use @OnQueueEvent\(\)/,
   );
 });
 

@@ -23,8 +23,8 @@ type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 /**
  * Finds `@Processor()` and `@QueueEventsListener()` classes among the app's providers in
  * onModuleInit, checks them (queue registered, one processor per queue, one handler per job
- * name, valid options, known events) and hands their definitions to the orchestrator. It
- * starts nothing.
+ * name, valid options, known events, each event decorator in its kind of class) and hands
+ * their definitions to the orchestrator. It starts nothing.
  */
 @Injectable()
 export class ProcessorExplorer implements OnModuleInit {
@@ -48,7 +48,7 @@ export class ProcessorExplorer implements OnModuleInit {
     this.orchestrator.addQueueListeners(this.exploreQueueListeners());
   }
 
-  exploreQueueListeners(): QueueListenerDefinition[] {
+  private exploreQueueListeners(): QueueListenerDefinition[] {
     const defs: QueueListenerDefinition[] = [];
     for (const wrapper of this.discovery.getProviders()) {
       const cls = classOf(wrapper);
@@ -61,7 +61,8 @@ export class ProcessorExplorer implements OnModuleInit {
   private defineQueueListener(wrapper: InstanceWrapper, cls: Type, meta: QueueEventsListenerMetadata): QueueListenerDefinition {
     const className = cls.name || 'anonymous class';
     const where = msg.listenerWhere(meta.queueName, className);
-    if (!this.registry.hasQueue(meta.queueName)) {
+    const entry = this.registry.getEntry(meta.queueName);
+    if (!entry) {
       throw new RelqConfigError(msg.processorQueueNotRegistered(where, meta.queueName, className, this.registry.getQueueNames()));
     }
     const methods: QueueListenerDefinition['methods'] = [];
@@ -69,6 +70,7 @@ export class ProcessorExplorer implements OnModuleInit {
     for (const methodName of this.scanner.getAllMethodNames(proto)) {
       const method = proto[methodName];
       if (typeof method !== 'function') continue;
+      if (this.metadata.getWorkerEventTypes(method).length) throw new RelqConfigError(msg.workerEventOnListener(where, className, methodName));
       for (const type of this.metadata.getQueueEventTypes(method)) {
         if (!QUEUE_LISTENER_EVENT_TYPES.includes(type)) {
           throw new RelqConfigError(msg.unknownEvent(where, '@OnQueueEvent', className, methodName, type, QUEUE_LISTENER_EVENT_TYPES));
@@ -80,7 +82,7 @@ export class ProcessorExplorer implements OnModuleInit {
     return { className, queueName: meta.queueName, methods, instances: this.instanceSource(wrapper, cls, className) };
   }
 
-  explore(): ProcessorDefinition[] {
+  private explore(): ProcessorDefinition[] {
     const defs: ProcessorDefinition[] = [];
     const byQueue = new Map<string, string>();
     for (const wrapper of this.discovery.getProviders()) {
