@@ -94,6 +94,13 @@ export function workerEventOnListener(where: string, className: string, methodNa
   );
 }
 
+export function listenerOnSilentQueue(where: string, queueName: string): string {
+  return (
+    `${where}: queue '${queueName}' is registered with events: false, so this app publishes none of its events; ` +
+    'the listener hears only those of other processes that publish them'
+  );
+}
+
 export function listenerWhere(queueName: string, className: string): string {
   return `@QueueEventsListener('${queueName}') ${className}`;
 }

@@ -7,7 +7,7 @@ import { Module } from '@nestjs/common';
 import { OnQueueEvent, Queue, QueueEventsListener, QueueModule, QueueRegistry, type QueueEvent } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { deferred, sleep, startApp, waitFor } from './helpers.js';
-import type { TestingModule } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 
 let redis: TestRedis;
 const closers: Array<() => Promise<unknown>> = [];
@@ -142,6 +142,27 @@ test('the listener is subscribed before the schedulers start: the first schedule
   // the upsert at bootstrap queued the first slot's job, publishing 'added' with its due time
   await waitFor(() => delayed.length > 0, 5000, "the scheduler's first job as 'delayed'");
   expect(delayed).toEqual([expect.stringMatching(/^repeat:nightly:/)]);
+});
+
+test('a listener of a queue registered with events: false starts with a warning: it hears only other processes', async () => {
+  @QueueEventsListener('quiet')
+  class QuietEvents {
+    @OnQueueEvent('added')
+    onAdded(): void {}
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'quiet', events: false })], providers: [QuietEvents] })
+  class QuietModule {}
+
+  const warnings: string[] = [];
+  const app = await Test.createTestingModule({ imports: [QueueModule.forRoot({ connection: redis.url, prefix: uniquePrefix() }), QuietModule] }).compile();
+  app.useLogger({ log() {}, error() {}, warn: (m: unknown) => void warnings.push(String(m)) });
+  closers.push(() => app.close());
+  await app.init();
+  expect(warnings).toContainEqual(
+    "@QueueEventsListener('quiet') QuietEvents: queue 'quiet' is registered with events: false, so this app publishes none of its events; " +
+      'the listener hears only those of other processes that publish them',
+  );
 });
 
 test('the listener hears events again after Redis restarts, and nothing after shutdown', async () => {

@@ -79,6 +79,8 @@ export class ProcessorExplorer implements OnModuleInit {
       }
     }
     if (methods.length === 0) throw new RelqConfigError(msg.noQueueEventMethod(where));
+    // A warning, not an error: other processes may publish the queue's events.
+    if (entry.options.engine.events === false) this.logger.warn(msg.listenerOnSilentQueue(where, meta.queueName));
     return { className, queueName: meta.queueName, methods, instances: this.instanceSource(wrapper, cls, className) };
   }
 
