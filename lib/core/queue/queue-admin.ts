@@ -30,11 +30,12 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
   readonly keys: QueueKeys;
   readonly defaults: Readonly<JobPolicy>;
   readonly maxPayloadBytes: number;
-  readonly #parts: QueueParts<Data, Result>;
+  /** @internal The parts the queue is made of (queue-parts.ts), for Queue's methods too. */
+  protected readonly parts: QueueParts<Data, Result>;
 
   /** @internal Made by Queue's constructor. */
   protected constructor(parts: QueueParts<Data, Result>) {
-    this.#parts = parts;
+    this.parts = parts;
     this.name = parts.ctx.name;
     this.prefix = parts.o.prefix;
     this.keys = parts.ctx.keys;
@@ -50,24 +51,24 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * Safe to run from many processes at once.
    */
   async sweep(opts: { limit?: number } = {}): Promise<SweepResult> {
-    return this.#parts.inspector.sweep(opts);
+    return this.parts.inspector.sweep(opts);
   }
 
   async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
-    return this.#parts.inspector.getJob(id);
+    return this.parts.inspector.getJob(id);
   }
 
   async counts(): Promise<QueueCounts> {
-    return this.#parts.inspector.counts();
+    return this.parts.inspector.counts();
   }
 
   /** Stops leasing on every worker of this queue; adds go on. */
   async pause(): Promise<void> {
-    return this.#parts.inspector.setPaused(true);
+    return this.parts.inspector.setPaused(true);
   }
 
   async resume(): Promise<void> {
-    return this.#parts.inspector.setPaused(false);
+    return this.parts.inspector.setPaused(false);
   }
 
   async isPaused(): Promise<boolean> {
@@ -76,7 +77,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
 
   /** Dead-lettered jobs, oldest first. */
   async listDead(opts: { offset?: number; limit?: number } = {}): Promise<Array<DeadLetter<Data>>> {
-    return this.#parts.inspector.listDead(opts);
+    return this.parts.inspector.listDead(opts);
   }
 
   /**
@@ -85,12 +86,12 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * the ids moved. O(log D + limit) for D dead letters; with `name`, O(log D + examined).
    */
   retryDead(target: string[] | DeadLetterFilter): Promise<string[]> {
-    return this.#parts.inspector.deadOp('redrive', target);
+    return this.parts.inspector.deadOp('redrive', target);
   }
 
   /** Deletes dead letters for good: the given ids, or the oldest `limit` that pass the filter (as retryDead). */
   purgeDead(target: string[] | DeadLetterFilter): Promise<string[]> {
-    return this.#parts.inspector.deadOp('purge', target);
+    return this.parts.inspector.deadOp('purge', target);
   }
 
   // ---- job management (management.ts) --------------------------------------------
@@ -103,7 +104,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * O(log N + M) for a page of M; pending: O(start + M) plus O(G log G) for G groups.
    */
   getJobs(state: JobState, page: JobPage = {}): Promise<Array<JobInfo<Data, Result>>> {
-    return this.#parts.management.getJobs(state, page);
+    return this.parts.management.getJobs(state, page);
   }
 
   /**
@@ -114,12 +115,12 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * O(1), or O(position) for a job in a pending list.
    */
   remove(id: string, opts: RemoveOptions = {}): Promise<boolean> {
-    return this.#parts.management.remove(id, opts);
+    return this.parts.management.remove(id, opts);
   }
 
   /** Makes a delayed job pending now. False when it is not delayed. O(log D). */
   promote(id: string): Promise<boolean> {
-    return this.#parts.management.promote(id);
+    return this.parts.management.promote(id);
   }
 
   /**
@@ -129,7 +130,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * completed. O(log P), or O(position) for a job in the FIFO pending list.
    */
   changePriority(id: string, priority: number): Promise<boolean> {
-    return this.#parts.management.changePriority(id, priority);
+    return this.parts.management.changePriority(id, priority);
   }
 
   /**
@@ -138,7 +139,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * windows. O(log N + limit) (docs/bounded-fair-batch.md, "Job management").
    */
   clean(state: CleanState, opts: CleanOptions = {}): Promise<string[]> {
-    return this.#parts.management.clean(state, opts);
+    return this.parts.management.clean(state, opts);
   }
 
   /**
@@ -147,7 +148,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * Returns the number removed. O(P + D).
    */
   drain(): Promise<number> {
-    return this.#parts.management.drain();
+    return this.parts.management.drain();
   }
 
   // ---- job schedulers (schedulers.ts, docs/schedulers.md) -------------------------
@@ -160,17 +161,17 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * job and starts the count again (true). Everything is checked first (ValidationError).
    */
   upsertScheduler(id: string, spec: SchedulerSpec, template?: SchedulerTemplate<Data>): Promise<boolean> {
-    return this.#parts.schedulers.upsert(id, spec, template);
+    return this.parts.schedulers.upsert(id, spec, template);
   }
 
   /** Every scheduler of the queue, by id, with its next slot (Redis time). O(S). */
   getSchedulers(): Promise<Array<SchedulerInfo<Data>>> {
-    return this.#parts.schedulers.list() as Promise<Array<SchedulerInfo<Data>>>;
+    return this.parts.schedulers.list() as Promise<Array<SchedulerInfo<Data>>>;
   }
 
   /** Removes a scheduler and its queued next job (jobs of slots already due stay). False when there is none. */
   removeScheduler(id: string): Promise<boolean> {
-    return this.#parts.schedulers.remove(id);
+    return this.parts.schedulers.remove(id);
   }
 
   /**
@@ -179,7 +180,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * Safe from many processes at once. A SchedulerTicker (or the Nest sweeper) runs it.
    */
   runSchedulers(opts: { limit?: number } = {}): Promise<SchedulerTickResult> {
-    return this.#parts.schedulers.tick(opts);
+    return this.parts.schedulers.tick(opts);
   }
 
   // ---- the queue's shared settings and lifecycle (queue-settings.ts) --------------
@@ -190,27 +191,27 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * released with it, consumers finish what is left and then stop. False if already closed.
    */
   closeQueue(): Promise<boolean> {
-    return this.#parts.settings.closeQueue();
+    return this.parts.settings.closeQueue();
   }
 
   /** Opens a closed queue again. False if it was open. */
   reopenQueue(): Promise<boolean> {
-    return this.#parts.settings.reopenQueue();
+    return this.parts.settings.reopenQueue();
   }
 
   /** Whether the queue was closed with closeQueue() (a Redis read; see also `isClosed`). */
   async isQueueClosed(): Promise<boolean> {
-    return (await this.#parts.settings.state()).closed;
+    return (await this.parts.settings.state()).closed;
   }
 
   /** The queue's shared settings and state as stored in Redis. */
   queueState(): Promise<QueueState> {
-    return this.#parts.settings.state();
+    return this.parts.settings.state();
   }
 
   /** Produced and consumed messages and bytes, and whether the queue counts them (`stats`). */
   stats(): Promise<QueueStats> {
-    return this.#parts.settings.stats();
+    return this.parts.settings.stats();
   }
 
   /**
@@ -222,13 +223,13 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
     assertOptions('deleteQueue options', opts, ['tombstoneMs']);
     const ttl = opts.tombstoneMs ?? DEFAULT_TOMBSTONE_MS;
     assertInt('tombstoneMs', ttl, { min: 1, max: 2 ** 31 });
-    const removed = await this.#parts.settings.deleteQueue(ttl);
-    await this.#parts.ctx.unregister(); // the registry has a slot of its own: a second call (lib/core/queue/registry.ts)
+    const removed = await this.parts.settings.deleteQueue(ttl);
+    await this.parts.ctx.unregister(); // the registry has a slot of its own: a second call (lib/core/queue/registry.ts)
     return removed;
   }
 
   /** This process's identity in exclusive roles and waiter registrations. */
   get identity(): { host: string; pid: number; instance: string } {
-    return { ...this.#parts.settings.identity };
+    return { ...this.parts.settings.identity };
   }
 }

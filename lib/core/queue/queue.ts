@@ -15,7 +15,7 @@ import type {
 } from '../types.js';
 import { registerInternals } from './internals.js';
 import { QueueAdmin } from './queue-admin.js';
-import { buildQueueParts, queueInternals, type QueueParts } from './queue-parts.js';
+import { buildQueueParts, queueInternals } from './queue-parts.js';
 
 /**
  * A named work queue on Redis: the producer and lease-level consumer API. Every
@@ -25,40 +25,37 @@ import { buildQueueParts, queueInternals, type QueueParts } from './queue-parts.
  * settings are in its base, QueueAdmin (queue-admin.ts).
  */
 export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Result> {
-  readonly #parts: QueueParts<Data, Result>;
-
   constructor(name: string, options: QueueOptions = {}) {
     const parts = buildQueueParts<Data, Result>(name, options); // everything checked before anything connects
     super(parts);
-    this.#parts = parts;
     registerInternals(this, queueInternals(name, parts));
   }
 
   /** The shared command connection (for health checks and tests). */
   get client(): RedisClient {
-    return this.#parts.ctx.handle.client;
+    return this.parts.ctx.handle.client;
   }
 
   // ---- producing (producer.ts; bounded queues: backpressure.ts) -----------------
 
   /** Adds one job. With a `jobId` that exists, nothing is written and `created` is false. */
   async add(data: Data, opts?: JobOptions): Promise<AddResult> {
-    return this.#parts.producer.add(data, opts, 'wait');
+    return this.parts.producer.add(data, opts, 'wait');
   }
 
   /** Adds many jobs in one round trip and one atomic script. */
   addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { waitMs?: number } = {}): Promise<AddResult[]> {
-    return this.#parts.producer.addBulk(jobs, opts, 'wait');
+    return this.parts.producer.addBulk(jobs, opts, 'wait');
   }
 
   /** Adds one job now or fails with QueueFullError when the (bounded) queue is full. Never waits. */
   async tryAdd(data: Data, opts?: JobOptions): Promise<AddResult> {
-    return this.#parts.producer.add(data, opts, 'try');
+    return this.parts.producer.add(data, opts, 'try');
   }
 
   /** addBulk that fails at once with QueueFullError when the jobs do not all fit now. */
   tryAddBulk(jobs: ReadonlyArray<BulkJob<Data>>): Promise<AddResult[]> {
-    return this.#parts.producer.addBulk(jobs, {}, 'try');
+    return this.parts.producer.addBulk(jobs, {}, 'try');
   }
 
   // ---- flows of parent and child jobs (flows.ts, docs/flows.md) -------------------
@@ -74,12 +71,12 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * (`created: false`, nothing written).
    */
   addFlow(flow: FlowJob<Data>, opts: AddFlowOptions = {}): Promise<FlowResult> {
-    return this.#parts.flows.addFlow(flow, opts);
+    return this.parts.flows.addFlow(flow, opts);
   }
 
   /** The results of a parent's completed children: child id → result (`null` for none). */
   childrenResults(id: string): Promise<Record<string, unknown>> {
-    return this.#parts.flows.childrenResults(id);
+    return this.parts.flows.childrenResults(id);
   }
 
   // ---- leasing (leasing.ts) and settling (settling.ts) ---------------------------
@@ -89,27 +86,27 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * wake-up list (no polling) and returns as soon as a job arrives or comes due.
    */
   async lease(opts: LeaseOptions = {}): Promise<Array<Lease<Data>>> {
-    return this.#parts.leasing.lease(opts);
+    return this.parts.leasing.lease(opts);
   }
 
   /** Completes the job. True exactly once per job; false for a stale or repeated lease. */
   async ack(lease: LeaseRef, result?: Result): Promise<boolean> {
-    return this.#parts.settling.ack(lease, result);
+    return this.parts.settling.ack(lease, result);
   }
 
   /** Acks many leases in one round trip; returns which succeeded, in order. */
   async ackBatch(leases: ReadonlyArray<LeaseRef | { lease: LeaseRef; result?: Result }>): Promise<boolean[]> {
-    return this.#parts.settling.ackBatch(leases);
+    return this.parts.settling.ackBatch(leases);
   }
 
   /** A failed attempt: retried after `delayMs` (default: the job's backoff) or dead-lettered. */
   async nack(lease: LeaseRef, opts: { error?: unknown; delayMs?: number } = {}): Promise<boolean> {
-    return this.#parts.settling.nack(lease, opts);
+    return this.parts.settling.nack(lease, opts);
   }
 
   /** Puts the job back without counting a failure. */
   async requeue(lease: LeaseRef, opts: { delayMs?: number; reason?: string } = {}): Promise<boolean> {
-    return this.#parts.settling.requeue(lease, opts);
+    return this.parts.settling.requeue(lease, opts);
   }
 
   /**
@@ -118,17 +115,17 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * job) leases nothing for `delayMs` (docs/rate-limits.md). False for a stale lease.
    */
   async rateLimit(lease: LeaseRef, delayMs: number, opts: { scope?: 'auto' | 'queue' } = {}): Promise<boolean> {
-    return this.#parts.settling.rateLimit(lease, delayMs, opts);
+    return this.parts.settling.rateLimit(lease, delayMs, opts);
   }
 
   /** Dead-letters the job now, with no further attempts. */
   async reject(lease: LeaseRef, reason: unknown = 'rejected'): Promise<boolean> {
-    return this.#parts.settling.reject(lease, reason);
+    return this.parts.settling.reject(lease, reason);
   }
 
   /** Extends the lease by `extendMs` from now (default: its own lease length). False once lost. */
   async touch(lease: LeaseRef, extendMs?: number): Promise<boolean> {
-    return (await this.#parts.settling.touchMany([lease], extendMs))[0]!;
+    return (await this.parts.settling.touchMany([lease], extendMs))[0]!;
   }
 
   // ---- progress and logs of a leased job (progress.ts) ---------------------------
@@ -139,7 +136,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * nothing.
    */
   async updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean> {
-    return this.#parts.progress.updateProgress(lease, progress);
+    return this.parts.progress.updateProgress(lease, progress);
   }
 
   /**
@@ -147,38 +144,38 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * getJob() and published as a 'log' event. False once the lease is lost.
    */
   async log(lease: LeaseRef, line: string): Promise<boolean> {
-    return this.#parts.progress.log(lease, line);
+    return this.parts.progress.log(lease, line);
   }
 
   // ---- events (event-hub.ts, watching.ts) ----------------------------------------
 
   /** Job transitions of this queue from every process, as they happen. Never errors; completes on close(). */
   events(): Observable<QueueEvent> {
-    return this.#parts.hub.events$;
+    return this.parts.hub.events$;
   }
 
   /** The states of one job, starting with its current one, until it completes, dies or vanishes. */
   watch(id: string): Observable<JobState | 'gone'> {
-    return this.#parts.watching.watch(id);
+    return this.parts.watching.watch(id);
   }
 
   /** Resolves with the job's result once it completes (needs keepCompletedMs > 0). */
   async waitForResult(id: string, opts: { timeoutMs?: number } = {}): Promise<Result | undefined> {
-    return this.#parts.watching.waitForResult(id, opts);
+    return this.parts.watching.waitForResult(id, opts);
   }
 
   // ---- this object's connections --------------------------------------------------
 
   /** Closes the connections relq opened; a client passed in stays open. */
   async close(): Promise<void> {
-    if (this.#parts.ctx.isClosed) return;
-    await this.#parts.settings.shutdown(); // releases waiting adds (ClosedError) and exclusive roles
-    this.#parts.ctx.markClosed();
-    this.#parts.hub.close();
-    await this.#parts.ctx.releaseConnections();
+    if (this.parts.ctx.isClosed) return;
+    await this.parts.settings.shutdown(); // releases waiting adds (ClosedError) and exclusive roles
+    this.parts.ctx.markClosed();
+    this.parts.hub.close();
+    await this.parts.ctx.releaseConnections();
   }
 
   get isClosed(): boolean {
-    return this.#parts.ctx.isClosed;
+    return this.parts.ctx.isClosed;
   }
 }
