@@ -1,10 +1,9 @@
 import { Cluster } from 'ioredis';
-import { DEFAULT_PREFIX } from '../core/defaults.js';
 import { ValidationError } from '../core/errors.js';
 import { Queue } from '../core/queue/queue.js';
 import { isListed } from '../core/queue/registry.js';
-import { closeClient } from '../core/redis/connection.js';
-import { Redactor } from '../core/redis/redact.js';
+import { assertConnection, closeClient } from '../core/redis/connection.js';
+import type { Redactor } from '../core/redis/redact.js';
 import type { ConnectionInput, QueueCounts } from '../core/types.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { Output } from './output.js';
@@ -14,7 +13,8 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 /** The global options (before or after the command). */
 export interface GlobalOptions {
   redis?: string;
-  prefix?: string;
+  /** Always set: program.ts gives --prefix its default. */
+  prefix: string;
   json?: boolean;
   cluster?: boolean;
 }
@@ -47,10 +47,11 @@ export class CliContext {
   readonly connection: ConnectionInput;
   private readonly queues: Queue[] = [];
 
-  constructor(opts: GlobalOptions) {
+  /** `redactor` is the run's one (program.ts): it knows the passwords of --redis and of REDIS_URL. */
+  constructor(opts: GlobalOptions, redactor: Redactor) {
     this.url = opts.redis ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-    this.prefix = opts.prefix ?? DEFAULT_PREFIX;
-    this.output = new Output(opts.json === true, new Redactor([passwordOf(this.url)]));
+    this.prefix = opts.prefix;
+    this.output = new Output(opts.json === true, redactor);
     this.connection = opts.cluster ? clusterOf(this.url) : this.url;
   }
 
@@ -89,14 +90,13 @@ export class CliContext {
 
 /** A Cluster client whose seed node, credentials and TLS come from a redis:// or rediss:// URL. */
 function clusterOf(url: string): Cluster {
+  assertConnection('--redis', url);
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    u = new URL('invalid://');
-  }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
-    throw new ValidationError('--redis', `must be a redis:// or rediss:// URL, got '${url.split('@').pop()}'`);
+    // not echoed: a URL that does not parse may hide its password from the redactor
+    throw new ValidationError('--redis', 'is not a valid redis:// or rediss:// URL');
   }
   const redisOptions = {
     username: decodeURIComponent(u.username) || undefined,

@@ -17,17 +17,16 @@ import { runner } from './run.js';
 
 const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand];
 
-/** The --redis value on the command line, before commander parses it: a secret from the start. */
-function redisArg(argv: string[]): string | undefined {
-  const i = argv.findIndex((a) => a === '--redis' || a.startsWith('--redis='));
-  if (i < 0) return undefined;
-  return argv[i]!.startsWith('--redis=') ? argv[i]!.slice('--redis='.length) : argv[i + 1];
+/** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
+function redisArgs(argv: string[]): Array<string | undefined> {
+  return argv.flatMap((a, i) => (a === '--redis' ? [argv[i + 1]] : a.startsWith('--redis=') ? [a.slice('--redis='.length)] : []));
 }
 
 /** Runs the CLI on `argv` (process.argv form) and resolves to its exit code (docs/cli.md). */
 export async function runCli(argv: string[]): Promise<number> {
-  const redactor = new Redactor([passwordOf(redisArg(argv)), passwordOf(process.env.REDIS_URL)]);
-  const { run, exitCode } = runner();
+  // the one redactor of the run: commander's messages and every command's output go through it
+  const redactor = new Redactor([...redisArgs(argv).map(passwordOf), passwordOf(process.env.REDIS_URL)]);
+  const { run, exitCode } = runner(redactor);
   const program = new Command('relq')
     .description('Look at and operate relq queues on Redis.')
     .option('--redis <url>', `Redis URL (default: $REDIS_URL, then ${DEFAULT_REDIS_URL})`)

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Redactor } from '../core/redis/redact.js';
 import { RelqError } from '../core/errors.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
@@ -9,11 +10,11 @@ export type Action = (ctx: CliContext) => Promise<number | void>;
 /** Runs an action of `command` with its own context, closed afterwards; resolves to the exit code. */
 export type Run = (command: Command, action: Action) => Promise<void>;
 
-/** The runner commands register with, and the exit code of the one that ran. */
-export function runner(): { run: Run; exitCode: () => number } {
+/** The runner commands register with, and the exit code of the one that ran; its output masks what `redactor` knows. */
+export function runner(redactor: Redactor): { run: Run; exitCode: () => number } {
   let code: number = EXIT.ok;
   const run: Run = async (command, action) => {
-    const ctx = new CliContext(command.optsWithGlobals<GlobalOptions>());
+    const ctx = new CliContext(command.optsWithGlobals<GlobalOptions>(), redactor);
     try {
       code = (await action(ctx)) ?? EXIT.ok;
     } catch (err) {

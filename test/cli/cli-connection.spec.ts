@@ -46,6 +46,14 @@ test('the right password works, from --redis or REDIS_URL', async () => {
   expectNoSecret(viaEnv);
 }, 30_000);
 
+test('the password of REDIS_URL is masked also when --redis overrides it', async () => {
+  // a queue name that holds it stands for any text that might echo it
+  const r = await cli.run(['--redis', urlWith(PASSWORD), 'counts', `q-${WRONG}`], { REDIS_URL: urlWith(WRONG) });
+  expect(r.code).toBe(4);
+  expect(r.stderr).toContain("no queue 'q-***'");
+  expectNoSecret(r);
+}, 30_000);
+
 test('a wrong password: exit 5, and no password printed, in text and JSON, from every kind of command', async () => {
   for (const args of [['queues'], ['counts', 'secured'], ['--json', 'retry-dead', 'secured'], ['watch', 'secured'], ['--json', 'queues']]) {
     const r = await cli.run(['--redis', urlWith(WRONG), ...args]);
@@ -75,6 +83,13 @@ test('a URL that is no redis:// URL is a usage error (exit 2), its password not 
   const r = await cli.run(['--redis', `http://default:${PASSWORD}@127.0.0.1:1`, 'counts', 'q']);
   expect(r.code).toBe(2);
   expectNoSecret(r);
+  // --cluster parses the URL itself: a wrong scheme or a URL that does not parse is a usage error too
+  for (const url of [`http://default:${PASSWORD}@127.0.0.1:1`, `redis://default:${PASSWORD}@127.0.0.1:99999`]) {
+    const c = await cli.run(['--cluster', '--redis', url, '--json', 'counts', 'q']);
+    expect({ url, code: c.code }).toEqual({ url, code: 2 });
+    expect(JSON.parse(c.stderr)).toMatchObject({ error: { message: expect.stringMatching(/^--redis: /), exitCode: 2 } });
+    expectNoSecret(c);
+  }
 }, 30_000);
 
 test('--id with a filter is a usage error found before Redis is contacted: exit 2, plain text even with --json', async () => {
