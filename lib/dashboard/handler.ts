@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { JobLeasedError, RelqError, ValidationError } from '../core/errors.js';
+import { JobLeasedError, ValidationError } from '../core/errors.js';
 import { actions, JOB_ACTIONS, reads, type Watched } from './api.js';
 import { asset } from './assets.js';
-import { HttpError, readAction, send, sendJson } from './http.js';
+import { HttpError, publicMessage, readAction, send, sendJson } from './http.js';
 import { resolveDashboardOptions, type DashboardAccess, type DashboardOptions, type ResolvedDashboardOptions } from './options.js';
 import { ThroughputRecorder } from './throughput.js';
 
@@ -113,9 +113,7 @@ function answerError(res: ServerResponse, err: unknown): void {
     res.destroy();
     return;
   }
-  // relq's messages name the culprit and never hold a password; anything else stays private
   if (err instanceof URIError) err = new HttpError(400, 'malformed percent-encoding in the URL');
   const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError ? 409 : 500;
-  const message = err instanceof HttpError || err instanceof RelqError ? err.message : 'internal error';
-  sendJson(res, status, { error: message });
+  sendJson(res, status, { error: publicMessage(err) });
 }

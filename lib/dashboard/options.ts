@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Queue } from '../core/queue/queue.js';
 import { ValidationError } from '../core/errors.js';
-import { assertFunction, assertInt, assertOptions, assertQueueName } from '../core/validate.js';
+import { assertFunction, assertInt, assertOptions, assertQueueName, describe } from '../core/validate.js';
 
 /** What a request asks for: a read (page, lists, counts) or an action (retry, remove, pause...). */
 export interface DashboardAccess {
@@ -66,10 +66,10 @@ export function resolveDashboardOptions(o: DashboardOptions): ResolvedDashboardO
   return { queues, basePath: normalizeBasePath(o.basePath ?? '/'), guard: o.guard, intervalMs, points, refreshMs };
 }
 
-/** '/queues/' and 'queues' become '/queues'; '/' becomes ''. */
-function normalizeBasePath(path: unknown): string {
+/** '/queues/' and 'queues' become '/queues'; '/' becomes ''. `field` names it in the error. @internal */
+export function normalizeBasePath(path: unknown, field = 'basePath'): string {
   if (typeof path !== 'string' || !/^\/?[A-Za-z0-9._~\-/]*$/.test(path)) {
-    throw new ValidationError('basePath', 'must be a URL path of letters, digits and . _ ~ - / (e.g. "/queues")');
+    throw new ValidationError(field, `must be a URL path of letters, digits and . _ ~ - / (e.g. "/queues"), got ${describe(path)}`);
   }
   const trimmed = path.replace(/\/+$/, '');
   return trimmed === '' ? '' : trimmed.startsWith('/') ? trimmed : `/${trimmed}`;

@@ -84,19 +84,25 @@ describe('reads', () => {
     ]);
   });
 
-  test('jobs by state in pages, both orders, with their total; bad parameters are 400', async () => {
+  test('jobs by state in pages, both orders, their total in the overview; bad parameters are 400', async () => {
     const q = queue('pages');
     for (let i = 1; i <= 5; i++) await q.add({ i }, { jobId: `j${i}` });
     const s = await dashboard({ queues: [q] });
     const page = (query: string) => json<JobList>(fetch(`${s.url}api/queues/pages/jobs?${query}`));
     const first = await page('state=pending&start=0&end=1');
-    expect([first.total, first.jobs.map((j) => j.id)]).toEqual([5, ['j1', 'j2']]);
+    expect(first).toEqual({ state: 'pending', start: 0, end: 1, jobs: [expect.objectContaining({ id: 'j1' }), expect.objectContaining({ id: 'j2' })] });
+    // the page's total is the overview's count of the state, read in the same refresh
+    expect((await json<{ queues: QueueOverview[] }>(fetch(`${s.url}api/queues`))).queues[0]?.counts?.pending).toBe(5);
     expect(first.jobs[0]).toMatchObject({ id: 'j1', state: 'pending', dataPreview: '{"i":1}', failures: 0 });
     expect((await page('state=pending&start=2&end=3&order=desc')).jobs.map((j) => j.id)).toEqual(['j3', 'j2']);
     expect((await page('state=dead')).jobs).toEqual([]);
-    for (const bad of ['state=gone', 'start=-1', 'start=3&end=1', 'order=up', 'start=0&end=100000']) {
+    for (const bad of ['state=gone', 'start=-1', 'start=3&end=1', 'order=up', 'start=0&end=100000', 'start=0&end=500']) {
       expect((await json<{ error: string }>(fetch(`${s.url}api/queues/pages/jobs?${bad}`), 400)).error).toBeTruthy();
     }
+    // the engine's own checks answer, naming the field
+    expect((await json<{ error: string }>(fetch(`${s.url}api/queues/pages/jobs?state=gone`), 400)).error).toMatch(/^state: must be one of/);
+    expect((await json<{ error: string }>(fetch(`${s.url}api/queues/pages/jobs?order=up`), 400)).error).toMatch(/^order: must be one of/);
+    expect((await page('start=0&end=499')).jobs).toHaveLength(5); // 500 jobs: the largest page
     expect((await json<{ error: string }>(fetch(`${s.url}api/queues/nope/jobs`), 404)).error).toBe("no queue 'nope' on this dashboard");
   });
 
@@ -141,6 +147,23 @@ describe('actions', () => {
     expect((await q.counts()).paused).toBe(true);
   });
 
+  test('CSRF: an action from another site or origin is refused, one from the same origin goes through', async () => {
+    const q = queue('origin');
+    const s = await dashboard({ queues: [q], guard: allowAll });
+    const url = `${s.url}api/queues/origin/pause`;
+    const host = new URL(s.url).host;
+    const withHeaders = (headers: Record<string, string>) => act(url, {}, { 'x-relq-dashboard': '1', ...headers });
+    expect((await json<{ error: string }>(withHeaders({ 'sec-fetch-site': 'cross-site' }), 403)).error).toContain('Sec-Fetch-Site');
+    await json(withHeaders({ 'sec-fetch-site': 'same-site', origin: `http://${host}` }), 403); // Sec-Fetch-Site decides where sent
+    expect((await json<{ error: string }>(withHeaders({ origin: 'http://evil.example' }), 403)).error).toContain('Origin');
+    await json(withHeaders({ origin: 'null' }), 403);
+    expect((await q.counts()).paused).toBe(false);
+    expect(await json(withHeaders({ 'sec-fetch-site': 'same-origin', origin: `http://${host}` }))).toEqual({ paused: true });
+    expect(await json(withHeaders({ origin: `http://${host}` }))).toEqual({ paused: true }); // a browser without Sec-Fetch-Site
+    expect(await json(withHeaders({}))).toEqual({ paused: true }); // neither header: curl, a server
+    expect((await q.counts()).paused).toBe(true);
+  });
+
   test('the guard sees each request and what it asks for; false answers 403', async () => {
     const q = queue('guarded');
     const seen: DashboardAccess[] = [];
@@ -179,6 +202,9 @@ describe('actions', () => {
     expect(await json(act(`${api}/jobs/${held}/remove`, { force: true }))).toEqual({ removed: true });
     expect(await q.getJob(held)).toBeNull();
     expect((await json<{ error: string }>(act(`${api}/jobs/x/remove`, { force: 'yes' }), 400)).error).toContain('force');
+    await q.add({ kept: true }, { jobId: 'kept' });
+    expect((await json<{ error: string }>(act(`${api}/jobs/kept/remove`, { force: true, bogus: 1 }), 400)).error).toBe('unknown field(s) bogus; allowed: force');
+    expect((await q.getJob('kept'))?.state).toBe('pending');
 
     expect(await json(act(`${api}/pause`))).toEqual({ paused: true });
     expect((await q.counts()).paused).toBe(true);

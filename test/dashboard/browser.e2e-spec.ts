@@ -102,6 +102,8 @@ test('the page follows the queues live, renders job data as text and retries a d
   await row.waitFor();
   expect(await row.locator('td.data').textContent()).toBe(JSON.stringify({ month: markup }));
   expect(await row.locator('td.id').textContent()).toBe('report-<b>bold</b>');
+  // the page's total is the overview's count of the state
+  await page.locator('#page-info', { hasText: '1–5 of 5' }).waitFor();
   expect(await page.locator('#jobs img, #jobs b').count()).toBe(0);
   await row.click();
   await page.locator('#detail:not([hidden])').waitFor();

@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
 import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { ValidationError } from '../../lib/index.js';
 import { QueueModule, QueueRegistry } from '../../lib/nest/index.js';
 import { RelqDashboardModule } from '../../lib/dashboard/nest/index.js';
 import type { JobList, QueueOverview } from '../../lib/dashboard/index.js';
@@ -98,4 +99,14 @@ test('forRootAsync: the guard comes from an injected service, and queues can be 
   const paused = await act(`${url}api/queues/reports/pause`, {}, { 'x-relq-dashboard': '1', authorization: 'Bearer operator' });
   expect(paused.status).toBe(200);
   expect((await app!.get(QueueRegistry).getQueue('reports').counts()).paused).toBe(true);
+});
+
+test('a missing or malformed path is a ValidationError naming it, before the app serves', async () => {
+  for (const path of [undefined, '/admin queues', 42]) {
+    const error = await boot(RelqDashboardModule.forRoot({ path } as never)).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).field).toBe('path');
+    await app?.close();
+    app = undefined;
+  }
 });

@@ -13,6 +13,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { RelqConfigError } from '../../nest/errors.js';
 import { QueueRegistry } from '../../nest/runtime/queue.registry.js';
 import { createDashboard, type DashboardHandler } from '../handler.js';
+import { normalizeBasePath } from '../options.js';
 import { RELQ_DASHBOARD_OPTIONS, type RelqDashboardModuleAsyncOptions, type RelqDashboardModuleOptions } from './dashboard-module-options.js';
 
 /**
@@ -43,7 +44,8 @@ export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, 
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    const path = this.options.path.replace(/^\/+|\/+$/g, '');
+    // the check createDashboard makes of basePath, here before Nest routes anything to it
+    const path = normalizeBasePath(this.options?.path, 'path');
     // Until bootstrap made the handler, requests go on to the app.
     const middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) =>
       this.handler ? this.handler(req, res, next) : next();

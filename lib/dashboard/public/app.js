@@ -109,7 +109,8 @@ function actionButton(label, action, queue, job, cls) {
   return b;
 }
 
-function renderJobs(list) {
+/** `counted`: the state's count from the overview of the same refresh (undefined if unread). */
+function renderJobs(list, counted) {
   const rows = list.jobs.map((j) => {
     const tr = el('tr', { 'data-job-id': j.id },
       el('td', { class: 'mono id' }, j.id),
@@ -126,10 +127,12 @@ function renderJobs(list) {
   });
   if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colSpan: 9 }, `No ${list.state} jobs`)));
   $('jobs').tBodies[0].replaceChildren(...rows);
-  const last = Math.min(list.start + list.jobs.length, list.total);
-  $('page-info').textContent = list.total ? `${list.start + 1}–${last} of ${list.total}` : '';
+  // counts and page are two reads: a job added between them still counts
+  const last = list.start + list.jobs.length;
+  const total = Math.max(counted ?? 0, last);
+  $('page-info').textContent = total ? `${list.start + 1}–${last} of ${total}` : '';
   $('prev').disabled = list.start === 0;
-  $('next').disabled = list.start + PAGE >= list.total;
+  $('next').disabled = list.start + PAGE >= total;
 }
 
 // ---- charts (inline SVG) ----------------------------------------------------
@@ -256,7 +259,7 @@ async function refresh() {
         api(`${q(o.name)}/jobs?state=${view.state}&start=${view.start}&end=${view.start + PAGE - 1}&order=${order}`),
         api(`${q(o.name)}/throughput`),
       ]);
-      renderJobs(list);
+      renderJobs(list, o.counts ? o.counts[TOTAL_FIELD[view.state]] : undefined);
       renderThroughput(tp);
     }
     if ($('status').classList.contains('error')) status('');
