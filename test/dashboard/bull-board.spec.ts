@@ -5,7 +5,7 @@
  */
 import { createBullBoard } from '@bull-board/api';
 import type { AppControllerRoute, BullBoardQueues, ControllerHandlerReturnType, IServerAdapter } from '@bull-board/api/dist/types.js';
-import { Queue } from '../../lib/index.js';
+import { ConnectionError, Queue } from '../../lib/index.js';
 import { RelqBullBoardAdapter } from '../../lib/dashboard/bull-board/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
@@ -129,4 +129,14 @@ test('queue actions: pause and resume, retry every failed job, clean, empty', as
   expect((await queue.getJob('c1'))?.state).toBe('completed');
   await call('put', '/api/queues/:queueName/empty', { queueName: 'billing' });
   expect((await queue.counts()).pending).toBe(0);
+});
+
+test("Redis stats from the queue's connection; a failed INFO is a relq error naming the call", async () => {
+  const res = await call('get', '/api/redis/stats');
+  expect(res.body).toMatchObject({ backend: 'redis', version: expect.stringMatching(/^\d+\.\d+/), port: Number(new URL(redis.url).port) });
+  const adapter = new RelqBullBoardAdapter(queue);
+  await queue.close();
+  const error = await adapter.getRedisInfo().catch((err: unknown) => err);
+  expect(error).toBeInstanceOf(ConnectionError);
+  expect((error as Error).message).toMatch(/^relq getRedisInfo: /);
 });

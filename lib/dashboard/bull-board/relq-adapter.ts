@@ -11,12 +11,12 @@ import type {
   QueueMetrics,
   Status,
 } from '@bull-board/api/dist/types.js';
+import { MAX_MANAGED } from '../../core/queue/management-options.js';
 import type { Queue } from '../../core/queue/queue.js';
+import { boundedCall, openConnection, type ClientHandle } from '../../core/redis/connection.js';
+import { wrapRedisError } from '../../core/redis/redis-errors.js';
 import type { JobState } from '../../core/types.js';
 import { BOARD_STATUS, RELQ_STATE, RelqBoardJob } from './relq-job.js';
-
-/** Largest page relq reads at once (`getJobs`); bull-board's "to the end" (-1) reads this much. */
-const MAX_PAGE = 10_000;
 /** Jobs per engine call when cleaning or promoting a whole state. */
 const BATCH = 1000;
 
@@ -28,6 +28,8 @@ const BATCH = 1000;
  * totals; relq's own dashboard charts throughput).
  */
 export class RelqBullBoardAdapter extends BaseAdapter {
+  private handle: ClientHandle | undefined;
+
   constructor(
     private readonly queue: Queue<unknown, unknown>,
     options: Partial<Omit<QueueAdapterOptions, 'allowCompletedRetries'>> = {},
@@ -53,9 +55,12 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     return counts as JobCounts;
   }
 
-  /** Newest first in each status, as BullMQ lists them; several statuses one after the other. */
+  /**
+   * Newest first in each status, as BullMQ lists them; several statuses one after the other.
+   * bull-board's "to the end" (-1) reads relq's largest page.
+   */
   async getJobs(statuses: JobStatus[], start = 0, end = -1): Promise<QueueJob[]> {
-    const last = end < 0 ? start + MAX_PAGE - 1 : Math.min(end, start + MAX_PAGE - 1);
+    const last = end < 0 ? start + MAX_MANAGED - 1 : Math.min(end, start + MAX_MANAGED - 1);
     const states = statuses.map((s) => RELQ_STATE[s]).filter((s): s is JobState => s !== undefined);
     const pages = await Promise.all(states.map((state) => this.queue.getJobs(state, { start, end: last, order: 'desc' })));
     return pages.flat().map((j) => new RelqBoardJob(this.queue, j));
@@ -110,14 +115,24 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     await this.queue.drain();
   }
 
-  /** Deletes the queue; like BullMQ, refused while jobs are leased unless `force`. */
+  /**
+   * Deletes the queue; refused while jobs are leased unless `force`. Best-effort: the check
+   * and the delete are two calls, so a lease taken between them is deleted with the queue.
+   */
   async obliterate({ force = false }: { force?: boolean } = {}): Promise<void> {
     if (!force && (await this.queue.counts()).working > 0) throw new Error(`queue ${this.queue.name} has leased jobs: obliterate with force`);
     await this.queue.deleteQueue();
   }
 
-  getRedisInfo(): Promise<string> {
-    return this.queue.client.info();
+  /** The server's INFO, under relq's reply deadline; a failure is a relq error with no secret in it. */
+  async getRedisInfo(): Promise<string> {
+    // The queue's own client, as a client passed in: relq's handle of it, never closed here.
+    this.handle ??= openConnection(this.queue.client);
+    try {
+      return await boundedCall(this.handle, this.handle.client.info());
+    } catch (err) {
+      throw wrapRedisError(err, 'getRedisInfo', this.handle);
+    }
   }
 
   async getMetrics(): Promise<QueueMetrics> {
