@@ -1,11 +1,9 @@
 import { Option, type Command } from 'commander';
+import { MAX_MANAGED } from '../core/queue/management-options.js';
 import type { Queue } from '../core/queue/queue.js';
 import { intArg } from './args.js';
 import type { CliContext, ExistingQueue } from './context.js';
 import { progressBar } from './progress.js';
-
-/** The engine's largest filter call (DeadLetterFilter.limit). */
-const MAX_BATCH = 10_000;
 
 export interface DeadLetterOptions {
   id?: string[];
@@ -24,7 +22,7 @@ export function withDeadLetterOptions(cmd: Command): Command {
     .option('--name <name>', "only jobs of this name ('' for jobs added without one)")
     .option('--older-than <ms>', 'only jobs that died at least this long ago (Redis clock)', intArg(0))
     .option('--limit <n>', 'at most this many (default: every dead letter there was when the command began)', intArg(1))
-    .option('--batch <n>', `dead letters per atomic call (1 to ${MAX_BATCH})`, intArg(1, MAX_BATCH), 1000);
+    .option('--batch <n>', `dead letters per atomic call (1 to ${MAX_MANAGED})`, intArg(1, MAX_MANAGED), 1000);
 }
 
 /**

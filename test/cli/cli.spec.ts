@@ -72,6 +72,10 @@ test('counts and jobs (state, page, order) and job, in JSON and text', async () 
   expect(page.map((j) => j.id)).toEqual(['b', 'c']);
   const desc = json<Array<{ id: string }>>(await relq(prefix, '--json', 'jobs', 'work', '--state', 'pending', '--order', 'desc'));
   expect(desc.map((j) => j.id)).toEqual(['d', 'c', 'b', 'a']);
+  // without --end a page is getJobs' default: 100 jobs from --start
+  await queue<number>('many', prefix).addBulk(Array.from({ length: 105 }, (_, i) => ({ data: i, opts: { jobId: `m${i}` } })));
+  const defaultPage = json<Array<{ id: string }>>(await relq(prefix, '--json', 'jobs', 'many', '--state', 'pending', '--start', '2'));
+  expect(defaultPage.map((j) => j.id)).toEqual(Array.from({ length: 100 }, (_, i) => `m${i + 2}`));
   const delayed = await relq(prefix, 'jobs', 'work', '--state', 'delayed');
   expect(delayed.stdout).toMatch(/^ID\s+NAME\s+ATTEMPTS\s+CREATED\s+WHEN\s+LAST ERROR$/m);
   expect(delayed.stdout).toMatch(/^later\s+0\/3\s/m);

@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
+import { JOB_STATES } from '../../core/queue/management-options.js';
 import type { JobOrder, JobState } from '../../core/types.js';
 import { intArg } from '../args.js';
 import { table, time } from '../output.js';
 import type { Run } from '../run.js';
-
-const STATES: JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
 
 /** The time of the job's state (column "when"): lease deadline, due time, end of retention or death. */
 function when(job: { leaseDeadline?: number; runAt?: number; retainedUntil?: number; diedAt?: number }): string {
@@ -17,14 +16,14 @@ export function jobsCommand(program: Command, run: Run): void {
     .command('jobs')
     .description('one page of the jobs of a queue in a state')
     .argument('<queue>', 'queue name')
-    .addOption(new Option('--state <state>', 'job state').choices(STATES).makeOptionMandatory())
+    .addOption(new Option('--state <state>', 'job state').choices(JOB_STATES).makeOptionMandatory())
     .option('--start <n>', 'first position, 0-based', intArg(0), 0)
     .option('--end <n>', 'last position, inclusive (default start + 99; at most 10 000 jobs)', intArg(0))
     .addOption(new Option('--order <order>', 'asc: lease order, due time, deadline, retention or death; desc: reversed').choices(['asc', 'desc']).default('asc'))
     .action((name: string, opts: { state: JobState; start: number; end?: number; order: JobOrder }, cmd: Command) =>
       run(cmd, async (ctx) => {
         const { queue } = await ctx.existingQueue(name);
-        const jobs = await queue.getJobs(opts.state, { start: opts.start, end: opts.end ?? opts.start + 99, order: opts.order });
+        const jobs = await queue.getJobs(opts.state, { start: opts.start, end: opts.end, order: opts.order });
         ctx.output.result(jobs, () =>
           jobs.length === 0
             ? `no ${opts.state} jobs in '${name}' at positions ${opts.start} and on`

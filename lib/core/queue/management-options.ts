@@ -13,7 +13,7 @@ import { MAX_MS } from './job-options.js';
 export const MAX_MANAGED = 10_000;
 const DEFAULT_PAGE_SIZE = 100;
 const DEFAULT_CLEAN_LIMIT = 1000;
-const JOB_STATES: readonly JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
+export const JOB_STATES: readonly JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
 const CLEAN_STATES: readonly CleanState[] = ['completed', 'dead'];
 const ORDERS: readonly JobOrder[] = ['asc', 'desc'];
 
