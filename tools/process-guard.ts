@@ -7,8 +7,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from '../lib/testing/process-guard.js';
 
-export { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit };
-export type { WatchdogTarget } from '../lib/testing/process-guard.js';
+// the one primitive a caller (test/sample) takes from here besides spawnGuarded
+export { killGroup };
 
 export interface GuardedProcess {
   child: ChildProcess;

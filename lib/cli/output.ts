@@ -34,10 +34,6 @@ export class Output {
     process.stderr.write(`${body}\n`);
   }
 
-  redact(text: string): string {
-    return this.redactor.text(text);
-  }
-
   private out(text: string): void {
     process.stdout.write(`${this.redactor.text(text)}\n`);
   }
