@@ -91,10 +91,9 @@ export class QueueContext implements SettingsContext {
     try {
       await this.registration.remove();
     } catch (err) {
-      throw wrapRedisError(err, 'deleteQueue', this.handle);
+      throw this.wrapError(err, 'deleteQueue');
     }
   }
-
 
   wrapError(err: unknown, op: string): RelqError {
     return wrapRedisError(err, op, this.handle);
