@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { Queue, ValidationError, Worker } from 'relq';
 import { RedisServerNotFoundError, startTestRedis, type TestRedis } from 'relq/testing';
@@ -125,6 +126,16 @@ test('REDIS_URL, when set, is used as it is (stop() leaves it alone) unless useR
     expect(own.source).toBe('spawned');
     expect(own.host).toBe('127.0.0.1');
   });
+});
+
+test('a REDIS_URL that does not parse: a ValidationError without its password (message, stack, JSON, inspect)', async () => {
+  const secret = 'S3cret-in-env';
+  const err = await withEnv({ REDIS_URL: `redis://user:${secret}@[not-a-host` }, () => startTestRedis().then(() => undefined, (e: unknown) => e));
+  expect(err).toBeInstanceOf(ValidationError);
+  expect((err as Error).message).toBe('REDIS_URL: is not a valid URL');
+  for (const shown of [(err as Error).message, (err as Error).stack, JSON.stringify(err), inspect(err, { depth: 10, showHidden: true })]) {
+    expect(shown).not.toContain(secret);
+  }
 });
 
 test('without a redis-server binary: one line that says how to install it or set REDIS_URL', async () => {
