@@ -57,3 +57,8 @@ export function fields(entries: Array<[string, string | number | boolean | undef
 export function time(ms: number | undefined): string {
   return ms === undefined ? '' : new Date(ms).toISOString();
 }
+
+/** time() for fields(): undefined for none, so that the line is left out. */
+export function optTime(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : time(ms);
+}

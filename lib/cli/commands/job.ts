@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, EXIT } from '../exit-codes.js';
-import { fields, time } from '../output.js';
+import { fields, optTime, time } from '../output.js';
 import type { Run } from '../run.js';
 
 const json = (v: unknown): string | undefined => (v === undefined ? undefined : JSON.stringify(v));
@@ -26,11 +26,11 @@ export function jobCommand(program: Command, run: Run): void {
               ['group', job.group],
               ['attempts', `${job.failures} failed of ${job.maxAttempts}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
               ['created', time(job.createdAt)],
-              ['lease deadline', job.leaseDeadline === undefined ? undefined : time(job.leaseDeadline)],
-              ['runs at', job.runAt === undefined ? undefined : time(job.runAt)],
-              ['completed', job.completedAt === undefined ? undefined : time(job.completedAt)],
-              ['kept until', job.retainedUntil === undefined ? undefined : time(job.retainedUntil)],
-              ['died', job.diedAt === undefined ? undefined : time(job.diedAt)],
+              ['lease deadline', optTime(job.leaseDeadline)],
+              ['runs at', optTime(job.runAt)],
+              ['completed', optTime(job.completedAt)],
+              ['kept until', optTime(job.retainedUntil)],
+              ['died', optTime(job.diedAt)],
               ['last error', job.lastError],
               ['progress', json(job.progress)],
               ['data', json(job.data)],
