@@ -6,7 +6,9 @@
  * failures fail the call.
  */
 import { ConnectionError, listQueues, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
-import { isListed } from '../../lib/core/queue/registry.js';
+import { isListed, Registration } from '../../lib/core/queue/registry.js';
+import { runScript } from '../../lib/core/redis/scripts.js';
+import { waitUntil } from '../support/wait.js';
 import { closedPort } from './_cli.js';
 import { commandStats, redisNow, scriptCalls, statsDelta, useRedis } from '../core/_helpers.js';
 import { uniquePrefix } from '../support/redis.js';
@@ -73,6 +75,30 @@ test('deleteQueue unlists the queue; the next write of the same object lists it 
   expect(await names(prefix)).toEqual(['keep']);
   await gone.add(2);
   expect(await names(prefix)).toEqual(['gone', 'keep']);
+});
+
+test('deleteQueue while a registration is in flight: the queue is unlisted, and the next creating call lists it again', async () => {
+  const prefix = uniquePrefix();
+  const client = res.client();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  // the registering call reaches Redis at once; its reply is held back until released
+  const exec = async (key: string, args: string[]): Promise<unknown> => {
+    const reply = await runScript(client, 'registry', [key], args);
+    if (args[0] === 'add') await held;
+    return reply;
+  };
+  const registration = new Registration('raced', prefix, exec, () => undefined);
+  const registering = registration.before('add');
+  await waitUntil(async () => (await names(prefix)).length === 1, 'the registering call applied', 5000);
+  const removing = registration.remove();
+  release();
+  await Promise.all([registering, removing]);
+  expect(await names(prefix)).toEqual([]);
+  const again = registration.before('add');
+  expect(again).toBeDefined();
+  await again;
+  expect(await names(prefix)).toEqual(['raced']);
 });
 
 test('prefixes are separate; a client passed in stays open', async () => {

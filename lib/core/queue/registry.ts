@@ -72,6 +72,9 @@ export class Registration {
 
   /** The queue was deleted: unlisted, and registered again by this object's next creating call. */
   async remove(): Promise<void> {
+    // A registration in flight would mark the queue registered after this unlisting, and the
+    // next creating call would not list it again for a minute: let it settle first.
+    await this.pending?.catch(() => undefined);
     this.registeredAt = -Infinity;
     await this.exec(this.key, ['remove', this.name]).catch((err: unknown) =>
       this.refused(err, 'removed from', 'may still show it', 'so that deleteQueue() unlists it'),
