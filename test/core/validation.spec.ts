@@ -2,6 +2,7 @@
  * Bad input: a typed, exported error naming the culprit (`field`), and nothing written
  * to Redis (no key appears, no script runs).
  */
+import { inspect } from 'node:util';
 import type { Redis } from 'ioredis';
 import { PayloadTooLargeError, Queue, RelqError, ValidationError, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -139,6 +140,15 @@ describe('queue construction', () => {
 
   test('connection must be a URL, ioredis options or a client (not a number)', async () => {
     await expectInvalid(() => newQueue('q', { connection: 42 }), 'connection');
+  });
+
+  test('a URL that does not parse is a ValidationError that shows no password', async () => {
+    for (const connection of ['redis://app:s3cret-pw@[bad', { url: 'rediss://app:s3cret-pw@host:notaport' }]) {
+      const field = typeof connection === 'string' ? 'connection' : 'connection.url';
+      const err = await expectInvalid(() => newQueue('q', { connection }), field);
+      expect(err.message).toMatch(/is not a valid URL/);
+      for (const text of [err.message, String(err.stack), JSON.stringify(err), inspect(err)]) expect(text).not.toContain('s3cret-pw');
+    }
   });
 });
 

@@ -119,10 +119,13 @@ export function assertConnection(field: string, value: unknown): asserts value i
 }
 
 function assertUrl(field: string, url: string): void {
+  // Only what follows the credentials, so that a password never reaches the message.
+  const shown = url.split('@').pop();
   if (!/^rediss?:\/\//i.test(url)) {
-    // Only what follows the credentials, so that a password never reaches the message.
-    throw new ValidationError(field, `must be a redis:// or rediss:// URL, got '${url.split('@').pop()}'`);
+    throw new ValidationError(field, `must be a redis:// or rediss:// URL, got '${shown}'`);
   }
+  // ioredis would throw Node's own error, whose `input` holds the whole URL, password too.
+  if (!URL.canParse(url)) throw new ValidationError(field, `is not a valid URL: '${shown}'`);
 }
 
 /**
