@@ -8,9 +8,9 @@
 import { ConnectionError, listQueues, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
 import { isListed, Registration } from '../../lib/core/queue/registry.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
-import { sleep, waitUntil } from '../support/wait.js';
+import { waitUntil } from '../support/wait.js';
 import { closedPort } from './_cli.js';
-import { commandStats, redisNow, scriptCalls, statsDelta, useRedis } from '../core/_helpers.js';
+import { commandStats, redisNow, scriptCalls, statsDelta, untilRedisTime, useRedis } from '../core/_helpers.js';
 import { uniquePrefix } from '../support/redis.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
 
@@ -168,10 +168,11 @@ test('an ACL user allowed only its queue\'s hash tag produces and consumes; one 
   // deleteQueue succeeds though its unregister step is refused too; still one warning
   await q.add(21);
   expect(await q.deleteQueue({ tombstoneMs: 1 })).toBeGreaterThan(0);
+  const deletedAt = await redisNow(res.client());
   expect(warnings).toHaveLength(1);
   // a fresh object that only deletes warns once, about the unlisting; it deletes after the
   // 1 ms tombstone is gone, else its count would hold the tombstone's keys
-  await sleep(20);
+  await untilRedisTime(res.client(), deletedAt + 1, 'the tombstone to expire');
   const other: RelqWarning[] = [];
   await expect(res.twin(q, { connection: aclUrl(user), onWarning: (w) => other.push(w) }).deleteQueue({ tombstoneMs: 1 })).resolves.toBe(0);
   expect(other).toEqual([{ code: 'RELQ_REGISTRY_NOPERM', queue: name, message: expect.stringMatching(/could not be removed from .* may still show it/) }]);
