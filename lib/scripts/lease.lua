@@ -38,23 +38,23 @@ eventsArg = ARGV[1] == '1'
 local now = nowMs()
 local recorded = redis.call('GET', KEYS[16])
 local ended = endedLeases()
-local settled, reply, nextDue, state, ghosts
+-- now, nextDue, state, ghosts, then the leases (appended to it: nothing is copied)
+local head = { now, -1, 0, 0 }
+local settled
 if recorded then
   local ids
   settled, ids = recordedRequest(recorded)
-  reply, nextDue, state, ghosts = replayLeases(ids, ARGV[2]), nil, 0, 0
+  replayLeases(head, ids, ARGV[2])
 else
-  local leaseMs = tonumber(ARGV[4])
-  local leased
+  local leaseMs = num(ARGV[4])
   local defaults = parseDefaults(ARGV[7])
   settled = settleItems(ARGV, 8, now, defaults, ended)
-  reply, nextDue, state, ghosts, leased = leaseJobs(now, ARGV[2], tonumber(ARGV[3]), leaseMs, ARGV[5] == '1', tonumber(ARGV[6]), defaults)
+  local nextDue, state, ghosts, leased = leaseJobs(head, now, ARGV[2], num(ARGV[3]), leaseMs, ARGV[5] == '1', num(ARGV[6]), defaults)
+  head[2], head[3], head[4] = nextDue or -1, state, ghosts
   recordRequest(KEYS[16], settled, leased, leaseMs)
 end
 forgetDropped()
 flushEnded(ended)
 flushWake()
 flushEvents()
-local head = { now, nextDue or -1, state, ghosts }
-for _, v in ipairs(reply) do head[#head + 1] = v end
 return { settled, head }

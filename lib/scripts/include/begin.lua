@@ -26,5 +26,5 @@ local function begin(keys, args)
   wakeNeeded = false                             -- include/wake.lua
   glimitCache, gFlagSet = nil, false             -- include/groups.lua
   limitedUntil = nil                             -- include/limiter.lua
-  notesFlag, droppedIds = nil, {}                -- include/progress.lua
+  notesFlag, droppedIds = nil, nil               -- include/progress.lua
 end

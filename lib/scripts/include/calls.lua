@@ -4,9 +4,35 @@
   Needs nothing.
 ]]
 
+-- The seconds of the last TIME reply, parsed: they change once a second.
+local lastSecText, lastSecMs
 local function nowMs()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if t[1] ~= lastSecText then lastSecText, lastSecMs = t[1], tonumber(t[1]) * 1000 end
+  return lastSecMs + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Redis formats a number argument of redis.call with "%.17g" (Lua a concatenated one with
+-- "%.14g"): a float path that costs several times an integer's. Hot paths pass integers
+-- as text; small ones are kept, as most are counts.
+local intTexts = {}
+local function int(n)
+  local s = intTexts[n]
+  if s then return s end
+  s = string.format('%d', n)
+  if n >= 0 and n < 4096 then intTexts[n] = s end
+  return s
+end
+
+-- tonumber() of an argument a hot path reads every call (counts, lengths of time): a
+-- client sends the same few, so their values are kept (strtod is not cheap).
+local numbers, numberCount = {}, 0
+local function num(text)
+  local n = numbers[text]
+  if n then return n end
+  n = tonumber(text)
+  if n and numberCount < 256 then numbers[text], numberCount = n, numberCount + 1 end
+  return n
 end
 
 -- Lua's unpack() fails past ~8000 values, so long argument lists go in slices.

@@ -11,10 +11,14 @@
 -- A call's record of ended leases, filled by leaseEnded() and by the caller: ext (a lease of
 -- an extended queue ended), freed (unfinished jobs that finished: completed or dead), and,
 -- once a grouped lease ended, per group the leases that ended (count) in first-ended order
--- (order). Those two tables are made only then, so that on the hot path (a plain queue's
--- lease and settle calls) this record costs one small table.
+-- (order). Those two tables are made only then, and the record itself is one table reused
+-- by every call (a call asks for it once), so that on the hot path (a plain queue's lease
+-- and settle calls) it allocates nothing.
+local endedRecord = {}
 local function endedLeases()
-  return { ext = false, freed = 0 }
+  local r = endedRecord
+  r.ext, r.freed, r.count, r.order = false, 0, nil, nil
+  return r
 end
 
 -- A lease of `group` ('' = ungrouped, nil = plain queue) ended.

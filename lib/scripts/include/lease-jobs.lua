@@ -73,10 +73,11 @@ end
 -- Leases the taken ids whose records `recs` holds, each with a fresh token
 -- (include/lease-token.lua) that carries the job's retention when it is not the built-in one
 -- (`defaults`, parseDefaults) or the job is in a flow, and its group when `groups` is given
--- (an extended queue). Deadline: now + the job's own leaseMs (meta l) or the caller's. Returns the flat reply (id, token, deadline, record per job), the leased ids
--- and, with `groups`, their data bytes.
-local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
-  local reply, leases, working = {}, {}, {}
+-- (an extended queue). Deadline: now + the job's own leaseMs (meta l) or the caller's.
+-- Appends id, token, deadline and record per job to `reply`; returns the leased ids and,
+-- with `groups`, their data bytes.
+local function grantLeases(reply, now, reqId, taken, recs, leaseMs, groups, defaults)
+  local leases, first = {}, #reply
   local bytes = 0
   for j, id in ipairs(taken) do
     local rec = recs[j]
@@ -92,8 +93,6 @@ local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
     local deadline = now + (tonumber(ownLeaseMs) or leaseMs)
     leases[#leases + 1] = id
     leases[#leases + 1] = token
-    working[#working + 1] = deadline
-    working[#working + 1] = id
     reply[#reply + 1] = id
     reply[#reply + 1] = token
     reply[#reply + 1] = deadline
@@ -106,14 +105,14 @@ local function grantLeases(now, reqId, taken, recs, leaseMs, groups, defaults)
     callMany('HSET', K_LEASES, leases)
     -- Backwards: ids mostly ascend, and a small zset (listpack) inserts by scanning from its
     -- head, so descending members each stop at once (a 100-job ZADD costs a third).
-    local backwards, n = {}, #working
-    for i = n - 1, 1, -2 do
-      backwards[n - i] = working[i]
-      backwards[n - i + 1] = working[i + 1]
+    local working = {}
+    for r = #reply - 3, first + 1, -4 do
+      working[#working + 1] = int(reply[r + 2]) -- the deadline
+      working[#working + 1] = reply[r]
     end
-    callMany('ZADD', K_WORKING, backwards)
+    callMany('ZADD', K_WORKING, working)
   end
-  return reply, taken, bytes
+  return taken, bytes
 end
 
 -- Most ids without a record one lease call drops; past it, it wakes another leaser.
@@ -122,8 +121,7 @@ local MAX_GHOSTS = 1000
 -- Keeps the taken ids that still have a record. An id whose record is gone (evicted, or
 -- lost some other way) is a ghost: it is dropped and counted (meta 'ghosts'), and the caller
 -- takes more, so that valid jobs behind thousands of ghosts are still leased at once.
-local function dropGhosts(taken, groups, live, liveGroups, liveRecs)
-  local recs = hmgetMany(K_JOBS, taken)
+local function dropGhosts(taken, groups, recs, live, liveGroups, liveRecs)
   local ghosts = 0
   for j, id in ipairs(taken) do
     if recs[j] then
@@ -140,9 +138,31 @@ local function dropGhosts(taken, groups, live, liveGroups, liveRecs)
   return ghosts
 end
 
--- Leases up to `count` jobs. Returns the flat reply (see grantLeases), the next due time, a
--- state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and the leased ids.
-local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaults)
+-- Takes up to n ids to lease, and for an extended queue their groups ('' ungrouped).
+local function take(n, ext, flags, now)
+  if not ext then return takeUngrouped(n), nil end
+  local taken, groups = {}, {}
+  if flags[3] then
+    takeFair(n, flags, taken, groups, now)
+  else
+    taken = takeUngrouped(n)
+    for j = 1, #taken do groups[j] = '' end
+  end
+  return taken, groups
+end
+
+-- Whether a record of `recs` (HMGET of n ids) is missing.
+local function anyGhost(recs, n)
+  for j = 1, n do
+    if not recs[j] then return true end
+  end
+  return false
+end
+
+-- Leases up to `count` jobs, appending them to `reply` (see grantLeases). Returns the next
+-- due time, a state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and
+-- the leased ids.
+local function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defaults)
   -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
   -- rl and grl for rate-limited ones (include/limiter.lua); notes (include/progress.lua)
   local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes')
@@ -150,7 +170,7 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
   local nextDue = tonumber(flags[2])
   if flags[1] then
     redis.call('DEL', K_WAKE)
-    return {}, nextDue, 1, 0, {}
+    return nextDue, 1, 0, {}
   end
   if nextDue and nextDue <= now then
     local _
@@ -162,12 +182,12 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
     if redis.call('RPUSH', K_WAKE, 'x') > 16 then redis.call('LTRIM', K_WAKE, 0, 15) end
     local ttl = redis.call('PTTL', K_META)
     if ttl > 0 then redis.call('PEXPIRE', K_WAKE, ttl) end
-    return {}, nil, 3, 0, {}
+    return nil, 3, 0, {}
   end
   if flags[10] then
     -- the queue's rate limit bounds this call; a spent window leases nothing until it ends
     local allowed, reopensAt = allowance(K_LIMITER, flags[10], count, now)
-    if allowed == 0 then return {}, earliest(nextDue, reopensAt), 0, 0, {} end
+    if allowed == 0 then return earliest(nextDue, reopensAt), 0, 0, {} end
     count = allowed
     -- a queue that only had a hold (no limit of its own) stops checking once it ended
     if flags[10] == '0:0' and redis.call('EXISTS', K_LIMITER) == 0 then
@@ -175,44 +195,37 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
       flags[10] = nil
     end
   end
-  local take
-  if not ext then
-    take = function(n) return takeUngrouped(n), nil end
-  else
-    glimitCache = tonumber(flags[8]) or 0
-    take = function(n)
-      local taken, groups = {}, {}
-      if flags[3] then
-        takeFair(n, flags, taken, groups, now)
-      else
-        taken = takeUngrouped(n)
-        for j = 1, #taken do groups[j] = '' end
-      end
-      return taken, groups
+  if ext then glimitCache = tonumber(flags[8]) or 0 end
+  local live, liveGroups = take(count, ext, flags, now)
+  local liveRecs = hmgetMany(K_JOBS, live)
+  local ghosts, exhausted = 0, #live < count
+  if anyGhost(liveRecs, #live) then
+    -- the usual case above copies nothing; here the records found are copied, and more taken
+    local taken, groups, recs = live, liveGroups, liveRecs
+    live, liveGroups, liveRecs = {}, ext and {} or nil, {}
+    ghosts = dropGhosts(taken, groups, recs, live, liveGroups, liveRecs)
+    while not exhausted and ghosts < MAX_GHOSTS do
+      local want = count - #live
+      taken, groups = take(want, ext, flags, now)
+      local dropped = dropGhosts(taken, groups, hmgetMany(K_JOBS, taken), live, liveGroups, liveRecs)
+      ghosts = ghosts + dropped
+      exhausted = #taken < want
+      if dropped == 0 then break end
     end
   end
-  local live, liveGroups, liveRecs = {}, ext and {} or nil, {}
-  local ghosts, exhausted = 0, false
-  repeat
-    local want = count - #live
-    local taken, groups = take(want)
-    local dropped = dropGhosts(taken, groups, live, liveGroups, liveRecs)
-    ghosts = ghosts + dropped
-    exhausted = #taken < want
-  until dropped == 0 or exhausted or ghosts >= MAX_GHOSTS
   if ghosts > 0 then redis.call('HINCRBY', K_META, 'ghosts', ghosts) end
   if #live == 0 then
     if flags[5] and unfinishedCount() == 0 then
       wakeNeeded = true -- closed and drained: the next blocked consumer must see it too
-      return {}, nextDue, 2, ghosts, {}
+      return nextDue, 2, ghosts, {}
     end
     -- Nothing leasable: any token left is stale. After ghosts-only rounds that did not reach
     -- the end of the queue, valid jobs may still wait: leave the tokens and wake a leaser.
     if exhausted or ghosts == 0 then redis.call('DEL', K_WAKE) else wakeNeeded = true end
-    return {}, earliest(nextDue, limitedUntil), 0, ghosts, {}
+    return earliest(nextDue, limitedUntil), 0, ghosts, {}
   end
 
-  local reply, leased, bytes = grantLeases(now, reqId, live, liveRecs, leaseMs, liveGroups, defaults)
+  local leased, bytes = grantLeases(reply, now, reqId, live, liveRecs, leaseMs, liveGroups, defaults)
   if flags[10] then limitedUntil = earliest(limitedUntil, spend(K_LIMITER, flags[10], #live, now)) end
   if flags[6] then
     local cm = redis.call('HINCRBY', K_STATS, 'cm', #leased)
@@ -224,5 +237,5 @@ local function leaseJobs(now, reqId, count, leaseMs, woken, promoteLimit, defaul
   if woken and #live == count and not limitedUntil then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
-  return reply, earliest(nextDue, limitedUntil), 0, ghosts, leased
+  return earliest(nextDue, limitedUntil), 0, ghosts, leased
 end

@@ -6,12 +6,12 @@
   grantLeases (include/lease-jobs.lua) builds them; settling reads retention, flow bits and
   group back from the stored token, never from the caller, so a lease rebuilt from its id and
   token settles like the original. reqId holds no '.', and digits and commas no '~' or '*':
-  the first '*' starts the group, and a '~' after it is the group's. Needs nothing.
+  the first '*' starts the group, and a '~' after it is the group's. Needs include/calls.lua.
 ]]
 
 -- keep, dedup and flow as digits (strings): formatting numbers would cost more than the rest.
 local function leaseToken(reqId, j, keep, dedup, flow, group)
-  local token = reqId .. '.' .. j
+  local token = reqId .. '.' .. int(j)
   if keep then
     token = token .. '~' .. keep .. ',' .. dedup
     if flow then token = token .. ',' .. flow end

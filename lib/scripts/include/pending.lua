@@ -35,8 +35,13 @@ end
 
 -- Takes up to `count` ungrouped ids: priority > 0 first, then the FIFO list, then priority < 0.
 local function takeUngrouped(count)
+  if count < 1 then return {} end -- ZRANGE 0 -1 would be the whole set
+  local head = redis.call('ZRANGE', K_PRIO, '0', int(count - 1), 'WITHSCORES')
+  if #head == 0 then
+    -- no prioritized job (the usual case): the list's reply is the answer
+    return redis.call('LPOP', K_PENDING, int(count)) or {}
+  end
   local taken, fromPrio, low = {}, {}, {}
-  local head = redis.call('ZRANGE', K_PRIO, 0, count - 1, 'WITHSCORES')
   for i = 1, #head, 2 do
     if tonumber(head[i + 1]) < 0 then
       taken[#taken + 1] = head[i]
@@ -47,7 +52,7 @@ local function takeUngrouped(count)
   end
   local need = count - #taken
   if need > 0 then
-    local popped = redis.call('LPOP', K_PENDING, need)
+    local popped = redis.call('LPOP', K_PENDING, int(need))
     if popped then
       for _, id in ipairs(popped) do taken[#taken + 1] = id end
       need = count - #taken

@@ -10,7 +10,7 @@
 local function logKey(id) return K_TAG .. ':log:' .. id end
 
 local notesFlag    -- per call (reset by begin()): meta notes as the lease script read it, nil unread
-local droppedIds   -- per call: records an ack dropped, forgotten by forgetDropped()
+local droppedIds   -- per call: records an ack dropped (nil: none yet), forgotten by forgetDropped()
 
 -- Marks the queue as one whose jobs have progress or lines (progress.lua, log.lua).
 local function markNotes()
@@ -31,9 +31,10 @@ end
 -- Acked jobs whose records were dropped (no retention): their notes are forgotten at the end
 -- of the call, once the lease script has read the queue's flags (the hot path stays as it was).
 local function noteDropped(ids)
+  if not droppedIds then droppedIds = ids return end -- the caller's list: no copy
   for _, id in ipairs(ids) do droppedIds[#droppedIds + 1] = id end
 end
 
 local function forgetDropped()
-  forgetProgress(droppedIds)
+  if droppedIds then forgetProgress(droppedIds) end
 end

@@ -14,9 +14,16 @@ local REPLAY_MS = 30000
 
 local function recordRequest(key, settled, leasedIds, ttlMs)
   if #settled == 0 and #leasedIds == 0 then return end
-  local value = table.concat(settled)
+  local value
+  if #settled == 1 then
+    value = int(settled[1])
+  else
+    local bits = {}
+    for i, v in ipairs(settled) do bits[i] = int(v) end
+    value = table.concat(bits)
+  end
   if #leasedIds > 0 then value = value .. '\n' .. table.concat(leasedIds, '\n') end
-  redis.call('SET', key, value, 'PX', math.max(ttlMs or 0, REPLAY_MS))
+  redis.call('SET', key, value, 'PX', int(math.max(ttlMs or 0, REPLAY_MS)))
 end
 
 -- The settle answers and leased ids of a recorded request.
@@ -31,10 +38,10 @@ local function recordedRequest(recorded)
   return settled, ids
 end
 
--- The leases a replayed request got that it still holds (reply as in grantLeases).
-local function replayLeases(ids, reqId)
-  local reply = {}
-  if #ids == 0 then return reply end
+-- The leases a replayed request got that it still holds, appended to `reply` as
+-- grantLeases does.
+local function replayLeases(reply, ids, reqId)
+  if #ids == 0 then return end
   local tokens = hmgetMany(K_LEASES, ids)
   local recs = hmgetMany(K_JOBS, ids)
   for j, id in ipairs(ids) do
@@ -46,5 +53,4 @@ local function replayLeases(ids, reqId)
       reply[#reply + 1] = recs[j]
     end
   end
-  return reply
 end

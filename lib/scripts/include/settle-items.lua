@@ -27,29 +27,30 @@
 -- read with getJob while the job is kept.
 local EVENT_RESULT_MAX = 16384
 
+-- Where item i's id is in the arguments (its token follows): items are read in place, not
+-- copied into tables first.
+local function idAt(base, n, p, i)
+  if i <= n then return base + (i - 1) * 5 + 2 end
+  return p + 1 + (i - n - 1) * 2
+end
+
 local function settleItems(args, base, now, defaults, ended)
-  local n = tonumber(args[base])
+  local n = num(args[base])
   local p = base + 1 + n * 5
-  local m = tonumber(args[p])
+  local m = num(args[p])
   local out = {}
-  if n + m == 0 then return out end
-  local ops, ids, tokens, a1s, a2s = {}, {}, {}, {}, {}
-  for i = 1, n do
-    local b = base + (i - 1) * 5 + 1
-    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = args[b], args[b + 1], args[b + 2], args[b + 3], args[b + 4]
-  end
-  for j = 1, m do
-    local b, i = p + 1 + (j - 1) * 2, n + j
-    ops[i], ids[i], tokens[i], a1s[i], a2s[i] = 'a', args[b], args[b + 1], '', ''
-  end
-  n = n + m
+  local total = n + m
+  if total == 0 then return out end
+  local ids = {}
+  for i = 1, total do ids[i] = args[idAt(base, n, p, i)] end
   local held = hmgetMany(K_LEASES, ids)
-  local valid, seen = {}, {}
-  for i = 1, n do
+  local valid, seen = {}, total > 1 and {} or nil
+  for i = 1, total do
+    local id, token = ids[i], args[idAt(base, n, p, i) + 1]
     -- A lease named twice in one call settles once: the first item wins.
-    if held[i] and held[i] == tokens[i] and not seen[ids[i]] then
-      seen[ids[i]] = true
-      valid[#valid + 1] = ids[i]
+    if held[i] and held[i] == token and not (seen and seen[id]) then
+      if seen then seen[id] = true end
+      valid[#valid + 1] = id
       out[i] = 1
     else
       out[i] = 0
@@ -59,30 +60,37 @@ local function settleItems(args, base, now, defaults, ended)
   callMany('HDEL', K_LEASES, valid)
   callMany('ZREM', K_WORKING, valid)
 
-  local drop, done, results, dedup = {}, {}, {}, {}
+  local drop, done, results, dedup -- made when first needed
   local freed = 0 -- acked or dead-lettered: no longer counted against a bound
-  for i = 1, n do
+  for i = 1, total do
     if out[i] == 1 then
-      local op, id, a1, a2 = ops[i], ids[i], a1s[i], a2s[i]
-      local keepMs, dedupMs, flow, group = parseToken(tokens[i])
+      local k = idAt(base, n, p, i)
+      local id, token, op, a1, a2 = args[k], args[k + 1], 'a', '', ''
+      if i <= n then op, a1, a2 = args[k - 1], args[k + 2], args[k + 3] end
+      local keepMs, dedupMs, flow, group = parseToken(token)
       leaseEnded(ended, group) -- nothing for a plain queue's token
       if op == 'a' then
         freed = freed + 1
         if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, flow, a1, keepMs) end -- include/flows.lua
         if keepMs > 0 then
+          if not done then done, results = {}, {} end
           done[#done + 1] = now + keepMs
           done[#done + 1] = id
           results[#results + 1] = id
           results[#results + 1] = '{"at":' .. now .. ',"r":' .. (a1 ~= '' and a1 or 'null') .. '}'
         else
+          if not drop then drop = {} end
           drop[#drop + 1] = id
         end
         if dedupMs > 0 then
+          if not dedup then dedup = {} end
           dedup[#dedup + 1] = now + dedupMs
           dedup[#dedup + 1] = id
         end
-        local omitted = #a1 > EVENT_RESULT_MAX
-        emit({ type = 'completed', id = id, result = a1 ~= '' and not omitted and a1 or nil, resultOmitted = omitted or nil }) -- the JSON text
+        if eventsOn() then
+          local omitted = #a1 > EVENT_RESULT_MAX
+          emit({ type = 'completed', id = id, result = a1 ~= '' and not omitted and a1 or nil, resultOmitted = omitted or nil }) -- the JSON text
+        end
       else
         local rec = redis.call('HGET', K_JOBS, id)
         if rec then
@@ -122,14 +130,14 @@ local function settleItems(args, base, now, defaults, ended)
     end
   end
   ended.freed = ended.freed + freed
-  if #drop > 0 then
+  if drop then
     callMany('HDEL', K_JOBS, drop)
     noteDropped(drop) -- their progress and lines: forgetDropped() at the end of the call
   end
-  if #done > 0 then
+  if done then
     callMany('ZADD', K_DONE, done)
     callMany('HSET', K_RESULTS, results)
   end
-  if #dedup > 0 then callMany('ZADD', K_DEDUP, dedup) end
+  if dedup then callMany('ZADD', K_DEDUP, dedup) end
   return out
 end
