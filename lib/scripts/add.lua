@@ -30,9 +30,9 @@ local function clock()
   if not now then now = nowMs() end
   return now
 end
-local n = tonumber(ARGV[2])
+local n = num(ARGV[2])
 local plainAt = 3 + n * 5
-local out = addJobs(ARGV, 3, 5, n, clock, false, plainAt + 1, tonumber(ARGV[plainAt]))
+local out = addJobs(ARGV, 3, 5, n, clock, false, plainAt + 1, num(ARGV[plainAt]))
 flushWake()
 flushEvents()
 return out

@@ -21,7 +21,8 @@ end
 -- keep their order). A duplicate custom id writes nothing. Returns 1 (created) / 0
 -- (duplicate) per job, the number created and, when `countBytes`, the data bytes created.
 local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
-  local out, plainIds, plainPrios, groupIds, groupOrder = {}, {}, {}, {}, {}
+  local out, plainIds, plainPrios = {}, {}, {}
+  local groupIds, groupOrder -- made for the first grouped job
   local created, bytes = 0, 0
   for i = 1, n + (m or 0) do
     local id, custom, rec, prio, due, group
@@ -53,6 +54,7 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
         addDelayed(id, at)
         runAt = at
       elseif group ~= '' then
+        if not groupIds then groupIds, groupOrder = {}, {} end
         if not groupIds[group] then
           groupIds[group] = {}
           groupOrder[#groupOrder + 1] = group
@@ -63,11 +65,13 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
         plainIds[#plainIds + 1] = id
         plainPrios[#plainPrios + 1] = tonumber(prio)
       end
-      emit({ type = 'added', id = id, runAt = runAt })
+      if eventsOn() then emit({ type = 'added', id = id, runAt = runAt }) end
     end
   end
   if #plainIds > 0 then pushPending(plainIds, plainPrios) end
-  for _, g in ipairs(groupOrder) do pushGroup(g, groupIds[g]) end
+  if groupOrder then
+    for _, g in ipairs(groupOrder) do pushGroup(g, groupIds[g]) end
+  end
   return out, created, bytes
 end
 

@@ -74,17 +74,17 @@ local function settleItems(args, base, now, defaults, ended)
         if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, flow, a1, keepMs) end -- include/flows.lua
         if keepMs > 0 then
           if not done then done, results = {}, {} end
-          done[#done + 1] = now + keepMs
+          done[#done + 1] = int(now + keepMs)
           done[#done + 1] = id
           results[#results + 1] = id
-          results[#results + 1] = '{"at":' .. now .. ',"r":' .. (a1 ~= '' and a1 or 'null') .. '}'
+          results[#results + 1] = '{"at":' .. int(now) .. ',"r":' .. (a1 ~= '' and a1 or 'null') .. '}'
         else
           if not drop then drop = {} end
           drop[#drop + 1] = id
         end
         if dedupMs > 0 then
           if not dedup then dedup = {} end
-          dedup[#dedup + 1] = now + dedupMs
+          dedup[#dedup + 1] = int(now + dedupMs)
           dedup[#dedup + 1] = id
         end
         if eventsOn() then
