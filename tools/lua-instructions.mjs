@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+// Instructions Redis executes inside relq's scripts per job, counted by valgrind (callgrind,
+// collecting inside `fcallCommand` only), for lib/ at a git ref against the working tree.
+// Timings on a shared 2-core machine move by ±10 % between reps; these counts repeat to
+// about 0.1 %, so a change of 1 % in the cost of the scripts shows. A development aid for
+// the Lua hot path (apt-get install valgrind); `npm run bench` stays the measure of speed.
+//
+//   node tools/lua-instructions.mjs --ref <git-ref> [--jobs 2000] [--scenarios add1,addBulk,c1,c10,c50]
+//
+// add1: add one by one; addBulk: addBulk of 1,000; cN: a Worker of concurrency N processing
+// a backlog (one lease call also settles the jobs before it). Queue `keepCompletedMs: 0`, as
+// in the bench. Each figure runs on its own redis-server under valgrind (a free port, no
+// persistence), stopped before the next.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Command } from 'commander';
+import { libSources, transpileTree } from './transpile.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SCENARIOS = ['add1', 'addBulk', 'c1', 'c10', 'c50'];
+
+const program = new Command('lua-instructions')
+  .requiredOption('--ref <git-ref>', 'lib/ as committed at this ref, against the working tree')
+  .option('--jobs <n>', 'jobs per figure', (v) => Number.parseInt(v, 10), 2000)
+  .option('--scenarios <list>', `comma-separated, of ${SCENARIOS.join(', ')}`, SCENARIOS.join(','))
+  .parse();
+const opts = program.opts();
+const scenarios = opts.scenarios.split(',');
+for (const s of scenarios) if (!SCENARIOS.includes(s)) program.error(`unknown scenario ${s}`);
+if (spawnSync('valgrind', ['--version']).status !== 0) {
+  console.error('lua-instructions: needs valgrind (apt-get install valgrind)');
+  process.exit(2);
+}
+
+const out = join(root, '.tmp', 'lua-instructions');
+const scratch = mkdtempSync(join(tmpdir(), 'relq-lua-instructions-'));
+let server;
+const cleanUp = () => {
+  server?.kill('SIGKILL');
+  rmSync(scratch, { recursive: true, force: true });
+};
+process.on('exit', cleanUp);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+
+/** lib/ of `ref` ('' for the working tree), transpiled under .tmp/ (where node_modules is found). */
+function build(name, ref) {
+  const src = join(scratch, `${name}-src`);
+  const dest = join(out, name);
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(src, { recursive: true });
+  if (ref) {
+    const res = spawnSync('sh', ['-c', `git archive '${ref}' lib | tar -x -C '${src}'`], { cwd: root, stdio: 'inherit' });
+    if (res.status !== 0) process.exit(2);
+  } else cpSync(join(root, 'lib'), join(src, 'lib'), { recursive: true });
+  transpileTree(src, libSources(src), dest);
+  return join(dest, 'lib', 'index.js');
+}
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+    s.on('error', fail);
+  });
+}
+
+const payload = { to: 'someone@example.com', subject: 'hello', body: 'x'.repeat(180) };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Instructions inside FCALL per job of one scenario, on a fresh server under callgrind. */
+async function measure(lib, scenario, n) {
+  const { Queue, Worker } = await import(pathToFileURL(lib).href);
+  const port = await freePort();
+  const file = join(scratch, `callgrind-${port}.out`);
+  server = spawn('valgrind', ['--tool=callgrind', '--toggle-collect=fcallCommand', `--callgrind-out-file=${file}`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const exited = new Promise((r) => server.once('exit', r));
+  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: 0 };
+  const q = new Queue('lua-instructions', { connection, defaults: { keepCompletedMs: 0 } });
+  q.client.on('error', () => undefined);
+  for (let i = 0; ; i++) {
+    try {
+      await q.client.ping();
+      break;
+    } catch (error) {
+      if (i > 200) throw error;
+      await sleep(100);
+    }
+  }
+  const addBulk = async () => {
+    for (let i = 0; i < n; i += 1000) await q.addBulk(Array.from({ length: Math.min(1000, n - i) }, () => ({ data: payload })));
+  };
+  const zero = () => spawnSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore' });
+  await q.add(payload); // the function library is loaded before counting starts
+  if (scenario === 'add1') {
+    zero();
+    for (let i = 0; i < n; i++) await q.add(payload);
+  } else if (scenario === 'addBulk') {
+    zero();
+    await addBulk();
+  } else {
+    await addBulk();
+    zero();
+    let done = 0;
+    let finish;
+    const all = new Promise((r) => (finish = r));
+    const w = new Worker(q, async () => undefined, { concurrency: Number(scenario.slice(1)) });
+    const sub = w.events.subscribe((e) => {
+      if (e.type === 'completed' && ++done === n + 1) finish();
+    });
+    await all;
+    await w.close();
+    sub.unsubscribe();
+  }
+  await q.client.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+  await q.close().catch(() => undefined);
+  await exited;
+  server = undefined;
+  const total = Number(/^totals: (\d+)/m.exec(readFileSync(file, 'utf8'))[1]);
+  return total / (scenario.startsWith('c') ? n + 1 : n); // a worker also processed the first job
+}
+
+const libs = { [`relq@${opts.ref}`]: build('ref', opts.ref), relq: build('tree', '') };
+console.log(`Instructions inside FCALL per job (callgrind), ${opts.jobs} jobs per figure\n`);
+console.log(`| scenario | relq@${opts.ref} | relq (working tree) | change |`);
+console.log('| --- | --- | --- | --- |');
+for (const scenario of scenarios) {
+  const [ref, tree] = [await measure(libs[`relq@${opts.ref}`], scenario, opts.jobs), await measure(libs.relq, scenario, opts.jobs)];
+  const change = ((tree / ref - 1) * 100).toFixed(1);
+  console.log(`| ${scenario} | ${Math.round(ref).toLocaleString('en')} | ${Math.round(tree).toLocaleString('en')} | ${change.startsWith('-') ? '−' + change.slice(1) : '+' + change} % |`);
+}
