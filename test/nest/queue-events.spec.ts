@@ -6,8 +6,9 @@
 import { Module } from '@nestjs/common';
 import { OnQueueEvent, Queue, QueueEventsListener, QueueModule, QueueRegistry, type QueueEvent } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { deferred, sleep, startApp, waitFor } from './helpers.js';
+import { deferred, startApp, waitFor } from './helpers.js';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
 
 let redis: TestRedis;
 const closers: Array<() => Promise<unknown>> = [];
@@ -229,10 +230,16 @@ async function startSlowListener(prefix: string, drainTimeoutMs: number, gate: P
 
 test('shutdown waits for @OnQueueEvent() calls still running before it closes the queues', async () => {
   const gate = deferred();
-  const { app, outcome } = await startSlowListener(uniquePrefix(), 10_000, gate.promise);
+  const prefix = uniquePrefix();
+  const { app, outcome } = await startSlowListener(prefix, 10_000, gate.promise);
+  const admin = new Redis(redis.url);
+  closers.push(() => admin.quit());
+  const subscribers = async () => ((await admin.call('PUBSUB', 'SHARDNUMSUB', `{${prefix}:slow}:events`)) as [string, number])[1];
+  expect(await subscribers()).toBe(1);
   let closed = false;
   const closing = app.close().then(() => (closed = true));
-  await sleep(200); // the shutdown is under way, held by the running call
+  // the shutdown is under way: the listener has unsubscribed, and is held by the running call
+  await waitFor(async () => (await subscribers()) === 0, 5000, 'the listener to unsubscribe');
   expect(closed).toBe(false);
   gate.resolve();
   await closing;
