@@ -1,6 +1,7 @@
-// Every message relq/nest shows a user: configuration errors (thrown while the app starts),
-// job failures it makes itself, log lines and health problems. One place, so that the
-// wording stays consistent and each call site reads as what happened, not how it is said.
+// The messages relq/nest shows a user: configuration errors (thrown while the app starts),
+// job failures it makes itself and log lines; the health report's problems are in
+// health/health.messages.ts. Kept together so that the wording stays consistent and each
+// call site reads as what happened, not how it is said.
 
 const names = (list: readonly string[]) => list.join(', ');
 
@@ -225,6 +226,10 @@ export function sweeperFailing(queueName: string, error: string): string {
   return `sweeper of queue '${queueName}' failed (will retry): ${error}`;
 }
 
+export function schedulersFailing(queue: string, error: string): string {
+  return `queue '${queue}': schedulers could not be synced or ticked (retried): ${error}`;
+}
+
 // ---- closeOnShutdown queues -------------------------------------------------------------
 
 export function queueClosed(queueName: string, closedNow: boolean): string {
@@ -246,58 +251,11 @@ export function reopenFailed(queueName: string, error: string): string {
   );
 }
 
-// ---- health problems --------------------------------------------------------------------
-
-/** The target of a queue's own connection in the health report. */
-export function ownConnection(queueName: string): string {
-  return `queue '${queueName}' connection`;
-}
-
-export function redisUnreachable(target: string, error: string | undefined): string {
-  return `redis ${target} unreachable: ${error}`;
-}
-
-export function readFailed(what: 'counts' | 'state' | 'stats', error: string): string {
-  return `${what} unavailable: ${error}`;
-}
-
-export function backlogOverLimit(pending: number, maxPending: number): string {
-  return `backlog ${pending} pending > maxPending ${maxPending}`;
-}
-
-export function deadOverLimit(dead: number, maxDead: number): string {
-  return `${dead} dead letters > maxDead ${maxDead}`;
-}
-
-export function loopStalled(processor: string, forMs: number): string {
-  return `lease loop ${processor} stalled: no progress for ${forMs} ms`;
-}
-
-export function loopErroring(processor: string, error: string | null): string {
-  return `lease loop ${processor} failing: ${error}`;
-}
-
-export function sweeperStale(forMs: number, lastError: string | null): string {
-  return `sweeper has not completed a run for ${forMs} ms` + (lastError ? ` (last error: ${lastError})` : '');
-}
-
-export function queueProblem(queueName: string, problem: string): string {
-  return `queue '${queueName}': ${problem}`;
-}
-
 export function timedOut(what: string, ms: number): string {
   return `${what} timed out after ${ms} ms`;
 }
 
 /** The message of anything thrown. */
-export function schedulersFailing(queue: string, error: string): string {
-  return `queue '${queue}': schedulers could not be synced or ticked (retried): ${error}`;
-}
-
-export function schedulersOverdue(n: number): string {
-  return `${n} scheduler(s) overdue: a next slot passed over 5 s ago and no tick moved it on`;
-}
-
 export function textOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

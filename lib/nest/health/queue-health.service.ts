@@ -6,6 +6,7 @@ import { defaultSweeperStaleMs } from '../options/defaults.js';
 import type { ResolvedRootOptions } from '../options/root-options.js';
 import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
+import * as healthMsg from './health.messages.js';
 import type { ProcessorStatus } from '../runtime/processor-runner.js';
 import { QueueRegistry } from '../runtime/queue.registry.js';
 import type { SweeperStatus } from '../runtime/queue-sweeper.js';
@@ -89,11 +90,11 @@ export class QueueHealthService {
     // One PING per distinct connection (the shared one, plus queues with their own).
     const clients = new Map<RedisClient, string>([[this.connection.client, this.connection.describe]]);
     for (const { queue } of this.registry.getEntries()) {
-      if (!clients.has(queue.client)) clients.set(queue.client, msg.ownConnection(queue.name));
+      if (!clients.has(queue.client)) clients.set(queue.client, healthMsg.ownConnection(queue.name));
     }
     const pings = await Promise.all([...clients].map(([client, target]) => this.ping(client, target, timeoutMs)));
     const reachable = new Map<RedisClient, boolean>([...clients.keys()].map((c, i) => [c, pings[i]!.reachable]));
-    for (const p of pings) if (!p.reachable) problems.push(msg.redisUnreachable(p.target, p.error));
+    for (const p of pings) if (!p.reachable) problems.push(healthMsg.redisUnreachable(p.target, p.error));
 
     const runners = this.registry.getRunners();
     const queues: Record<string, QueueHealth> = {};
@@ -109,14 +110,14 @@ export class QueueHealthService {
             withTimeout(queue.queueState(), timeoutMs, 'queueState'),
           ]);
           if (c.status === 'fulfilled') counts = c.value;
-          else qp.push(msg.readFailed('counts', msg.textOf(c.reason)));
+          else qp.push(healthMsg.readFailed('counts', msg.textOf(c.reason)));
           if (st.status === 'fulfilled') state = st.value;
-          else qp.push(msg.readFailed('state', msg.textOf(st.reason)));
+          else qp.push(healthMsg.readFailed('state', msg.textOf(st.reason)));
           if (state?.stats) {
             try {
               stats = await withTimeout(queue.stats(), timeoutMs, 'stats');
             } catch (err) {
-              qp.push(msg.readFailed('stats', msg.textOf(err)));
+              qp.push(healthMsg.readFailed('stats', msg.textOf(err)));
             }
           }
         }
@@ -132,13 +133,13 @@ export class QueueHealthService {
           };
         }
         const { maxPending, maxDead } = options.health;
-        if (counts && maxPending !== undefined && counts.pending > maxPending) qp.push(msg.backlogOverLimit(counts.pending, maxPending));
-        if (counts && maxDead !== undefined && counts.dead > maxDead) qp.push(msg.deadOverLimit(counts.dead, maxDead));
-        if (counts?.schedulersOverdue) qp.push(msg.schedulersOverdue(counts.schedulersOverdue));
+        if (counts && maxPending !== undefined && counts.pending > maxPending) qp.push(healthMsg.backlogOverLimit(counts.pending, maxPending));
+        if (counts && maxDead !== undefined && counts.dead > maxDead) qp.push(healthMsg.deadOverLimit(counts.dead, maxDead));
+        if (counts?.schedulersOverdue) qp.push(healthMsg.schedulersOverdue(counts.schedulersOverdue));
         const processors = runners.filter((r) => r.def.queueName === queue.name).map((r) => r.status(now));
         for (const p of processors) {
-          if (p.state === 'stalled') qp.push(msg.loopStalled(p.processor, now - (p.lastActivityAt ?? now)));
-          else if (p.state === 'erroring') qp.push(msg.loopErroring(p.processor, p.lastError));
+          if (p.state === 'stalled') qp.push(healthMsg.loopStalled(p.processor, now - (p.lastActivityAt ?? now)));
+          else if (p.state === 'erroring') qp.push(healthMsg.loopErroring(p.processor, p.lastError));
         }
         let sweeper: QueueHealth['sweeper'] = null;
         const sw = this.registry.getSweeper(queue.name)?.status();
@@ -149,7 +150,7 @@ export class QueueHealthService {
             const since = sw.lastRunAt ?? sw.startedAt ?? now;
             if (now - since > staleMs) {
               healthy = false;
-              qp.push(msg.sweeperStale(now - since, sw.lastError));
+              qp.push(healthMsg.sweeperStale(now - since, sw.lastError));
             }
           }
           sweeper = { ...sw, healthy };
@@ -168,7 +169,7 @@ export class QueueHealthService {
           processors,
           problems: qp,
         };
-        for (const p of qp) problems.push(msg.queueProblem(queue.name, p));
+        for (const p of qp) problems.push(healthMsg.queueProblem(queue.name, p));
       }),
     );
 
