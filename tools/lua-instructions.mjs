@@ -9,11 +9,11 @@
 //
 // add1: add one by one; addBulk: addBulk of 1,000; cN: a Worker of concurrency N processing
 // a backlog (one lease call also settles the jobs before it). Queue `keepCompletedMs: 0`, as
-// in the bench. Each figure runs on its own redis-server under valgrind (a free port, no
-// persistence), stopped before the next.
-import { spawn, spawnSync } from 'node:child_process';
+// in the bench. Each figure runs on its own redis-server under valgrind, started by the
+// project's launcher (lib/testing/redis-server.ts: free port, temp dir, watchdog), stopped
+// before the next.
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -38,12 +38,7 @@ if (spawnSync('valgrind', ['--version']).status !== 0) {
 
 const out = join(root, '.tmp', 'lua-instructions');
 const scratch = mkdtempSync(join(tmpdir(), 'relq-lua-instructions-'));
-let server;
-const cleanUp = () => {
-  server?.kill('SIGKILL');
-  rmSync(scratch, { recursive: true, force: true });
-};
-process.on('exit', cleanUp);
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 
 /** lib/ of `ref` ('' for the working tree), transpiled under .tmp/ (where node_modules is found). */
@@ -60,38 +55,18 @@ function build(name, ref) {
   return join(dest, 'lib', 'index.js');
 }
 
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
-}
-
 const payload = { to: 'someone@example.com', subject: 'hello', body: 'x'.repeat(180) };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Instructions inside FCALL per job of one scenario, on a fresh server under callgrind. */
 async function measure(lib, scenario, n) {
   const { Queue, Worker } = await import(pathToFileURL(lib).href);
-  const port = await freePort();
-  const file = join(scratch, `callgrind-${port}.out`);
-  server = spawn('valgrind', ['--tool=callgrind', '--toggle-collect=fcallCommand', `--callgrind-out-file=${file}`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const exited = new Promise((r) => server.once('exit', r));
-  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: 0 };
-  const q = new Queue('lua-instructions', { connection, defaults: { keepCompletedMs: 0 } });
-  q.client.on('error', () => undefined);
-  for (let i = 0; ; i++) {
-    try {
-      await q.client.ping();
-      break;
-    } catch (error) {
-      if (i > 200) throw error;
-      await sleep(100);
-    }
-  }
+  const server = await startRedisServer({
+    bin: 'valgrind',
+    args: (port, dir) => ['--tool=callgrind', '--toggle-collect=fcallCommand', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, 'redis-server', ...plainArgs(port, dir)],
+  });
+  const file = join(server.dir, 'callgrind.out');
+  const q = new Queue('lua-instructions', { connection: { host: server.host, port: server.port }, defaults: { keepCompletedMs: 0 } });
   const addBulk = async () => {
     for (let i = 0; i < n; i += 1000) await q.addBulk(Array.from({ length: Math.min(1000, n - i) }, () => ({ data: payload })));
   };
@@ -117,15 +92,27 @@ async function measure(lib, scenario, n) {
     await w.close();
     sub.unsubscribe();
   }
+  // callgrind writes its counts when the server exits by itself
   await q.client.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
   await q.close().catch(() => undefined);
-  await exited;
-  server = undefined;
+  while (isAlive(server.pid)) await sleep(100);
   const total = Number(/^totals: (\d+)/m.exec(readFileSync(file, 'utf8'))[1]);
+  await server.stop();
   return total / (scenario.startsWith('c') ? n + 1 : n); // a worker also processed the first job
 }
 
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const libs = { [`relq@${opts.ref}`]: build('ref', opts.ref), relq: build('tree', '') };
+// the launcher of the working tree's build
+const { startRedisServer, plainArgs } = await import(pathToFileURL(join(out, 'tree', 'lib', 'testing', 'redis-server.js')).href);
 console.log(`Instructions inside FCALL per job (callgrind), ${opts.jobs} jobs per figure\n`);
 console.log(`| scenario | relq@${opts.ref} | relq (working tree) | change |`);
 console.log('| --- | --- | --- | --- |');
