@@ -12,6 +12,8 @@ local function eventsOn()
   if listening == nil then listening = eventsArg and redis.call('EXISTS', K_LISTEN) == 1 end
   return listening
 end
+-- Keeps `ev` while someone listens. A caller that emits once per job (add, ack) checks
+-- eventsOn() before building the table: a table per job costs more than the check.
 local function emit(ev)
   if eventsOn() then events[#events + 1] = ev end
 end
