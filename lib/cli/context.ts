@@ -1,5 +1,4 @@
 import { Cluster } from 'ioredis';
-import { ValidationError } from '../core/errors.js';
 import { Queue } from '../core/queue/queue.js';
 import { isListed } from '../core/queue/registry.js';
 import { assertConnection, closeClient } from '../core/redis/connection.js';
@@ -90,14 +89,8 @@ export class CliContext {
 
 /** A Cluster client whose seed node, credentials and TLS come from a redis:// or rediss:// URL. */
 function clusterOf(url: string): Cluster {
-  assertConnection('--redis', url);
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    // not echoed: a URL that does not parse may hide its password from the redactor
-    throw new ValidationError('--redis', 'is not a valid redis:// or rediss:// URL');
-  }
+  assertConnection('--redis', url); // refuses a URL that does not parse, without its password
+  const u = new URL(url);
   const redisOptions = {
     username: decodeURIComponent(u.username) || undefined,
     password: passwordOf(url),

@@ -3,6 +3,7 @@
  * project's own tests use, ./redis-server.ts), or the server REDIS_URL names.
  */
 import { ValidationError } from '../core/errors.js';
+import { assertConnection } from '../core/redis/connection.js';
 import { assertBoolean, assertOptions } from '../core/validate.js';
 import { plainArgs, startRedisServer } from './redis-server.js';
 
@@ -44,13 +45,8 @@ export async function startTestRedis(options: TestRedisOptions = {}): Promise<Te
   if (options.useRedisUrl && extra.length > 0) throw new ValidationError('options', 'args are for a private server: give args or useRedisUrl, not both');
   const envUrl = process.env.REDIS_URL;
   if (envUrl && (options.useRedisUrl ?? extra.length === 0)) {
-    let u: URL;
-    try {
-      u = new URL(envUrl);
-    } catch {
-      // Node's ERR_INVALID_URL keeps the whole URL, password included, in its `input`
-      throw new ValidationError('REDIS_URL', 'is not a valid URL');
-    }
+    assertConnection('REDIS_URL', envUrl); // the engine's check: no password in its message
+    const u = new URL(envUrl);
     return { url: envUrl, host: u.hostname || '127.0.0.1', port: Number(u.port || 6379), source: 'env', stop: async () => {} };
   }
   const server = await startRedisServer({ args: (port, dir) => [...plainArgs(port, dir), ...extra], dirPrefix: 'relq-test-redis-' });

@@ -110,3 +110,12 @@ test('a missing or malformed path is a ValidationError naming it, before the app
     app = undefined;
   }
 });
+
+test('an unknown option (a typo) is a ValidationError naming it, before the app serves', async () => {
+  const error = await boot(RelqDashboardModule.forRoot({ path: '/admin/queues', refreshMS: 1000 } as never)).catch((err: unknown) => err);
+  expect(error).toBeInstanceOf(ValidationError);
+  expect((error as ValidationError).field).toBe('RelqDashboardModule options');
+  expect((error as Error).message).toMatch(/unknown option 'refreshMS'/);
+  await app?.close();
+  app = undefined;
+});

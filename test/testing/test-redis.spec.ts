@@ -132,7 +132,7 @@ test('a REDIS_URL that does not parse: a ValidationError without its password (m
   const secret = 'S3cret-in-env';
   const err = await withEnv({ REDIS_URL: `redis://user:${secret}@[not-a-host` }, () => startTestRedis().then(() => undefined, (e: unknown) => e));
   expect(err).toBeInstanceOf(ValidationError);
-  expect((err as Error).message).toBe('REDIS_URL: is not a valid URL');
+  expect((err as Error).message).toBe("REDIS_URL: is not a valid URL: '[not-a-host'");
   for (const shown of [(err as Error).message, (err as Error).stack, JSON.stringify(err), inspect(err, { depth: 10, showHidden: true })]) {
     expect(shown).not.toContain(secret);
   }

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { JOB_STATES } from '../../core/queue/management-options.js';
+import { DEFAULT_PAGE_SIZE, JOB_STATES, MAX_MANAGED } from '../../core/queue/management-options.js';
 import type { JobOrder, JobState } from '../../core/types.js';
 import { intArg } from '../args.js';
 import { table, time } from '../output.js';
@@ -18,7 +18,7 @@ export function jobsCommand(program: Command, run: Run): void {
     .argument('<queue>', 'queue name')
     .addOption(new Option('--state <state>', 'job state').choices(JOB_STATES).makeOptionMandatory())
     .option('--start <n>', 'first position, 0-based', intArg(0), 0)
-    .option('--end <n>', 'last position, inclusive (default start + 99; at most 10 000 jobs)', intArg(0))
+    .option('--end <n>', `last position, inclusive (default start + ${DEFAULT_PAGE_SIZE - 1}; at most ${MAX_MANAGED} jobs)`, intArg(0))
     .addOption(new Option('--order <order>', 'asc: lease order, due time, deadline, retention or death; desc: reversed').choices(['asc', 'desc']).default('asc'))
     .action((name: string, opts: { state: JobState; start: number; end?: number; order: JobOrder }, cmd: Command) =>
       run(cmd, async (ctx) => {

@@ -11,7 +11,7 @@ import { MAX_MS } from './job-options.js';
 
 /** Most jobs in one page of getJobs(), or handled by one clean / retryDead / purgeDead call. */
 export const MAX_MANAGED = 10_000;
-const DEFAULT_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 100;
 const DEFAULT_CLEAN_LIMIT = 1000;
 export const JOB_STATES: readonly JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
 const CLEAN_STATES: readonly CleanState[] = ['completed', 'dead'];

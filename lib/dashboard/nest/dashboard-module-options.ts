@@ -1,7 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import type { ModuleMetadata } from '@nestjs/common';
 import type { FactoryFunction, FactoryInject } from '../../nest/options/async-options.js';
-import type { DashboardAccess, DashboardOptions } from '../options.js';
+import type { DashboardGuard, DashboardOptions } from '../options.js';
 
 /** The dashboard of a Nest app: where it answers, who may use it, which queues it shows. */
 export interface RelqDashboardModuleOptions {
@@ -12,7 +11,7 @@ export interface RelqDashboardModuleOptions {
    * open and actions refused. It runs before Nest's guards, as any middleware: see
    * docs/dashboard.md for using the app's own authentication.
    */
-  guard?: (req: IncomingMessage, access: DashboardAccess) => boolean | Promise<boolean>;
+  guard?: DashboardGuard;
   /** Names of the queues to show (default: every queue the app registered, in registration order). */
   queues?: string[];
   throughput?: DashboardOptions['throughput'];

@@ -13,8 +13,11 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { RelqConfigError } from '../../nest/errors.js';
 import { QueueRegistry } from '../../nest/runtime/queue.registry.js';
 import { createDashboard, type DashboardHandler } from '../handler.js';
+import { assertOptions } from '../../core/validate.js';
 import { normalizeBasePath } from '../options.js';
 import { RELQ_DASHBOARD_OPTIONS, type RelqDashboardModuleAsyncOptions, type RelqDashboardModuleOptions } from './dashboard-module-options.js';
+
+const MODULE_OPTION_KEYS = ['path', 'guard', 'queues', 'throughput', 'refreshMs'] as const satisfies ReadonlyArray<keyof RelqDashboardModuleOptions>;
 
 /**
  * Mounts the dashboard (lib/dashboard/handler.ts) on the app's Express adapter at `path`,
@@ -44,7 +47,9 @@ export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, 
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    // the check createDashboard makes of basePath, here before Nest routes anything to it
+    // An unknown key (a typo) is refused before anything is mounted; the values are checked by
+    // createDashboard at bootstrap, but the path here, before Nest routes anything to it.
+    assertOptions('RelqDashboardModule options', this.options, MODULE_OPTION_KEYS);
     const path = normalizeBasePath(this.options?.path, 'path');
     // Until bootstrap made the handler, requests go on to the app.
     const middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) =>
