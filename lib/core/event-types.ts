@@ -41,10 +41,11 @@ export interface QueueEvent {
   reason?: string;
   /**
    * 'completed': what the handler returned (absent when it returned nothing, or when its JSON
-   * is over 16 KiB: then `resultOmitted` is set and `getJob()` reads it while the job is kept).
+   * is over 16 KiB, or the results of one settle call passed 256 KiB: then `resultOmitted` is
+   * set and `getJob()` reads it while the job is kept).
    */
   result?: unknown;
-  /** 'completed': the result was over 16 KiB of JSON and left out of the event. */
+  /** 'completed': the result was over 16 KiB of JSON (or its call's over 256 KiB) and left out of the event. */
   resultOmitted?: true;
   /** 'progress': what the handler reported. */
   progress?: JobProgress;

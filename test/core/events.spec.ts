@@ -73,6 +73,47 @@ describe('events()', () => {
     }
   });
 
+  test('the completed events of one call carry 256 KiB of results in all; past it each result is left out', async () => {
+    const q = res.queue<string, unknown>('ev-results');
+    const watcher = res.twin<string, unknown>(q);
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(res.client(), q);
+      const result = { ok: 'x'.repeat(15_000) }; // 15,011 bytes of JSON: 17 fit in 262,144
+      for (let i = 0; i < 20; i++) await q.add(`j${i}`);
+      const leases = await q.lease({ count: 20 });
+      expect(leases).toHaveLength(20);
+      await q.ackBatch(leases.map((lease) => ({ lease, result }))); // one call, one message
+      await waitUntil(() => got.filter((e) => e.type === 'completed').length === 20, 'the completed events');
+      const completed = got.filter((e) => e.type === 'completed');
+      expect(completed.slice(0, 17).every((e) => e.resultOmitted === undefined && JSON.stringify(e.result) === JSON.stringify(result))).toBe(true);
+      expect(completed.slice(17).every((e) => e.resultOmitted === true && e.result === undefined)).toBe(true);
+      expect((await q.getJob(completed[19]!.id!))!.result).toEqual(result);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  test('a requeue with a delay says when the job is due (runAt)', async () => {
+    const q = res.queue<string>('ev-requeue');
+    const watcher = res.twin<string>(q);
+    const got: QueueEvent[] = [];
+    const sub = watcher.events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(res.client(), q);
+      const j = await q.add('j');
+      const [l] = await q.lease({ count: 1 });
+      await q.requeue(l!, { delayMs: 60_000, reason: 'later' });
+      await waitUntil(() => got.some((e) => e.type === 'retried'), 'the retried event');
+      const retried = got.find((e) => e.type === 'retried')!;
+      expect(retried).toMatchObject({ id: j.id, reason: 'later', delayMs: 60_000 });
+      expect(retried.runAt).toBe((await q.getJob(j.id))!.runAt);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
   test('promoted, paused, resumed and removed', async () => {
     const q = res.queue<string>();
     const watcher = res.twin<string>(q);

@@ -14,8 +14,6 @@ import type { WarningHandler } from '../warnings.js';
 const CREATING_OPS: ReadonlySet<string> = new Set([
   'add',
   'addBulk',
-  'tryAdd',
-  'tryAddBulk',
   'addFlow',
   'upsertScheduler',
   'configure',

@@ -9,7 +9,8 @@ export interface QueueListenerEvents {
   active: { jobId: string; attempt: number };
   /**
    * The job completed (relq 'completed'); `returnvalue` is what its handler returned, undefined
-   * when its JSON is over 16 KiB (`event.resultOmitted`: read it with `queue.getJob(jobId)`).
+   * when its JSON is over 16 KiB or its settle call's results passed 256 KiB
+   * (`event.resultOmitted`: read it with `queue.getJob(jobId)`).
    */
   completed: { jobId: string; returnvalue: unknown };
   /** The job failed for good: dead-lettered (relq 'dead'). Failed attempts that retry are 'retried'. */

@@ -8,6 +8,21 @@
   include/delayed.lua, include/failures.lua, include/limiter.lua.
 ]]
 
+-- A completed event carries the job's result up to this many bytes of JSON, and the events
+-- of one call carry results of up to EVENT_RESULTS_MAX bytes in all. A call publishes all its
+-- events as one message, so a batch of large results could pass Redis's pub/sub output limit
+-- and cut every subscriber off; a result past either bound is left out (resultOmitted) and
+-- read with getJob while the job is kept.
+local EVENT_RESULT_MAX = 16384
+local EVENT_RESULTS_MAX = 262144
+
+-- Where item i's id is in the arguments (its token follows): items are read in place, not
+-- copied into tables first.
+local function idAt(base, n, p, i)
+  if i <= n then return base + (i - 1) * 5 + 2 end
+  return p + 1 + (i - n - 1) * 2
+end
+
 -- Settles the items in `args` from index `base` (appendSettleItems in
 -- lib/core/queue/settle-items.ts writes them): n full items of 5 fields, then m acks without
 -- a result (a busy worker's usual outcome: 2 fields each):
@@ -21,19 +36,6 @@
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (include/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
--- A completed event carries the job's result up to this many bytes of JSON. A call publishes
--- all its events as one message, so a batch of large results could pass Redis's pub/sub
--- output limit and cut every subscriber off; a larger result is left out (resultOmitted) and
--- read with getJob while the job is kept.
-local EVENT_RESULT_MAX = 16384
-
--- Where item i's id is in the arguments (its token follows): items are read in place, not
--- copied into tables first.
-local function idAt(base, n, p, i)
-  if i <= n then return base + (i - 1) * 5 + 2 end
-  return p + 1 + (i - n - 1) * 2
-end
-
 local function settleItems(args, base, now, defaults, ended)
   local n = num(args[base])
   local p = base + 1 + n * 5
@@ -61,6 +63,7 @@ local function settleItems(args, base, now, defaults, ended)
   callMany('ZREM', K_WORKING, valid)
 
   local drop, done, results, dedup -- made when first needed
+  local resultBytes = 0 -- of the results the completed events carry
   local freed = 0 -- acked or dead-lettered: no longer counted against a bound
   for i = 1, total do
     if out[i] == 1 then
@@ -88,7 +91,8 @@ local function settleItems(args, base, now, defaults, ended)
           dedup[#dedup + 1] = id
         end
         if eventsOn() then
-          local omitted = #a1 > EVENT_RESULT_MAX
+          local omitted = #a1 > EVENT_RESULT_MAX or resultBytes + #a1 > EVENT_RESULTS_MAX
+          if not omitted then resultBytes = resultBytes + #a1 end
           emit({ type = 'completed', id = id, result = a1 ~= '' and not omitted and a1 or nil, resultOmitted = omitted or nil }) -- the JSON text
         end
       else
@@ -114,7 +118,7 @@ local function settleItems(args, base, now, defaults, ended)
               redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
               local delayMs = tonumber(a2)
               if delayMs > 0 then addDelayed(id, now + delayMs) else pushPending({ id }, { meta.p or 0 }, { meta.g or false }) end
-              emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs })
+              emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs, runAt = delayMs > 0 and now + delayMs or nil })
             else
               deadLetterUndecodable(id, now)
               freed = freed + 1
