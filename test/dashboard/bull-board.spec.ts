@@ -77,7 +77,17 @@ test('the queue list: relq states as bull-board statuses, counts and a page of f
   await dead('d1');
   await queue.add({ n: 2 }, { jobId: 'w1' });
   await queue.add({ n: 3 }, { jobId: 'later', delayMs: 60_000 });
-  const res = await call('get', '/api/queues', {}, { activeQueue: 'billing', status: 'failed', page: '1', jobsPerPage: '10' });
+  const counts = queue.counts.bind(queue);
+  let countReads = 0;
+  queue.counts = () => (countReads++, counts()); // own property: the Queue object is the test's
+  let res;
+  try {
+    res = await call('get', '/api/queues', {}, { activeQueue: 'billing', status: 'failed', page: '1', jobsPerPage: '10' });
+  } finally {
+    delete (queue as { counts?: unknown }).counts;
+  }
+  // counts, pause state and schedulers of the poll: one read
+  expect(countReads).toBe(1);
   expect(res.status ?? 200).toBe(200);
   const [q] = res.body.queues;
   expect(q).toMatchObject({ name: 'billing', type: 'bullmq', isPaused: false, allowCompletedRetries: false });

@@ -15,6 +15,7 @@ import { MAX_MANAGED } from '../../core/queue/management-options.js';
 import type { Queue } from '../../core/queue/queue.js';
 import { boundedCall, openConnection, type ClientHandle } from '../../core/redis/connection.js';
 import { wrapRedisError } from '../../core/redis/redis-errors.js';
+import type { QueueCounts } from '../../core/read-types.js';
 import type { JobState } from '../../core/types.js';
 import { BOARD_STATUS, RELQ_STATE, RelqBoardJob } from './relq-job.js';
 /** Jobs per engine call when cleaning or promoting a whole state. */
@@ -29,6 +30,8 @@ const BATCH = 1000;
  */
 export class RelqBullBoardAdapter extends BaseAdapter {
   private handle: ClientHandle | undefined;
+  /** The counts() read in flight (see sharedCounts). */
+  private counting: Promise<QueueCounts> | undefined;
 
   constructor(
     private readonly queue: Queue<unknown, unknown>,
@@ -49,8 +52,17 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     return Object.values(BOARD_STATUS);
   }
 
+  /**
+   * bull-board asks for the counts, the pause state and the number of schedulers together on
+   * every poll of every queue: one counts() read answers the three.
+   */
+  private sharedCounts(): Promise<QueueCounts> {
+    this.counting ??= this.queue.counts().finally(() => (this.counting = undefined));
+    return this.counting;
+  }
+
   async getJobCounts(): Promise<JobCounts> {
-    const c = await this.queue.counts();
+    const c = await this.sharedCounts();
     const counts: Record<string, number> = { active: c.working, waiting: c.pending, delayed: c.delayed, completed: c.completed, failed: c.dead, 'waiting-children': c.waitingChildren };
     return counts as JobCounts;
   }
@@ -99,8 +111,8 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     }
   }
 
-  isPaused(): Promise<boolean> {
-    return this.queue.isPaused();
+  async isPaused(): Promise<boolean> {
+    return (await this.sharedCounts()).paused;
   }
 
   pause(): Promise<void> {
@@ -159,7 +171,7 @@ export class RelqBullBoardAdapter extends BaseAdapter {
   }
 
   async getJobSchedulersCount(): Promise<number> {
-    return (await this.queue.counts()).schedulers ?? 0;
+    return (await this.sharedCounts()).schedulers ?? 0;
   }
 
   removeJobScheduler(id: string): Promise<boolean> {
