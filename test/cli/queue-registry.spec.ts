@@ -5,7 +5,7 @@
  * not write the registry still produces and consumes, with one warning; other registry
  * failures fail the call.
  */
-import { ConnectionError, listQueues, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
+import { ConnectionError, listQueues, QueueDeletedError, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
 import { isListed, Registration } from '../../lib/core/queue/registry.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
 import { waitUntil } from '../support/wait.js';
@@ -75,6 +75,23 @@ test('deleteQueue unlists the queue; the next write of the same object lists it 
   expect(await names(prefix)).toEqual(['keep']);
   await gone.add(2);
   expect(await names(prefix)).toEqual(['gone', 'keep']);
+});
+
+test("a call that a deleted queue's tombstone refuses leaves the queue unlisted; the first creating call after the tombstone lists it", async () => {
+  const prefix = uniquePrefix();
+  const gone = res.queue('gone', { prefix });
+  await gone.add(1);
+  await gone.deleteQueue({ tombstoneMs: 60_000 });
+  // other processes' objects that never registered this queue: their first creating call registers it
+  await expect(res.twin(gone).add(2)).rejects.toBeInstanceOf(QueueDeletedError);
+  await expect(res.twin(gone).closeQueue()).rejects.toBeInstanceOf(QueueDeletedError);
+  await expect(res.twin(gone).addFlow({ data: 'p', children: [{ data: 'c' }] })).rejects.toBeInstanceOf(QueueDeletedError);
+  expect(await names(prefix)).toEqual([]);
+  const late = res.twin(gone);
+  await expect(late.add(3)).rejects.toBeInstanceOf(QueueDeletedError);
+  await res.client().del(gone.keys.byName.meta); // the tombstone ends (it would after tombstoneMs)
+  await late.add(4);
+  expect(await names(prefix)).toEqual(['gone']);
 });
 
 test('deleteQueue while a registration is in flight: the queue is unlisted, and the next creating call lists it again', async () => {

@@ -9,7 +9,7 @@ import { checkEvictionPolicy } from '../redis/server-check.js';
 import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
-import { Registration } from './registry.js';
+import { isDeletedReply, Registration } from './registry.js';
 import type { SettingsContext } from './settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
@@ -79,8 +79,12 @@ export class QueueContext implements SettingsContext {
     try {
       if (this.serverChecked !== true) await this.checkServer();
       const registering = this.registration.before(op);
-      if (registering) await registering; // no await otherwise: leases and settles pay no tick
-      return await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
+      if (!registering) return await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
+      await registering; // awaited only here: leases, settles and later adds pay no tick
+      const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
+      // Listed for a call that the deleted queue's tombstone refused: not listed after all.
+      if (isDeletedReply(reply)) await this.registration.withdraw();
+      return reply;
     } catch (err) {
       throw wrapRedisError(err, op, this.handle);
     }

@@ -68,6 +68,15 @@ export class Registration {
     return this.pending;
   }
 
+  /**
+   * The call this object registered for was refused because the queue is deleted (its
+   * tombstone): listing it would show a queue that does not exist, so it is unlisted again.
+   * A failure leaves it listed, as before the call; the caller's error is the refusal's.
+   */
+  async withdraw(): Promise<void> {
+    await this.remove().catch(() => undefined);
+  }
+
   /** The queue was deleted: unlisted, and registered again by this object's next creating call. */
   async remove(): Promise<void> {
     // A registration in flight would mark the queue registered after this unlisting, and the
@@ -90,6 +99,14 @@ export class Registration {
       `(or ~{${this.prefix}:*) ${purpose}`;
     this.warn({ code: 'RELQ_REGISTRY_NOPERM', queue: this.name, message });
   }
+}
+
+/**
+ * Whether a creating script's reply is its refusal of a deleted queue (tombstone):
+ * `'deleted'` (queue-admin.lua) or `{ 'deleted' }` (produce.lua, add-flow.lua).
+ */
+export function isDeletedReply(reply: unknown): boolean {
+  return reply === 'deleted' || (Array.isArray(reply) && reply.length === 1 && reply[0] === 'deleted');
 }
 
 /** One registered queue. */
