@@ -19,6 +19,8 @@ export const isRelq = (name: LibName): name is RelqName => name === 'relq' || na
 export interface Conn {
   host: string;
   port: number;
+  /** relq only: the queue's name (default QUEUE_NAME); the paired latency run gives each build its own. */
+  queue?: string;
 }
 
 export interface Producer {
@@ -78,7 +80,7 @@ async function ready(q: { client: { ping(): Promise<unknown> } }): Promise<void>
 function relqAdapter(name: RelqName, label: string, lib: RelqLib): Adapter {
   const BatchWorker = batchWorkerOf(lib);
   const relqQueue = (conn: Conn): RelqQueue<Payload, unknown> =>
-    new lib.Queue<Payload, unknown>(QUEUE_NAME, { connection: { host: conn.host, port: conn.port }, ...RELQ_QUEUE_OPTIONS });
+    new lib.Queue<Payload, unknown>(conn.queue ?? QUEUE_NAME, { connection: { host: conn.host, port: conn.port }, ...RELQ_QUEUE_OPTIONS });
   return {
     name,
     label,

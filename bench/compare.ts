@@ -28,10 +28,11 @@ function describe(metric: string): { label: string; digits: number; better: Dire
   if (phase[p] && what === 'redisCpuUs') return { label: `${phase[p]}: Redis CPU µs per job`, digits: 2, better: 'lower' };
   if (phase[p] && what === 'scriptUs') return { label: `${phase[p]}: µs in scripts per job`, digits: 2, better: 'lower' };
   if (phase[p] && what === 'nodeCpuUs') return { label: `${phase[p]}: Node CPU µs per job`, digits: 2, better: 'lower' };
-  if (p === 'lat' && what && /^p\d+$/.test(what)) return { label: `latency ${what} at a steady rate (ms)`, digits: 3, better: 'lower' };
-  if (metric === 'lat.nodeCpuPct') return { label: 'latency run: Node CPU (% of a core)', digits: 1, better: 'lower' };
-  if (metric === 'lat.redisCpuPct') return { label: 'latency run: Redis CPU (% of a core)', digits: 1, better: 'lower' };
-  if (metric === 'lat.cmds') return { label: 'latency run: Redis commands per job', digits: 2, better: 'lower' };
+  // latency: the run in which the two builds take turns (bench/scenarios/latency.ts)
+  if (p === 'latTurns' && what && /^p\d+$/.test(what)) return { label: `latency ${what} at a steady rate, builds taking turns (ms)`, digits: 3, better: 'lower' };
+  if (metric === 'latTurns.nodeCpuPct') return { label: 'latency run: Node CPU (% of a core)', digits: 1, better: 'lower' };
+  if (metric === 'latTurns.redisCpuPct') return { label: 'latency run: Redis CPU (% of a core)', digits: 1, better: 'lower' };
+  if (metric === 'latTurns.cmds') return { label: 'latency run: Redis commands per job', digits: 2, better: 'lower' };
   if (metric === 'mem.mib') return { label: 'Redis MiB per 10,000 waiting jobs', digits: 2, better: 'lower' };
   if (metric === 'idle.cmdsPerSec') return { label: 'idle worker: commands/s', digits: 2, better: 'lower' };
   if (metric === 'rt.add') return { label: 'round trips per add', digits: 2, better: 'lower' };
@@ -55,7 +56,8 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
     `Both builds ran in this run on the same server, alternating within each rep in rotating order. ` +
       `"change" is the median of the per-rep ratios working tree / ref, <sub>min–max</sub>, signed so that ` +
       `a positive change is better; a figure more than ${WORSE_LIMIT * 100} % worse is in bold. Figures measured once per run ` +
-      `(idle, round trips, backlogs) are one sample each.`,
+      `(idle, round trips, backlogs) are one sample each. The latency figures come from a run of their own in which ` +
+      `the two builds take turns every 0.5 s, each with its own queue (bench/scenarios/latency.ts).`,
     '',
   );
   L.push('| figure | relq (working tree) | relq@ref | change |', '| --- | --- | --- | --- |');

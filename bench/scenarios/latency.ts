@@ -1,24 +1,80 @@
 /**
  * Latency at a steady rate: `cfg.latencyRate` adds per second for `cfg.latencySec` to a worker
  * at concurrency `cfg.latencyConcurrency`; from add to handler start, after a warm-up tenth.
+ *
+ * With --ref, the two relq builds are also measured together for their comparison ('latTurns'
+ * figures): each has its own queue, producer and worker, and they take turns every SLICE_SEC.
+ * A latency run's tail follows whatever else the machine does during it: back-to-back runs of
+ * 10 s differed by up to 45 % at p99 with the same build on both sides, where taking turns
+ * keeps them within a few %. The solo run of the working tree's build still gives relq's
+ * latency beside the other libraries' (taking turns adds to both builds' latency).
  */
 import { performance } from 'node:perf_hooks';
-import { ADAPTERS, type LibName } from '../adapters.js';
+import { ADAPTERS, QUEUE_NAME, type Conn, type LibName, type Producer, type RelqName } from '../adapters.js';
 import { makePayload } from '../payload.js';
 import { log } from '../recorder.js';
-import { closeWindow, openWindow, percentile } from '../stats.js';
+import { closeWindow, openWindow, percentile, snapshot, type ServerSnapshot, type WindowStats } from '../stats.js';
 import { Completions, cpuUs, gc, sleep, type Scenario, type ScenarioContext } from './kit.js';
+
+/** Length of one turn of a build in the paired run. */
+const SLICE_SEC = 0.5;
 
 export const latency: Scenario = {
   name: 'latency',
   when: 'every rep',
   libs: 'all',
   async run(ctx, libs) {
-    for (const name of libs) await latencyOnce(ctx, name);
+    const builds = libs.filter((l): l is RelqName => l === 'relq' || l === 'relq@ref');
+    for (const name of libs) if (name !== 'relq@ref' || builds.length < 2) await latencyOnce(ctx, name);
+    if (builds.length === 2) await latencyInTurns(ctx, builds);
   },
 };
 
-async function latencyOnce({ cfg, conn, admin, rec, flush }: ScenarioContext, name: LibName): Promise<void> {
+/** Adds `count` jobs at `rate`/s, numbered from `from`; resolves when all are added, with the sending time (ms). */
+async function addAtRate(p: Producer, from: number, count: number, rate: number): Promise<number> {
+  const interval = 1000 / rate;
+  const pending: Array<Promise<unknown>> = [];
+  const t0 = performance.now();
+  let i = 0;
+  while (i < count) {
+    const now = performance.now();
+    while (i < count && t0 + i * interval <= now) {
+      pending.push(p.add(makePayload(from + i, performance.now())));
+      i++;
+    }
+    if (i < count) await sleep(Math.max(0, t0 + i * interval - performance.now()));
+  }
+  const sentMs = performance.now() - t0;
+  await Promise.all(pending);
+  return sentMs;
+}
+
+interface Figures {
+  lat: number[];
+  jobs: number;
+  sentMs: number;
+  wallMs: number;
+  nodeCpuUs: number;
+  w: WindowStats;
+}
+
+function recordFigures({ rec }: ScenarioContext, name: LibName, phase: 'lat' | 'latTurns', f: Figures, how: string): void {
+  const lat = f.lat.sort((a, b) => a - b);
+  rec.record(name, `${phase}.p50`, percentile(lat, 50));
+  rec.record(name, `${phase}.p95`, percentile(lat, 95));
+  rec.record(name, `${phase}.p99`, percentile(lat, 99));
+  rec.record(name, `${phase}.rate`, (f.jobs * 1000) / f.sentMs);
+  rec.record(name, `${phase}.nodeCpuPct`, (f.nodeCpuUs / 1000 / f.wallMs) * 100);
+  rec.record(name, `${phase}.redisCpuPct`, ((f.w.redisCpuSec * 1000) / f.wallMs) * 100);
+  rec.record(name, `${phase}.cmds`, f.w.total / f.jobs);
+  if (phase === 'lat') rec.recordBreakdown(name, phase, f.jobs, f.w);
+  log(
+    `latency  ${name.padEnd(9)} p50 ${percentile(lat, 50).toFixed(3)} p95 ${percentile(lat, 95).toFixed(3)} p99 ${percentile(lat, 99).toFixed(3)} ms at ${Math.round((f.jobs * 1000) / f.sentMs)}/s${how}`,
+  );
+}
+
+async function latencyOnce(ctx: ScenarioContext, name: LibName): Promise<void> {
+  const { cfg, conn, admin, rec, flush } = ctx;
   await flush();
   const total = Math.round(cfg.latencyRate * cfg.latencySec);
   const warmup = Math.max(50, Math.round(total / 10));
@@ -37,37 +93,96 @@ async function latencyOnce({ cfg, conn, admin, rec, flush }: ScenarioContext, na
   const w0 = await openWindow(admin);
   const lm = rec.loadMark(name, 'lat');
   const c0 = cpuUs();
-  const interval = 1000 / cfg.latencyRate;
-  const pending: Array<Promise<unknown>> = [];
   const t0 = performance.now();
-  let i = 0;
-  while (i < total) {
-    const now = performance.now();
-    while (i < total && t0 + i * interval <= now) {
-      pending.push(p.add(makePayload(i, performance.now())));
-      i++;
-    }
-    if (i < total) await sleep(Math.max(0, t0 + i * interval - performance.now()));
-  }
-  const sentMs = performance.now() - t0;
-  await Promise.all(pending);
+  const sentMs = await addAtRate(p, 0, total, cfg.latencyRate);
   await done.wait(`latency ${name}`);
   const wallMs = performance.now() - t0;
-  const cpu = cpuUs() - c0;
+  const nodeCpuUs = cpuUs() - c0;
   lm();
   const w = await closeWindow(admin, w0);
   await consumer.close();
   await p.close();
-  lat.sort((a, b) => a - b);
-  rec.record(name, 'lat.p50', percentile(lat, 50));
-  rec.record(name, 'lat.p95', percentile(lat, 95));
-  rec.record(name, 'lat.p99', percentile(lat, 99));
-  rec.record(name, 'lat.rate', (total * 1000) / sentMs);
-  rec.record(name, 'lat.nodeCpuPct', (cpu / 1000 / wallMs) * 100);
-  rec.record(name, 'lat.redisCpuPct', ((w.redisCpuSec * 1000) / wallMs) * 100);
-  rec.record(name, 'lat.cmds', w.total / total);
-  rec.recordBreakdown(name, 'lat', total, w);
-  log(
-    `latency  ${name.padEnd(9)} p50 ${percentile(lat, 50).toFixed(3)} p95 ${percentile(lat, 95).toFixed(3)} p99 ${percentile(lat, 99).toFixed(3)} ms at ${Math.round((total * 1000) / sentMs)}/s`,
-  );
+  recordFigures(ctx, name, 'lat', { lat, jobs: total, sentMs, wallMs, nodeCpuUs, w }, '');
+}
+
+/** One build's side of the run in turns: its queue, its producer and worker, what its turns measured. */
+interface Side {
+  name: RelqName;
+  producer: Producer;
+  close(): Promise<void>;
+  lat: number[];
+  /** Completions of the current turn. */
+  done: Completions;
+  sentMs: number;
+  wallMs: number;
+  nodeCpuUs: number;
+  redisCpuSec: number;
+  calls: Record<string, number>;
+  usec: Record<string, number>;
+}
+
+/** Commands of `b` since `a`, less the INFO that read `a` (an INFO is not in its own reading). */
+function addDelta(side: Side, a: ServerSnapshot, b: ServerSnapshot): void {
+  for (const [cmd, n1] of b.calls) {
+    const n = n1 - (a.calls.get(cmd) ?? 0) - (cmd === 'info' ? 1 : 0);
+    if (n > 0) side.calls[cmd] = (side.calls[cmd] ?? 0) + n;
+    const u = (b.usec.get(cmd) ?? 0) - (a.usec.get(cmd) ?? 0);
+    if (u > 0) side.usec[cmd] = (side.usec[cmd] ?? 0) + u;
+  }
+  side.redisCpuSec += b.cpuSec - a.cpuSec;
+}
+
+async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<void> {
+  const { cfg, conn, admin, rec, flush } = ctx;
+  await flush();
+  const total = Math.round(cfg.latencyRate * cfg.latencySec);
+  const warmup = Math.max(50, Math.round(total / 10));
+  const turn = Math.max(1, Math.round(cfg.latencyRate * SLICE_SEC));
+  const sides: Side[] = [];
+  for (const name of names) {
+    const own: Conn = { ...conn, queue: `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}` };
+    const side = { name, lat: [] as number[], done: new Completions(warmup), sentMs: 0, wallMs: 0, nodeCpuUs: 0, redisCpuSec: 0, calls: {}, usec: {} } as Side;
+    const consumer = await ADAPTERS[name].consumer(own, cfg.latencyConcurrency, {
+      onDone: () => side.done.onDone(),
+      onStart: (d) => {
+        if (d.seq >= warmup) side.lat.push(performance.now() - d.ts);
+      },
+    });
+    side.producer = await ADAPTERS[name].producer(own);
+    side.close = async () => {
+      await consumer.close();
+      await side.producer.close();
+    };
+    sides.push(side);
+  }
+  // warm-up, not measured: each build in turn
+  for (const side of sides) {
+    await addAtRate(side.producer, 0, warmup, cfg.latencyRate);
+    await side.done.wait(`latency warm-up ${side.name}`);
+  }
+  await sleep(300);
+  gc();
+  await rec.quiet();
+  const marks = sides.map((s) => rec.loadMark(s.name, 'latTurns'));
+  for (let from = warmup; from < warmup + total; from += turn) {
+    const count = Math.min(turn, warmup + total - from);
+    for (const side of sides) {
+      side.done = new Completions(count);
+      const s0 = await snapshot(admin);
+      const c0 = cpuUs();
+      const t0 = performance.now();
+      side.sentMs += await addAtRate(side.producer, from, count, cfg.latencyRate);
+      await side.done.wait(`latency ${side.name}`);
+      side.wallMs += performance.now() - t0;
+      side.nodeCpuUs += cpuUs() - c0;
+      addDelta(side, s0, await snapshot(admin));
+    }
+  }
+  for (const mark of marks) mark();
+  for (const side of sides) await side.close();
+  for (const side of sides) {
+    const commands = Object.values(side.calls).reduce((a, b) => a + b, 0);
+    const w: WindowStats = { total: commands, calls: side.calls, usec: side.usec, redisCpuSec: side.redisCpuSec };
+    recordFigures(ctx, side.name, 'latTurns', { lat: side.lat, jobs: total, sentMs: side.sentMs, wallMs: side.wallMs, nodeCpuUs: side.nodeCpuUs, w }, ` (turns of ${SLICE_SEC} s with ${sides.find((s) => s !== side)!.name})`);
+  }
 }

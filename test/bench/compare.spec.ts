@@ -34,3 +34,12 @@ test('a slower rate and more CPU per job are flagged past 5 %; within it, or bet
 test('without a ref build in the run there is no section', () => {
   expect(compareSection(meta, { samples: { relq: { 'proc10.rate': [1] } }, breakdown: {}, floor: {}, notes: [] })).toEqual([]);
 });
+
+test('latency is compared from the run in which the builds take turns, not from the solo run', () => {
+  const lines = compareSection(
+    meta,
+    results({ 'lat.p99': [0.5, 0.5, 0.5], 'latTurns.p99': [1.2, 1.2, 1.2] }, { 'latTurns.p99': [1, 1, 1] }),
+  );
+  expect(row(lines, 'latency p99 at a steady rate, builds taking turns (ms)')).toContain('**−16.7 %'); // 1/1.2 - 1
+  expect(lines).toContain('1 figures compared; more than 5 % worse than at the ref: latency p99 at a steady rate, builds taking turns (ms) (−16.7 %).');
+});
