@@ -132,5 +132,5 @@ function recordOutcomes(span: Span, outcomes: readonly JobOutcome[]): void {
 function failed(span: Span, error: unknown): void {
   const exception = error instanceof Error ? error : String(error ?? 'failed');
   span.recordException(exception);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error ?? 'failed') });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: typeof exception === 'string' ? exception : exception.message });
 }
