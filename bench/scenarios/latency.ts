@@ -109,10 +109,10 @@ async function latencyOnce(ctx: ScenarioContext, name: LibName): Promise<void> {
 interface Side {
   name: RelqName;
   producer: Producer;
-  close(): Promise<void>;
+  consumer: { close(): Promise<void> };
   lat: number[];
-  /** Completions of the current turn. */
-  done: Completions;
+  /** Completions of the current turn (its worker's hooks count into it). */
+  turn: { done: Completions };
   sentMs: number;
   wallMs: number;
   nodeCpuUs: number;
@@ -141,24 +141,21 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
   const sides: Side[] = [];
   for (const name of names) {
     const own: Conn = { ...conn, queue: `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}` };
-    const side = { name, lat: [] as number[], done: new Completions(warmup), sentMs: 0, wallMs: 0, nodeCpuUs: 0, redisCpuSec: 0, calls: {}, usec: {} } as Side;
+    const lat: number[] = [];
+    const turn = { done: new Completions(warmup) };
     const consumer = await ADAPTERS[name].consumer(own, cfg.latencyConcurrency, {
-      onDone: () => side.done.onDone(),
+      onDone: () => turn.done.onDone(),
       onStart: (d) => {
-        if (d.seq >= warmup) side.lat.push(performance.now() - d.ts);
+        if (d.seq >= warmup) lat.push(performance.now() - d.ts);
       },
     });
-    side.producer = await ADAPTERS[name].producer(own);
-    side.close = async () => {
-      await consumer.close();
-      await side.producer.close();
-    };
-    sides.push(side);
+    const producer = await ADAPTERS[name].producer(own);
+    sides.push({ name, producer, consumer, lat, turn, sentMs: 0, wallMs: 0, nodeCpuUs: 0, redisCpuSec: 0, calls: {}, usec: {} });
   }
   // warm-up, not measured: each build in turn
   for (const side of sides) {
     await addAtRate(side.producer, 0, warmup, cfg.latencyRate);
-    await side.done.wait(`latency warm-up ${side.name}`);
+    await side.turn.done.wait(`latency warm-up ${side.name}`);
   }
   await sleep(300);
   gc();
@@ -167,19 +164,22 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
   for (let from = warmup; from < warmup + total; from += turn) {
     const count = Math.min(turn, warmup + total - from);
     for (const side of sides) {
-      side.done = new Completions(count);
+      side.turn.done = new Completions(count);
       const s0 = await snapshot(admin);
       const c0 = cpuUs();
       const t0 = performance.now();
       side.sentMs += await addAtRate(side.producer, from, count, cfg.latencyRate);
-      await side.done.wait(`latency ${side.name}`);
+      await side.turn.done.wait(`latency ${side.name}`);
       side.wallMs += performance.now() - t0;
       side.nodeCpuUs += cpuUs() - c0;
       addDelta(side, s0, await snapshot(admin));
     }
   }
   for (const mark of marks) mark();
-  for (const side of sides) await side.close();
+  for (const side of sides) {
+    await side.consumer.close();
+    await side.producer.close();
+  }
   for (const side of sides) {
     const commands = Object.values(side.calls).reduce((a, b) => a + b, 0);
     const w: WindowStats = { total: commands, calls: side.calls, usec: side.usec, redisCpuSec: side.redisCpuSec };

@@ -53,30 +53,23 @@ export class QueueGauges {
         },
       }),
     );
-    set.add('queue_oldest_pending_age_seconds', (name) =>
+    /** A gauge with one value per watched queue. */
+    const perQueue = (help: string, value: (r: Reading) => number) => (name: string) =>
       new Gauge({
         name,
-        help: 'Age of the oldest pending job at a head of the queue (0 when none waits).',
+        help,
         labelNames: ['queue'] as const,
         registers: [],
         async collect() {
           this.reset();
-          for (const r of await read()) this.set({ queue: r.queue }, (r.oldestPendingAgeMs ?? 0) / 1000);
+          for (const r of await read()) this.set({ queue: r.queue }, value(r));
         },
-      }),
+      });
+    set.add(
+      'queue_oldest_pending_age_seconds',
+      perQueue('Age of the oldest pending job at a head of the queue (0 when none waits).', (r) => (r.oldestPendingAgeMs ?? 0) / 1000),
     );
-    set.add('queue_paused', (name) =>
-      new Gauge({
-        name,
-        help: '1 while the queue is paused, else 0.',
-        labelNames: ['queue'] as const,
-        registers: [],
-        async collect() {
-          this.reset();
-          for (const r of await read()) this.set({ queue: r.queue }, r.counts.paused ? 1 : 0);
-        },
-      }),
-    );
+    set.add('queue_paused', perQueue('1 while the queue is paused, else 0.', (r) => (r.counts.paused ? 1 : 0)));
   }
 
   watch(queue: Queue<unknown, unknown>): void {
