@@ -3,6 +3,8 @@
 // health/health.messages.ts. Kept together so that the wording stays consistent and each
 // call site reads as what happened, not how it is said.
 
+import type { EventDecorator } from './runtime/event-method-calls.js';
+
 const names = (list: readonly string[]) => list.join(', ');
 
 // ---- where an option or a decorator was given -------------------------------------------
@@ -192,16 +194,16 @@ export function loopEvent(className: string, queueName: string, type: string, re
   return `${className}: lease loop of '${queueName}': ${type}${reason ? ` (${reason})` : ''}`;
 }
 
-export function listenerThrew(decorator: string, className: string, methodName: string, error: string): string {
-  return `${className}.${methodName} (${decorator}) threw: ${error}`;
+export function listenerThrew(decorator: EventDecorator, className: string, methodName: string, error: string): string {
+  return `${className}.${methodName} (${decorator}()) threw: ${error}`;
 }
 
 export function queueListenerWaiting(className: string, queueName: string, error: string): string {
   return `${className}: the events of queue '${queueName}' are not subscribed yet (${error}); still trying`;
 }
 
-export function queueListenerUnfinished(className: string, running: number, waitedMs: number): string {
-  return `${className}: ${running} @OnQueueEvent() call(s) still running after ${waitedMs} ms (shutdown.drainTimeoutMs); the queue closes without waiting for them`;
+export function eventCallsUnfinished(className: string, decorator: EventDecorator, running: number, waitedMs: number): string {
+  return `${className}: ${running} ${decorator}() call(s) still running after ${waitedMs} ms (drainTimeoutMs); the queue closes without waiting for them`;
 }
 
 export function queueListenerStarted(className: string, queueName: string, types: readonly string[]): string {

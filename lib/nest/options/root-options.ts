@@ -24,7 +24,8 @@ export interface ShutdownOptions {
   /**
    * On app.close(): how long running handlers may finish before their jobs are given back
    * to pending (at once, no failed attempt) and their `job.signal` aborts; then how long
-   * running `@OnQueueEvent()` calls may finish before the queues close. Default 10 000.
+   * running `@OnWorkerEvent()` and `@OnQueueEvent()` calls may finish before the queues
+   * close. Default 10 000.
    */
   drainTimeoutMs?: number;
 }

@@ -7,7 +7,7 @@ import { Worker, type WorkerEvent } from '../../core/worker/worker.js';
 import type { ProcessorDefinition } from './processor-definition.js';
 import * as msg from '../relq.messages.js';
 import { BatchRouter } from './batch-router.js';
-import { callEventMethod } from './call-event-method.js';
+import { EventMethodCalls } from './event-method-calls.js';
 import { HandlerRouter, type HandlerStatus } from './handler-router.js';
 
 /** How a lease loop is doing, for status pages and the health check. */
@@ -50,6 +50,7 @@ type Loop = Worker<unknown, unknown> | BatchWorker<unknown, unknown>;
  */
 export class ProcessorRunner {
   private readonly router: HandlerRouter | BatchRouter;
+  private readonly eventCalls: EventMethodCalls;
   private loop: Loop | undefined;
   private subscription: Subscription | undefined;
   private stopping: Promise<void> | undefined;
@@ -67,6 +68,7 @@ export class ProcessorRunner {
     private readonly stallMs: number,
   ) {
     this.router = def.handlers[0]?.batch ? new BatchRouter(def) : new HandlerRouter(def);
+    this.eventCalls = new EventMethodCalls(def, '@OnWorkerEvent', logger);
   }
 
   get isRunning(): boolean {
@@ -103,7 +105,8 @@ export class ProcessorRunner {
 
   /**
    * Stops leasing, lets running handlers finish for up to `drainTimeoutMs`, then gives
-   * the unfinished jobs back to pending at once and aborts their `job.signal`.
+   * the unfinished jobs back to pending at once and aborts their `job.signal`; then waits
+   * up to `drainTimeoutMs` for the `@OnWorkerEvent()` calls still running.
    */
   stop(drainTimeoutMs = this.def.settings.drainTimeoutMs): Promise<void> {
     if (this.stopping) return this.stopping;
@@ -116,6 +119,8 @@ export class ProcessorRunner {
         const closed = loop.close({ drainTimeoutMs }); // stops leasing first
         if (this.router instanceof HandlerRouter) this.router.stopWaiting();
         await closed;
+        // The last outcomes' @OnWorkerEvent() calls may use the queue, which closes after this.
+        await this.eventCalls.finish(drainTimeoutMs);
       } finally {
         this.release();
         this.stopping = undefined;
@@ -162,7 +167,7 @@ export class ProcessorRunner {
     this.log(event);
     for (const listener of this.def.listeners) {
       if (listener.type !== event.type) continue;
-      void this.deliver(listener.methodName, event, argsOf(event));
+      this.eventCalls.call(listener.methodName, event, argsOf(event));
     }
   }
 
@@ -170,12 +175,8 @@ export class ProcessorRunner {
   stalled(jobIds: readonly string[]): void {
     for (const listener of this.def.listeners) {
       if (listener.type !== 'stalled') continue;
-      for (const jobId of jobIds) void this.deliver(listener.methodName, { type: 'stalled', jobId }, [jobId]);
+      for (const jobId of jobIds) this.eventCalls.call(listener.methodName, { type: 'stalled', jobId }, [jobId]);
     }
-  }
-
-  private deliver(methodName: string, event: object, args: unknown[]): Promise<void> {
-    return callEventMethod(this.def, '@OnWorkerEvent', methodName, event, args, this.logger);
   }
 
   private log(event: WorkerEvent<unknown, unknown>): void {

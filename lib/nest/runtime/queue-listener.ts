@@ -4,7 +4,7 @@ import { internalsOf } from '../../core/queue/internals.js';
 import type { Queue } from '../../core/queue/queue.js';
 import type { QueueEvent } from '../../core/types.js';
 import * as msg from '../relq.messages.js';
-import { callEventMethod } from './call-event-method.js';
+import { EventMethodCalls } from './event-method-calls.js';
 import type { InstanceSource } from './processor-definition.js';
 import { listenerArgument, type QueueListenerEventType } from './queue-listener-events.js';
 import { withTimeout } from './with-timeout.js';
@@ -28,14 +28,15 @@ const SUBSCRIBE_WAIT_MS = 2000;
  */
 export class QueueListener {
   private subscription: Subscription | undefined;
-  /** Method calls not yet finished, for stop() to wait for. */
-  private readonly running = new Set<Promise<void>>();
+  private readonly calls: EventMethodCalls;
 
   constructor(
     readonly def: QueueListenerDefinition,
     private readonly queue: Queue<unknown, unknown>,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.calls = new EventMethodCalls(def, '@OnQueueEvent', logger);
+  }
 
   /** Subscribes; resolves once the subscription is active, or after SUBSCRIBE_WAIT_MS with a warning. */
   async start(): Promise<void> {
@@ -57,21 +58,14 @@ export class QueueListener {
   async stop(timeoutMs: number): Promise<void> {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    if (this.running.size === 0) return;
-    try {
-      await withTimeout(Promise.all(this.running), timeoutMs, `the @OnQueueEvent() calls of ${this.def.className}`);
-    } catch {
-      this.logger.warn(msg.queueListenerUnfinished(this.def.className, this.running.size, timeoutMs));
-    }
+    await this.calls.finish(timeoutMs);
   }
 
   private onEvent(event: QueueEvent): void {
     for (const { type, methodName } of this.def.methods) {
       const args = listenerArgument(type, event);
       if (args === undefined) continue;
-      // callEventMethod never rejects: it logs what the method threw.
-      const call = callEventMethod(this.def, '@OnQueueEvent', methodName, event, [args, event], this.logger).finally(() => this.running.delete(call));
-      this.running.add(call);
+      this.calls.call(methodName, event, [args, event]);
     }
   }
 }
