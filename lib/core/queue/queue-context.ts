@@ -79,11 +79,10 @@ export class QueueContext implements SettingsContext {
     try {
       if (this.serverChecked !== true) await this.checkServer();
       const registering = this.registration.before(op);
-      if (!registering) return await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
-      await registering; // awaited only here: leases, settles and later adds pay no tick
+      if (registering) await registering; // no await otherwise: leases and settles pay no tick
       const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
       // Listed for a call that the deleted queue's tombstone refused: not listed after all.
-      if (isDeletedReply(reply)) await this.registration.withdraw();
+      if (registering && isDeletedReply(reply)) await this.registration.withdraw();
       return reply;
     } catch (err) {
       throw wrapRedisError(err, op, this.handle);

@@ -43,6 +43,7 @@ const REFRESH_MS = 60_000;
 export class Registration {
   private registeredAt = -Infinity;
   private pending: Promise<void> | undefined;
+  private withdrawing: Promise<void> | undefined;
   private refusalReported = false;
   private readonly key: string;
 
@@ -73,8 +74,12 @@ export class Registration {
    * tombstone): listing it would show a queue that does not exist, so it is unlisted again.
    * A failure leaves it listed, as before the call; the caller's error is the refusal's.
    */
-  async withdraw(): Promise<void> {
-    await this.remove().catch(() => undefined);
+  withdraw(): Promise<void> {
+    // Calls refused together (they shared one registration) share one unlisting.
+    this.withdrawing ??= this.remove()
+      .catch(() => undefined)
+      .finally(() => (this.withdrawing = undefined));
+    return this.withdrawing;
   }
 
   /** The queue was deleted: unlisted, and registered again by this object's next creating call. */
