@@ -63,11 +63,11 @@ export const reads = {
 
 /** The actions of the JSON API: each one engine call. @internal */
 export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Record<string, unknown>, id?: string) => Promise<unknown>> = {
-  retry: async (q, _body, id) => ({ retried: (await q.retryDead([id!])).length === 1 }),
+  retry: async (q, body, id) => (pick(body, []), { retried: (await q.retryDead([id!])).length === 1 }),
   remove: async (q, body, id) => ({ removed: await q.remove(id!, pick(body, ['force'])) }),
-  promote: async (q, _body, id) => ({ promoted: await q.promote(id!) }),
-  pause: async (q) => ({ paused: (await q.pause(), true) }),
-  resume: async (q) => ({ paused: (await q.resume(), false) }),
+  promote: async (q, body, id) => (pick(body, []), { promoted: await q.promote(id!) }),
+  pause: async (q, body) => (pick(body, []), { paused: (await q.pause(), true) }),
+  resume: async (q, body) => (pick(body, []), { paused: (await q.resume(), false) }),
   redrive: async (q, body) => ({ ids: await q.retryDead(pick(body, ['limit', 'name', 'olderThanMs']) as { limit: number }) }),
   clean: async (q, { state, ...rest }) => ({ ids: await q.clean(state as CleanState, pick(rest, ['limit', 'olderThanMs'])) }),
 };
@@ -85,6 +85,6 @@ function intParam(query: URLSearchParams, name: string, fallback: number): numbe
 /** The fields of `body` the engine call takes (the engine checks their values). */
 function pick(body: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   const unknown = Object.keys(body).filter((k) => !keys.includes(k));
-  if (unknown.length > 0) throw new HttpError(400, `unknown field(s) ${unknown.join(', ')}; allowed: ${keys.join(', ')}`);
+  if (unknown.length > 0) throw new HttpError(400, `unknown field(s) ${unknown.join(', ')}; allowed: ${keys.join(', ') || 'none'}`);
   return Object.fromEntries(keys.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
 }

@@ -206,6 +206,9 @@ describe('actions', () => {
     expect((await json<{ error: string }>(act(`${api}/jobs/kept/remove`, { force: true, bogus: 1 }), 400)).error).toBe('unknown field(s) bogus; allowed: force');
     expect((await q.getJob('kept'))?.state).toBe('pending');
 
+    expect((await json<{ error: string }>(act(`${api}/pause`, { bogus: 1 }), 400)).error).toBe('unknown field(s) bogus; allowed: none');
+    expect((await json<{ error: string }>(act(`${api}/jobs/later/promote`, { bogus: 1 }), 400)).error).toBe('unknown field(s) bogus; allowed: none');
+    expect((await q.counts()).paused).toBe(false); // refused before anything was done
     expect(await json(act(`${api}/pause`))).toEqual({ paused: true });
     expect((await q.counts()).paused).toBe(true);
     expect(await json(act(`${api}/resume`))).toEqual({ paused: false });

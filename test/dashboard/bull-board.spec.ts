@@ -150,3 +150,13 @@ test("Redis stats from the queue's connection; a failed INFO is a relq error nam
   expect(error).toBeInstanceOf(ConnectionError);
   expect((error as Error).message).toMatch(/^relq getRedisInfo: /);
 });
+
+test('obliterate while a job is leased: refused with 409 (bull-board names the active jobs), nothing deleted', async () => {
+  await queue.add({ n: 2 }, { jobId: 'held' });
+  const [lease] = await queue.lease({ count: 1 });
+  expect(lease?.job.id).toBe('held');
+  await call('put', '/api/queues/:queueName/pause', { queueName: 'billing' });
+  const refused = await call('put', '/api/queues/:queueName/obliterate', { queueName: 'billing' });
+  expect(refused.status).toBe(409);
+  expect((await queue.getJob('held'))?.state).toBe('working'); // nothing deleted
+});

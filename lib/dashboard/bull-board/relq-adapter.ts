@@ -132,7 +132,8 @@ export class RelqBullBoardAdapter extends BaseAdapter {
    * and the delete are two calls, so a lease taken between them is deleted with the queue.
    */
   async obliterate({ force = false }: { force?: boolean } = {}): Promise<void> {
-    if (!force && (await this.queue.counts()).working > 0) throw new Error(`queue ${this.queue.name} has leased jobs: obliterate with force`);
+    // bull-board answers 409 (not 500) for exactly this text
+    if (!force && (await this.queue.counts()).working > 0) throw new Error('Cannot obliterate queue with active jobs');
     await this.queue.deleteQueue();
   }
 
