@@ -161,12 +161,16 @@ test('an unknown @OnWorkerEvent type is refused, naming the known ones', async (
   );
 });
 
-test('shutdown waits for @OnWorkerEvent() calls still running before it closes the queues; one that never ends is warned about', async () => {
+/**
+ * A processor of queue `name` whose 'completed' method, for the job 'first', waits for `gate()`
+ * and then adds a follow-up job: what that add met lands in `outcome`. Resolves once the call
+ * runs; the app closes with the bed unless the test closes it.
+ */
+async function startFollowUp(name: string, gate: () => Promise<unknown>) {
   const entered = deferred();
-  const gate = deferred();
   const outcome: string[] = [];
 
-  @Processor('follow')
+  @Processor(name)
   class FollowProcessor {
     constructor(private readonly registry: QueueRegistry) {}
 
@@ -177,26 +181,41 @@ test('shutdown waits for @OnWorkerEvent() calls still running before it closes t
     async onCompleted(job: LeasedJob<string>): Promise<void> {
       if (job.data !== 'first') return;
       entered.resolve();
-      await gate.promise;
-      // a follow-up job, added on a queue that must still be open
-      await this.registry.getQueue('follow').add('second').then(
+      await gate();
+      await this.registry.getQueue(name).add('second').then(
         () => outcome.push('added'),
         (err: Error) => outcome.push(err.name),
       );
     }
   }
 
-  @Module({ imports: [QueueModule.registerQueue({ name: 'follow' })], providers: [FollowProcessor] })
+  @Module({ imports: [QueueModule.registerQueue({ name })], providers: [FollowProcessor] })
   class FollowModule {}
 
   const app = await bed.start(root(uniquePrefix()), FollowModule);
-  bed.apps.splice(0); // closed here
   const warnings: string[] = [];
   app.useLogger({ log() {}, error() {}, warn: (m: unknown) => void warnings.push(String(m)) });
-  await app.get(QueueRegistry).getQueue('follow').add('first');
+  await app.get(QueueRegistry).getQueue(name).add('first');
   await entered.promise;
+  /** Closes the app here instead of after the test. */
+  const close = () => {
+    bed.apps.splice(bed.apps.indexOf(app), 1);
+    return app.close();
+  };
+  return { close, outcome, warnings };
+}
+
+test('a @OnWorkerEvent() call that ends within drainTimeoutMs runs on an open queue before the shutdown closes it', async () => {
+  const { close, outcome } = await startFollowUp('follow', () => new Promise((r) => setTimeout(r, 50))); // well within drainTimeoutMs (200)
+  await close();
+  expect(outcome).toEqual(['added']);
+});
+
+test('a @OnWorkerEvent() call that outlives drainTimeoutMs holds the shutdown that long, then is warned about', async () => {
+  const gate = deferred();
+  const { close, outcome, warnings } = await startFollowUp('follow-slow', () => gate.promise);
   let closed = false;
-  const closing = app.close().then(() => (closed = true));
+  const closing = close().then(() => (closed = true));
   // drainTimeoutMs is 200: the close holds while the call runs, then warns and goes on
   await waitFor(() => warnings.some((w) => /^FollowProcessor: 1 @OnWorkerEvent\(\) call\(s\) still running after 200 ms/.test(w)), 10_000, 'the warning');
   await closing;
@@ -204,38 +223,4 @@ test('shutdown waits for @OnWorkerEvent() calls still running before it closes t
   gate.resolve();
   await waitFor(() => outcome.length === 1, 5000, 'the late call to end');
   expect(outcome).toEqual(['ClosedError']); // it outlived the wait: the queue had closed under it
-});
-
-test('a @OnWorkerEvent() call that ends within drainTimeoutMs runs on an open queue before the shutdown closes it', async () => {
-  const entered = deferred();
-  const outcome: string[] = [];
-
-  @Processor('follow2')
-  class Follow2Processor {
-    constructor(private readonly registry: QueueRegistry) {}
-
-    @Process()
-    handle(): void {}
-
-    @OnWorkerEvent('completed')
-    async onCompleted(job: LeasedJob<string>): Promise<void> {
-      if (job.data !== 'first') return;
-      entered.resolve();
-      await new Promise((r) => setTimeout(r, 50)); // well within drainTimeoutMs (200)
-      await this.registry.getQueue('follow2').add('second').then(
-        () => outcome.push('added'),
-        (err: Error) => outcome.push(err.name),
-      );
-    }
-  }
-
-  @Module({ imports: [QueueModule.registerQueue({ name: 'follow2' })], providers: [Follow2Processor] })
-  class Follow2Module {}
-
-  const app = await bed.start(root(uniquePrefix()), Follow2Module);
-  bed.apps.splice(0);
-  await app.get(QueueRegistry).getQueue('follow2').add('first');
-  await entered.promise; // the call is running
-  await app.close();
-  expect(outcome).toEqual(['added']);
 });
