@@ -54,6 +54,15 @@ if #gone > 0 then forgetCompleted(gone) end
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 
+-- Jobs wait, yet no wake-up token does: one was lost (include/wake.lua), and adds into a
+-- queue that holds jobs push none, so idle workers would sleep until their safety lease.
+-- A consumer that just took a token and is about to lease makes this one spare: it costs one
+-- empty lease call.
+if redis.call('EXISTS', K_WAKE) == 0 and (ungroupedPending() or redis.call('EXISTS', K_GACTIVE) == 1)
+    and not redis.call('HGET', K_META, 'paused') then
+  wakeNeeded = true
+end
+
 flushEnded(ended)
 flushWake()
 flushEvents()

@@ -2,7 +2,8 @@
  * Idle workers wait on a wake-up list instead of polling. A token can be lost: taken by a
  * consumer that dies before it leases, or cut off with its reply when the connection drops.
  * These tests take a token with a raw client that then disconnects (a consumer that died),
- * and check that idle workers still get the jobs, long before their 30 s safety lease.
+ * and check that idle workers still get the jobs after the next sweep, long before their
+ * 30 s safety lease.
  */
 import { Worker } from '../../lib/index.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
@@ -22,7 +23,7 @@ async function tokenThief(q: { keys: { byName: { wake: string } } }) {
   return { obs, taken };
 }
 
-test('an idle worker whose wake-up token was taken by a consumer that died still leases the job after its wait', async () => {
+test('an idle worker whose wake-up token was taken by a consumer that died leases the job after the next sweep', async () => {
   const q = res.queue<string>();
   await q.add('warm-up'); // the library loaded, the queue's keys exist
   await q.lease().then((ls) => Promise.all(ls.map((l) => q.ack(l))));
@@ -31,9 +32,34 @@ test('an idle worker whose wake-up token was taken by a consumer that died still
   res.worker(new Worker<string>(res.twin<string>(q), async (job) => void done.push(job.data), { blockMs: 1000 }));
   await waitUntil(async () => (await blockedClients(obs)) === 2, 'the worker blocked behind the thief');
   await q.add('lost-token');
+  await q.add('added-behind-it'); // into a queue that holds a job: pushes no token
   expect(await taken).not.toBeNull(); // the only token went to a consumer that will never lease
-  await waitUntil(() => done.includes('lost-token'), 'the job leased although its token was lost', 10_000);
-  expect(await q.counts()).toMatchObject({ pending: 0, completed: 2 });
+  expect(await obs.exists(q.keys.byName.wake)).toBe(0);
+  await q.sweep();
+  // well within the worker's 30 s safety lease
+  await waitUntil(() => done.length === 2, 'both jobs leased after the sweep', 10_000);
+  expect(done).toEqual(['lost-token', 'added-behind-it']);
+  expect(await q.counts()).toMatchObject({ pending: 0, completed: 3 });
+});
+
+test('a sweep pushes a wake-up token only when jobs wait without one and the queue is not paused', async () => {
+  const q = res.queue<string>();
+  const obs = res.client();
+  const wake = q.keys.byName.wake;
+  await q.sweep(); // empty queue
+  expect(await obs.exists(wake)).toBe(0);
+  await q.add('a');
+  expect(await obs.llen(wake)).toBe(1); // the add's own token
+  await q.sweep();
+  expect(await obs.llen(wake)).toBe(1); // a token waits: none added
+  await obs.del(wake);
+  await q.pause();
+  await q.sweep();
+  expect(await obs.exists(wake)).toBe(0); // paused: a woken worker could lease nothing
+  await q.resume(); // a resume wakes a leaser itself
+  await obs.del(wake);
+  await q.sweep();
+  expect(await obs.llen(wake)).toBe(1); // jobs wait, no token: made up for
 });
 
 test('a wait whose connection is killed ends at once, and its BLPOP is not sent again to take a later token', async () => {

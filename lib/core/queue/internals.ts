@@ -29,8 +29,6 @@ export interface QueueInternals<Data> {
   countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }>;
   /** Resolves once the `events()` stream is subscribed (lib/core/queue/event-hub.ts). */
   eventsOpen(): Promise<void>;
-  /** Whether jobs wait to be leased (lib/core/queue/leasing.ts). */
-  workWaiting(): Promise<boolean>;
   openBlocker(): RedisClient;
   closeBlocker(b: RedisClient): void;
 }

@@ -116,20 +116,6 @@ export class Leasing<Data> {
     }
   }
 
-  /**
-   * Whether jobs wait to be leased (one EXISTS, no script). An idle worker whose wait timed
-   * out asks before waiting again: a wake-up token taken by a consumer that died before
-   * leasing is lost, and with jobs already pending no add pushes another.
-   */
-  async workWaiting(): Promise<boolean> {
-    const { byName, derived } = this.ctx.keys;
-    try {
-      return (await this.ctx.handle.client.exists(byName.pending, byName.prio, derived.gactive)) > 0;
-    } catch (err) {
-      throw this.ctx.wrapError(err, 'lease');
-    }
-  }
-
   private decode(head: Array<string | number>): LeaseStep<Data> {
     const now = Number(head[0]);
     const nextDue = Number(head[1]);

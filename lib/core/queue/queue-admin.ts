@@ -47,8 +47,8 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
 
   /**
    * One bounded pass: expired leases back to pending (a failed attempt; dead past the
-   * limit), due delayed jobs promoted, ended retention and idempotency windows cleared.
-   * Safe to run from many processes at once.
+   * limit), due delayed jobs promoted, ended retention and idempotency windows cleared, a
+   * lost wake-up token made up for. Safe to run from many processes at once.
    */
   async sweep(opts: { limit?: number } = {}): Promise<SweepResult> {
     return this.parts.inspector.sweep(opts);

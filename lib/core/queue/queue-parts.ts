@@ -81,7 +81,6 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     settle: (items, reqId) => settling.settle(items, reqId),
     touchMany: (leases, extendMs) => settling.touchMany(leases, extendMs),
     waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
-    workWaiting: () => leasing.workWaiting(),
     updateProgress: (lease, value) => progress.updateProgress(lease, value),
     log: (lease, line) => progress.log(lease, line),
     childrenResults: (id) => flows.childrenResults(id),

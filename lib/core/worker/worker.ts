@@ -35,10 +35,10 @@ export interface WorkerOptions {
 
 const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
 /**
- * An idle wait that times out without a wake-up token usually means nothing was added, so
- * the loop checks with one EXISTS that no job waits (a token taken by a consumer that died
- * before leasing is lost) and waits again without leasing; it leases anyway this often, for
- * what the check does not see (delayed jobs due, leases expired).
+ * An idle wait that times out without a wake-up token means nothing was added, so the loop
+ * waits again without leasing; it leases anyway this often, for what a wake-up does not
+ * announce: delayed jobs due, leases expired, and a token lost with a consumer that died
+ * (which the sweeper makes up for sooner).
  */
 const SAFETY_LEASE_MS = 30_000;
 /** From this concurrency on, two lease calls may be in flight: Redis and Node overlap. */
@@ -162,8 +162,6 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
           const timedOutIdle =
             !woken && !this.stopping && step.nextDue === undefined && this.outbox.length === 0;
           if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS) return woken;
-          // Leasing as if woken passes a wake-up on when more waits (include/lease-jobs.lua).
-          if (!step.paused && (await this.q.workWaiting().catch(() => true))) return true;
           ms = this.blockMs;
         }
       }, false);

@@ -3,10 +3,10 @@
   call after which it must look again (a job became leasable, the next due time moved
   earlier, the queue was closed and drained) sets wakeNeeded, and flushWake() pushes one
   token at its end. A woken leaser that leaves work behind wakes the next
-  (include/lease-jobs.lua). A token lost with a consumer that died before leasing, or with a
-  reply cut off, is made up for by the worker: a cut wait leases at once, and an idle wait
-  that times out checks whether jobs are pending (lib/core/worker/worker.ts). Needs
-  include/keys.lua.
+  (include/lease-jobs.lua). A token lost with a reply cut off is made up for by its worker: a
+  cut wait leases at once (lib/core/queue/leasing.ts). One lost with a consumer that died
+  before leasing is made up for by the next sweep (sweep.lua), and by the idle workers' safety
+  lease without one. Needs include/keys.lua.
 ]]
 
 local wakeNeeded  -- per call (reset by begin())
