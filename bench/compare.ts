@@ -1,8 +1,9 @@
 /**
  * The RESULTS.md section of a `--ref` run: every figure of the working tree's relq against
- * the same figure of relq@ref, measured in the same run, the two alternating within each rep.
- * A figure's change is the median of its per-rep ratios (each rep's two samples were taken
- * minutes apart, in rotating order), so drift of the machine between reps cancels out.
+ * the same figure of relq@ref, measured in the same run. The builds' samples pair up by index:
+ * each pair was measured back to back (in turns X Y Y X within a rep for processing, X Y then
+ * Y X from rep to rep for backlogs, slices of 0.5 s for latency), and a figure's change is the
+ * median of its pairs' ratios, so drift of the machine and the order cancel out.
  */
 import type { BenchResults, RunMeta } from './report.js';
 import { fmt, median, range } from './stats.js';
@@ -53,10 +54,11 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   const L: string[] = [];
   L.push(`## relq against ${refName}, same run`, '');
   L.push(
-    `Both builds ran in this run on the same server, alternating within each rep in rotating order. ` +
-      `"change" is the median of the per-rep ratios working tree / ref, <sub>min–max</sub>, signed so that ` +
+    `Both builds ran in this run on the same server, back to back: processing in turns X Y Y X within each rep ` +
+      `(two samples per build and rep), backlogs X Y then Y X from rep to rep, each build on its own queue. ` +
+      `"change" is the median of the ratios working tree / ref of these pairs, <sub>min–max</sub>, signed so that ` +
       `a positive change is better; a figure more than ${WORSE_LIMIT * 100} % worse is in bold. Figures measured once per run ` +
-      `(idle, round trips, backlogs) are one sample each. The latency figures come from a run of their own in which ` +
+      `(idle, round trips) are one sample each. The latency figures come from a run of their own in which ` +
       `the two builds take turns every 0.5 s, each with its own queue (bench/scenarios/latency.ts).`,
     '',
   );
@@ -69,7 +71,7 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
     const b = ref[metric] ?? [];
     if (!d || a.length === 0 || b.length === 0) continue;
     compared++;
-    // per-rep ratios where both have one sample per rep; else the ratio of the medians
+    // the ratios of pairs measured back to back; else (unequal counts) the ratio of the medians
     const ratios = a.length === b.length ? a.map((x, i) => x / b[i]!) : [median(a) / median(b)];
     const gain = (x: number) => (d.better === 'higher' ? x - 1 : 1 / x - 1);
     const gains = ratios.filter(Number.isFinite).map(gain);

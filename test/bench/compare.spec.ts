@@ -1,6 +1,6 @@
 /**
- * How a `--ref` run judges a figure: per-rep ratios of the two builds, signed by which way
- * is better, and flagged past 5 % worse (bench/compare.ts, pure: no Redis involved).
+ * How a `--ref` run judges a figure: the ratios of the two builds' samples measured back to
+ * back, signed by which way is better, and flagged past 5 % worse (bench/compare.ts, pure: no Redis involved).
  */
 import { compareSection } from '../../bench/compare.js';
 import type { BenchResults, RunMeta } from '../../bench/report.js';
