@@ -99,6 +99,22 @@ export async function usedMemory(admin: Redis): Promise<number> {
   return Number(info.get('used_memory'));
 }
 
+/**
+ * Bytes that the keys of queue `name` take (MEMORY USAGE of each, every element counted):
+ * unlike a used_memory difference, it sees neither client buffers nor the other queues on
+ * the server. SCAN is fine here: the bench's own server holds a few queues' keys.
+ */
+export async function queueMemory(admin: Redis, name: string): Promise<number> {
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', `{*:${name}}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) bytes += Number(await admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+  } while (cursor !== '0');
+  return bytes;
+}
+
 export function fmt(x: number, digits?: number): string {
   if (!Number.isFinite(x)) return '–';
   const d = digits ?? (Math.abs(x) >= 1000 ? 0 : Math.abs(x) >= 100 ? 0 : Math.abs(x) >= 10 ? 1 : 2);

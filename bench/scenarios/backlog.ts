@@ -2,7 +2,7 @@
  * relq processing throughput (concurrency 10) with a backlog of `b` jobs, for each of
  * `cfg.backlogs` (1M only with 4 GiB free per build). One worker per build, each build on
  * its own queue; a queue is paused while it is filled; time runs from resume() to the last
- * counted completion. Backlogs >= N: N jobs are processed from the top of the backlog (which
+ * counted completion. Memory: what the queue's keys take once filled (MEMORY USAGE). Backlogs >= N: N jobs are processed from the top of the backlog (which
  * never drops below b - N) and topped up between reps. Smaller backlogs: cycles of fill b /
  * drain b until N jobs are processed, only the draining timed. With --ref both builds hold
  * their backlog at once and take turns rep by rep (X Y, then Y X), so the pairs compared
@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { isRelq, QUEUE_NAME, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Producer, type RelqName } from '../adapters.js';
 import type { Payload } from '../payload.js';
 import { log } from '../recorder.js';
-import { usedMemory } from '../stats.js';
+import { queueMemory } from '../stats.js';
 import { Completions, fill, gc, sleep, type Scenario, type ScenarioContext } from './kit.js';
 
 export const backlog: Scenario = {
@@ -60,11 +60,10 @@ async function openSide({ cfg, conn, admin, rec }: ScenarioContext, name: RelqNa
   };
   await producer.pause();
   const tf = performance.now();
-  const m0 = await usedMemory(admin);
   await fill(cfg, p, b, 4);
-  const m1 = await usedMemory(admin);
   const fillSec = (performance.now() - tf) / 1000;
-  rec.record(name, `backlogMem.${b}`, ((m1 - m0) / 1024 / 1024 / b) * 10_000);
+  const bytes = await queueMemory(admin, queueName);
+  rec.record(name, `backlogMem.${b}`, (bytes / 1024 / 1024 / b) * 10_000);
   let counter: Completions | undefined;
   const worker = new lib.Worker<Payload, unknown>(wq, async () => undefined, { concurrency: 10 });
   const sub = worker.events.subscribe((e) => {
@@ -99,7 +98,7 @@ async function openSide({ cfg, conn, admin, rec }: ScenarioContext, name: RelqNa
       const rate = (processed * 1000) / ms;
       rec.record(name, `backlog.${b}`, rate);
       lm();
-      log(`backlog  ${name.padEnd(9)} ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${((m1 - m0) / 1024 / 1024).toFixed(0)} MiB)`);
+      log(`backlog  ${name.padEnd(9)} ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${(bytes / 1024 / 1024).toFixed(0)} MiB)`);
     },
     async close() {
       await worker.close();
