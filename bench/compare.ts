@@ -1,9 +1,9 @@
 /**
  * The RESULTS.md section of a `--ref` run: every figure of the working tree's relq against
- * the same figure of relq@ref, measured in the same run. The builds' samples pair up by index:
- * each pair was measured back to back (in turns X Y Y X within a rep for processing, X Y then
- * Y X from rep to rep for backlogs, slices of 0.5 s for latency), and a figure's change is the
- * median of its pairs' ratios, so drift of the machine and the order cancel out.
+ * the same figure of relq@ref, measured in the same run. The builds' samples pair up by rep:
+ * processing and latency come from runs in which the two take turns (process-turns.ts,
+ * latency.ts), backlogs from runs back to back, and a figure's change is the median of its
+ * pairs' ratios, so drift of the machine between reps cancels out.
  */
 import type { BenchResults, RunMeta } from './report.js';
 import { fmt, median, range } from './stats.js';
@@ -15,13 +15,14 @@ type Direction = 'higher' | 'lower';
 
 /** Figure label, digits and which way is better, by metric name (metrics not listed are not compared). */
 function describe(metric: string): { label: string; digits: number; better: Direction } | undefined {
+  // processing: the run in which the two builds take turns (bench/scenarios/process-turns.ts)
   const phase: Record<string, string> = {
     addOne: 'add, one by one',
     addBatch: 'add, batches of 1,000',
-    proc1: 'process, c=1',
-    proc10: 'process, c=10',
-    proc50: 'process, c=50',
-    procBatch: 'process, BatchWorker',
+    procTurns1: 'process, c=1, builds taking turns',
+    procTurns10: 'process, c=10, builds taking turns',
+    procTurns50: 'process, c=50, builds taking turns',
+    procTurnsBatch: 'process, BatchWorker, builds taking turns',
   };
   const [p, what] = metric.split('.') as [string, string | undefined];
   if (phase[p] && what === 'rate') return { label: `${phase[p]}: jobs/s`, digits: 0, better: 'higher' };
@@ -54,12 +55,12 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   const L: string[] = [];
   L.push(`## relq against ${refName}, same run`, '');
   L.push(
-    `Both builds ran in this run on the same server, back to back: processing in turns X Y Y X within each rep ` +
-      `(two samples per build and rep), backlogs X Y then Y X from rep to rep, each build on its own queue. ` +
-      `"change" is the median of the ratios working tree / ref of these pairs, <sub>min–max</sub>, signed so that ` +
-      `a positive change is better; a figure more than ${WORSE_LIMIT * 100} % worse is in bold. Figures measured once per run ` +
-      `(idle, round trips) are one sample each. The latency figures come from a run of their own in which ` +
-      `the two builds take turns every 0.5 s, each with its own queue (bench/scenarios/latency.ts).`,
+    `Both builds ran in this run on the same server. Processing and latency are compared from runs in which the ` +
+      `two builds take turns, each with its own queue and worker: ten turns each of N/10 jobs per rep for processing ` +
+      `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts); ` +
+      `backlogs ran back to back, X Y then Y X from rep to rep. "change" is the median of the per-rep ratios working ` +
+      `tree / ref, <sub>min–max</sub>, signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +
+      `worse is in bold. Figures measured once per run (idle, round trips) are one sample each.`,
     '',
   );
   L.push('| figure | relq (working tree) | relq@ref | change |', '| --- | --- | --- | --- |');
@@ -71,7 +72,7 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
     const b = ref[metric] ?? [];
     if (!d || a.length === 0 || b.length === 0) continue;
     compared++;
-    // the ratios of pairs measured back to back; else (unequal counts) the ratio of the medians
+    // per-rep ratios where both have one sample per rep; else the ratio of the medians
     const ratios = a.length === b.length ? a.map((x, i) => x / b[i]!) : [median(a) / median(b)];
     const gain = (x: number) => (d.better === 'higher' ? x - 1 : 1 / x - 1);
     const gains = ratios.filter(Number.isFinite).map(gain);

@@ -77,7 +77,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   L.push('');
   L.push(`Machine: ${meta.nproc} × ${meta.cpuModel}, ${meta.memGiB.toFixed(1)} GiB RAM. Node ${meta.node}, Redis ${meta.redis} (private \`redis-server\`, no persistence, same machine).`);
   L.push(`Libraries: relq ${meta.libs.relq}, BullMQ ${meta.libs.bullmq}, bee-queue ${meta.libs['bee-queue']}, ioredis ${meta.libs.ioredis}.`);
-  L.push(`N = ${fmt(meta.cfg.n, 0)} jobs per figure, payload ${meta.cfg.payloadBytes} bytes of JSON, ${medNote}; libraries alternate within each rep and the order rotates by rep.${meta.cfg.libs.includes('relq@ref') ? ' The two relq builds process in turns X Y Y X within each rep, so their processing figures are medians of two samples per rep.' : ''}`);
+  L.push(`N = ${fmt(meta.cfg.n, 0)} jobs per figure, payload ${meta.cfg.payloadBytes} bytes of JSON, ${medNote}; libraries alternate within each rep and the order rotates by rep.`);
   L.push('');
   L.push('Only same-run ratios mean much: absolute jobs/s move by up to 2× between runs on a shared machine.');
   L.push('');

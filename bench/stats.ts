@@ -99,6 +99,29 @@ export async function usedMemory(admin: Redis): Promise<number> {
   return Number(info.get('used_memory'));
 }
 
+/** What several readings of a paired run add up to (each build's turns): commands, their time, Redis CPU. */
+export class WindowTally {
+  private readonly calls: Record<string, number> = {};
+  private readonly usec: Record<string, number> = {};
+  private redisCpuSec = 0;
+
+  /** Adds what Redis did between snapshots `a` and `b`, less the INFO that read `a` (an INFO is not in its own reading). */
+  add(a: ServerSnapshot, b: ServerSnapshot): void {
+    for (const [cmd, n1] of b.calls) {
+      const n = n1 - (a.calls.get(cmd) ?? 0) - (cmd === 'info' ? 1 : 0);
+      if (n > 0) this.calls[cmd] = (this.calls[cmd] ?? 0) + n;
+      const u = (b.usec.get(cmd) ?? 0) - (a.usec.get(cmd) ?? 0);
+      if (u > 0) this.usec[cmd] = (this.usec[cmd] ?? 0) + u;
+    }
+    this.redisCpuSec += b.cpuSec - a.cpuSec;
+  }
+
+  get stats(): WindowStats {
+    const total = Object.values(this.calls).reduce((x, y) => x + y, 0);
+    return { total, calls: this.calls, usec: this.usec, redisCpuSec: this.redisCpuSec };
+  }
+}
+
 /**
  * Bytes that the keys of queue `name` take (MEMORY USAGE of each, every element counted):
  * unlike a used_memory difference, it sees neither client buffers nor the other queues on

@@ -1,7 +1,7 @@
 /** What every scenario gets from the runner, and the small tools they share. */
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { isRelq, type Conn, type LibName, type Producer } from '../adapters.js';
+import type { Conn, LibName, Producer } from '../adapters.js';
 import type { BenchConfig } from '../options.js';
 import { makePayload, type Payload } from '../payload.js';
 import type { Recorder } from '../recorder.js';
@@ -92,15 +92,3 @@ export async function fill(cfg: BenchConfig, p: Producer, n: number, parallel = 
   await Promise.all(lanes);
 }
 
-/**
- * The rep's order with relq's two builds (a --ref run) side by side, in turns X Y Y X: each
- * build's two samples pair with the other's, one measured first and one second, so the order
- * and a drift of the machine cancel out in the comparison (bench/compare.ts pairs samples by
- * index). Without a second build, the order as it is.
- */
-export function inTurns(libs: LibName[]): LibName[] {
-  const builds = libs.filter(isRelq);
-  if (builds.length < 2) return libs;
-  const [x, y] = builds as [LibName, LibName];
-  return libs.flatMap((l) => (l === x ? [x, y, y, x] : l === y ? [] : [l]));
-}

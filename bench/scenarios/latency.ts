@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { ADAPTERS, QUEUE_NAME, type Conn, type LibName, type Producer, type RelqName } from '../adapters.js';
 import { makePayload } from '../payload.js';
 import { log } from '../recorder.js';
-import { closeWindow, openWindow, percentile, snapshot, type ServerSnapshot, type WindowStats } from '../stats.js';
+import { closeWindow, openWindow, percentile, snapshot, WindowTally, type WindowStats } from '../stats.js';
 import { Completions, cpuUs, gc, sleep, type Scenario, type ScenarioContext } from './kit.js';
 
 /** Length of one turn of a build in the paired run. */
@@ -116,20 +116,7 @@ interface Side {
   sentMs: number;
   wallMs: number;
   nodeCpuUs: number;
-  redisCpuSec: number;
-  calls: Record<string, number>;
-  usec: Record<string, number>;
-}
-
-/** Commands of `b` since `a`, less the INFO that read `a` (an INFO is not in its own reading). */
-function addDelta(side: Side, a: ServerSnapshot, b: ServerSnapshot): void {
-  for (const [cmd, n1] of b.calls) {
-    const n = n1 - (a.calls.get(cmd) ?? 0) - (cmd === 'info' ? 1 : 0);
-    if (n > 0) side.calls[cmd] = (side.calls[cmd] ?? 0) + n;
-    const u = (b.usec.get(cmd) ?? 0) - (a.usec.get(cmd) ?? 0);
-    if (u > 0) side.usec[cmd] = (side.usec[cmd] ?? 0) + u;
-  }
-  side.redisCpuSec += b.cpuSec - a.cpuSec;
+  redis: WindowTally;
 }
 
 async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<void> {
@@ -150,7 +137,7 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
       },
     });
     const producer = await ADAPTERS[name].producer(own);
-    sides.push({ name, producer, consumer, lat, turn, sentMs: 0, wallMs: 0, nodeCpuUs: 0, redisCpuSec: 0, calls: {}, usec: {} });
+    sides.push({ name, producer, consumer, lat, turn, sentMs: 0, wallMs: 0, nodeCpuUs: 0, redis: new WindowTally() });
   }
   // warm-up, not measured: each build in turn
   for (const side of sides) {
@@ -172,7 +159,7 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
       await side.turn.done.wait(`latency ${side.name}`);
       side.wallMs += performance.now() - t0;
       side.nodeCpuUs += cpuUs() - c0;
-      addDelta(side, s0, await snapshot(admin));
+      side.redis.add(s0, await snapshot(admin));
     }
   }
   for (const mark of marks) mark();
@@ -181,8 +168,7 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
     await side.producer.close();
   }
   for (const side of sides) {
-    const commands = Object.values(side.calls).reduce((a, b) => a + b, 0);
-    const w: WindowStats = { total: commands, calls: side.calls, usec: side.usec, redisCpuSec: side.redisCpuSec };
+    const w = side.redis.stats;
     recordFigures(ctx, side.name, 'latTurns', { lat: side.lat, jobs: total, sentMs: side.sentMs, wallMs: side.wallMs, nodeCpuUs: side.nodeCpuUs, w }, ` (turns of ${SLICE_SEC} s with ${sides.find((s) => s !== side)!.name})`);
   }
 }

@@ -1,13 +1,14 @@
 /**
  * Processing a pre-filled queue of `cfg.n` jobs at each concurrency, every library, then
  * relq's batch mode (`procBatch`). Time runs from the first to the last completion. With
- * --ref the two relq builds run back to back in turns (kit.ts inTurns()): a drain of 20,000
- * jobs at c=50 takes about 0.4 s, and runs a minute apart differed by ±20 %.
+ * --ref the two relq builds are measured for their comparison in turns instead
+ * (process-turns.ts); the working tree's build also drains alone, beside the other libraries.
  */
 import { ADAPTERS, isRelq, type Consumer, type LibName } from '../adapters.js';
 import { log } from '../recorder.js';
 import { closeWindow, openWindow } from '../stats.js';
-import { Completions, cpuUs, fill, gc, inTurns, type Scenario, type ScenarioContext } from './kit.js';
+import { Completions, cpuUs, fill, gc, type Scenario, type ScenarioContext } from './kit.js';
+import { processInTurns } from './process-turns.js';
 
 export const processing: Scenario = {
   name: 'process',
@@ -15,13 +16,20 @@ export const processing: Scenario = {
   libs: 'all',
   async run(ctx, libs) {
     const { cfg, conn } = ctx;
+    const builds = libs.filter(isRelq);
+    const paired = builds.length === 2;
+    const solo = libs.filter((l) => !paired || l !== 'relq@ref');
     for (const c of cfg.concurrencies) {
-      for (const name of inTurns(libs)) {
+      for (const name of solo) {
         await processOnce(ctx, name, `proc${c}`, (hooks) => ADAPTERS[name].consumer(conn, c, hooks));
       }
+      if (paired) await processInTurns(ctx, builds, `proc${c}`, (name, own, hooks) => ADAPTERS[name].consumer(own, c, hooks));
     }
-    for (const name of inTurns(libs.filter(isRelq))) {
+    for (const name of solo.filter(isRelq)) {
       await processOnce(ctx, name, 'procBatch', (hooks) => ADAPTERS[name].batchConsumer!(conn, cfg.batchSize, cfg.batchConcurrency, hooks));
+    }
+    if (paired) {
+      await processInTurns(ctx, builds, 'procBatch', (name, own, hooks) => ADAPTERS[name].batchConsumer!(own, cfg.batchSize, cfg.batchConcurrency, hooks));
     }
   },
 };

@@ -1,6 +1,6 @@
 /**
- * How a `--ref` run judges a figure: the ratios of the two builds' samples measured back to
- * back, signed by which way is better, and flagged past 5 % worse (bench/compare.ts, pure: no Redis involved).
+ * How a `--ref` run judges a figure: per-rep ratios of the two builds, signed by which way
+ * is better, and flagged past 5 % worse (bench/compare.ts, pure: no Redis involved).
  */
 import { compareSection } from '../../bench/compare.js';
 import type { BenchResults, RunMeta } from '../../bench/report.js';
@@ -18,21 +18,28 @@ test('a slower rate and more CPU per job are flagged past 5 %; within it, or bet
   const lines = compareSection(
     meta,
     results(
-      { 'proc10.rate': [900, 950, 880], 'proc10.nodeCpuUs': [10.3, 10.2, 10.4], 'proc10.cmds': [2.5, 2.5, 2.5], 'addOne.rate': [1200, 1100, 1300] },
-      { 'proc10.rate': [1000, 1000, 1000], 'proc10.nodeCpuUs': [10, 10, 10], 'proc10.cmds': [3, 3, 3], 'addOne.rate': [1000, 1000, 1000] },
+      { 'procTurns10.rate': [900, 950, 880], 'procTurns10.nodeCpuUs': [10.3, 10.2, 10.4], 'procTurns10.cmds': [2.5, 2.5, 2.5], 'addOne.rate': [1200, 1100, 1300] },
+      { 'procTurns10.rate': [1000, 1000, 1000], 'procTurns10.nodeCpuUs': [10, 10, 10], 'procTurns10.cmds': [3, 3, 3], 'addOne.rate': [1000, 1000, 1000] },
     ),
   );
   expect(lines[0]).toBe('## relq against relq@def (lib/ as committed), same run');
-  expect(row(lines, 'process, c=10: jobs/s')).toContain('**−10.0 %');
-  expect(row(lines, 'process, c=10: Node CPU µs per job')).toContain('| −2.9 %'); // 1/1.03 - 1
-  expect(row(lines, 'process, c=10: Node CPU µs per job')).not.toContain('**');
-  expect(row(lines, 'process, c=10: Redis commands per job')).toContain('+20.0 %');
+  expect(row(lines, 'process, c=10, builds taking turns: jobs/s')).toContain('**−10.0 %');
+  expect(row(lines, 'process, c=10, builds taking turns: Node CPU µs per job')).toContain('| −2.9 %'); // 1/1.03 - 1
+  expect(row(lines, 'process, c=10, builds taking turns: Node CPU µs per job')).not.toContain('**');
+  expect(row(lines, 'process, c=10, builds taking turns: Redis commands per job')).toContain('+20.0 %');
   expect(row(lines, 'add, one by one: jobs/s')).toContain('+20.0 %');
-  expect(lines).toContain('4 figures compared; more than 5 % worse than at the ref: process, c=10: jobs/s (−10.0 %).');
+  expect(lines).toContain('4 figures compared; more than 5 % worse than at the ref: process, c=10, builds taking turns: jobs/s (−10.0 %).');
 });
 
 test('without a ref build in the run there is no section', () => {
   expect(compareSection(meta, { samples: { relq: { 'proc10.rate': [1] } }, breakdown: {}, floor: {}, notes: [] })).toEqual([]);
+});
+
+test('processing is compared from the run in which the builds take turns, not from the solo drain', () => {
+  const lines = compareSection(meta, results({ 'proc10.rate': [500, 500, 500], 'procTurns10.rate': [1000, 1000, 1000] }, { 'procTurns10.rate': [1000, 1000, 1000] }));
+  expect(row(lines, 'process, c=10, builds taking turns: jobs/s')).toContain('| +0.0 %');
+  expect(lines.some((l) => l.startsWith('| process, c=10: '))).toBe(false);
+  expect(lines).toContain('1 figures compared; none is more than 5 % worse than at the ref.');
 });
 
 test('latency is compared from the run in which the builds take turns, not from the solo run', () => {

@@ -1,0 +1,119 @@
+/**
+ * The two relq builds of a --ref run processing in turns ('procTurns' figures, compared in
+ * bench/compare.ts): each build has its own paused queue, pre-filled, and its own worker;
+ * they take TURNS turns each (X Y Y X X Y ...), and a turn resumes one queue until its
+ * worker completed `cfg.n / TURNS` more jobs, then pauses it and waits until nothing is
+ * leased. A turn's time runs from the resume to that last completion; CPU and Redis
+ * figures are taken over the same span.
+ *
+ * Whole drains of 20,000 jobs, one build after the other, differed by ±15 % between back
+ * to back runs of the same build, more than the 5 % a comparison must resolve; turns of a
+ * few hundred ms let both builds meet the same state of the machine.
+ */
+import { performance } from 'node:perf_hooks';
+import { ADAPTERS, QUEUE_NAME, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Conn, type Consumer, type RelqName } from '../adapters.js';
+import type { Payload } from '../payload.js';
+import { log } from '../recorder.js';
+import { snapshot, WindowTally } from '../stats.js';
+import { cpuUs, fill, gc, sleep, type ScenarioContext } from './kit.js';
+
+/** Turns per build and phase. */
+const TURNS = 10;
+/** A turn that has not reached its count by then fails the run (instead of hanging it). */
+const TURN_TIMEOUT_MS = 60_000;
+
+/** One build's side: its queue, its worker, what its turns measured. */
+interface Side {
+  name: RelqName;
+  queue: { pause(): Promise<void>; resume(): Promise<void>; counts(): Promise<{ working: number }>; close(): Promise<void> };
+  consumer: Consumer;
+  /** Completions so far, and what waits for the next count. */
+  done: number;
+  waiter?: { at: number; resolve(t: number): void };
+  jobs: number;
+  ms: number;
+  nodeCpuUs: number;
+  redis: WindowTally;
+}
+
+/**
+ * Measures `phase` ('proc<c>' or 'procBatch') of both builds in turns; `start` starts a
+ * build's worker on its own queue (the adapters' consumer or batch consumer).
+ */
+export async function processInTurns(
+  ctx: ScenarioContext,
+  names: RelqName[],
+  phase: string,
+  start: (name: RelqName, conn: Conn, hooks: { onDone(): void }) => Promise<Consumer>,
+): Promise<void> {
+  const { cfg, conn, admin, rec, flush } = ctx;
+  await flush();
+  const perTurn = Math.ceil(cfg.n / TURNS);
+  const warmup = Math.min(perTurn, 1000);
+  // every turn's overflow (jobs leased before the pause: about 500 in batch mode) is processed unmeasured
+  const total = warmup + cfg.n + (TURNS + 1) * 2000;
+  const sides: Side[] = [];
+  for (const name of names) {
+    const own: Conn = { ...conn, queue: `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}` };
+    const queue = new RELQ_LIBS[name]!.Queue<Payload, unknown>(own.queue!, { connection: { host: conn.host, port: conn.port }, ...RELQ_QUEUE_OPTIONS });
+    await queue.pause();
+    const producer = await ADAPTERS[name].producer(own);
+    await fill(cfg, producer, total, 4);
+    await producer.close();
+    const side: Side = { name, queue, consumer: undefined!, done: 0, jobs: 0, ms: 0, nodeCpuUs: 0, redis: new WindowTally() };
+    side.consumer = await start(name, own, {
+      onDone: () => {
+        side.done += 1;
+        if (side.waiter && side.done >= side.waiter.at) {
+          const w = side.waiter;
+          side.waiter = undefined;
+          w.resolve(performance.now());
+        }
+      },
+    });
+    sides.push(side);
+  }
+  /** Resumes the side's queue until `jobs` more completed; `measured`: adds the span to its figures. */
+  const turn = async (side: Side, jobs: number, measured: boolean): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const reached = new Promise<number>((resolve, reject) => {
+      const at = side.done + jobs;
+      side.waiter = { at, resolve };
+      const stuck = (c: unknown) => reject(new Error(`${phase} ${side.name}: ${side.done} of ${at} jobs done after ${TURN_TIMEOUT_MS} ms (counts ${JSON.stringify(c)})`));
+      timer = setTimeout(() => void side.queue.counts().then(stuck, stuck), TURN_TIMEOUT_MS);
+    });
+    const s0 = measured ? await snapshot(admin) : undefined;
+    const c0 = cpuUs();
+    const t0 = performance.now();
+    await side.queue.resume();
+    const t1 = await reached.finally(() => clearTimeout(timer));
+    if (s0) {
+      side.nodeCpuUs += cpuUs() - c0;
+      side.redis.add(s0, await snapshot(admin));
+      side.ms += t1 - t0;
+      side.jobs += jobs;
+    }
+    await side.queue.pause();
+    // the jobs leased before the pause finish unmeasured
+    while ((await side.queue.counts()).working > 0) await sleep(2);
+  };
+  for (const side of sides) await turn(side, warmup, false);
+  gc();
+  await rec.quiet();
+  const metric = phase.replace('proc', 'procTurns');
+  const marks = sides.map((s) => rec.loadMark(s.name, metric));
+  for (let t = 0; t < TURNS; t++) {
+    for (const side of t % 2 === 0 ? sides : [...sides].reverse()) await turn(side, perTurn, true);
+  }
+  for (const mark of marks) mark();
+  for (const side of sides) {
+    await side.consumer.close();
+    await side.queue.close();
+  }
+  for (const side of sides) {
+    const rate = (side.jobs * 1000) / side.ms;
+    rec.record(side.name, `${metric}.rate`, rate);
+    rec.recordWindow(side.name, metric, side.jobs, side.redis.stats, side.nodeCpuUs);
+    log(`${metric.padEnd(8)} ${side.name.padEnd(9)} ${Math.round(rate)} jobs/s in ${TURNS} turns, ${(side.redis.stats.total / side.jobs).toFixed(2)} cmds/job, node ${(side.nodeCpuUs / side.jobs).toFixed(1)} µs/job`);
+  }
+}
