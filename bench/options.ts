@@ -15,8 +15,9 @@ const HELP = `npm run bench [-- options]
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
   --quiet-budget S   seconds in all to wait for a quiet machine before measurements (default 150; quick 0)
-  --ref GITREF       (run-bench only) also measure relq's lib/ as committed at GITREF ('relq@ref'),
-                     alternating with the working tree's in the same run; RESULTS.md compares them
+  --ref GITREF       (run-bench only) also measure relq's lib/ as committed at GITREF ('relq@ref')
+                     in the same run (processing and latency in turns with the working tree's);
+                     RESULTS.md compares them
   --lib-at GITREF    (run-bench only) measure lib/ as committed at GITREF instead of the working tree's
   --profile          (run-bench only) profile relq processing at concurrency 10 instead`;
 
