@@ -52,6 +52,8 @@ export interface Adapter {
 }
 
 export const QUEUE_NAME = 'bench';
+/** A relq build's own queue, where both builds of a --ref run hold jobs at once (turns, backlogs). */
+export const buildQueueName = (name: RelqName): string => `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}`;
 
 /** What the bench uses of a relq build: the working tree's lib/ or the one compiled from `--ref`. */
 type RelqLib = Pick<typeof relqLib, 'Queue' | 'Worker'>;

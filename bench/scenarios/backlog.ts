@@ -10,7 +10,7 @@
  */
 import { freemem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { isRelq, QUEUE_NAME, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Producer, type RelqName } from '../adapters.js';
+import { isRelq, buildQueueName, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Producer, type RelqName } from '../adapters.js';
 import type { Payload } from '../payload.js';
 import { log } from '../recorder.js';
 import { queueMemory } from '../stats.js';
@@ -50,7 +50,7 @@ interface BacklogSide {
 
 async function openSide({ cfg, conn, admin, rec }: ScenarioContext, name: RelqName, b: number): Promise<BacklogSide> {
   const lib = RELQ_LIBS[name]!;
-  const queueName = `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}`;
+  const queueName = buildQueueName(name);
   const producer = new lib.Queue<Payload, unknown>(queueName, { connection: conn, ...RELQ_QUEUE_OPTIONS });
   const wq = new lib.Queue<Payload, unknown>(queueName, { connection: conn, ...RELQ_QUEUE_OPTIONS });
   const p: Producer = {

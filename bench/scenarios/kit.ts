@@ -91,4 +91,3 @@ export async function fill(cfg: BenchConfig, p: Producer, n: number, parallel = 
   });
   await Promise.all(lanes);
 }
-

@@ -10,7 +10,7 @@
  * latency beside the other libraries' (taking turns adds to both builds' latency).
  */
 import { performance } from 'node:perf_hooks';
-import { ADAPTERS, QUEUE_NAME, type Conn, type LibName, type Producer, type RelqName } from '../adapters.js';
+import { ADAPTERS, buildQueueName, type Conn, type LibName, type Producer, type RelqName } from '../adapters.js';
 import { makePayload } from '../payload.js';
 import { log } from '../recorder.js';
 import { closeWindow, openWindow, percentile, snapshot, WindowTally, type WindowStats } from '../stats.js';
@@ -127,7 +127,7 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
   const turn = Math.max(1, Math.round(cfg.latencyRate * SLICE_SEC));
   const sides: Side[] = [];
   for (const name of names) {
-    const own: Conn = { ...conn, queue: `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}` };
+    const own: Conn = { ...conn, queue: buildQueueName(name) };
     const lat: number[] = [];
     const turn = { done: new Completions(warmup) };
     const consumer = await ADAPTERS[name].consumer(own, cfg.latencyConcurrency, {

@@ -11,7 +11,7 @@
  * few hundred ms let both builds meet the same state of the machine.
  */
 import { performance } from 'node:perf_hooks';
-import { ADAPTERS, QUEUE_NAME, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Conn, type Consumer, type RelqName } from '../adapters.js';
+import { ADAPTERS, buildQueueName, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Conn, type Consumer, type RelqName } from '../adapters.js';
 import type { Payload } from '../payload.js';
 import { log } from '../recorder.js';
 import { snapshot, WindowTally } from '../stats.js';
@@ -54,23 +54,25 @@ export async function processInTurns(
   const total = warmup + cfg.n + (TURNS + 1) * 2000;
   const sides: Side[] = [];
   for (const name of names) {
-    const own: Conn = { ...conn, queue: `${QUEUE_NAME}-${name === 'relq' ? 'tree' : 'ref'}` };
+    const own: Conn = { ...conn, queue: buildQueueName(name) };
     const queue = new RELQ_LIBS[name]!.Queue<Payload, unknown>(own.queue!, { connection: { host: conn.host, port: conn.port }, ...RELQ_QUEUE_OPTIONS });
     await queue.pause();
     const producer = await ADAPTERS[name].producer(own);
     await fill(cfg, producer, total, 4);
     await producer.close();
-    const side: Side = { name, queue, consumer: undefined!, done: 0, jobs: 0, ms: 0, nodeCpuUs: 0, redis: new WindowTally() };
-    side.consumer = await start(name, own, {
+    const count: Pick<Side, 'done' | 'waiter'> = { done: 0 };
+    const consumer = await start(name, own, {
       onDone: () => {
-        side.done += 1;
-        if (side.waiter && side.done >= side.waiter.at) {
-          const w = side.waiter;
-          side.waiter = undefined;
+        count.done += 1;
+        if (count.waiter && count.done >= count.waiter.at) {
+          const w = count.waiter;
+          count.waiter = undefined;
           w.resolve(performance.now());
         }
       },
     });
+    // the hook above counts into the side itself
+    const side: Side = Object.assign(count, { name, queue, consumer, jobs: 0, ms: 0, nodeCpuUs: 0, redis: new WindowTally() });
     sides.push(side);
   }
   /** Resumes the side's queue until `jobs` more completed; `measured`: adds the span to its figures. */
