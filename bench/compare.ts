@@ -2,7 +2,7 @@
  * The RESULTS.md section of a `--ref` run: every figure of the working tree's relq against
  * the same figure of relq@ref, measured in the same run. The builds' samples pair up by rep:
  * processing and latency come from runs in which the two take turns (process-turns.ts,
- * latency.ts), backlogs from runs back to back, and a figure's change is the median of its
+ * latency.ts), backlogs from drains that alternate, and a figure's change is the median of its
  * pairs' ratios, so drift of the machine between reps cancels out.
  */
 import type { BenchResults, RunMeta } from './report.js';
@@ -31,7 +31,9 @@ function describe(metric: string): { label: string; digits: number; better: Dire
   if (phase[p] && what === 'scriptUs') return { label: `${phase[p]}: µs in scripts per job`, digits: 2, better: 'lower' };
   if (phase[p] && what === 'nodeCpuUs') return { label: `${phase[p]}: Node CPU µs per job`, digits: 2, better: 'lower' };
   // latency: the run in which the two builds take turns (bench/scenarios/latency.ts)
-  if (p === 'latTurns' && what && /^p\d+$/.test(what)) return { label: `latency ${what} at a steady rate, builds taking turns (ms)`, digits: 3, better: 'lower' };
+  // the tail: each turn's p99, median over the turns (a pooled p99 follows a few stalls; see latency.ts)
+  if (p === 'latTurns' && (what === 'p50' || what === 'p95')) return { label: `latency ${what} at a steady rate, builds taking turns (ms)`, digits: 3, better: 'lower' };
+  if (metric === 'latTurns.p99turn') return { label: 'latency p99 of each 0.5 s turn, median over the turns (ms)', digits: 3, better: 'lower' };
   if (metric === 'latTurns.nodeCpuPct') return { label: 'latency run: Node CPU (% of a core)', digits: 1, better: 'lower' };
   if (metric === 'latTurns.redisCpuPct') return { label: 'latency run: Redis CPU (% of a core)', digits: 1, better: 'lower' };
   if (metric === 'latTurns.cmds') return { label: 'latency run: Redis commands per job', digits: 2, better: 'lower' };
@@ -57,8 +59,8 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   L.push(
     `Both builds ran in this run on the same server. Processing and latency are compared from runs in which the ` +
       `two builds take turns, each with its own queue and worker: ten turns each of N/10 jobs per rep for processing ` +
-      `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts); ` +
-      `backlogs ran back to back, X Y then Y X from rep to rep. "change" is the median of the per-rep ratios working ` +
+      `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), whose ` +
+      `tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X (bench/scenarios/backlog.ts). "change" is the median of the per-rep ratios working ` +
       `tree / ref, <sub>min–max</sub>, signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +
       `worse is in bold. Figures measured once per run (idle, round trips) are one sample each.`,
     '',

@@ -16,7 +16,7 @@ const HELP = `npm run bench [-- options]
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
   --quiet-budget S   seconds in all to wait for a quiet machine before measurements (default 150; quick 0)
   --ref GITREF       (run-bench only) also measure relq's lib/ as committed at GITREF ('relq@ref')
-                     in the same run (processing and latency in turns with the working tree's);
+                     in the same run (processing, latency, backlog drains in turns with the working tree's);
                      RESULTS.md compares them
   --lib-at GITREF    (run-bench only) measure lib/ as committed at GITREF instead of the working tree's
   --profile          (run-bench only) profile relq processing at concurrency 10 instead`;
@@ -63,6 +63,8 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     concurrencies: [1, 10, 50],
     latencyRate: 500,
     latencySec: quick ? 1 : 10,
+    /** each build's time in the --ref run in turns: its tail needs more turns than a solo run's 10 s give */
+    latencyTurnsSec: quick ? 2 : 30,
     latencyConcurrency: 10,
     idleSettleSec: quick ? 0.3 : 2,
     idleSec: quick ? 1 : 10,
@@ -73,6 +75,8 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
       : quick
         ? [1000, 10_000]
         : [1000, 100_000, 1_000_000],
+    /** jobs a backlog smaller than N processes per rep, in drains of its size (a drain of 1,000 lasts about 40 ms) */
+    smallBacklogJobs: quick ? 2000 : 100_000,
     benchmarkRequests: quick ? 10_000 : 100_000,
     /** before each measurement, wait up to 8 s for other processes to use < 0.3 cores; 150 s in all */
     quietBudgetMs: Number(argv['quiet-budget'] ?? (quick ? 0 : 150)) * 1000,

@@ -1,12 +1,16 @@
 /**
  * relq processing throughput (concurrency 10) with a backlog of `b` jobs, for each of
  * `cfg.backlogs` (1M only with 4 GiB free per build). One worker per build, each build on
- * its own queue; a queue is paused while it is filled; time runs from resume() to the last
- * counted completion. Memory: what the queue's keys take once filled (MEMORY USAGE). Backlogs >= N: N jobs are processed from the top of the backlog (which
- * never drops below b - N) and topped up between reps. Smaller backlogs: cycles of fill b /
- * drain b until N jobs are processed, only the draining timed. With --ref both builds hold
- * their backlog at once and take turns rep by rep (X Y, then Y X), so the pairs compared
- * were measured back to back.
+ * its own queue; a queue is paused while it is filled; a drain's time runs from resume() to
+ * its last counted completion. Memory: what the queue's keys take once filled (MEMORY
+ * USAGE). Backlogs >= N: one drain of N jobs per rep from the top of the backlog (which
+ * never drops below b - N), topped up between reps. Smaller backlogs: cycles of fill b /
+ * drain b until `cfg.smallBacklogJobs` are processed, only the draining timed.
+ *
+ * With --ref both builds hold their backlog at once and take turns drain by drain (X Y,
+ * then Y X): a small backlog's drains last about 70 ms, and twenty of one build followed by
+ * twenty of the other met different states of the machine (per-rep ratios from -9 % to
+ * +12 % for the same pair of builds); drains that alternate meet the same ones.
  */
 import { freemem } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -28,23 +32,34 @@ export const backlog: Scenario = {
         continue;
       }
       await ctx.flush();
-      const sides = new Map<RelqName, BacklogSide>();
+      const sides: BacklogSide[] = [];
       try {
-        for (const name of builds) sides.set(name, await openSide(ctx, name, b));
+        for (const name of builds) sides.push(await openSide(ctx, name, b));
+        const drains = b >= ctx.cfg.n ? 1 : Math.ceil(ctx.cfg.smallBacklogJobs / b);
         for (let rep = 0; rep < ctx.cfg.reps; rep++) {
-          // one measurement per build and rep: X Y, then Y X in the next rep
-          for (const name of rep % 2 === 0 ? builds : [...builds].reverse()) await sides.get(name)!.measure();
+          for (const side of sides) side.begin();
+          await ctx.rec.quiet();
+          // drain by drain, X Y then Y X, continuing the alternation across reps
+          for (let d = 0; d < drains; d++) {
+            const order = (rep * drains + d) % 2 === 0 ? sides : [...sides].reverse();
+            for (const side of order) await side.drain();
+          }
+          for (const side of sides) side.end();
         }
       } finally {
-        for (const side of sides.values()) await side.close();
+        for (const side of sides) await side.close();
       }
     }
   },
 };
 
 interface BacklogSide {
-  /** One rep: processes N jobs from the backlog and records the rate. */
-  measure(): Promise<void>;
+  /** Starts a rep. */
+  begin(): void;
+  /** One drain: tops the backlog up to `b`, then processes min(b, N) jobs from it, timed. */
+  drain(): Promise<void>;
+  /** Ends a rep: records the rate over its drains. */
+  end(): void;
   close(): Promise<void>;
 }
 
@@ -75,29 +90,33 @@ async function openSide({ cfg, conn, admin, rec }: ScenarioContext, name: RelqNa
     for (let k = 0; k < 200 && worker.inFlight > 0; k++) await sleep(10);
     await sleep(20);
   };
+  const perDrain = Math.min(b, cfg.n);
+  let processed = 0;
+  let ms = 0;
+  let endMark = (): void => {};
   return {
-    async measure() {
-      const lm = rec.loadMark(name, `backlog.${b}`);
-      let processed = 0;
-      let ms = 0;
-      const perCycle = Math.min(b, cfg.n);
-      while (processed < cfg.n) {
-        const pending = (await producer.counts()).pending;
-        if (pending < b) await fill(cfg, p, b - pending, 4);
-        gc();
-        if (processed === 0) await rec.quiet();
-        counter = new Completions(perCycle);
-        const t0 = performance.now();
-        await producer.resume();
-        await counter.wait(`backlog ${b}`);
-        ms += counter.last - t0;
-        processed += perCycle;
-        counter = undefined;
-        await settle();
-      }
+    begin() {
+      processed = 0;
+      ms = 0;
+      endMark = rec.loadMark(name, `backlog.${b}`);
+    },
+    async drain() {
+      const pending = (await producer.counts()).pending;
+      if (pending < b) await fill(cfg, p, b - pending, 4);
+      gc();
+      counter = new Completions(perDrain);
+      const t0 = performance.now();
+      await producer.resume();
+      await counter.wait(`backlog ${b}`);
+      ms += counter.last - t0;
+      processed += perDrain;
+      counter = undefined;
+      await settle();
+    },
+    end() {
       const rate = (processed * 1000) / ms;
       rec.record(name, `backlog.${b}`, rate);
-      lm();
+      endMark();
       log(`backlog  ${name.padEnd(9)} ${b} waiting: ${Math.round(rate)} jobs/s (fill ${Math.round(b / fillSec)} jobs/s, ${(bytes / 1024 / 1024).toFixed(0)} MiB)`);
     },
     async close() {
