@@ -7,6 +7,7 @@
 import { Redis, type ChainableCommander } from 'ioredis';
 import { makePayload } from './payload.js';
 import { startRedis } from './redis-server.js';
+import { usedMemory } from './stats.js';
 
 const N = 10_000;
 const record = (i: number): string => `{"t":${1763900000000 + i},"a":3}\n${JSON.stringify(makePayload(i))}`;
@@ -22,10 +23,6 @@ const LAYOUTS: Record<string, (p: ChainableCommander, i: number) => void> = {
   'stream of records + hash id -> entry id': (p, i) =>
     p.xadd('pending', entryId(i), 'i', jobId(i), 'r', record(i)).hset('jobs', jobId(i), entryId(i)),
 };
-
-async function usedMemory(r: Redis): Promise<number> {
-  return Number(/used_memory:(\d+)/.exec(await r.info('memory'))![1]);
-}
 
 async function main(): Promise<void> {
   const server = await startRedis();
