@@ -59,9 +59,10 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   L.push(
     `Both builds ran in this run on the same server. Processing and latency are compared from runs in which the ` +
       `two builds take turns, each with its own queue and worker: ten turns each of N/10 jobs per rep for processing ` +
-      `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), whose ` +
-      `tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X (bench/scenarios/backlog.ts). "change" is the median of the per-rep ratios working ` +
-      `tree / ref, <sub>min–max</sub>, signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +
+      `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), ` +
+      `whose tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X ` +
+      `(bench/scenarios/backlog.ts). "change" is the median of the per-rep ratios working tree / ref, ` +
+      `<sub>min–max</sub>, signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +
       `worse is in bold. Figures measured once per run (idle, round trips) are one sample each.`,
     '',
   );

@@ -41,6 +41,8 @@ export interface RunMeta {
     memJobs: number;
     monitorJobs: number;
     backlogs: number[];
+    /** jobs a backlog smaller than N processes per rep (absent in runs before it existed: N) */
+    smallBacklogJobs?: number;
     payloadBytes: number;
     /** how relq's batch row was measured (absent in old results: lease+ackBatch) */
     batchMode?: 'BatchWorker' | 'lease+ackBatch';
@@ -260,7 +262,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     L.push(`| vs ${fmt(bl[0]!, 0)} | ${bl.map((b) => ratio(med('relq', `backlog.${b}`), med('relq', `backlog.${bl[0]}`))).join(' | ')} |`);
     L.push(`| Redis MiB per 10,000 waiting (at that size) | ${bl.map((b) => cell('relq', `backlogMem.${b}`, 2)).join(' | ')} |`);
     L.push('');
-    L.push(`One worker; the queue is paused while it is filled and time runs from \`resume()\` to the last counted completion. Backlogs ≥ N: N jobs are taken from the top of the backlog (it never drops below backlog − N) and it is topped up between reps. Smaller backlogs: cycles of fill / drain until N jobs are done, only the draining timed. Memory: what the queue's keys take once filled (\`MEMORY USAGE\` of each).`);
+    L.push(`One worker; the queue is paused while it is filled and time runs from \`resume()\` to the last counted completion. Backlogs ≥ N: N jobs are taken from the top of the backlog (it never drops below backlog − N) and it is topped up between reps. Smaller backlogs: cycles of fill / drain until ${fmt(meta.cfg.smallBacklogJobs ?? meta.cfg.n, 0)} jobs are done, only the draining timed. Memory: what the queue's keys take once filled (\`MEMORY USAGE\` of each).`);
     L.push('');
   }
   // ---- features' own costs (relq only; absent from runs that skipped them)

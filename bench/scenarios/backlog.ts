@@ -15,10 +15,11 @@
 import { freemem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isRelq, buildQueueName, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Producer, type RelqName } from '../adapters.js';
+import type { BenchConfig } from '../options.js';
 import type { Payload } from '../payload.js';
 import { log } from '../recorder.js';
 import { queueMemory } from '../stats.js';
-import { Completions, fill, gc, sleep, type Scenario, type ScenarioContext } from './kit.js';
+import { Completions, fill, gc, sleep, turnOrder, type Scenario, type ScenarioContext } from './kit.js';
 
 export const backlog: Scenario = {
   name: 'backlog',
@@ -35,14 +36,13 @@ export const backlog: Scenario = {
       const sides: BacklogSide[] = [];
       try {
         for (const name of builds) sides.push(await openSide(ctx, name, b));
-        const drains = b >= ctx.cfg.n ? 1 : Math.ceil(ctx.cfg.smallBacklogJobs / b);
+        const { drains } = drainPlan(ctx.cfg, b);
         for (let rep = 0; rep < ctx.cfg.reps; rep++) {
           for (const side of sides) side.begin();
           await ctx.rec.quiet();
-          // drain by drain, X Y then Y X, continuing the alternation across reps
+          // drain by drain, the order alternating across reps too
           for (let d = 0; d < drains; d++) {
-            const order = (rep * drains + d) % 2 === 0 ? sides : [...sides].reverse();
-            for (const side of order) await side.drain();
+            for (const side of turnOrder(sides, rep * drains + d)) await side.drain();
           }
           for (const side of sides) side.end();
         }
@@ -52,6 +52,11 @@ export const backlog: Scenario = {
     }
   },
 };
+
+/** Per rep: `drains` drains of `perDrain` jobs each (one of N from a backlog of at least N). */
+function drainPlan(cfg: BenchConfig, b: number): { drains: number; perDrain: number } {
+  return b >= cfg.n ? { drains: 1, perDrain: cfg.n } : { drains: Math.ceil(cfg.smallBacklogJobs / b), perDrain: b };
+}
 
 interface BacklogSide {
   /** Starts a rep. */
@@ -90,7 +95,7 @@ async function openSide({ cfg, conn, admin, rec }: ScenarioContext, name: RelqNa
     for (let k = 0; k < 200 && worker.inFlight > 0; k++) await sleep(10);
     await sleep(20);
   };
-  const perDrain = Math.min(b, cfg.n);
+  const { perDrain } = drainPlan(cfg, b);
   let processed = 0;
   let ms = 0;
   let endMark = (): void => {};

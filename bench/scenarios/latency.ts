@@ -22,7 +22,7 @@ import { ADAPTERS, buildQueueName, type Conn, type LibName, type Producer, type 
 import { makePayload } from '../payload.js';
 import { log } from '../recorder.js';
 import { closeWindow, median, openWindow, percentile, snapshot, WindowTally, type WindowStats } from '../stats.js';
-import { Completions, cpuUs, gc, sleep, type Scenario, type ScenarioContext } from './kit.js';
+import { Completions, cpuUs, gc, sleep, turnOrder, type Scenario, type ScenarioContext } from './kit.js';
 
 /** Length of one turn of a build in the paired run. */
 const SLICE_SEC = 0.5;
@@ -137,7 +137,7 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
   await flush();
   const total = Math.round(cfg.latencyRate * cfg.latencyTurnsSec);
   const warmup = Math.max(50, Math.round((cfg.latencyRate * cfg.latencySec) / 10));
-  const turn = Math.max(1, Math.round(cfg.latencyRate * SLICE_SEC));
+  const perTurn = Math.max(1, Math.round(cfg.latencyRate * SLICE_SEC));
   const sides: Side[] = [];
   for (const name of names) {
     const own: Conn = { ...conn, queue: buildQueueName(name) };
@@ -161,10 +161,9 @@ async function latencyInTurns(ctx: ScenarioContext, names: RelqName[]): Promise<
   gc();
   await rec.quiet();
   const marks = sides.map((s) => rec.loadMark(s.name, 'latTurns'));
-  for (let from = warmup, k = 0; from < warmup + total; from += turn, k++) {
-    const count = Math.min(turn, warmup + total - from);
-    // X Y, then Y X: the build that goes first in a pair of turns was measured 1-7 % slower at p50
-    for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
+  for (let from = warmup, k = 0; from < warmup + total; from += perTurn, k++) {
+    const count = Math.min(perTurn, warmup + total - from);
+    for (const side of turnOrder(sides, k)) {
       side.turn.done = new Completions(count);
       const seen = side.lat.length;
       const s0 = await snapshot(admin);

@@ -15,7 +15,7 @@ import { ADAPTERS, buildQueueName, RELQ_LIBS, RELQ_QUEUE_OPTIONS, type Conn, typ
 import type { Payload } from '../payload.js';
 import { log } from '../recorder.js';
 import { snapshot, WindowTally } from '../stats.js';
-import { cpuUs, fill, gc, sleep, type ScenarioContext } from './kit.js';
+import { cpuUs, fill, gc, sleep, turnOrder, type ScenarioContext } from './kit.js';
 
 /** Turns per build and phase. */
 const TURNS = 10;
@@ -105,7 +105,7 @@ export async function processInTurns(
   const metric = phase.replace('proc', 'procTurns');
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
   for (let t = 0; t < TURNS; t++) {
-    for (const side of t % 2 === 0 ? sides : [...sides].reverse()) await turn(side, perTurn, true);
+    for (const side of turnOrder(sides, t)) await turn(side, perTurn, true);
   }
   for (const mark of marks) mark();
   for (const side of sides) {

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import { withDeadline } from '../../core/deadline.js';
 import * as msg from '../relq.messages.js';
 import type { InstanceSource } from './processor-definition.js';
+import { withTimeout } from './with-timeout.js';
 
 /** The decorators whose methods are called for events. */
 export type EventDecorator = '@OnWorkerEvent' | '@OnQueueEvent';
@@ -33,7 +33,7 @@ export class EventMethodCalls {
   async finish(timeoutMs: number): Promise<void> {
     if (this.running.size === 0) return;
     try {
-      await withDeadline(Promise.all(this.running), timeoutMs, 'event method calls');
+      await withTimeout(Promise.all(this.running), timeoutMs, `the ${this.decorator}() calls of ${this.owner.className}`);
     } catch {
       this.logger.warn(msg.eventCallsUnfinished(this.owner.className, this.decorator, this.running.size, timeoutMs));
     }
