@@ -124,6 +124,16 @@ export class RateLimitError extends RelqError {
   }
 }
 
+/**
+ * Stands in for a value a handler threw (or returned as a failure) that throws when read: a
+ * revoked Proxy, an Error whose `message` getter throws. The attempt fails with this error.
+ */
+export class UnreadableValueError extends RelqError {
+  constructor(message: string) {
+    super(message, 'RELQ_UNREADABLE_VALUE');
+  }
+}
+
 /** A bounded queue is full: `tryAdd()` at once, `add()` once its `waitMs` ran out. */
 export class QueueFullError extends RelqError {
   constructor(

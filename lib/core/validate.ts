@@ -1,4 +1,5 @@
 import { PayloadTooLargeError, ValidationError } from './errors.js';
+import { messageOf } from './thrown.js';
 
 // Printable text with no control characters; braces would change a key's hash slot.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -94,7 +95,7 @@ export function toJson(field: string, value: unknown, maxBytes: number): string 
     json = JSON.stringify(value);
   } catch (err) {
     // a toJSON() that returns a BigInt or throws
-    throw new ValidationError(field, `cannot be turned into JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ValidationError(field, `cannot be turned into JSON: ${messageOf(err)}`);
   }
   if (json === undefined) throw new ValidationError(field, 'has no JSON form (it is undefined, or its toJSON() returned undefined)');
   // A UTF-16 code unit is at most 3 UTF-8 bytes: count bytes only near the limit.

@@ -4,6 +4,7 @@
 // call site reads as what happened, not how it is said.
 
 import type { EventDecorator } from './runtime/event-method-calls.js';
+import { messageOf } from '../core/thrown.js';
 
 const names = (list: readonly string[]) => list.join(', ');
 
@@ -257,7 +258,5 @@ export function timedOut(what: string, ms: number): string {
   return `${what} timed out after ${ms} ms`;
 }
 
-/** The message of anything thrown. */
-export function textOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+/** The message of anything thrown; never throws (lib/core/thrown.ts). */
+export const textOf = messageOf;

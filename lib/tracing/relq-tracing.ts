@@ -13,6 +13,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
+import { isInstance, messageOf } from '../core/thrown.js';
 import { registerInstrument, traceContextOf, type AddInfo, type AddScope, type Instrument, type JobOutcome, type ProcessScope } from '../core/instrumentation/index.js';
 import type { LeasedJob } from '../core/types.js';
 import { assertBoolean, assertOptions } from '../core/validate.js';
@@ -130,7 +131,7 @@ function recordOutcomes(span: Span, outcomes: readonly JobOutcome[]): void {
 }
 
 function failed(span: Span, error: unknown): void {
-  const exception = error instanceof Error ? error : String(error ?? 'failed');
-  span.recordException(exception);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: typeof exception === 'string' ? exception : exception.message });
+  const message = messageOf(error ?? 'failed');
+  span.recordException(isInstance(error, Error) ? error : message);
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
 }

@@ -5,10 +5,11 @@
  * error is a process warning, and the handler still runs exactly once (guardedRun).
  */
 import type { LeasedJob, SweepResult } from '../types.js';
+import { messageOf } from '../thrown.js';
 import { instruments, type AddInfo, type AddScope, type JobOutcome, type ProcessScope } from './instruments.js';
 
 function warn(what: string, error: unknown): void {
-  process.emitWarning(`relq instrumentation failed in ${what}: ${error instanceof Error ? error.message : String(error)}`, { type: 'RelqWarning', code: 'RELQ_INSTRUMENTATION' });
+  process.emitWarning(`relq instrumentation failed in ${what}: ${messageOf(error)}`, { type: 'RelqWarning', code: 'RELQ_INSTRUMENTATION' });
 }
 
 function guarded(what: string, fn: () => void): void {

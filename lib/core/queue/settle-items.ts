@@ -1,6 +1,7 @@
 import { DEFAULT_POLICY, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { LeaseRef } from '../types.js';
+import { describeThrown } from '../thrown.js';
 import { assertInt } from '../validate.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
@@ -88,26 +89,8 @@ export function rejectItem(lease: LeaseRef, reason: unknown): SettleItem {
   return ['r', lease.job.id, lease.token, errorText(reason), 0];
 }
 
+/** A failure as stored with the job: described without ever throwing, cut at MAX_ERROR_TEXT. */
 export function errorText(error: unknown): string {
-  let text: string;
-  if (error instanceof Error) text = error.message ? `${error.name}: ${error.message}` : error.name;
-  else if (typeof error === 'string') text = error;
-  else if (error === undefined) text = 'failed';
-  else text = describeValue(error);
+  const text = describeThrown(error);
   return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text;
-}
-
-/** Any thrown value as text: JSON where it has some, else String(), else its tag (a cyclic object without prototype has neither). */
-function describeValue(value: unknown): string {
-  try {
-    const json = JSON.stringify(value);
-    if (json !== undefined) return json;
-  } catch {
-    // cyclic, or holding a BigInt
-  }
-  try {
-    return String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
 }

@@ -6,7 +6,8 @@ import { startAttemptTimer } from './attempt-timeout.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
-import { failureOutcome, successOutcome, type Outcome } from './outbox.js';
+import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
+import { isInstance } from '../thrown.js';
 import { blockDuration } from '../queue/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import type { Lease, LeasedJob } from '../types.js';
@@ -50,8 +51,9 @@ export interface BatchWorkerOptions {
 }
 
 const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
-/** What a batch's wait ends with when every job of it ran past its timeoutMs. */
-const TIMED_OUT = Symbol('every job timed out');
+/** What a batch's wait ends with when every job of it timed out or lost its lease. */
+const BATCH_OVER = Symbol('every attempt of the batch is over');
+const attemptOver = (h: HeldLease<unknown>): boolean => h.lost || h.timedOut !== undefined;
 
 /**
  * Runs a handler on batches of jobs: one lease call fetches a batch (and settles the
@@ -71,6 +73,8 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
   private readonly pauseWakers: Array<() => void> = [];
   private readonly turns = new IdleLanes();
+  /** Per running batch: ends it once every attempt of it is over. */
+  private readonly overChecks = new Map<Array<HeldLease<Data>>, () => void>();
 
   constructor(
     queue: Queue<Data, Result>,
@@ -194,42 +198,52 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     const observed = instruments.length ? observeProcess(this.q.name, held.map((h) => h.lease.job)) : undefined;
     for (const job of jobs) this.jobStarted(job);
     // Each job's own timeoutMs aborts its signal and fails it, whatever the batch returns for
-    // it; once every job timed out, the batch is over without waiting for the handler.
-    let allTimedOut!: () => void;
-    const timedOut = new Promise<typeof TIMED_OUT>((resolve) => (allTimedOut = () => resolve(TIMED_OUT)));
-    const stopTimers = held.map((h) => startAttemptTimer(h, () => held.every((x) => x.timedOut) && allTimedOut()));
+    // it; once every job timed out or lost its lease, the batch is over without waiting for
+    // the handler (one that ignores its signals runs on, its late outcomes dropped).
+    const over = new Promise<typeof BATCH_OVER>((resolve) => this.overChecks.set(held, () => held.every(attemptOver) && resolve(BATCH_OVER)));
+    const stopTimers = held.map((h) => startAttemptTimer(h, () => this.overChecks.get(held)?.()));
     let outcomes: Array<Outcome<Data, Result>>;
     try {
-      const returned = await Promise.race([Promise.resolve().then(() => (observed ? observed.run(() => this.handler(jobs)) : this.handler(jobs))), timedOut]);
-      outcomes = returned === TIMED_OUT ? [] : this.fromReturned(held, returned);
+      const returned = await Promise.race([Promise.resolve().then(() => (observed ? observed.run(() => this.handler(jobs)) : this.handler(jobs))), over]);
+      outcomes = returned === BATCH_OVER ? [] : this.fromReturned(held, returned);
     } catch (error) {
-      outcomes = held.map((h) => failureOutcome(h, error, error instanceof UnrecoverableError));
+      outcomes = held.map((h) => thrownOutcome(h, error));
     } finally {
       for (const stop of stopTimers) stop();
+      this.overChecks.delete(held);
     }
-    outcomes = held.map((h, i) => (h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
-    observed?.end(outcomes.map((o) => jobOutcome(o.event, o.held.lost)));
+    // Jobs whose lease was lost (reported then) or given back at shutdown are not settled.
+    const settle = held.map((h, i) => (h.lost ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
+    observed?.end(held.map((h, i) => jobOutcome(settle[i]?.event, h.lost)));
     this.batches.delete(held);
     this.runningBatches -= 1;
-    // Jobs whose lease was lost (or given back at shutdown) are not settled.
-    for (const o of outcomes) {
-      if (o.held.lost) this.subject.next({ type: 'lost', job: o.held.lease.job });
-      else this.outbox.push(o);
-    }
+    for (const o of settle) if (o) this.outbox.push(o);
     if (this.runningBatches === 0) this.handlersFinished();
   }
 
+  /** One outcome per job from what the handler returned; an item that throws when read fails its job. */
   private fromReturned(held: Array<HeldLease<Data>>, returned: ReadonlyArray<BatchOutcome<Result>> | void): Array<Outcome<Data, Result>> {
     const success = (h: HeldLease<Data>, result: Result | undefined) => successOutcome<Data, Result>(h, result as Result, this.q.maxPayloadBytes);
     if (returned === undefined || returned === null) return held.map((h) => success(h, undefined));
     const error = batchResultError(held.length, returned);
     if (error) return held.map((h) => failureOutcome(h, error, false));
     return held.map((h, i) => {
-      const o = returned[i] as BatchOutcome<Result> | undefined;
-      if (o && o.ok === true) return success(h, o.result);
-      if (o && o.ok === false) return failureOutcome(h, o.error, o.retry === false || o.error instanceof UnrecoverableError);
-      return failureOutcome(h, new ValidationError(`batch handler result[${i}]`, 'must be { ok: true, result? } or { ok: false, error?, retry? }'), false);
+      try {
+        const o = returned[i] as BatchOutcome<Result> | undefined;
+        if (o && o.ok === true) return success(h, o.result);
+        if (o && o.ok === false) return failureOutcome(h, o.error, o.retry === false || isInstance(o.error, UnrecoverableError));
+        return failureOutcome(h, new ValidationError(`batch handler result[${i}]`, 'must be { ok: true, result? } or { ok: false, error?, retry? }'), false);
+      } catch (unreadable) {
+        return thrownOutcome(h, unreadable);
+      }
     });
+  }
+
+  /** A touch found a lease gone: reported now; a batch all of whose jobs are over ends. */
+  protected override leaseLost(held: HeldLease<Data>): void {
+    if (!held.markLost()) return;
+    this.subject.next({ type: 'lost', job: held.lease.job });
+    for (const [batch, check] of this.overChecks) if (batch.includes(held)) check();
   }
 
   protected override reportSettled(o: Outcome<Data, Result>, settled: boolean): void {

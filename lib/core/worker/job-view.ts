@@ -45,7 +45,7 @@ export class HeldLease<Data> {
   private controller: AbortController | undefined;
   private abortReason: Error | undefined;
   renewedAt = Date.now();
-  /** The handler has returned or thrown. */
+  /** The attempt ended: its handler's outcome, its timeout, or the loss of its lease (Worker). */
   finished = false;
   lost = false;
   /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */

@@ -1,6 +1,7 @@
 import { newRequestId } from '../queue/ids.js';
 import type { HeldLease } from './job-view.js';
-import { RateLimitError } from '../errors.js';
+import { RateLimitError, UnrecoverableError } from '../errors.js';
+import { readableThrown } from '../thrown.js';
 import { ackItem, nackItem, rateLimitItem, rejectItem, requeueItem, type SettleItem } from '../queue/settle-items.js';
 import type { JobProgress, LeasedJob } from '../types.js';
 import { toJson } from '../validate.js';
@@ -63,13 +64,27 @@ export function successOutcome<Data, Result>(
   }
 }
 
-/** A failed attempt (retried, or dead past its attempts); `deadNow` dead-letters at once. */
+/**
+ * What a handler threw, as its attempt's outcome: a give-back for NotStartedError, a dead
+ * letter for UnrecoverableError, else a failed attempt. Never throws, whatever was thrown.
+ */
+export function thrownOutcome<Data, Result>(held: HeldLease<Data>, thrown: unknown): Outcome<Data, Result> {
+  const error = readableThrown(thrown);
+  if (error instanceof NotStartedError) return giveBackOutcome(held);
+  return failureOutcome(held, error, error instanceof UnrecoverableError);
+}
+
+/**
+ * A failed attempt (retried, or dead past its attempts); `deadNow` dead-letters at once. An
+ * error that throws when read is replaced by one that describes it (lib/core/thrown.ts).
+ */
 export function failureOutcome<Data, Result>(
   held: HeldLease<Data>,
-  error: unknown,
+  failure: unknown,
   deadNow: boolean,
 ): Outcome<Data, Result> {
   const { job } = held.lease;
+  let error = readableThrown(failure);
   if (error instanceof RateLimitError) {
     try {
       return { held, item: rateLimitItem(held.lease, error.delayMs, error.scope), event: { type: 'rateLimited', job, delayMs: error.delayMs } };

@@ -1,12 +1,11 @@
 import { MAX_LEASE_COUNT } from '../defaults.js';
-import { UnrecoverableError } from '../errors.js';
 import { startAttemptTimer } from './attempt-timeout.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess, type ProcessScope } from '../instrumentation/index.js';
 import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
-import { failureOutcome, giveBackOutcome, NotStartedError, successOutcome, type Outcome } from './outbox.js';
+import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
 import { blockDuration, type LeaseStep } from '../queue/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import { requeueItem } from '../queue/settle-items.js';
@@ -55,6 +54,8 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   /** Most slots one lease call asks for. */
   private readonly laneCap: number;
   private readonly held = new Map<string, HeldLease<Data>>();
+  /** How each running attempt ends (by lease token): called at most once. */
+  private readonly ending = new Map<string, (outcome: Outcome<Data, Result> | undefined) => void>();
   private running = 0;
   /** Slots promised to lease calls in flight. */
   private requested = 0;
@@ -193,9 +194,18 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     if (held.leaseLen < this.leaseMs) this.heartbeat.schedule();
     // Registered instruments (relq/metrics, relq/tracing) see the run; none: one length check.
     const observed = instruments.length ? observeProcess(this.q.name, [lease.job]) : undefined;
-    // At the timeout the attempt fails and its slot is free; a handler that ignores its
-    // signal runs on, and what it returns then is dropped.
-    const stopTimer = startAttemptTimer(held, (error) => this.finish(held, failureOutcome(held, error, false), observed));
+    // The attempt ends once, at whichever comes first: the handler's outcome, its timeout, or
+    // the loss of its lease. The last two free the slot at once: the handler's signal aborts,
+    // and one that ignores it runs on with its late outcome dropped.
+    let stopTimer = (): void => undefined;
+    const end = (outcome: Outcome<Data, Result> | undefined): void => {
+      if (held.finished) return;
+      stopTimer();
+      this.ending.delete(lease.token);
+      this.finish(held, outcome, observed);
+    };
+    this.ending.set(lease.token, end);
+    stopTimer = startAttemptTimer(held, (error) => end(failureOutcome(held, error, false)));
     const job = new JobView(held, this.jobCalls);
     this.jobStarted(job);
     let promise: Promise<Result>;
@@ -205,30 +215,25 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       promise = Promise.reject(error);
     }
     promise.then(
-      (result) => {
-        stopTimer();
-        if (!held.timedOut) this.finish(held, successOutcome(held, result, this.q.maxPayloadBytes), observed);
-      },
-      (error: unknown) => {
-        stopTimer();
-        if (held.timedOut) return;
-        this.finish(held, error instanceof NotStartedError ? giveBackOutcome(held) : failureOutcome(held, error, error instanceof UnrecoverableError), observed);
-      },
+      (result) => end(successOutcome(held, result, this.q.maxPayloadBytes)),
+      (error: unknown) => end(thrownOutcome(held, error)),
     );
   }
 
-  private finish(held: HeldLease<Data>, outcome: Outcome<Data, Result>, observed?: ProcessScope): void {
+  /** Ends an attempt: its slot is free, and its outcome (none for a lost lease) goes to the outbox. */
+  private finish(held: HeldLease<Data>, outcome: Outcome<Data, Result> | undefined, observed?: ProcessScope): void {
     held.finished = true;
-    observed?.end([jobOutcome(outcome.event, held.lost)]);
+    observed?.end([jobOutcome(outcome?.event, held.lost)]);
     this.running -= 1;
-    if (held.lost) {
+    if (held.lost || !outcome) {
       this.held.delete(held.lease.token);
     } else {
       this.outbox.push(outcome);
       // While stopping no lane leases again: settle now (a give-back must not wait for the drain).
       if (this.stopping || (this.idleLanes === this.lanes && !this.slotWaiters.length)) this.flushSoon();
-      else if (this.slotWaiters.length) this.notifySlots(); // a lane folds the settle into its next lease
     }
+    // A lane waiting for a slot leases now (folding the settle into that call).
+    if (this.slotWaiters.length) this.notifySlots();
     if (this.running === 0) this.handlersFinished();
   }
 
@@ -238,7 +243,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     if (held.finished) return;
     if (!held.markLost()) return;
     this.subject.next({ type: 'lost', job: held.lease.job });
-    if (held.finished) this.held.delete(held.lease.token);
+    this.ending.get(held.lease.token)?.(undefined);
   }
 
   protected override heldLeases(): Iterable<HeldLease<Data>> {

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import * as msg from '../relq.messages.js';
 import type { InstanceSource } from './processor-definition.js';
 import { withTimeout } from './with-timeout.js';
+import { stackOf } from '../../core/thrown.js';
 
 /** The decorators whose methods are called for events. */
 export type EventDecorator = '@OnWorkerEvent' | '@OnQueueEvent';
@@ -47,7 +48,7 @@ export class EventMethodCalls {
     } catch (err) {
       this.logger.error(
         msg.listenerThrew(this.decorator, this.owner.className, methodName, msg.textOf(err)),
-        err instanceof Error ? err.stack : undefined,
+        stackOf(err),
       );
     }
   }

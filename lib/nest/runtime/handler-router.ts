@@ -46,13 +46,24 @@ export class HandlerRouter {
     if (!route) {
       throw new UnrecoverableError(msg.noRoute(job.name, this.def.className, this.def.queueName));
     }
-    await route.gate.acquire(job.signal);
+    const { signal } = job;
+    await route.gate.acquire(signal);
+    // The handler's slot is free when it returns, or when the Worker gave up on the attempt
+    // (timeout, lost lease, give-back) and aborted its signal, as the Worker's own slot is.
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      signal.removeEventListener('abort', release);
+      route.gate.release();
+    };
+    signal.addEventListener('abort', release, { once: true });
     try {
       const instance = (await this.def.instances.get(job)) as Record<string, unknown>;
       const method = instance[route.def.methodName] as (job: Job<unknown>) => unknown;
       return await method.call(instance, job);
     } finally {
-      route.gate.release();
+      release();
     }
   };
 

@@ -1,0 +1,186 @@
+/**
+ * Model-based test of one Worker's slots against a real Redis.
+ *
+ * fast-check drives random sequences of what can happen to a running job: its handler
+ * returns, throws (an Error, or a revoked Proxy), rejects the job, meets a rate limit, or
+ * never settles; its attempt times out while the handler ignores the signal; its lease is
+ * lost (forced remove) while the handler honours or ignores the signal; the worker is closed
+ * (running jobs given back) and a new one started. The handlers are the test's: each waits
+ * until a step tells it what to do.
+ *
+ * After every step:
+ * - slots in use equal handlers running: `worker.inFlight` is the number of handlers that
+ *   started and neither ended nor were given up on (signal aborted), and no handler ever
+ *   started while `concurrency` others ran;
+ * - a worker with a free slot and jobs to run leases within a bound: it comes to run
+ *   `concurrency` handlers, or nothing is left pending or delayed.
+ * After a close, no job of the queue is leased.
+ *
+ * RELQ_FC_SEED / RELQ_FC_PATH replay a failure (fast-check prints both); RELQ_FC_RUNS sets
+ * the number of sequences (default 40).
+ */
+import fc from 'fast-check';
+import { Queue, Worker, type Job } from '../../lib/index.js';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitUntil } from '../support/wait.js';
+
+const RUNS = Number(process.env.RELQ_FC_RUNS ?? 40);
+/** A free slot with jobs waiting must be filled within this (a rate limit holds 30 ms, a timeout is 150 ms). */
+const LEASE_BOUND_MS = 5000;
+const TIMEOUT_MS = 150;
+
+type Action = 'return' | 'throw' | 'throwUnreadable' | 'reject' | 'rateLimit';
+
+type Step =
+  | { kind: 'add'; count: number; timed: boolean; ignoresSignal: boolean }
+  | { kind: 'act'; pick: number; action: Action }
+  | { kind: 'lose'; pick: number }
+  | { kind: 'restart' };
+
+interface JobData {
+  /** The attempt runs past timeoutMs: its handler waits for nothing but a step. */
+  timed: boolean;
+  /** The handler ignores its signal: it runs on after a timeout, a lost lease, a give-back. */
+  ignoresSignal: boolean;
+}
+
+/** One handler call. */
+class Run {
+  returned = false;
+  act!: (a: Action) => void;
+  readonly acted = new Promise<Action>((resolve) => (this.act = resolve));
+  constructor(readonly job: Job<JobData>) {}
+  /** Counted by the worker: started, not returned, not given up on. */
+  get live(): boolean {
+    return !this.returned && !this.job.signal.aborted;
+  }
+}
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('add' as const), count: fc.integer({ min: 1, max: 3 }), timed: fc.boolean(), ignoresSignal: fc.boolean() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('act' as const),
+      pick: fc.nat(),
+      action: fc.constantFrom<Action>('return', 'throw', 'throwUnreadable', 'reject', 'rateLimit'),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('lose' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const) }) },
+);
+
+function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+function aborted(signal: AbortSignal): Promise<'aborted'> {
+  return new Promise((resolve) => (signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), { once: true })));
+}
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+/** Runs one sequence on a fresh queue; throws at the first broken invariant. */
+async function runSequence(concurrency: number, steps: Step[]): Promise<void> {
+  const q = new Queue<JobData>('slots', { connection: redis.url, prefix: uniquePrefix() });
+  const runs: Run[] = [];
+  const violations: string[] = [];
+  const live = () => runs.filter((r) => r.live);
+  const handler = async (job: Job<JobData>): Promise<string> => {
+    const run = new Run(job);
+    if (live().length >= concurrency) violations.push(`job ${job.id} started while ${live().length} handlers ran (concurrency ${concurrency})`);
+    runs.push(run);
+    try {
+      const waits: Array<Promise<Action | 'aborted'>> = [run.acted];
+      if (!job.data.ignoresSignal) waits.push(aborted(job.signal));
+      const action = await Promise.race(waits);
+      switch (action) {
+        case 'aborted':
+          throw job.signal.reason;
+        case 'return':
+          return 'ok';
+        case 'throw':
+          throw new Error('failed on purpose');
+        case 'throwUnreadable':
+          throw revokedProxy();
+        case 'reject':
+          return job.reject('rejected on purpose');
+        case 'rateLimit':
+          return job.rateLimit(30);
+      }
+    } finally {
+      run.returned = true;
+    }
+  };
+  const newWorker = () => new Worker<JobData>(q, handler, { concurrency, leaseMs: 1000, blockMs: 500 });
+  let worker = newWorker();
+  let added = 0;
+  const trace: string[] = [];
+  try {
+    for (const step of steps) {
+      trace.push(JSON.stringify(step));
+      switch (step.kind) {
+        case 'add': {
+          const opts = { attempts: 2, backoff: { type: 'fixed' as const, delayMs: 20, jitter: 0 }, ...(step.timed ? { timeoutMs: TIMEOUT_MS } : {}) };
+          await q.addBulk(Array.from({ length: step.count }, () => ({ data: { timed: step.timed, ignoresSignal: step.ignoresSignal }, opts: { ...opts, jobId: `j${++added}` } })));
+          break;
+        }
+        case 'act': {
+          const l = live();
+          if (l.length) l[step.pick % l.length]!.act(step.action);
+          break;
+        }
+        case 'lose': {
+          const l = live();
+          if (l.length) await q.remove(l[step.pick % l.length]!.job.id, { force: true });
+          break;
+        }
+        case 'restart': {
+          await worker.close({ drainTimeoutMs: 0 });
+          const c = await q.counts();
+          if (c.working !== 0) violations.push(`after close, ${c.working} jobs are still leased`);
+          worker = newWorker();
+          break;
+        }
+      }
+      const w = worker;
+      await waitUntil(() => w.inFlight === live().length, `slots in use (${w.inFlight}) equal handlers running (${live().length}) after ${trace.join(' ')}`, 3000);
+      await waitUntil(
+        async () => {
+          if (w.inFlight === concurrency) return true;
+          const c = await q.counts();
+          return c.pending === 0 && c.delayed === 0 && w.inFlight === live().length;
+        },
+        `a free slot leases the waiting jobs (inFlight ${w.inFlight} of ${concurrency}) after ${trace.join(' ')}`,
+        LEASE_BOUND_MS,
+        20,
+      );
+      if (violations.length) throw new Error(`${violations.join('; ')} after ${trace.join(' ')}`);
+    }
+  } finally {
+    for (const r of runs) r.act('return'); // let every handler still waiting end
+    await worker.close({ drainTimeoutMs: 0 });
+    await q.close();
+  }
+}
+
+test('slots in use equal handlers running, and a free slot leases within a bound', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(stepArb, { minLength: 4, maxLength: 14 }), (concurrency, steps) => runSequence(concurrency, steps)),
+    {
+      numRuns: RUNS,
+      ...(process.env.RELQ_FC_SEED ? { seed: Number(process.env.RELQ_FC_SEED) } : {}),
+      ...(process.env.RELQ_FC_PATH ? { path: process.env.RELQ_FC_PATH } : {}),
+      interruptAfterTimeLimit: 240_000,
+      markInterruptAsFailure: false,
+    },
+  );
+}, 300_000);
