@@ -4,7 +4,7 @@
  * ignores its signal; whatever a method throws, the app lives and the next job runs.
  */
 import { Module } from '@nestjs/common';
-import { Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
+import { OnWorkerEvent, Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
 import { useApps, waitFor } from './helpers.js';
 
@@ -68,4 +68,41 @@ describe("a handler's own concurrency is given back with the Worker's slot", () 
     expect(status).toMatchObject({ inFlight: 0 });
     expect(status!.handlers[0]).toMatchObject({ active: 0, waiting: 0 });
   });
+});
+
+test('a method and a listener that throw a revoked Proxy: the job is dead with a readable error, the app goes on', async () => {
+  const problems: unknown[] = [];
+  const onProblem = (e: unknown) => problems.push(e);
+  process.on('unhandledRejection', onProblem);
+  try {
+    const revoked = () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    };
+    const failures: unknown[] = [];
+    @Processor('hostile', { concurrency: 1 })
+    class Hostile {
+      @Process()
+      async run(job: Job<unknown>): Promise<string> {
+        if (job.id === 'bad') throw revoked();
+        return 'done';
+      }
+
+      @OnWorkerEvent('dead')
+      onDead(_job: Job<unknown>, error: unknown): void {
+        failures.push(error);
+        throw revoked();
+      }
+    }
+    const { queue } = await startWith(Hostile, 'hostile');
+    await queue.add({}, { jobId: 'bad', attempts: 1 });
+    await queue.add({}, { jobId: 'next' });
+    expect(await queue.waitForResult('next', { timeoutMs: 5000 })).toBe('done');
+    expect((await queue.getJob('bad'))?.lastError).toMatch(/^UnreadableValueError: a handler threw an unreadable object/);
+    await waitFor(() => failures.length === 1, 3000, "the 'dead' listener called");
+    expect(problems).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', onProblem);
+  }
 });
