@@ -3,8 +3,10 @@
  * and producers work one queue on a private redis-server with `appendfsync always`, most of
  * them through a fault proxy, while the run injects faults:
  *   - SIGKILL of a random worker every 2 s, and a replacement;
- *   - SIGSTOP of a worker that holds leases for longer than its lease, then SIGCONT: its acks
- *     for jobs swept or leased again meanwhile must be refused;
+ *   - SIGSTOP of one worker of each kind while it holds leases (the lease-API loop, an engine
+ *     Worker of concurrency 1 whose jobs outlast a heartbeat, one of higher concurrency, the
+ *     Nest application) for longer than the lease, then SIGCONT: each must lease again within
+ *     5 s, and acks for jobs swept or leased again meanwhile must be refused;
  *   - kill -9 of redis-server, and a restart on the same port and data dir;
  *   - CLIENT KILL of every client;
  *   - proxy latency, replies dropped after the command ran, and half-open connections.
@@ -43,8 +45,10 @@ export interface ChaosReport extends AuditResult {
   /** Seconds until every worker leased again after the Redis restart / the client kill. */
   resumeAfterRestartS: number;
   resumeAfterClientKillS: number;
-  /** Acks of the stopped worker refused after SIGCONT. */
+  /** Acks of the stopped workers refused after SIGCONT. */
   refusedAfterStop: number;
+  /** Seconds from SIGCONT until each stopped worker leased again, by kind (Infinity: it did not within 15 s). */
+  resumeAfterStopS: Record<string, number>;
   failures: string[];
   pass: boolean;
   summary: string;
@@ -52,10 +56,18 @@ export interface ChaosReport extends AuditResult {
 
 type Role = 'engine' | 'lease' | 'nest';
 
-interface Proc {
+/** What a worker process is; a killed one is replaced by one of the same kind. */
+interface Kind {
+  name: string;
   role: Role;
-  child: ChildProcess;
   concurrency: number;
+  /** Each job's run, "min-max" ms (engine workers). */
+  workMs?: string;
+}
+
+interface Proc {
+  kind: Kind;
+  child: ChildProcess;
   stopped: boolean;
 }
 
@@ -111,26 +123,34 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // Most processes go through the proxy (its faults reach them); one engine worker and the
     // Nest app talk to Redis directly, so each path is exercised.
     let spawned = 0;
-    const spawnWorker = async (role: Role): Promise<Proc> => {
+    const spawnWorker = async (kind: Kind): Promise<Proc> => {
       spawned += 1;
-      const direct = role === 'nest' || spawned % 3 === 0;
-      const child = fork(fixture(role === 'nest' ? 'nest-worker' : 'worker'), [], {
-        env: env({ CHAOS_ROLE: role, CHAOS_REDIS: direct ? redis!.url : proxy!.url }),
+      const direct = kind.role === 'nest' || spawned % 3 === 0;
+      const child = fork(fixture(kind.role === 'nest' ? 'nest-worker' : 'worker'), [], {
+        env: env({
+          CHAOS_ROLE: kind.role,
+          CHAOS_REDIS: direct ? redis!.url : proxy!.url,
+          CHAOS_CONCURRENCY: kind.concurrency,
+          ...(kind.workMs ? { CHAOS_WORK_MS: kind.workMs } : {}),
+        }),
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
-      const p: Proc = { role, child, concurrency: o.concurrency, stopped: false };
+      const p: Proc = { kind, child, stopped: false };
       procs.add(p);
       child.once('exit', () => procs.delete(p));
-      await ready(child, `${role} worker`);
+      await ready(child, `${kind.name} worker`);
       return p;
     };
 
     // ---- start -------------------------------------------------------------------------
-    await Promise.all([
-      ...Array.from({ length: o.workers }, () => spawnWorker('engine')),
-      spawnWorker('lease'),
-      spawnWorker('nest'),
-    ]);
+    // A concurrency-1 Worker whose jobs outlast the freeze below (three leases long, kept by
+    // the heartbeat): after SIGCONT its heartbeat finds the lease lost while the handler still
+    // runs, the path that once kept the slot for good.
+    const engine: Kind = { name: 'engine', role: 'engine', concurrency: o.concurrency };
+    const slowSingle: Kind = { name: 'engine c=1', role: 'engine', concurrency: 1, workMs: `${o.leaseMs * 3}-${o.leaseMs * 3.5}` };
+    const leaseLoop: Kind = { name: 'lease API', role: 'lease', concurrency: o.concurrency };
+    const nest: Kind = { name: 'nest', role: 'nest', concurrency: o.concurrency };
+    await Promise.all([...Array.from({ length: o.workers }, () => spawnWorker(engine)), spawnWorker(slowSingle), spawnWorker(leaseLoop), spawnWorker(nest)]);
     const rate = Math.max(20, Math.round(o.jobs / (o.durationMs / 1000)));
     for (const name of ['pa', 'pb']) {
       const child = fork(fixture('producer'), [], {
@@ -168,7 +188,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       if (!victim) return;
       victim.child.kill('SIGKILL');
       faults.workerKills! += 1;
-      void spawnWorker(victim.role).catch((err: unknown) => o.log(`replacement failed: ${String(err)}`));
+      void spawnWorker(victim.kind).catch((err: unknown) => o.log(`replacement failed: ${String(err)}`));
     }, 2000);
     timers.push(killer);
 
@@ -178,15 +198,21 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     };
     const tail = new LedgerTail(ledgerFile);
     const entries = () => tail.read();
-    /** Seconds from `since` until every worker alive throughout leased again. */
+    /**
+     * Seconds from `since` until every worker alive throughout leased again. A worker whose
+     * one slot holds a job longer than the limit may first have to finish it: its own longest
+     * job is taken off its time.
+     */
     const resumeOf = async (since: number, what: string): Promise<number> => {
-      const pids = [...procs].filter((p) => !p.stopped).map((p) => p.child.pid!);
-      const deadline = since + 15_000;
+      const running = [...procs].filter((p) => !p.stopped);
+      const allowance = new Map(running.map((p) => [p.child.pid!, p.kind.concurrency === 1 && p.kind.workMs ? Number(p.kind.workMs.split('-')[1]) : 0]));
+      const pids = [...allowance.keys()];
+      const deadline = since + 15_000 + Math.max(...allowance.values());
       for (;;) {
         const alive = pids.filter((pid) => [...procs].some((p) => p.child.pid === pid));
         const firsts = alive.map((pid) => entries().find((e) => e.k === 'leased' && e.pid === pid && e.at > since)?.at);
         if (firsts.every((t) => t !== undefined)) {
-          const s = (Math.max(since, ...(firsts as number[])) - since) / 1000;
+          const s = (Math.max(since, ...firsts.map((t, i) => t! - allowance.get(alive[i]!)!)) - since) / 1000;
           o.log(`[chaos ${elapsed()} s] every worker consumed again ${s.toFixed(2)} s after the ${what}`);
           return s;
         }
@@ -194,7 +220,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
           const stuck = alive.filter((_, i) => firsts[i] === undefined).map((pid) => {
             const p = [...procs].find((x) => x.child.pid === pid);
             const last = entries().filter((e) => e.k !== 'added' && e.pid === pid).pop();
-            return `${p?.role ?? '?'} ${pid} (last ledger line: ${last ? `${last.k} ${((last.at - since) / 1000).toFixed(2)} s after` : 'none'})`;
+            return `${p?.kind.name ?? '?'} ${pid} (last ledger line: ${last ? `${last.k} ${((last.at - since) / 1000).toFixed(2)} s after` : 'none'})`;
           });
           o.log(`[chaos ${elapsed()} s] ${stuck.length} worker(s) did not consume within 15 s of the ${what}: ${stuck.join(', ')}`);
           return Infinity;
@@ -203,37 +229,47 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       }
     };
 
-    // SIGSTOP the lease-API worker while it holds leases, for longer than its lease. It works
-    // through its leases one after another, so a stop right after a 'leased' line catches it
-    // holding at least that lease; a stop that still misses (it had just acked the last one of
-    // its batch) is tried again, up to three times.
+    // SIGSTOP one worker of each kind while it holds a lease (its last ledger line is a
+    // 'leased'), all for longer than their lease, then SIGCONT. Each must lease again within
+    // RESUME_LIMIT_S: a per-process check, since the fleet drains the queue without any one.
     await at(0.2);
-    let refusedAfterStop = 0;
-    for (let attempt = 1; attempt <= 3 && refusedAfterStop === 0; attempt += 1) {
-      const stopTarget = [...procs].find((p) => p.role === 'lease' && p.child.exitCode === null);
-      if (!stopTarget) break;
-      stopTarget.stopped = true; // the killer leaves it alone from here on
-      const pid = stopTarget.child.pid!;
-      const holding = () => {
-        const mine = entries().filter((e) => e.k !== 'added' && e.pid === pid);
-        return mine[mine.length - 1]?.k === 'leased';
-      };
-      for (const until = Date.now() + 15_000; !holding() && Date.now() < until; ) await sleep(2);
-      stopTarget.child.kill('SIGSTOP');
+    const holding = (pid: number) => entries().filter((e) => e.k !== 'added' && e.pid === pid).pop()?.k === 'leased';
+    const frozen: Proc[] = [];
+    for (const kind of [leaseLoop, slowSingle, engine, nest]) {
+      const target = [...procs].find((p) => p.kind === kind && !p.stopped && p.child.exitCode === null);
+      if (!target) continue;
+      target.stopped = true; // the killer leaves it alone from here on
+      const pid = target.child.pid!;
+      for (const until = Date.now() + 10_000; !holding(pid) && Date.now() < until; ) await sleep(2);
+      target.child.kill('SIGSTOP');
       // Should this process die now, a detached shell still resumes the stopped worker (whose
       // IPC channel then tells it to exit): no process is left stopped for good.
-      spawn('/bin/sh', ['-c', `sleep ${Math.ceil((o.leaseMs + 4000) / 1000)}; kill -CONT ${pid} 2>/dev/null`], { detached: true, stdio: 'ignore' }).unref();
+      spawn('/bin/sh', ['-c', `sleep ${Math.ceil((o.leaseMs + 15_000) / 1000)}; kill -CONT ${pid} 2>/dev/null`], { detached: true, stdio: 'ignore' }).unref();
       faults.workerStops! += 1;
-      const stoppedAt = Date.now();
-      o.log(`[chaos ${elapsed()} s] SIGSTOP worker ${pid} for ${o.leaseMs + 2000} ms (attempt ${attempt})`);
-      await sleep(o.leaseMs + 2000);
-      stopTarget.child.kill('SIGCONT');
-      const refused = () => entries().filter((e) => e.k === 'ack-result' && e.pid === pid && !e.ok && e.at > stoppedAt).length;
-      for (const until = Date.now() + 5000; refused() === 0 && Date.now() < until; ) await sleep(50);
-      stopTarget.stopped = false;
-      refusedAfterStop = refused();
-      o.log(`[chaos ${elapsed()} s] SIGCONT: ${refusedAfterStop} stale ack(s) of worker ${pid} refused`);
+      frozen.push(target);
     }
+    const stoppedAt = Date.now();
+    o.log(`[chaos ${elapsed()} s] SIGSTOP ${frozen.map((p) => `${p.kind.name} ${p.child.pid}`).join(', ')} for ${o.leaseMs + 2000} ms`);
+    await sleep(o.leaseMs + 2000);
+    quietUntil = Date.now() + QUIET_MS;
+    for (const p of frozen) p.child.kill('SIGCONT');
+    const contAt = Date.now();
+    const resumeAfterStopS: Record<string, number> = {};
+    await Promise.all(
+      frozen.map(async (p) => {
+        const pid = p.child.pid!;
+        const leasedAgain = () => entries().find((e) => e.k === 'leased' && e.pid === pid && e.at > contAt)?.at;
+        for (const until = contAt + 15_000; leasedAgain() === undefined && Date.now() < until; ) await sleep(50);
+        const again = leasedAgain();
+        resumeAfterStopS[p.kind.name] = again === undefined ? Infinity : (again - contAt) / 1000;
+      }),
+    );
+    for (const p of frozen) p.stopped = false;
+    const refusedAfterStop = entries().filter((e) => e.k === 'ack-result' && !e.ok && e.at > stoppedAt && frozen.some((p) => p.child.pid === e.pid)).length;
+    o.log(
+      `[chaos ${elapsed()} s] SIGCONT: leased again after ${Object.entries(resumeAfterStopS).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}; ` +
+        `${refusedAfterStop} stale ack(s) refused`,
+    );
 
     // kill -9 of redis-server, restart on the same port and data dir
     await at(0.4);
@@ -295,7 +331,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
     const ledger: LedgerEntry[] = new LedgerTail(ledgerFile).read();
     const result = await audit(ledger, async (id) => (await observer!.getJob(id))?.state ?? null);
-    const totalConcurrency = (o.workers + 2) * o.concurrency;
+    const totalConcurrency = (o.workers + 2) * o.concurrency + 1;
     const duplicateBound =
       (faults.workerKills! + faults.workerStops!) * o.concurrency + (faults.halfOpen! + faults.redisRestarts! + faults.clientKills!) * totalConcurrency;
     const failures: string[] = [];
@@ -305,7 +341,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (result.duplicateDeliveries > duplicateBound) failures.push(`duplicate deliveries ${result.duplicateDeliveries} over the bound ${duplicateBound}`);
     if (!(resumeAfterRestartS <= RESUME_LIMIT_S)) failures.push(`workers resumed ${resumeAfterRestartS} s after the Redis restart (limit ${RESUME_LIMIT_S} s)`);
     if (!(resumeAfterClientKillS <= RESUME_LIMIT_S)) failures.push(`workers resumed ${resumeAfterClientKillS} s after the client kill (limit ${RESUME_LIMIT_S} s)`);
-    if (refusedAfterStop === 0) failures.push('the stopped worker had no stale ack refused: the SIGSTOP fault did not bite');
+    if (refusedAfterStop === 0) failures.push('the stopped workers had no stale ack refused: the SIGSTOP fault did not bite');
+    for (const [kind, s] of Object.entries(resumeAfterStopS)) {
+      if (!(s <= RESUME_LIMIT_S)) failures.push(`the ${kind} worker leased again ${s} s after SIGCONT (limit ${RESUME_LIMIT_S} s)`);
+    }
+    if (Object.keys(resumeAfterStopS).length < 4) failures.push(`only ${Object.keys(resumeAfterStopS).length} of 4 worker kinds were stopped`);
     if (result.jobs === 0) failures.push('no job was added');
     const summary =
       `chaos: jobs ${result.jobs}, lost ${result.lost.length}, completed twice ${result.completedTwice.length}, ` +
@@ -321,6 +361,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       resumeAfterRestartS,
       resumeAfterClientKillS,
       refusedAfterStop,
+      resumeAfterStopS,
       failures,
       pass: failures.length === 0,
       summary,
