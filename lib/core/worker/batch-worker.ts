@@ -73,8 +73,6 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
   private readonly pauseWakers: Array<() => void> = [];
   private readonly turns = new IdleLanes();
-  /** Per running batch: ends it once every attempt of it is over. */
-  private readonly overChecks = new Map<Array<HeldLease<Data>>, () => void>();
 
   constructor(
     queue: Queue<Data, Result>,
@@ -200,8 +198,10 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     // Each job's own timeoutMs aborts its signal and fails it, whatever the batch returns for
     // it; once every job timed out or lost its lease, the batch is over without waiting for
     // the handler (one that ignores its signals runs on, its late outcomes dropped).
-    const over = new Promise<typeof BATCH_OVER>((resolve) => this.overChecks.set(held, () => held.every(attemptOver) && resolve(BATCH_OVER)));
-    const stopTimers = held.map((h) => startAttemptTimer(h, () => this.overChecks.get(held)?.()));
+    let check = (): void => undefined;
+    const over = new Promise<typeof BATCH_OVER>((resolve) => (check = () => void (held.every(attemptOver) && resolve(BATCH_OVER))));
+    for (const h of held) h.abandon = check;
+    const stopTimers = held.map((h) => startAttemptTimer(h, check));
     let outcomes: Array<Outcome<Data, Result>>;
     try {
       const returned = await Promise.race([Promise.resolve().then(() => (observed ? observed.run(() => this.handler(jobs)) : this.handler(jobs))), over]);
@@ -210,7 +210,6 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       outcomes = held.map((h) => thrownOutcome(h, error));
     } finally {
       for (const stop of stopTimers) stop();
-      this.overChecks.delete(held);
     }
     // Jobs whose lease was lost (reported then) or given back at shutdown are not settled.
     const settle = held.map((h, i) => (h.lost ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
@@ -237,13 +236,6 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
         return thrownOutcome(h, unreadable);
       }
     });
-  }
-
-  /** A touch found a lease gone: reported now; a batch all of whose jobs are over ends. */
-  protected override leaseLost(held: HeldLease<Data>): void {
-    if (!held.markLost()) return;
-    this.subject.next({ type: 'lost', job: held.lease.job });
-    for (const [batch, check] of this.overChecks) if (batch.includes(held)) check();
   }
 
   protected override reportSettled(o: Outcome<Data, Result>, settled: boolean): void {

@@ -50,6 +50,8 @@ export class HeldLease<Data> {
   lost = false;
   /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */
   timedOut: Error | undefined;
+  /** Set by the worker running it: gives up on the attempt once its lease is lost (frees its slot). */
+  abandon: (() => void) | undefined;
 
   constructor(readonly lease: Lease<Data>) {}
 

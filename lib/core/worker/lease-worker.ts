@@ -159,9 +159,15 @@ export abstract class LeaseWorker<Data, Result> {
   /** Keeps the waker of an error pause, so that it can be cut short. */
   protected abstract keepPauseWaker(wake: () => void): void;
 
-  /** A touch found the lease gone. */
-  protected leaseLost(held: HeldLease<Data>): void {
-    held.markLost();
+  /**
+   * A touch found the lease gone: reported now, and the attempt given up on (its slot free).
+   * An attempt that already ended has its outcome on the way: the settle's answer reports it
+   * (a heartbeat racing a successful ack would otherwise call a completed job lost).
+   */
+  private leaseLost(held: HeldLease<Data>): void {
+    if (held.finished || !held.markLost()) return;
+    this.subject.next({ type: 'lost', job: held.lease.job });
+    held.abandon?.();
   }
 
   // ---- shared steps ---------------------------------------------------------------

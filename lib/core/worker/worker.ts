@@ -54,8 +54,6 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   /** Most slots one lease call asks for. */
   private readonly laneCap: number;
   private readonly held = new Map<string, HeldLease<Data>>();
-  /** How each running attempt ends (by lease token): called at most once. */
-  private readonly ending = new Map<string, (outcome: Outcome<Data, Result> | undefined) => void>();
   private running = 0;
   /** Slots promised to lease calls in flight. */
   private requested = 0;
@@ -201,10 +199,9 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     const end = (outcome: Outcome<Data, Result> | undefined): void => {
       if (held.finished) return;
       stopTimer();
-      this.ending.delete(lease.token);
       this.finish(held, outcome, observed);
     };
-    this.ending.set(lease.token, end);
+    held.abandon = () => end(undefined);
     stopTimer = startAttemptTimer(held, (error) => end(failureOutcome(held, error, false)));
     const job = new JobView(held, this.jobCalls);
     this.jobStarted(job);
@@ -235,15 +232,6 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     // A lane waiting for a slot leases now (folding the settle into that call).
     if (this.slotWaiters.length) this.notifySlots();
     if (this.running === 0) this.handlersFinished();
-  }
-
-  protected override leaseLost(held: HeldLease<Data>): void {
-    // Its handler is done and the outcome is on its way: the settle's answer reports it (a
-    // heartbeat racing a successful ack would otherwise call a completed job lost).
-    if (held.finished) return;
-    if (!held.markLost()) return;
-    this.subject.next({ type: 'lost', job: held.lease.job });
-    this.ending.get(held.lease.token)?.(undefined);
   }
 
   protected override heldLeases(): Iterable<HeldLease<Data>> {
