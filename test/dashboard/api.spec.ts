@@ -3,6 +3,7 @@
  * the actions and their guard and CSRF checks, who may use it (Host, the default without a
  * guard, a challenge), the throughput recorder.
  */
+import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -301,6 +302,16 @@ describe('who may use it', () => {
     expect((await q.counts()).paused).toBe(false);
     // with a guard it says nothing: the guard decides
     expect((await dashboard({ queues: [queue('guarded')], guard: allowAll })).warnings).toEqual([]);
+  });
+
+  test('without onWarning, the start-up line is a Node process warning', () => {
+    const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      createDashboard({ queues: [queue('warned')] }).close();
+      expect(emitWarning).toHaveBeenCalledWith(expect.stringContaining("relq dashboard at '/': no guard"), { type: 'RelqWarning', code: 'RELQ_DASHBOARD_ACCESS' });
+    } finally {
+      emitWarning.mockRestore();
+    }
   });
 
   test('with a challenge, a refused read answers 401 and asks for credentials; a refused action answers 403', async () => {
