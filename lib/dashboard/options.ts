@@ -13,8 +13,9 @@ export interface DashboardAccess {
 }
 
 /**
- * Decides whether a request may go on; false answers 403. Called for every request (reads
- * too: return true for `access.kind === 'read'` to leave reads open). A throw answers 500.
+ * Decides whether a request may go on; false answers 403 (401 for a read with `challenge`).
+ * Called for every request whose Host is allowed (reads too: return true for
+ * `access.kind === 'read'` to leave reads open). A throw answers 500.
  */
 export type DashboardGuard = (req: IncomingMessage, access: DashboardAccess) => boolean | Promise<boolean>;
 
