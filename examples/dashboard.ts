@@ -1,9 +1,11 @@
 // The dashboard on a plain node:http server (docs/dashboard.md), kept running by test/examples.
-// `npm run example -- dashboard`, then open http://127.0.0.1:<PORT>/queues/ (PORT: default 3001).
-import { createServer, type IncomingMessage } from 'node:http';
+// `npm run example -- dashboard`, then open http://127.0.0.1:<PORT>/queues/ (PORT: default 3001)
+// and sign in as ops with DASHBOARD_PASSWORD (default 'change-me').
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker, type Job } from 'relq';
-import { createDashboard, type DashboardAccess } from 'relq/dashboard';
+import { createDashboard } from 'relq/dashboard';
+import { basicAuth } from './dashboard-basic-auth.js';
 
 interface Email {
   to: string;
@@ -32,9 +34,8 @@ export async function main(
   const dashboard = createDashboard({
     queues: [emails, reports],
     basePath: '/queues',
-    // Replace with your own check (a session, a token); reads stay open here, actions need the token.
-    guard: (req: IncomingMessage, access: DashboardAccess) =>
-      access.kind === 'read' || req.headers.authorization === `Bearer ${process.env.DASHBOARD_TOKEN ?? 'change-me'}`,
+    // The browser asks for user 'ops' and this password, then reads and acts with them.
+    ...basicAuth('ops', process.env.DASHBOARD_PASSWORD ?? 'change-me'),
   });
   const server = createServer((req, res) => dashboard(req, res));
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

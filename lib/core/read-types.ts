@@ -9,8 +9,14 @@ export interface JobInfo<Data, Result> {
   state: JobState;
   data: Data;
   priority: number;
-  /** Failed attempts so far (handler errors and expired leases). */
+  /** Failed attempts so far (handler errors and expired leases), over the job's whole life. */
   failures: number;
+  /**
+   * Of `failures`, those before the last redrive of the dead letter (`retryDead`), which gave it
+   * a fresh budget: it has used `failures - failuresBeforeRedrive` of `maxAttempts` since.
+   * Absent until a redrive.
+   */
+  failuresBeforeRedrive?: number;
   maxAttempts: number;
   /** Times the job was leased. */
   dequeues: number;

@@ -39,6 +39,16 @@ export function assertJobId(id: unknown, field = 'jobId'): asserts id is string 
   assertText(field, id);
 }
 
+/**
+ * The id a new job is given: as any job id, and not '.' or '..', which URLs drop as dot
+ * segments, so that a dashboard could neither show nor manage the job. Reads and management
+ * still take them (assertJobId) for jobs that have them already.
+ */
+export function assertNewJobId(id: unknown, field = 'jobId'): asserts id is string {
+  assertJobId(id, field);
+  if (id === '.' || id === '..') throw new ValidationError(field, `must not be '${id}' (URLs drop it as a dot segment)`);
+}
+
 export function assertInt(
   field: string,
   value: unknown,

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JobLeasedError, ValidationError } from '../core/errors.js';
+import { accessNotice, authorize, checkHost } from './access.js';
 import { actions, JOB_ACTIONS, reads, type Watched } from './api.js';
 import { asset } from './assets.js';
 import { HttpError, publicMessage, readAction, send, sendJson } from './http.js';
-import { resolveDashboardOptions, type DashboardAccess, type DashboardOptions, type ResolvedDashboardOptions } from './options.js';
+import { resolveDashboardOptions, type DashboardOptions, type ResolvedDashboardOptions } from './options.js';
 import { ThroughputRecorder } from './throughput.js';
 
 /** A request handler for node:http, Express or any framework that hands over `req` and `res`. */
@@ -20,6 +21,8 @@ export interface DashboardHandler {
  */
 export function createDashboard(options: DashboardOptions): DashboardHandler {
   const o = resolveDashboardOptions(options);
+  const notice = accessNotice(o);
+  if (notice) o.warn(notice);
   const watched = new Map<string, Watched>(
     [...o.queues].map(([name, queue]) => [name, { queue, recorder: new ThroughputRecorder(queue, o.intervalMs, o.points) }]),
   );
@@ -45,6 +48,7 @@ async function serve(
     if (next) return next();
     throw new HttpError(404, 'not found');
   }
+  checkHost(o, req);
   if (path === o.basePath) {
     // relative links of the page need the trailing slash
     res.writeHead(308, { location: `${o.basePath}/${url.search}` });
@@ -56,13 +60,13 @@ async function serve(
     const file = asset(rest);
     if (!file) throw new HttpError(404, 'not found');
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
-    await allow(o, req, { kind: 'read' });
+    await authorize(o, req, { kind: 'read' });
     return send(res, 200, file.type, file.body);
   }
   const parts = rest.slice('/api/'.length).split('/').map(decodeURIComponent);
   if (parts[0] === 'queues' && parts.length === 1) {
     onlyMethod(req, 'GET');
-    await allow(o, req, { kind: 'read' });
+    await authorize(o, req, { kind: 'read' });
     return sendJson(res, 200, { refreshMs: o.refreshMs, queues: await reads.overview(watched.values()) });
   }
   if (parts[0] !== 'queues' || parts.length < 3) throw new HttpError(404, 'no such API route');
@@ -72,17 +76,17 @@ async function serve(
   const [, , what, id, action] = parts;
   if (parts.length === 3 && what === 'throughput') {
     onlyMethod(req, 'GET');
-    await allow(o, req, { kind: 'read', queue });
+    await authorize(o, req, { kind: 'read', queue });
     return sendJson(res, 200, reads.throughput(w));
   }
   if (parts.length === 3 && what === 'jobs') {
     onlyMethod(req, 'GET');
-    await allow(o, req, { kind: 'read', queue });
+    await authorize(o, req, { kind: 'read', queue });
     return sendJson(res, 200, await reads.jobs(w, url.searchParams));
   }
   if (parts.length === 4 && what === 'jobs') {
     onlyMethod(req, 'GET');
-    await allow(o, req, { kind: 'read', queue });
+    await authorize(o, req, { kind: 'read', queue });
     const job = await w.queue.getJob(id!);
     if (!job) throw new HttpError(404, `no job '${id}' in queue '${queue}'`);
     return sendJson(res, 200, job);
@@ -91,21 +95,13 @@ async function serve(
   const run = Object.hasOwn(actions, name) && JOB_ACTIONS.has(name) === (parts.length === 5) ? actions[name] : undefined;
   if (!run) throw new HttpError(404, 'no such API route');
   onlyMethod(req, 'POST');
-  await allow(o, req, { kind: 'action', queue, action: name });
+  await authorize(o, req, { kind: 'action', queue, action: name });
   const body = await readAction(req);
   return sendJson(res, 200, await run(w.queue, body, id));
 }
 
 function onlyMethod(req: IncomingMessage, method: 'GET' | 'POST'): void {
   if (req.method !== method) throw new HttpError(405, `${method} only`);
-}
-
-/** The guard's word; without a guard reads are allowed and actions are not. */
-async function allow(o: ResolvedDashboardOptions, req: IncomingMessage, access: DashboardAccess): Promise<void> {
-  const ok = o.guard ? await o.guard(req, access) : access.kind === 'read';
-  if (ok !== true) {
-    throw new HttpError(403, o.guard ? 'not allowed' : 'actions need a guard: createDashboard({ guard }) decides who may act');
-  }
 }
 
 function answerError(res: ServerResponse, err: unknown): void {
@@ -115,5 +111,5 @@ function answerError(res: ServerResponse, err: unknown): void {
   }
   if (err instanceof URIError) err = new HttpError(400, 'malformed percent-encoding in the URL');
   const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError ? 409 : 500;
-  sendJson(res, status, { error: publicMessage(err) });
+  sendJson(res, status, { error: publicMessage(err) }, err instanceof HttpError ? err.headers : {});
 }

@@ -7,11 +7,12 @@ export const ACTION_HEADER = 'x-relq-dashboard';
 /** Largest action body read (actions carry a few small fields). */
 const MAX_BODY_BYTES = 16 * 1024;
 
-/** An answer other than 200, with a message the page shows. @internal */
+/** An answer other than 200, with a message the page shows (and headers it needs, e.g. a challenge). @internal */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -36,14 +37,14 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** @internal */
-export function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+export function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, ...SECURITY_HEADERS, 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 
 /** @internal */
-export function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), headers);
 }
 
 /**

@@ -11,6 +11,8 @@ export interface JobSummary {
   /** The job's data as JSON, cut to 160 characters. */
   dataPreview: string;
   failures: number;
+  /** Of `failures`, those before the last redrive (JobInfo.failuresBeforeRedrive). */
+  failuresBeforeRedrive?: number;
   maxAttempts: number;
   createdAt: number;
   /** The time that orders its state: due (delayed), lease deadline (working), completed, died. */
@@ -35,6 +37,7 @@ export function summarize(job: JobInfo<unknown, unknown>): JobSummary {
   };
   const at = job.runAt ?? job.leaseDeadline ?? job.completedAt ?? job.diedAt;
   if (at !== undefined) s.at = at;
+  if (job.failuresBeforeRedrive !== undefined) s.failuresBeforeRedrive = job.failuresBeforeRedrive;
   if (job.lastError !== undefined) s.lastError = cut(job.lastError);
   if (job.progress !== undefined) s.progress = job.progress;
   if (job.group !== undefined) s.group = job.group;

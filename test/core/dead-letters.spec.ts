@@ -51,11 +51,15 @@ describe('dead letters', () => {
     const { id } = await q.add('x', { attempts: 2, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
     for (let i = 0; i < 2; i++) await q.nack((await q.lease())[0]!, { error: `e${i}` });
     expect((await q.getJob(id))!.state).toBe('dead');
+    expect((await q.getJob(id))!.failuresBeforeRedrive).toBeUndefined();
     await q.retryDead([id]);
+    // the reads tell the fresh budget apart from the failures before it
+    expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 2, failuresBeforeRedrive: 2, maxAttempts: 2 });
     const [first] = await q.lease();
     expect(first!.job.attempt).toBe(1);
+    expect((await q.getJobs('working'))[0]).toMatchObject({ id, failures: 2, failuresBeforeRedrive: 2 });
     await q.nack(first!, { error: 'again' });
-    expect((await q.getJob(id))!.state).toBe('pending'); // not dead: a fresh budget of 2
+    expect(await q.getJob(id)).toMatchObject({ state: 'pending', failures: 3, failuresBeforeRedrive: 2 }); // not dead: a fresh budget of 2
     const [second] = await q.lease();
     expect(second!.job.attempt).toBe(2);
     await q.nack(second!, { error: 'final' });

@@ -181,6 +181,8 @@ describe('job options', () => {
     ['jobId 257 chars', { jobId: 'j'.repeat(257) }, 'opts.jobId'],
     ['jobId with a newline', { jobId: 'a\nb' }, 'opts.jobId'],
     ['jobId a number', { jobId: 42 }, 'opts.jobId'],
+    ['jobId "." (a URL dot segment)', { jobId: '.' }, 'opts.jobId'],
+    ['jobId ".." (a URL dot segment)', { jobId: '..' }, 'opts.jobId'],
     ['name a number', { name: 42 }, 'opts.name'],
     ['name with a control char', { name: 'a\u0001' }, 'opts.name'],
     ['name 129 chars', { name: 'n'.repeat(129) }, 'opts.name'],
@@ -225,6 +227,20 @@ describe('job options', () => {
     await expectInvalid(() => q.addBulk([{ data: 'ok' }, { data: () => 1 } as never]), 'jobs[1].data');
     await expectInvalid(() => q.addBulk([{ data: 'ok', opt: {} } as never]), 'jobs[0]');
     await expectInvalid(() => q.addBulk([null as never]), 'jobs[0]');
+  });
+
+  test("ids '.' and '..' are refused in bulk adds and flows too; ids that only look like them are kept as given", async () => {
+    const q = newQueue('q');
+    const dot = await expectInvalid(() => q.addBulk([{ data: 'ok' }, { data: 'x', opts: { jobId: '..' } }]), 'jobs[1].opts.jobId');
+    expect(dot.message).toBe("jobs[1].opts.jobId: must not be '..' (URLs drop it as a dot segment)");
+    await expectInvalid(() => q.addFlow({ data: 'parent', children: [{ data: 'child', opts: { jobId: '.' } }] }), 'flow.children[0].opts.jobId');
+    await expectInvalid(() => q.addFlow({ data: 'parent', opts: { jobId: '..' } }), 'flow.opts.jobId');
+    for (const id of ['...', '.a', 'a.', '%2e', '%2E%2E', './x']) {
+      expect(await q.add(id, { jobId: id })).toEqual({ id, created: true });
+      expect((await q.getJob(id))?.data).toBe(id);
+    }
+    // reads of an id still take them (a job added before the rule came)
+    expect(await q.getJob('.')).toBeNull();
   });
 });
 

@@ -1,14 +1,19 @@
 /**
  * The dashboard's HTTP API through node:http against a real Redis: reads, pages, one job,
- * the actions and their guard and CSRF checks, the throughput recorder.
+ * the actions and their guard and CSRF checks, who may use it (Host, the default without a
+ * guard, a challenge), the throughput recorder.
  */
-import type { IncomingMessage } from 'node:http';
-import { Queue } from '../../lib/index.js';
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue, ValidationError } from '../../lib/index.js';
 import type { DashboardAccess, JobList, QueueOverview, Throughput } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue } from '../support/wait.js';
 import { createDashboard } from '../../lib/dashboard/index.js';
-import { act, startDashboard, type DashboardServer } from './_server.js';
+import { act, raw, startDashboard, type DashboardServer } from './_server.js';
 
 let redis: TestRedis;
 const queues: Queue[] = [];
@@ -225,6 +230,128 @@ describe('actions', () => {
   });
 });
 
+const ACTION = { 'content-type': 'application/json', 'x-relq-dashboard': '1' };
+
+describe('who may use it', () => {
+  test('a Host it does not answer to is refused, reads included, whatever the guard says (DNS rebinding)', async () => {
+    const q = queue('hosts');
+    await q.add({ card: '4111-secret' }, { jobId: 'payment-1' });
+    const s = await dashboard({ queues: [q], guard: allowAll, allowedHosts: ['queues.example', '.corp.example'] });
+    const port = new URL(s.url).port;
+    for (const host of ['attacker.example', `attacker.example:${port}`, 'queues.example.attacker.example', 'evilcorp.example', '127.0.0.1.nip.example', 'localhost.attacker.example']) {
+      for (const path of ['', 'api/queues', 'api/queues/hosts/jobs', 'api/queues/hosts/jobs/payment-1']) {
+        const r = await raw(`${s.url}${path}`, { headers: { host } });
+        expect({ host, path, status: r.status }).toEqual({ host, path, status: 403 });
+        expect(r.body).not.toContain('4111-secret');
+        expect(JSON.parse(r.body).error).toBe(`host ${JSON.stringify(host)} is not allowed: the dashboard answers to localhost, IP addresses and the names in allowedHosts`);
+      }
+      expect((await raw(`${s.url}api/queues/hosts/pause`, { method: 'POST', headers: { ...ACTION, host, 'sec-fetch-site': 'same-origin' }, body: '{}' })).status).toBe(403);
+    }
+    expect((await q.counts()).paused).toBe(false);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', 'app.localhost', 'localhost.', `[::1]:${port}`, '10.1.2.3', 'queues.example', 'QUEUES.example:8443', 'corp.example', 'ops.corp.example']) {
+      const r = await raw(`${s.url}api/queues/hosts/jobs/payment-1`, { headers: { host } });
+      expect({ host, status: r.status }).toEqual({ host, status: 200 });
+    }
+  });
+
+  test('without a guard, reads answer only requests from this machine: a loopback peer and host name, no proxy', async () => {
+    const q = queue('local');
+    await q.add({ card: '4111-secret' }, { jobId: 'payment-1' });
+    const s = await dashboard({ queues: [q], allowedHosts: ['queues.example'] });
+    expect(s.warnings).toEqual([
+      "relq dashboard at '/': no guard, so it answers reads only to requests from this machine (a loopback address and host name, not through a proxy) and refuses every action; give it a guard to let others in",
+    ]);
+    const job = `${s.url}api/queues/local/jobs/payment-1`;
+    expect((await raw(job)).status).toBe(200);
+    expect((await raw(job, { headers: { host: 'localhost' } })).status).toBe(200);
+    const refused: Array<Record<string, string>> = [
+      { 'x-forwarded-for': '203.0.113.9' },
+      { forwarded: 'for=203.0.113.9;proto=https' },
+      { 'x-real-ip': '203.0.113.9' },
+      { host: 'queues.example' }, // allowed, but a name for others to use: through a proxy
+    ];
+    for (const headers of refused) {
+      const r = await raw(job, { headers });
+      expect({ headers, status: r.status }).toEqual({ headers, status: 403 });
+      expect(JSON.parse(r.body).error).toBe('without a guard the dashboard answers only to this machine (loopback, not through a proxy): give it a guard, or publicReads: true');
+    }
+    // a peer that is no loopback address: here a Unix socket, as a proxy on this machine uses
+    await viaUnixSocket(s, async (socketPath) => {
+      for (const path of ['', 'api/queues', 'api/queues/local/jobs/payment-1']) {
+        const r = await raw(`${s.url}${path}`, { socketPath, headers: { host: 'localhost' } });
+        expect({ path, status: r.status }).toEqual({ path, status: 403 });
+        expect(r.body).not.toContain('4111-secret');
+      }
+    });
+    expect((await raw(`${s.url}api/queues/local/pause`, { method: 'POST', headers: ACTION, body: '{}' })).status).toBe(403);
+  });
+
+  test('publicReads: reads from anywhere, actions still refused, and it says so at start-up', async () => {
+    const q = queue('public');
+    await q.add({ n: 1 }, { jobId: 'j1' });
+    const s = await dashboard({ queues: [q], basePath: '/queues', publicReads: true });
+    expect(s.warnings).toEqual([
+      "relq dashboard at '/queues': publicReads is on, so anyone who reaches it reads every job's data and results; actions are refused without a guard",
+    ]);
+    expect((await raw(`${s.url}api/queues/public/jobs/j1`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(200);
+    await viaUnixSocket(s, async (socketPath) => {
+      expect((await raw(`${s.url}api/queues/public/jobs/j1`, { socketPath, headers: { host: 'localhost' } })).status).toBe(200);
+      expect((await raw(`${s.url}api/queues/public/pause`, { socketPath, method: 'POST', headers: { ...ACTION, host: 'localhost' }, body: '{}' })).status).toBe(403);
+    });
+    expect((await raw(`${s.url}api/queues/public/pause`, { method: 'POST', headers: ACTION, body: '{}' })).status).toBe(403);
+    expect((await q.counts()).paused).toBe(false);
+    // with a guard it says nothing: the guard decides
+    expect((await dashboard({ queues: [queue('guarded')], guard: allowAll })).warnings).toEqual([]);
+  });
+
+  test('without onWarning, the start-up line is a Node process warning', () => {
+    const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      createDashboard({ queues: [queue('warned')] }).close();
+      expect(emitWarning).toHaveBeenCalledWith(expect.stringContaining("relq dashboard at '/': no guard"), { type: 'RelqWarning', code: 'RELQ_DASHBOARD_ACCESS' });
+    } finally {
+      emitWarning.mockRestore();
+    }
+  });
+
+  test('with a challenge, a refused read answers 401 and asks for credentials; a refused action answers 403', async () => {
+    const q = queue('challenged');
+    const ops = `Basic ${Buffer.from('ops:s3cret').toString('base64')}`;
+    const viewer = `Basic ${Buffer.from('viewer:pw').toString('base64')}`;
+    const challenge = 'Basic realm="relq dashboard", charset="UTF-8"';
+    const s = await dashboard({
+      queues: [q],
+      challenge,
+      guard: (req, access) => req.headers.authorization === ops || (req.headers.authorization === viewer && access.kind === 'read'),
+    });
+    for (const authorization of [undefined, `Basic ${Buffer.from('ops:wrong').toString('base64')}`]) {
+      const r = await raw(s.url, { headers: authorization ? { authorization } : {} });
+      expect([r.status, r.headers['www-authenticate'], r.headers['x-frame-options']]).toEqual([401, challenge, 'DENY']);
+      expect(JSON.parse(r.body)).toEqual({ error: 'sign in to use the dashboard' });
+    }
+    expect((await raw(s.url, { headers: { authorization: viewer } })).status).toBe(200);
+    const refused = await raw(`${s.url}api/queues/challenged/pause`, { method: 'POST', headers: { ...ACTION, authorization: viewer }, body: '{}' });
+    expect([refused.status, refused.headers['www-authenticate']]).toEqual([403, undefined]);
+    expect((await raw(`${s.url}api/queues/challenged/pause`, { method: 'POST', headers: { ...ACTION, authorization: ops }, body: '{}' })).status).toBe(200);
+    expect((await q.counts()).paused).toBe(true);
+  });
+});
+
+/** Serves the dashboard's handler on a Unix socket too (in a temp dir removed afterwards) for `use`. */
+async function viaUnixSocket(s: DashboardServer, use: (socketPath: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'relq-dashboard-sock-'));
+  const socketPath = join(dir, 'dashboard.sock');
+  const server = createServer((req, res) => s.handler(req, res));
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  try {
+    await use(socketPath);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('throughput', () => {
   test('counts completed, failed and dead per interval from the queue events, and stops listening on close', async () => {
     const q = queue('tp');
@@ -263,6 +390,22 @@ describe('throughput', () => {
     await expect(startDashboard({ queues: [q], basePath: '/a b' })).rejects.toThrow('basePath');
     await expect(startDashboard({ queues: [q], throughput: { intervalMs: 5 } })).rejects.toThrow('throughput.intervalMs');
     await expect(startDashboard({ queues: [q], guard: 'yes' as never })).rejects.toThrow('guard: must be a function');
+    const invalid = async (options: Record<string, unknown>, field: string, message: string | RegExp) => {
+      const err = await startDashboard({ queues: [q], ...options } as never).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).field).toBe(field);
+      expect((err as Error).message).toMatch(message);
+    };
+    await invalid({ guard: allowAll, publicReads: true }, 'publicReads', 'give a guard or publicReads, not both');
+    await invalid({ publicReads: 'yes' }, 'publicReads', 'must be true or false');
+    await invalid({ challenge: 'Basic realm="x"' }, 'challenge', 'needs a guard');
+    await invalid({ guard: allowAll, challenge: 'Basic\r\nSet-Cookie: x=1' }, 'challenge', 'control characters');
+    await invalid({ allowedHosts: 'queues.example' }, 'allowedHosts', 'must be an array of host names');
+    for (const [i, bad] of [['0', 'https://queues.example'], ['0', 'queues.example:8443'], ['0', 'a b'], ['0', 42], ['0', '*']] as const) {
+      await invalid({ allowedHosts: [bad] }, `allowedHosts[${i}]`, 'must be a host name without scheme or port');
+    }
+    await invalid({ onWarning: 'log' }, 'onWarning', 'must be a function');
+    await invalid({ guards: allowAll }, 'dashboard options', "unknown option 'guards'");
   });
 });
 

@@ -4,16 +4,14 @@
  * retries a dead letter (checked through the engine), and a screenshot is saved.
  * RELQ_DASHBOARD_SCREENSHOT=<file> also writes the screenshot there (docs/images/dashboard.png).
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Queue, Worker, type Job } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue, waitUntil } from '../support/wait.js';
+import { launchBrowser, type Browser } from './_browser.js';
 import { startDashboard, type DashboardServer } from './_server.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 interface Email {
   to: string;
@@ -22,10 +20,9 @@ interface Email {
 
 let redis: TestRedis;
 let server: DashboardServer | undefined;
-let context: BrowserContext | undefined;
+let browser: Browser | undefined;
 let worker: Worker<Email, string> | undefined;
 const queues: Queue<any, any>[] = [];
-const tmp = mkdtempSync(join(tmpdir(), 'relq-dashboard-e2e-'));
 /** Addresses the worker's handler bounces; emptied to let a retried job complete. */
 const bouncing = new Set(['bounce@example.com', 'old@example.org', 'typo@exmaple.com']);
 
@@ -33,12 +30,11 @@ beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(async () => {
-  await context?.close().catch(() => undefined);
+  await browser?.close();
   await worker?.close().catch(() => undefined);
   await server?.close().catch(() => undefined);
   await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
   await redis?.stop();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 function queue<D>(name: string, prefix: string): Queue<D, string> {
@@ -69,14 +65,8 @@ test('the page follows the queues live, renders job data as text and retries a d
   for (let i = 1; i <= 6; i++) await thumbnails.add({ image: `photos/${i}.jpg`, width: 320 }, { delayMs: i * 600_000 });
   await waitForValue(async () => ((await emails.counts()).dead === 3 ? true : undefined), 'the bounces dead-lettered', 10_000);
 
-  // A fresh profile directory (removed in afterAll) through the persistent context.
-  context = await chromium.launchPersistentContext(join(tmp, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 760 },
-  });
-  const page: Page = await context.newPage();
+  browser = await launchBrowser();
+  const page: Page = await browser.context.newPage();
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(err.message));
   await page.goto(server.url);
@@ -118,7 +108,7 @@ test('the page follows the queues live, renders job data as text and retries a d
   await dead.waitFor();
   await page.locator('#detail-close').click();
   await page.locator('#detail').waitFor({ state: 'hidden' });
-  const shot = join(tmp, 'dashboard.png');
+  const shot = join(browser.dir, 'dashboard.png');
   await page.screenshot({ path: shot });
   expect(statSync(shot).size).toBeGreaterThan(10_000);
   if (process.env.RELQ_DASHBOARD_SCREENSHOT) copyFileSync(shot, process.env.RELQ_DASHBOARD_SCREENSHOT);

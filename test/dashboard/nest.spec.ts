@@ -5,14 +5,14 @@
  */
 import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
-import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, type INestApplication, type LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ValidationError } from '../../lib/index.js';
 import { QueueModule, QueueRegistry } from '../../lib/nest/index.js';
 import { RelqDashboardModule } from '../../lib/dashboard/nest/index.js';
 import type { JobList, QueueOverview } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { act } from './_server.js';
+import { act, raw } from './_server.js';
 
 @Controller('hello')
 class HelloController {
@@ -45,7 +45,17 @@ afterEach(async () => {
 });
 afterAll(() => redis.stop());
 
-async function boot(dashboard: ReturnType<typeof RelqDashboardModule.forRoot>): Promise<string> {
+/** Keeps what the app logs as warnings. */
+class WarningLog implements LoggerService {
+  readonly warnings: string[] = [];
+  log(): void {}
+  error(): void {}
+  warn(message: unknown): void {
+    this.warnings.push(String(message));
+  }
+}
+
+async function boot(dashboard: ReturnType<typeof RelqDashboardModule.forRoot>, logger?: LoggerService): Promise<string> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       QueueModule.forRoot({ connection: redis.url, prefix: uniquePrefix() }),
@@ -54,7 +64,7 @@ async function boot(dashboard: ReturnType<typeof RelqDashboardModule.forRoot>): 
     ],
     controllers: [HelloController],
   }).compile();
-  app = moduleRef.createNestApplication({ logger: process.env.RELQ_TEST_LOGS ? ['error', 'warn', 'log'] : false });
+  app = moduleRef.createNestApplication({ logger: logger ?? (process.env.RELQ_TEST_LOGS ? ['error', 'warn', 'log'] : false) });
   await app.listen(0, '127.0.0.1');
   return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/queues/`;
 }
@@ -99,6 +109,28 @@ test('forRootAsync: the guard comes from an injected service, and queues can be 
   const paused = await act(`${url}api/queues/reports/pause`, {}, { 'x-relq-dashboard': '1', authorization: 'Bearer operator' });
   expect(paused.status).toBe(200);
   expect((await app!.get(QueueRegistry).getQueue('reports').counts()).paused).toBe(true);
+});
+
+test('without a guard: the app log says who may use it, reads only from this machine, other hosts refused', async () => {
+  const log = new WarningLog();
+  const url = await boot(RelqDashboardModule.forRoot({ path: '/admin/queues', allowedHosts: ['queues.example'] }), log);
+  expect(log.warnings).toContainEqual(expect.stringMatching(/^relq dashboard at '\/admin\/queues': no guard, so it answers reads only to requests from this machine/));
+  const overview = `${url}api/queues`;
+  expect((await raw(overview)).status).toBe(200);
+  expect((await raw(overview, { headers: { host: 'attacker.example' } })).status).toBe(403);
+  // behind a proxy: a name for others, or a forwarded request, is not this machine
+  expect((await raw(overview, { headers: { host: 'queues.example' } })).status).toBe(403);
+  expect((await raw(overview, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(403);
+});
+
+test('the options of createDashboard pass through: a guard with a challenge, allowed hosts', async () => {
+  const challenge = 'Basic realm="relq dashboard"';
+  const ops = `Basic ${Buffer.from('ops:s3cret').toString('base64')}`;
+  const url = await boot(RelqDashboardModule.forRoot({ path: '/admin/queues', guard: (req) => req.headers.authorization === ops, challenge, allowedHosts: ['.example.com'] }));
+  const refused = await raw(url, { headers: { host: 'queues.example.com' } });
+  expect([refused.status, refused.headers['www-authenticate']]).toEqual([401, challenge]);
+  expect((await raw(url, { headers: { host: 'queues.example.com', 'x-forwarded-for': '203.0.113.9', authorization: ops } })).status).toBe(200);
+  expect((await raw(url, { headers: { host: 'example.org', authorization: ops } })).status).toBe(403);
 });
 
 test('a missing or malformed path is a ValidationError naming it, before the app serves', async () => {

@@ -22,6 +22,7 @@ export function toJobInfo<Data, Result>(id: string, state: JobState, record: str
     requeues,
     createdAt: meta.t,
   };
+  if (meta.o) info.failuresBeforeRedrive = meta.o;
   if (meta.e !== undefined) info.lastError = meta.e;
   if (meta.eh) info.errors = meta.eh.map(([error, at, attempt]) => ({ error, at, attempt }));
   if (meta.g !== undefined) info.group = meta.g;

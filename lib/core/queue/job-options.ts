@@ -5,7 +5,7 @@ import type { Backoff, JobPolicy } from '../types.js';
 import {
   assertBoolean,
   assertInt,
-  assertJobId,
+  assertNewJobId,
   assertNumber,
   assertOptions,
   assertQueueName,
@@ -107,7 +107,7 @@ export interface PreparedJob {
 export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, now: number): PreparedJob {
   const o = opts ?? {};
   assertOptions(field, o, JOB_OPTION_KEYS);
-  if (o.jobId !== undefined) assertJobId(o.jobId, `${field}.jobId`);
+  if (o.jobId !== undefined) assertNewJobId(o.jobId, `${field}.jobId`);
   if (o.name !== undefined) assertString(`${field}.name`, o.name, 128);
   if (o.priority !== undefined) assertInt(`${field}.priority`, o.priority, { min: -MAX_PRIORITY, max: MAX_PRIORITY });
   if (o.group !== undefined) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   Inject,
+  Logger,
   Module,
   RequestMethod,
   type DynamicModule,
@@ -11,13 +12,15 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { RelqConfigError } from '../../nest/errors.js';
+import { LOG_CONTEXT } from '../../nest/relq.constants.js';
 import { QueueRegistry } from '../../nest/runtime/queue.registry.js';
 import { createDashboard, type DashboardHandler } from '../handler.js';
 import { assertOptions } from '../../core/validate.js';
-import { normalizeBasePath } from '../options.js';
+import { DASHBOARD_OPTION_KEYS, normalizeBasePath } from '../options.js';
 import { RELQ_DASHBOARD_OPTIONS, type RelqDashboardModuleAsyncOptions, type RelqDashboardModuleOptions } from './dashboard-module-options.js';
 
-const MODULE_OPTION_KEYS = ['path', 'guard', 'queues', 'throughput', 'refreshMs'] as const satisfies ReadonlyArray<keyof RelqDashboardModuleOptions>;
+// createDashboard's own, but the path for basePath, names for queues and the app's log for onWarning
+const MODULE_OPTION_KEYS: ReadonlyArray<string> = ['path', ...DASHBOARD_OPTION_KEYS.filter((k) => k !== 'basePath' && k !== 'onWarning')];
 
 /**
  * Mounts the dashboard (lib/dashboard/handler.ts) on the app's Express adapter at `path`,
@@ -27,6 +30,7 @@ const MODULE_OPTION_KEYS = ['path', 'guard', 'queues', 'throughput', 'refreshMs'
 @Module({})
 export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, OnModuleDestroy {
   private handler: DashboardHandler | undefined;
+  private readonly logger = new Logger(LOG_CONTEXT);
 
   constructor(
     private readonly registry: QueueRegistry,
@@ -63,14 +67,12 @@ export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, 
     if (adapter.getType() !== 'express') {
       throw new RelqConfigError(`RelqDashboardModule mounts on Express; this app runs on '${adapter.getType()}'`);
     }
-    const names = this.options.queues ?? this.registry.getQueueNames();
-    const { path, guard, throughput, refreshMs } = this.options;
+    const { path, queues, ...rest } = this.options;
     this.handler = createDashboard({
-      queues: names.map((name) => this.registry.getQueue(name)),
+      ...rest,
+      queues: (queues ?? this.registry.getQueueNames()).map((name) => this.registry.getQueue(name)),
       basePath: path,
-      ...(guard ? { guard } : {}),
-      ...(throughput ? { throughput } : {}),
-      ...(refreshMs !== undefined ? { refreshMs } : {}),
+      onWarning: (message) => this.logger.warn(message),
     });
   }
 

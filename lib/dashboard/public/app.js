@@ -8,7 +8,8 @@ const TOTAL_FIELD = { pending: 'pending', working: 'working', delayed: 'delayed'
 const DEFAULT_ORDER = { pending: 'asc', working: 'asc', delayed: 'asc', completed: 'desc', dead: 'desc', 'waiting-children': 'asc' };
 const PAGE = 20;
 
-const view = { queue: null, state: 'pending', start: 0, overview: [], refreshMs: 2000, timer: 0 };
+// refreshError: the status shows a failed refresh, which the next good one clears (an action's message stays)
+const view = { queue: null, state: 'pending', start: 0, overview: [], loaded: false, refreshError: false, refreshMs: 2000, timer: 0 };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -40,6 +41,18 @@ function status(text, isError) {
   const s = $('status');
   s.textContent = text;
   s.className = isError ? 'status error' : 'status';
+  view.refreshError = false;
+}
+
+/** One row across a table saying what it waits for or why it is empty. */
+function note(table, text) {
+  table.tBodies[0].replaceChildren(el('tr', {}, el('td', { class: 'empty', colSpan: table.tHead.rows[0].cells.length }, text)));
+}
+
+/** Until the next page of jobs arrives, the table says so instead of showing the last one. */
+function loadingJobs() {
+  note($('jobs'), 'Loading jobs…');
+  $('page-info').textContent = '';
 }
 
 // ---- overview -------------------------------------------------------------
@@ -64,6 +77,7 @@ function selectQueue(name) {
   view.queue = name;
   view.start = 0;
   renderQueues();
+  loadingJobs();
   refresh();
 }
 
@@ -80,7 +94,7 @@ function renderQueueHead(o) {
     const n = o.counts ? o.counts[TOTAL_FIELD[s]] : undefined;
     const b = el('button', { type: 'button', class: `tab state-${s}${s === view.state ? ' active' : ''}`, 'data-state': s }, s, el('span', { class: 'count' }, n ?? ''));
     b.setAttribute('role', 'tab');
-    b.addEventListener('click', () => { view.state = s; view.start = 0; refresh(); });
+    b.addEventListener('click', () => { view.state = s; view.start = 0; loadingJobs(); refresh(); });
     return b;
   });
   $('tabs').replaceChildren(...tabs);
@@ -109,6 +123,13 @@ function actionButton(label, action, queue, job, cls) {
   return b;
 }
 
+/** Failed attempts of the budget it has now; those before a redrive of the dead letter apart. */
+function triesCell(j) {
+  const before = j.failuresBeforeRedrive || 0;
+  const title = before ? `failed attempts / attempts since the last redrive; ${before} failed before it` : 'failed attempts / attempts';
+  return el('td', { class: 'num tries', title }, `${j.failures - before}/${j.maxAttempts}`, before ? el('span', { class: 'muted' }, ` +${before}`) : null);
+}
+
 /** `counted`: the state's count from the overview of the same refresh (undefined if unread). */
 function renderJobs(list, counted) {
   const rows = list.jobs.map((j) => {
@@ -117,7 +138,7 @@ function renderJobs(list, counted) {
       el('td', { class: j.name ? '' : 'muted' }, j.name || '—'),
       el('td', {}, el('span', { class: `badge state-${j.state}` }, j.state)),
       el('td', { class: 'mono data', title: j.dataPreview }, j.dataPreview),
-      el('td', { class: 'num' }, `${j.failures}/${j.maxAttempts}`),
+      triesCell(j),
       el('td', { class: 'when', title: time(j.createdAt) }, when(j.createdAt)),
       el('td', { class: 'when', title: time(j.at) }, when(j.at)),
       el('td', { class: 'error', title: j.lastError || '' }, j.lastError || ''),
@@ -125,8 +146,8 @@ function renderJobs(list, counted) {
     tr.addEventListener('click', () => showJob(view.queue, j.id));
     return tr;
   });
-  if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colSpan: 9 }, `No ${list.state} jobs`)));
-  $('jobs').tBodies[0].replaceChildren(...rows);
+  if (rows.length === 0) note($('jobs'), `No ${list.state} jobs`);
+  else $('jobs').tBodies[0].replaceChildren(...rows);
   // counts and page are two reads: a job added between them still counts
   const last = list.start + list.jobs.length;
   const total = Math.max(counted ?? 0, last);
@@ -160,17 +181,20 @@ function drawChart(target, times, series) {
     label.textContent = String(Math.round(max * f));
     nodes.push(label);
   }
-  if (times.length > 0) {
-    for (const [i, anchor] of [[0, 'start'], [times.length - 1, 'end']]) {
-      const t = svg('text', { x: x(i), y: H - 4, class: 'axis', 'text-anchor': anchor });
-      t.textContent = clock(times[i]);
-      nodes.push(t);
-    }
+  // the first time and the last; one sample has one time, not two labels on top of each other
+  const ends = times.length === 1 ? [[0, 'start']] : times.length > 1 ? [[0, 'start'], [times.length - 1, 'end']] : [];
+  for (const [i, anchor] of ends) {
+    const t = svg('text', { x: x(i), y: H - 4, class: 'axis', 'text-anchor': anchor });
+    t.textContent = clock(times[i]);
+    nodes.push(t);
   }
   for (const s of series) {
-    if (s.values.length === 0) continue;
-    const pts = s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
-    nodes.push(svg('polyline', { points: pts, class: `line l-${s.key}` }));
+    if (s.values.length === 1) {
+      nodes.push(svg('circle', { cx: x(0), cy: y(s.values[0]).toFixed(1), r: 2, class: `dot l-${s.key}` })); // a line needs two
+    } else if (s.values.length > 1) {
+      const pts = s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+      nodes.push(svg('polyline', { points: pts, class: `line l-${s.key}` }));
+    }
   }
   target.replaceChildren(...nodes);
 }
@@ -212,9 +236,13 @@ function renderJob(queue, job) {
   $('detail').dataset.jobId = job.id;
   $('detail-title').textContent = `${queue} / ${job.id}`;
   $('detail-actions').replaceChildren(...jobButtons(queue, job));
+  // a redrive gave the dead letter a fresh budget: its attempts count from there
+  const before = job.failuresBeforeRedrive || 0;
+  const used = job.failures - before;
   const fields = [
     ['State', el('span', { class: `badge state-${job.state}` }, job.state)], ['Name', job.name || '(default)'],
-    ['Attempts', `${job.failures} failed of ${job.maxAttempts}`], ['Leased', `${job.dequeues} times`], ['Requeued', job.requeues],
+    ['Attempts', job.state === 'working' ? `attempt ${used + 1} of ${job.maxAttempts} running` : `${used} failed of ${job.maxAttempts}`],
+    ['Before redrive', before ? `${before} failed` : undefined], ['Leased', `${job.dequeues} times`], ['Requeued', job.requeues],
     ['Priority', job.priority], ['Group', job.group], ['Created', time(job.createdAt)], ['Runs at', time(job.runAt)],
     ['Lease deadline', time(job.leaseDeadline)], ['Completed', time(job.completedAt)], ['Kept until', time(job.retainedUntil)], ['Died', time(job.diedAt)],
   ].filter(([, v]) => v !== undefined && v !== '');
@@ -222,7 +250,8 @@ function renderJob(queue, job) {
   const blocks = [block('Data', job.data)];
   if (job.errors && job.errors.length) {
     // Every failure kept with the job (the last 10), oldest first.
-    blocks.push(block('Errors', job.errors.map((e) => `attempt ${e.attempt} · ${time(e.at)}\n${e.error}`).join('\n\n')));
+    const title = before ? 'Errors (attempts count from each redrive)' : 'Errors';
+    blocks.push(block(title, job.errors.map((e) => `attempt ${e.attempt} · ${time(e.at)}\n${e.error}`).join('\n\n')));
   } else if (job.lastError !== undefined) blocks.push(block('Last error', job.lastError));
   if (job.result !== undefined) blocks.push(block('Result', job.result));
   if (job.progress !== undefined) blocks.push(block('Progress', job.progress));
@@ -248,6 +277,7 @@ async function refresh() {
   try {
     const { queues, refreshMs } = await api('queues');
     view.overview = queues;
+    view.loaded = true;
     view.refreshMs = refreshMs;
     if (!view.queue && queues.length) view.queue = queues[0].name;
     renderQueues();
@@ -262,9 +292,11 @@ async function refresh() {
       renderJobs(list, o.counts ? o.counts[TOTAL_FIELD[view.state]] : undefined);
       renderThroughput(tp);
     }
-    if ($('status').classList.contains('error')) status('');
+    if (view.refreshError) status('');
   } catch (err) {
     status(err.message, true);
+    view.refreshError = true;
+    if (!view.loaded) note($('queue-table'), `Could not load the queues: ${err.message}`);
   }
   view.timer = setTimeout(refresh, view.refreshMs);
 }
@@ -281,9 +313,11 @@ queueAction('resume', 'resume', {});
 queueAction('redrive', 'redrive', { limit: 1000 }, (n) => `Move up to 1000 dead letters of ${n} back to pending?`);
 queueAction('clean-completed', 'clean', { state: 'completed' }, (n) => `Remove the completed jobs of ${n}?`);
 queueAction('clean-dead', 'clean', { state: 'dead' }, (n) => `Delete the dead letters of ${n} for good?`);
-$('prev').addEventListener('click', () => { view.start = Math.max(0, view.start - PAGE); refresh(); });
-$('next').addEventListener('click', () => { view.start += PAGE; refresh(); });
+$('prev').addEventListener('click', () => { view.start = Math.max(0, view.start - PAGE); loadingJobs(); refresh(); });
+$('next').addEventListener('click', () => { view.start += PAGE; loadingJobs(); refresh(); });
 $('detail-close').addEventListener('click', () => { $('detail').hidden = true; });
+// The drawer opens below the header, whose height follows the status line's text.
+new ResizeObserver(() => document.documentElement.style.setProperty('--top-height', `${$('top').offsetHeight}px`)).observe($('top'));
 $('lookup').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const id = $('lookup-id').value.trim();
