@@ -37,6 +37,8 @@ if #ids == 0 then return 0 end
 
 lists[#lists + 1] = K_PRIO
 lists[#lists + 1] = K_DELAYED
+for _, d in ipairs(redis.call('ZRANGE', K_TIES, 0, -1)) do lists[#lists + 1] = tieKey(d) end -- include/delayed.lua
+lists[#lists + 1] = K_TIES
 for _, k in ipairs({ K_GROUPS, K_GACTIVE, K_GSET }) do lists[#lists + 1] = k end
 for i = 1, #lists, 1000 do redis.call('DEL', unpack(lists, i, math.min(i + 999, #lists))) end
 redis.call('HDEL', K_META, 'gp', 'g', 'u', 'nextDue')

@@ -6,7 +6,8 @@
   unfinished descendants with it (refused when one is leased, unless forced); a parent that
   still waited for the job fails, as if it had died (docs/flows.md).
   Cost: O(1) for a delayed, leased, completed or dead job and a prioritized one; O(position)
-  for a job in the FIFO pending list or its group's list (LREM from the head).
+  for a job in the FIFO pending list or its group's list (LREM from the head), and for a
+  delayed job in its due time's tie list (include/delayed.lua).
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)

@@ -70,7 +70,7 @@ local function removeJob(id, rec, state, ended)
   if state == 'pending' then
     unqueuePending(id, rec)
   elseif state == 'delayed' then
-    redis.call('ZREM', K_DELAYED, id)
+    unDelay(id)
   elseif state == 'working' then
     revokeLease(id, ended)
   elseif state == 'completed' then
