@@ -159,7 +159,8 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * (a cron expression, or every `everyMs`), exactly one per slot however many processes
    * tick. Its next slot's job is queued at once, as a delayed job `repeat:<id>:<slot>`. The
    * same spec and template again change nothing (false); a different one replaces the queued
-   * job and starts the count again (true). Everything is checked first (ValidationError).
+   * job and starts the count again (true). Upserts of one id at once all succeed; the last to
+   * run wins. Everything is checked first (ValidationError).
    */
   upsertScheduler(id: string, spec: SchedulerSpec, template?: SchedulerTemplate<Data>): Promise<boolean> {
     return this.parts.schedulers.upsert(id, spec, template);
