@@ -77,8 +77,9 @@ local function inDelayOrder(due)
     if isTied[d] then
       local taken = redis.call('LPOP', tieKey(d), n) or {}
       if redis.call('EXISTS', tieKey(d)) == 0 then redis.call('ZREM', K_TIES, d) end
-      -- Only ids still delayed at d: a list out of step with the set (a path that forgot
-      -- it) must not make a job pending twice. Ids it missed come due as plain ones later.
+      -- Only ids still delayed at d: a list out of step with the set (an older relq, without
+      -- tie lists, promoted or removed its jobs during a rolling upgrade) must not make a job
+      -- pending twice. Ids the list misses come due as plain ones once it is empty.
       local scores = readMany('ZMSCORE', K_DELAYED, taken)
       for k, id in ipairs(taken) do
         if scores[k] and dueText(scores[k]) == d then ids[#ids + 1] = id end
