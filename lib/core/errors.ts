@@ -99,6 +99,20 @@ export class JobLeasedError extends RelqError {
   }
 }
 
+/**
+ * Why a handler's `job.signal` aborts when its lease ends before the handler does: the lease
+ * was lost (it ran out and was swept, or the job was removed by force) or given back at the
+ * worker's shutdown. The handler's outcome no longer counts.
+ */
+export class LeaseLostError extends RelqError {
+  constructor(
+    readonly jobId: string,
+    message = `lease of job ${jobId} was lost`,
+  ) {
+    super(message, 'RELQ_LEASE_LOST');
+  }
+}
+
 /** Throw from a handler to dead-letter the job at once, without further attempts. */
 export class UnrecoverableError extends RelqError {
   constructor(message: string) {

@@ -49,6 +49,7 @@ export { Queue } from '../core/queue/queue.js';
 export type { QueueProducer } from '../core/queue/queue-producer.js';
 export {
   ClosedError,
+  LeaseLostError,
   QueueClosedError,
   QueueDeletedError,
   QueueFullError,

@@ -1,7 +1,7 @@
 --[[
   Deletes a queue (lib/core/queue/queue-settings.ts deleteQueue()): every key (the queue
-  keys, the derived ones of include/keys.lua, each group's list, each job's log list, the
-  role keys), then
+  keys, the derived ones of include/keys.lua, each group's list, each job's log list, each
+  shared due time's tie list, the role keys), then
   leaves a tombstone (meta del=1) and wake-up tokens ('x') with the same expiry, so that
   blocked consumers, blocked producers and role waiters learn of it and fail with a clear
   error. Lease replay records (one per lease request) are not listed anywhere; each expires
@@ -46,6 +46,9 @@ for _, id in ipairs(redis.call('HKEYS', K_FLOWS)) do
   flowKeys[#flowKeys + 1] = kresKey(id)
 end
 unlink(flowKeys)
+local tieKeys = { K_TIES } -- the tie lists of shared due times (include/delayed.lua)
+for _, d in ipairs(redis.call('ZRANGE', K_TIES, 0, -1)) do tieKeys[#tieKeys + 1] = tieKey(d) end
+unlink(tieKeys)
 local waiters = redis.call('ZCARD', K_WAITERS)
 local keys = {}
 for i = 1, #KEYS do keys[i] = KEYS[i] end

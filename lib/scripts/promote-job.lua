@@ -1,7 +1,7 @@
 --[[
   Makes one delayed job pending now (lib/core/queue/management.ts promote()), in its
   priority or group as if it had come due. Cost: O(log D) for D delayed jobs, plus O(log P)
-  for a prioritized job.
+  for a prioritized job and O(position) in its due time's tie list (include/delayed.lua).
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)
@@ -18,6 +18,7 @@
 eventsArg = ARGV[1] == '1'
 local id = ARGV[2]
 if not redis.call('ZSCORE', K_DELAYED, id) or redis.call('HEXISTS', K_JOBS, id) == 0 then return 0 end
+unDelay(id)
 promoteIds({ id })
 refreshNextDue()
 flushWake()

@@ -3,9 +3,11 @@
   every index, its record, its result and its idempotency window (include/remove.lua). A
   leased job is refused unless forced; forced, its lease ends at once, so the holder's ack,
   nack, requeue, reject and touch answer false. A parent waiting for its children takes its
-  unfinished descendants with it (refused when one is leased, unless forced; docs/flows.md).
+  unfinished descendants with it (refused when one is leased, unless forced); a parent that
+  still waited for the job fails, as if it had died (docs/flows.md).
   Cost: O(1) for a delayed, leased, completed or dead job and a prioritized one; O(position)
-  for a job in the FIFO pending list or its group's list (LREM from the head).
+  for a job in the FIFO pending list or its group's list (LREM from the head), and for a
+  delayed job in its due time's tie list (include/delayed.lua).
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)
@@ -18,7 +20,7 @@
     1 removed, 0 no such job, 'leased' refused (leased and not forced: nothing written)
 
   Events:
-    removed
+    removed; dead (a parent that waited for it)
 ]]
 eventsArg = ARGV[1] == '1'
 local id, force = ARGV[2], ARGV[3] == '1'

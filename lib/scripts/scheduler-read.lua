@@ -1,13 +1,13 @@
 --[[
   Reads schedulers with the Redis clock (lib/core/queue/schedulers.ts): the due ones for a
-  tick, one for an upsert, or all of them. Read-only. Cost: 'due' O(log S + limit), 'one'
-  O(1), 'all' O(S) for S schedulers.
+  tick, the clock alone for an upsert, or all of them. Read-only. Cost: 'due' O(log S +
+  limit), 'now' O(1), 'all' O(S) for S schedulers.
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)
 
-    ARGV[1]      'due' | 'one' | 'all'
-    ARGV[2]      'due': the most schedulers to return; 'one': the scheduler id
+    ARGV[1]      'due' | 'now' | 'all'
+    ARGV[2]      'due': the most schedulers to return
 
   Output:
     { now, earliest, id1, config1, state1, id2, ... }
@@ -28,9 +28,7 @@ if mode == 'due' then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', K_SCHED_NEXT, '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))) do put(id) end
   local nxt = redis.call('ZRANGEBYSCORE', K_SCHED_NEXT, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if nxt[2] then out[2] = nxt[2] end
-elseif mode == 'one' then
-  put(ARGV[2])
-else
+elseif mode == 'all' then
   for _, id in ipairs(redis.call('HKEYS', K_SCHEDS)) do put(id) end
 end
 return out

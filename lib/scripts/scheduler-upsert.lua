@@ -1,39 +1,39 @@
 --[[
-  Creates or replaces a scheduler (lib/core/queue/schedulers.ts upsertScheduler()), with a
-  compare-and-set on its version: the client read the version and computed the first slot
-  from the Redis time of that read. A replaced scheduler's job made ahead of time goes
-  (while still delayed) and its count starts again. Replayed after a lost reply, the
-  version no longer matches and nothing is written (the client then finds its config
-  stored). Cost: O(log D) for D delayed jobs.
+  Creates or replaces a scheduler (lib/core/queue/schedulers.ts upsertScheduler()) in one
+  call, whatever another writer did since the client read the Redis time it computed the
+  first slot from: of upserts of one id at once, the last to run wins, none needs to try
+  again. The same config again writes nothing. A replaced scheduler's job made ahead of time
+  goes (while still delayed), its count starts again, and its version moves on, so that a
+  tick that read the old one writes nothing (scheduler-advance.lua). Replayed after a lost
+  reply, it finds its config stored and writes nothing. Cost: O(log D) for D delayed jobs.
 
   Input:
     KEYS[1..15]  the queue keys (include/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
     ARGV[2]      scheduler id
-    ARGV[3]      the version read ('0': none)
-    ARGV[4]      config: "<config json>\n<record template>"
-    ARGV[5]      first slot (ms), '' when no slot is left (ended before it began)
-    ARGV[6]      the first slot's job record
+    ARGV[3]      config: "<config json>\n<record template>"
+    ARGV[4]      first slot (ms), '' when no slot is left (ended before it began)
+    ARGV[5]      the first slot's job record
 
   Output:
-    1 written, 0 the version changed since the read: nothing written
+    1 written, 0 the same config was stored: nothing written
 
   Events:
     added (the first slot's job), removed (the replaced job made ahead)
 ]]
 eventsArg = ARGV[1] == '1'
-local id, expected, first = ARGV[2], tonumber(ARGV[3]), ARGV[5]
+local id, config, first = ARGV[2], ARGV[3], ARGV[4]
+if redis.call('HGET', K_SCHEDS, id) == config then return 0 end
 local v, nxt = schedState(id)
-if (v or 0) ~= expected then return 0 end
 if nxt then dropAheadJob(id, nxt) end
-redis.call('HSET', K_SCHEDS, id, ARGV[4])
+redis.call('HSET', K_SCHEDS, id, config)
 local made = 0
 if first ~= '' then
-  addSlotJob(id, first, ARGV[6], nowMs)
+  addSlotJob(id, first, ARGV[5], nowMs)
   made = 1
 end
-setSchedState(id, expected + 1, first ~= '' and first or nil, made)
+setSchedState(id, (v or 0) + 1, first ~= '' and first or nil, made)
 flushWake()
 flushEvents()
 return 1

@@ -146,10 +146,10 @@ test('removing a parent removes its unfinished children, leased ones only when f
   const d = q.keys.derived;
   expect(await c.exists(d.flows, d.flowWait, d.deps('r'), d.kres('r'), d.deps('m'), d.kres('m'))).toBe(0);
 
-  // a removed child no longer holds its parent
+  // a child removed on its own fails its parent (test/flows/removed-children.spec.ts)
   await q.addFlow({ data: 'p', opts: { jobId: 'p' }, children: [{ data: 'k', opts: { jobId: 'k' } }] });
   expect(await q.remove('k')).toBe(true);
-  expect(await q.getJob('p')).toMatchObject({ state: 'pending' });
+  expect(await q.getJob('p')).toMatchObject({ state: 'dead', lastError: 'child k was removed' });
 });
 
 test('a flow is atomic: a bad job anywhere writes nothing, with a typed error', async () => {

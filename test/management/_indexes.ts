@@ -14,12 +14,14 @@ export async function whereIs(c: Redis, q: Queue<any, any>, id: string): Promise
   if ((await c.lpos(k.pending, id)) !== null) found.push('pending');
   const groups = new Set([...(await c.smembers(d.groups)), ...(await c.smembers(d.gset))]);
   for (const g of groups) if ((await c.lpos(d.group(g), id)) !== null) found.push(`group:${g}`);
+  for (const due of await c.zrange(d.ties, '0', '-1')) if ((await c.lpos(d.tie(Number(due)), id)) !== null) found.push(`tie:${due}`);
   return found;
 }
 
 /**
  * The books that must agree with the indexes: grouped pending count (meta gp) against the
- * groups' lists, every non-empty group list in the groups set, nextDue against the delayed set.
+ * groups' lists, every non-empty group list in the groups set, nextDue against the delayed set,
+ * and a tie list, holding exactly its ids, for every due time that delayed jobs share.
  */
 export async function booksAgree(c: Redis, q: Queue<any, any>): Promise<void> {
   const k = q.keys.byName;
@@ -35,4 +37,12 @@ export async function booksAgree(c: Redis, q: Queue<any, any>): Promise<void> {
   const [first] = await c.zrange(k.delayed, '0', '0');
   expect(await c.hget(k.meta, 'nextDue')).toBe(first === undefined ? null : await c.zscore(k.delayed, first));
   expect(await c.hlen(k.leases)).toBe(await c.zcard(k.working));
+  const byDue = new Map<string, string[]>();
+  const flat = await c.zrange(k.delayed, '0', '-1', 'WITHSCORES');
+  for (let i = 0; i < flat.length; i += 2) byDue.set(flat[i + 1]!, [...(byDue.get(flat[i + 1]!) ?? []), flat[i]!]);
+  const shared = [...byDue].filter(([, ids]) => ids.length > 1).map(([due]) => due);
+  const ties = await c.zrange(d.ties, '0', '-1');
+  expect(ties.filter((due) => !byDue.has(due))).toEqual([]); // no list outlives its jobs
+  for (const due of shared) expect(ties).toContain(due);
+  for (const due of ties) expect((await c.lrange(d.tie(Number(due)), '0', '-1')).sort()).toEqual(byDue.get(due)!.sort());
 }

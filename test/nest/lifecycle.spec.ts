@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
+import { LeaseLostError, Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
 import { deferred, sleep, sweptAfter, waitFor, useApps } from './helpers.js';
@@ -104,6 +104,7 @@ test('shutdown during a long job gives it back to pending at once; the next app 
   try {
     const info = await observer.getJob(id);
     expect(info).toMatchObject({ state: 'pending', failures: 0, requeues: 1 });
+    expect(aborted).toBeInstanceOf(LeaseLostError);
     expect(String(aborted)).toMatch(/shutting down/);
 
     @Processor('reports')

@@ -182,6 +182,8 @@ interface MJob {
   deadline: number | undefined;
   /** delayed: due; completed: end of retention; dead: time of death (observed from Redis). */
   score: number | undefined;
+  /** delayed: when it became delayed, among all jobs (equal due times keep this order). */
+  delayOrder: number | undefined;
   /** completed: the stored result. */
   result: Json | undefined;
   /** completed: when it completed (observed from its stored result). */
@@ -201,6 +203,7 @@ class Model {
   /** Prioritized leasable ids with their FIFO sequence. */
   prio: Array<{ id: string; p: number; seq: number }> = [];
   private seq = 0;
+  private delays = 0;
   private instances = 0;
   /** Custom id -> end of its idempotency window (observed). */
   readonly dedup = new Map<string, number | undefined>();
@@ -236,6 +239,7 @@ class Model {
       token: undefined,
       deadline: undefined,
       score: undefined,
+      delayOrder: undefined,
       result: undefined,
       completedAt: undefined,
       progress: undefined,
@@ -278,6 +282,13 @@ class Model {
   makeDelayed(job: MJob): void {
     job.state = 'delayed';
     job.score = undefined; // observed after the step
+    job.delayOrder = ++this.delays;
+  }
+
+  /** The delayed jobs due at `now` in the order they become pending: by due time, then in the order they were delayed. */
+  dueJobs(now: number): MJob[] {
+    const due = pastScores(this.inState('delayed').map((j) => [j.id, j.score!]), now, 'due time');
+    return due.map(([id]) => this.jobs.get(id)!).sort((a, b) => a.score! - b.score! || a.delayOrder! - b.delayOrder!);
   }
 
   /** Ends the current lease (settled or expired). */
@@ -512,8 +523,10 @@ class Env {
     };
     // no keys beyond the data model (and lease replay records); a log list only for a job with lines
     const d = q.keys.derived;
-    const known = new Set<string>([...q.keys.all, d.progress, d.logged]);
+    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties]);
     for (const job of m.jobs.values()) if (job.logs.length > 0) known.add(d.log(job.id));
+    const tieDues = val<Pairs>(d.ties, 'zset', []).map(([due]) => Number(due));
+    for (const due of tieDues) known.add(d.tie(due));
     for (const key of snap.keys()) {
       assert(known.has(key) || key.startsWith(`${q.keys.tag}:req:`), `unexpected key ${key}`);
     }
@@ -569,6 +582,15 @@ class Env {
     same(prio.map(([id]) => id), m.prio.map((x) => x.id), 'prioritized jobs (order)');
     const idsIn = (state: State) => m.inState(state).map((j) => j.id).sort();
     same(delayed.map(([id]) => id).sort(), idsIn('delayed'), 'delayed jobs');
+    // equal due times keep the order the jobs were delayed in: a due time that delayed jobs
+    // share has a tie list holding exactly its ids in that order (one may stay after a removal)
+    const atDue = new Map<number, MJob[]>();
+    for (const [id, s] of delayed) atDue.set(s, [...(atDue.get(s) ?? []), m.jobs.get(id)!]);
+    for (const [due, jobsThen] of atDue) if (jobsThen.length > 1) assert(tieDues.includes(due), `due time ${due} of ${jobsThen.length} jobs has no tie list`);
+    for (const due of tieDues) {
+      const expectedOrder = (atDue.get(due) ?? []).sort((a, b) => a.delayOrder! - b.delayOrder!).map((j) => j.id);
+      same(val<string[]>(d.tie(due), 'list', []), expectedOrder, `tie list of due time ${due}`);
+    }
     same(
       [...working].sort(byScoreThenId),
       m.inState('working').map((j): [string, number] => [j.id, j.deadline!]).sort(byScoreThenId),
@@ -969,8 +991,7 @@ class LeaseCmd extends Base {
     const now = await env.passHorizon();
     let expected: string[] = [];
     if (!m.paused) {
-      const delayed: Pairs = m.inState('delayed').map((j) => [j.id, j.score!]);
-      for (const [id] of pastScores(delayed, now, 'due time')) m.makePending(m.jobs.get(id)!);
+      for (const job of m.dueJobs(now)) m.makePending(job);
       expected = m.take(this.count);
     }
     const leases = await env.q.lease({ count: this.count, leaseMs: this.leaseMs, blockMs: 0 });
@@ -1225,7 +1246,7 @@ class SweepCmd extends Base {
     const now = await env.passHorizon();
     const limit = this.limit ?? 1000;
     const expired = pastScores(m.inState('working').map((j) => [j.id, j.deadline!]), now, 'lease deadline').slice(0, limit);
-    const due = pastScores(m.inState('delayed').map((j) => [j.id, j.score!]), now, 'due time').slice(0, limit);
+    const due = m.dueJobs(now).slice(0, limit);
     const ended = pastScores(m.inState('completed').map((j) => [j.id, j.score!]), now, 'retention end').slice(0, limit);
     const forgotten = pastScores([...m.dedup].map(([id, s]) => [id, s!]), now, 'idempotency window').slice(0, limit);
     const expected: SweepResult = { stalled: 0, deadLettered: 0, promoted: due.length, completedRemoved: ended.length, dedupForgotten: forgotten.length };
@@ -1238,7 +1259,7 @@ class SweepCmd extends Base {
       m.fail(job, 'lease expired', 0);
       if (job.state === 'dead') expected.deadLettered += 1;
     }
-    for (const [id] of due) m.makePending(m.jobs.get(id)!);
+    for (const job of due) m.makePending(job);
     for (const [id] of ended) m.remove(m.jobs.get(id)!);
     for (const [id] of forgotten) m.dedup.delete(id);
     same(result, expected, 'sweep() result');

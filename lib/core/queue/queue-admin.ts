@@ -111,8 +111,9 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * Removes a job in any state, from every index, with its result and its idempotency key
    * (the same jobId may be added again). A leased job is refused with JobLeasedError unless
    * `force`; forced, its lease ends, and its holder's ack, nack and touch answer false. A
-   * bounded queue's waiting producers get the freed slot. False when there is no such job.
-   * O(1), or O(position) for a job in a pending list.
+   * bounded queue's waiting producers get the freed slot. A flow's parent goes with the
+   * descendants it waits for; a parent that waited for the job fails (docs/flows.md). False
+   * when there is no such job. O(1), or O(position) for a job in a pending list.
    */
   remove(id: string, opts: RemoveOptions = {}): Promise<boolean> {
     return this.parts.management.remove(id, opts);
@@ -143,9 +144,9 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
   }
 
   /**
-   * Removes every waiting job, pending (groups included) and delayed, in one atomic call;
-   * leased, completed and dead jobs stay. A bounded queue's waiting producers get the room.
-   * Returns the number removed. O(P + D).
+   * Removes every waiting job, pending (groups included), delayed and flow parents waiting
+   * for their children, in one atomic call; leased, completed and dead jobs stay. A bounded
+   * queue's waiting producers get the room. Returns the number removed. O(P + D + W).
    */
   drain(): Promise<number> {
     return this.parts.management.drain();
@@ -158,7 +159,8 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * (a cron expression, or every `everyMs`), exactly one per slot however many processes
    * tick. Its next slot's job is queued at once, as a delayed job `repeat:<id>:<slot>`. The
    * same spec and template again change nothing (false); a different one replaces the queued
-   * job and starts the count again (true). Everything is checked first (ValidationError).
+   * job and starts the count again (true). Upserts of one id at once all succeed; the last to
+   * run wins. Everything is checked first (ValidationError).
    */
   upsertScheduler(id: string, spec: SchedulerSpec, template?: SchedulerTemplate<Data>): Promise<boolean> {
     return this.parts.schedulers.upsert(id, spec, template);

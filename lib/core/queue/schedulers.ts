@@ -10,8 +10,6 @@ import { checkSpec, planAdvance, slotAfter, type StoredSpec } from './scheduler-
 const SET_BY_SCHEDULER = ['jobId', 'delayMs', 'runAt', 'lifo', 'waitMs'] as const;
 /** Room left in a job id for 'repeat:' and ':<slot>'. */
 const MAX_SCHEDULER_ID_LENGTH = 200;
-/** Upserts that lose a race with another writer read and try again, this many times. */
-const UPSERT_TRIES = 5;
 export const DEFAULT_TICK_LIMIT = 100;
 
 /** The id of the job of one slot: the slot's idempotency key. */
@@ -47,18 +45,18 @@ interface Stored {
 export class Schedulers {
   constructor(private readonly ctx: QueueContext) {}
 
+  /**
+   * One script writes it, whatever was stored (scheduler-upsert.lua): of upserts of one id at
+   * once the last to run wins, and none has to read and try again. False when the same
+   * scheduler was stored (every instance upserts at startup).
+   */
   async upsert(id: string, spec: SchedulerSpec, template: SchedulerTemplate = {}): Promise<boolean> {
     const { raw, config } = this.prepare(id, spec, template);
-    for (let i = 0; i < UPSERT_TRIES; i++) {
-      const { now, items } = await this.read('one', id);
-      const cur = items[0];
-      if (cur && cur.raw === raw) return false; // the same scheduler: nothing to change (every instance upserts at startup)
-      const first = slotAfter(config.spec, now - 1);
-      const record = first === null ? '' : withTime(recordOf(raw), now);
-      const args = [this.ctx.eventsFlag, id, cur?.version ?? 0, raw, first === null ? '' : String(first), record];
-      if ((await this.ctx.run('schedulerUpsert', 'upsertScheduler', args)) === 1) return true;
-    }
-    throw new Error(`upsertScheduler('${id}'): the scheduler kept changing under this call (${UPSERT_TRIES} tries)`);
+    const { now } = await this.read('now');
+    const first = slotAfter(config.spec, now - 1);
+    const record = first === null ? '' : withTime(recordOf(raw), now);
+    const args = [this.ctx.eventsFlag, id, raw, first === null ? '' : String(first), record];
+    return (await this.ctx.run('schedulerUpsert', 'upsertScheduler', args)) === 1;
   }
 
   async list(): Promise<SchedulerInfo[]> {
@@ -114,9 +112,9 @@ export class Schedulers {
     return { raw: `${JSON.stringify(config)}\n${encodeRecord(meta, dataJson)}`, config };
   }
 
-  private async read(mode: 'due' | 'one' | 'all', arg = ''): Promise<{ now: number; earliest: number | null; items: Stored[] }> {
-    if (mode === 'one') assertJobId(arg, 'id');
-    const r = (await this.ctx.run('schedulerRead', mode === 'due' ? 'runSchedulers' : 'getSchedulers', [mode, arg])) as Array<string | number>;
+  private async read(mode: 'due' | 'now' | 'all', arg = ''): Promise<{ now: number; earliest: number | null; items: Stored[] }> {
+    const op = { due: 'runSchedulers', now: 'upsertScheduler', all: 'getSchedulers' }[mode];
+    const r = (await this.ctx.run('schedulerRead', op, [mode, arg])) as Array<string | number>;
     const items: Stored[] = [];
     for (let i = 2; i < r.length; i += 3) {
       const raw = String(r[i + 1]);

@@ -87,6 +87,10 @@ export interface DerivedKeys {
   schedulerState: string;
   /** zset: scheduler id -> its next slot (ms), while it has one */
   schedulerNext: string;
+  /** zset: due time -> itself, the due times that two or more delayed jobs share (each has a tie list) */
+  ties: string;
+  /** list: the ids of the delayed jobs due at `due` (ms), in the order they were delayed */
+  tie(due: number): string;
   /** list: one job's log lines, oldest first */
   log(id: string): string;
   /** hash: flow parent id -> 1, the parents whose flow keys exist (docs/flows.md) */
@@ -125,6 +129,8 @@ function derivedKeys(tag: string): DerivedKeys {
     schedulers: `${tag}:scheds`,
     schedulerState: `${tag}:schedstate`,
     schedulerNext: `${tag}:schednext`,
+    ties: `${tag}:ties`,
+    tie: (due) => `${tag}:tie:${due}`,
     log: (id) => `${tag}:log:${id}`,
     flows: `${tag}:flows`,
     flowWait: `${tag}:flowwait`,

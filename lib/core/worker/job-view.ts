@@ -1,4 +1,4 @@
-import { RateLimitError, UnrecoverableError } from '../errors.js';
+import { LeaseLostError, RateLimitError, UnrecoverableError } from '../errors.js';
 import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../types.js';
 
 /** The job as a handler sees it. */
@@ -76,14 +76,14 @@ export class HeldLease<Data> {
   markLost(): boolean {
     if (this.lost) return false;
     this.lost = true;
-    this.abort(new Error(`lease of job ${this.lease.job.id} was lost`));
+    this.abort(new LeaseLostError(this.lease.job.id));
     return true;
   }
 
   /** Given back at shutdown: its late outcome is not settled. */
   giveBack(): void {
     this.lost = true;
-    this.abort(new Error('worker is shutting down; the job was given back to the queue'));
+    this.abort(new LeaseLostError(this.lease.job.id, 'worker is shutting down; the job was given back to the queue'));
   }
 }
 

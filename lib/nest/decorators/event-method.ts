@@ -1,3 +1,5 @@
+import { RelqConfigError } from '../errors.js';
+
 /** @internal What an event decorator (`@OnWorkerEvent()`, `@OnQueueEvent()`) records on a method. */
 export interface EventMethodMetadata<T extends string> {
   types: T[];
@@ -11,7 +13,7 @@ export interface EventMethodMetadata<T extends string> {
 export function eventMethodDecorator<T extends string>(decorator: string, metadataKey: string, type: T): MethodDecorator {
   return (_target, _key, descriptor) => {
     const method = descriptor.value as unknown;
-    if (typeof method !== 'function') throw new TypeError(`${decorator} must decorate a method`);
+    if (typeof method !== 'function') throw new RelqConfigError(`${decorator} must decorate a method`);
     const previous = Reflect.getOwnMetadata(metadataKey, method) as EventMethodMetadata<T> | undefined;
     const meta: EventMethodMetadata<T> = { types: [...(previous?.types ?? []), type] };
     Reflect.defineMetadata(metadataKey, meta, method);

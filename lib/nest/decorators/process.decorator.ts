@@ -1,6 +1,7 @@
 import type { Job } from '../../core/worker/worker.js';
 import type { BatchOutcome } from '../../core/worker/batch-worker.js';
 import type { BatchProcessOptions, ProcessOptions } from '../options/handler-options.js';
+import { RelqConfigError } from '../errors.js';
 import { PROCESS_METADATA } from '../relq.constants.js';
 
 /** What `@Process()` records on a method. */
@@ -59,10 +60,10 @@ export function Process(
   const decorator = (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
     const method: unknown = descriptor.value;
     if (typeof method !== 'function') {
-      throw new TypeError(`@Process() must decorate a method; ${describeMember(target, key)} is not one`);
+      throw new RelqConfigError(`@Process() must decorate a method; ${describeMember(target, key)} is not one`);
     }
     if (Reflect.hasOwnMetadata(PROCESS_METADATA, method)) {
-      throw new TypeError(`${describeMember(target, key)} has more than one @Process(); use one method per job name`);
+      throw new RelqConfigError(`${describeMember(target, key)} has more than one @Process(); use one method per job name`);
     }
     const meta: ProcessMetadata = { jobName, options };
     Reflect.defineMetadata(PROCESS_METADATA, meta, method);

@@ -1,4 +1,5 @@
 import type { SchedulerSpec, SchedulerTemplate } from '../../core/scheduler-types.js';
+import { RelqConfigError } from '../errors.js';
 import type { SchedulerDeclaration } from '../options/scheduler-options.js';
 
 /** Metadata key of `@Scheduled()`. */
@@ -12,7 +13,7 @@ export const SCHEDULED_METADATA = 'relq:scheduled';
 export function Scheduled(id: string, spec: SchedulerSpec, template?: SchedulerTemplate): MethodDecorator {
   return (_target, _key, descriptor) => {
     const method: unknown = descriptor.value;
-    if (typeof method !== 'function') throw new TypeError('@Scheduled() must decorate a method');
+    if (typeof method !== 'function') throw new RelqConfigError('@Scheduled() must decorate a method');
     const list = (Reflect.getOwnMetadata(SCHEDULED_METADATA, method) as SchedulerDeclaration[] | undefined) ?? [];
     const decl: SchedulerDeclaration = template === undefined ? { id, spec } : { id, spec, template };
     Reflect.defineMetadata(SCHEDULED_METADATA, [...list, decl], method);

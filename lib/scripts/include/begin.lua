@@ -21,6 +21,7 @@ local function begin(keys, args)
     K_PROGRESS, K_LOGGED = tag .. ':progress', tag .. ':logged'
     K_FLOWS, K_FLOWWAIT = tag .. ':flows', tag .. ':flowwait'
     K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT = tag .. ':scheds', tag .. ':schedstate', tag .. ':schednext'
+    K_TIES = tag .. ':ties'
   end
   events, eventsArg, listening = {}, false, nil -- include/events.lua
   wakeNeeded = false                             -- include/wake.lua

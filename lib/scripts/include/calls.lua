@@ -51,13 +51,16 @@ local function callMany(cmd, key, list, pre)
   return reply
 end
 
-local function hmgetMany(key, fields)
+-- A read of many fields or members (HMGET, ZMSCORE) that answers one value each.
+local function readMany(cmd, key, fields)
   if #fields == 0 then return {} end
-  if #fields <= UNPACK_SLICE then return redis.call('HMGET', key, unpack(fields)) end
+  if #fields <= UNPACK_SLICE then return redis.call(cmd, key, unpack(fields)) end
   local out = {}
   for i = 1, #fields, UNPACK_SLICE do
-    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + UNPACK_SLICE - 1, #fields)))
+    local part = redis.call(cmd, key, unpack(fields, i, math.min(i + UNPACK_SLICE - 1, #fields)))
     for j = 1, #part do out[#out + 1] = part[j] end
   end
   return out
 end
+
+local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end

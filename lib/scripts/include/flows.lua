@@ -46,9 +46,10 @@ local function flowAcked(id, w, resultJson, keepMs)
   end
 end
 
--- A flow job died (dead-lettered, `meta` its record's). Its parent goes on without it when
--- the child says so (w 4), else dies too, and so on up the tree.
-local function flowDied(id, meta, now, reason)
+-- Flow job `id` (record `meta`) will never complete (`why` says why, as its parent's last
+-- error): its parent goes on without it when the child says so (w 4), else dies too, and so
+-- on up the tree.
+local function failParents(id, meta, now, why)
   while meta and flowBit(meta.w, 1) and meta.pa do
     local pa = meta.pa
     if flowBit(meta.w, 4) then return releaseParent(pa, id, nil) end
@@ -56,7 +57,6 @@ local function flowDied(id, meta, now, reason)
     redis.call('DEL', depsKey(pa)) -- its other children no longer hold it
     local pdata
     meta, pdata = decodeMeta(redis.call('HGET', K_JOBS, pa) or '')
-    local why = 'child ' .. id .. ' failed: ' .. tostring(reason)
     if meta then
       meta.e = why
       redis.call('HSET', K_JOBS, pa, encodeRecord(meta, pdata))
@@ -64,26 +64,39 @@ local function flowDied(id, meta, now, reason)
     redis.call('ZADD', K_DEAD, now, pa)
     emit({ type = 'dead', id = pa, error = why })
     notifyWaiters(1) -- a bounded queue: the parent's slot is free
-    id, reason = pa, why
+    id, why = pa, 'child ' .. pa .. ' failed: ' .. why
   end
 end
 
--- Jobs about to leave for good (records still there): a child no longer holds its parent, a
--- parent's flow keys go. One EXISTS for a queue that never had a flow.
+-- A flow job died (dead-lettered, `meta` its record's).
+local function flowDied(id, meta, now, reason)
+  failParents(id, meta, now, 'child ' .. id .. ' failed: ' .. tostring(reason))
+end
+
+-- Jobs about to leave for good (records still there): a parent's flow keys go; a child that
+-- still held its parent (removed before it completed) fails it as a death would, with
+-- 'child <id> was removed' (a parent must not run without a child that never ran). Parents
+-- go first, so that the children removed with them (drain.lua) hold nothing any more. One
+-- EXISTS for a queue that never had a flow.
 local function flowJobsGone(ids)
   if #ids == 0 or redis.call('EXISTS', K_FLOWS) == 0 then return end
   local recs = hmgetMany(K_JOBS, ids)
+  local flags = {}
   for i, id in ipairs(ids) do
-    local w = recs[i] and metaInt(recs[i], 'w')
-    if w then
-      if flowBit(w, 2) then
-        redis.call('DEL', depsKey(id), kresKey(id))
-        redis.call('HDEL', K_FLOWS, id)
-        redis.call('ZREM', K_FLOWWAIT, id)
-      end
-      if flowBit(w, 1) then
-        local meta = decodeMeta(recs[i])
-        if meta and meta.pa then releaseParent(meta.pa, id, nil) end
+    flags[i] = recs[i] and metaInt(recs[i], 'w')
+    if flowBit(flags[i], 2) then
+      redis.call('DEL', depsKey(id), kresKey(id))
+      redis.call('HDEL', K_FLOWS, id)
+      redis.call('ZREM', K_FLOWWAIT, id)
+    end
+  end
+  local now
+  for i, id in ipairs(ids) do
+    if flowBit(flags[i], 1) then
+      local meta = decodeMeta(recs[i])
+      if meta and meta.pa then
+        now = now or nowMs()
+        failParents(id, meta, now, 'child ' .. id .. ' was removed')
       end
     end
   end

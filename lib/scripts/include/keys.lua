@@ -47,6 +47,8 @@ local K_FLOWWAIT            -- zset  parent id waiting for its children -> time 
 local K_SCHEDS              -- hash  scheduler id -> config and job record template (include/schedulers.lua)
 local K_SCHED_STATE         -- hash  scheduler id -> '<version>:<next slot>:<jobs made>'
 local K_SCHED_NEXT          -- zset  scheduler id -> its next slot (ms), while it has one
+local K_TIES                -- zset  due time -> itself: the due times of K_DELAYED that have a tie list (include/delayed.lua)
 local function groupKey(g) return K_TAG .. ':g:' .. g end         -- list  a group's pending ids, FIFO
 local function glimKey(g) return K_TAG .. ':glim:' .. g end      -- string a group's leases in its rate-limit window
 local function roleKey(role) return K_TAG .. ':role:' .. role end -- string holder of an exclusive role
+local function tieKey(due) return K_TAG .. ':tie:' .. due end    -- list  the delayed ids due at one time, in the order they came

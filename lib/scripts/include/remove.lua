@@ -70,7 +70,7 @@ local function removeJob(id, rec, state, ended)
   if state == 'pending' then
     unqueuePending(id, rec)
   elseif state == 'delayed' then
-    redis.call('ZREM', K_DELAYED, id)
+    unDelay(id)
   elseif state == 'working' then
     revokeLease(id, ended)
   elseif state == 'completed' then
@@ -80,7 +80,7 @@ local function removeJob(id, rec, state, ended)
     redis.call('ZREM', K_DEAD, id)
   end
   redis.call('ZREM', K_DEDUP, id)
-  flowJobsGone({ id }) -- a parent's flow keys, a child's hold on its parent
+  flowJobsGone({ id }) -- a parent's flow keys go; a parent still waiting for it fails
   redis.call('HDEL', K_JOBS, id)
   forgetProgress({ id })
   if state == 'pending' or state == 'delayed' or state == 'working' or state == 'waiting-children' then ended.freed = ended.freed + 1 end

@@ -37,8 +37,7 @@ end
 -- goes too while it is still delayed. A slot that came due is a real run: it stays.
 local function dropAheadJob(id, slot)
   local jid = schedJobId(id, slot)
-  if not redis.call('ZSCORE', K_DELAYED, jid) then return end
-  redis.call('ZREM', K_DELAYED, jid)
+  if not unDelay(jid) then return end
   redis.call('ZREM', K_DEDUP, jid)
   redis.call('HDEL', K_JOBS, jid)
   refreshNextDue()
