@@ -17,7 +17,8 @@
     ARGV[6]      the first slot's job record
 
   Output:
-    1 written, 0 the version changed since the read: nothing written
+    0 the version changed since the read: nothing written; else written, and 2 when the
+    first slot's job was created, 1 when not (no slot left, a closed queue, or it existed)
 
   Events:
     added (the first slot's job), removed (the replaced job made ahead)
@@ -28,12 +29,12 @@ local v, nxt = schedState(id)
 if (v or 0) ~= expected then return 0 end
 if nxt then dropAheadJob(id, nxt) end
 redis.call('HSET', K_SCHEDS, id, ARGV[4])
-local made = 0
+local made, created = 0, 0
 if first ~= '' then
-  addSlotJob(id, first, ARGV[6], nowMs)
+  created = addSlotJob(id, first, ARGV[6], nowMs)
   made = 1
 end
 setSchedState(id, expected + 1, first ~= '' and first or nil, made)
 flushWake()
 flushEvents()
-return 1
+return 1 + created
