@@ -4,7 +4,8 @@ export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from 
 export type { QueueProducer } from './core/queue/queue-producer.js';
 export { listQueues, type QueueListing } from './core/queue/registry.js';
 export { Worker } from './core/worker/worker.js';
-export type { ActivityEvent, Job, Handler, OutcomeEvent, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
+export type { ActivityEvent, Handler, OutcomeEvent, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
+export type { Job } from './core/job.js';
 export * from './core/errors.js';
 export { CrossQueueFlowError, FlowJobExistsError } from './core/flow-errors.js';
 export type * from './core/types.js';

@@ -55,7 +55,7 @@ export {
   QueueInUseError,
   UnrecoverableError,
 } from '../core/errors.js';
-export type { Job } from '../core/worker/worker.js';
+export type { Job } from '../core/job.js';
 export type { BatchOutcome } from '../core/worker/batch-worker.js';
 export type { QueueState } from '../core/queue/queue-settings.js';
 export type {
