@@ -14,9 +14,9 @@ type QueueOwnOptions = Omit<RegisterQueueOptions, 'name'>;
 
 /**
  * The providers of one queue: its options (given inline, or made by the provider behind
- * `optionsToken`) over the root's; its `Queue`, registered in the QueueRegistry; and the hand-over
- * of those options' defaults to a stand-in when a test overrides the queue's provider (which
- * then never runs its factory).
+ * `optionsToken`) over the root's; its `Queue`, registered in the QueueRegistry; and the
+ * hand-over of those options' defaults to a stand-in when a test overrides the queue's
+ * provider (which then never runs its factory).
  */
 export function createQueueProviders(name: string, inline: RegisterQueueOptions | undefined, optionsToken?: string): Provider[] {
   const config = getQueueConfigToken(name);

@@ -17,8 +17,9 @@ export interface QueueDefaults {
 const DEFAULTS_KEYS = optionKeys<QueueDefaults>({ job: true, processor: true });
 
 /**
- * `defaults` of forRoot, registerQueue or a FakeQueue. The job policy goes through the engine's own check
- * of it here, so that a mistake stops the app naming `defaults.job` and the call it was given to.
+ * `defaults` of forRoot, registerQueue or a FakeQueue. The job policy goes through the
+ * engine's own check of it here, so that a mistake stops the app naming `defaults.job` and the
+ * call it was given to.
  */
 export function checkDefaults(d: QueueDefaults | undefined): QueueDefaults {
   if (d === undefined) return {};
