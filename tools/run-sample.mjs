@@ -155,14 +155,21 @@ const port = process.env.PORT || '3000';
 const main = example ? join(outDir, 'examples', `${example}.js`) : join(outDir, 'sample', 'src', 'main.js');
 // Own process group, so that a terminal's Ctrl+C reaches the app once (forwarded below),
 // not twice: a second signal would end Nest's graceful shutdown early.
+// The IPC channel: the sample says when it listens (sample/src/main.ts).
 const app = spawn(process.execPath, ['--enable-source-maps', main], {
-  stdio: 'inherit',
+  stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   detached: true,
   env: { ...process.env, REDIS_URL: redis.url, ...(example ? {} : { PORT: port }) }, // examples keep their own default port
 });
-say(`started ${relative(root, main)} (pid ${app.pid})${example ? '' : ` on port ${port}`} (Ctrl+C stops it)`);
-if (!example) {
-  say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
+if (example) {
+  say(`started ${relative(root, main)} (pid ${app.pid}) (Ctrl+C stops it)`);
+} else {
+  // "started" only once it listens: a busy port ends it before, with its own one-line error.
+  say(`starting ${relative(root, main)} (pid ${app.pid}) ...`);
+  app.once('message', () => {
+    say(`started: the sample listens on port ${port} (Ctrl+C stops it)`);
+    say(`try: curl -s -XPOST localhost:${port}/emails -H 'content-type: application/json' -d '{"to":"ada@example.com","subject":"Hi","body":"Hello"}'`);
+  });
 }
 const appWatchdog = app.pid ? startWatchdog({ pid: app.pid, group: true }) : undefined;
 process.on('exit', () => {

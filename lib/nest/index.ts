@@ -30,8 +30,8 @@ export type { SweeperStatus } from './runtime/queue-sweeper.js';
 
 // Options, by kind.
 export type { FactoryFunction, FactoryInject } from './options/async-options.js';
+export type { QueueDefaults } from './options/queue-defaults.js';
 export type {
-  QueueDefaults,
   QueueModuleAsyncOptions,
   QueueModuleOptions,
   QueueModuleOptionsFactory,

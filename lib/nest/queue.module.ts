@@ -4,7 +4,7 @@ import { assertOneWay } from './options/async-options.js';
 import type { RegisterQueueAsyncOptions, RegisterQueueOptions } from './options/queue-options.js';
 import type { QueueModuleAsyncOptions, QueueModuleOptions } from './options/root-options.js';
 import { QueueCoreModule } from './queue-core.module.js';
-import { createAsyncQueueOptionsProviders, createNamedQueueProvider, createQueueProvider } from './queue.providers.js';
+import { createAsyncQueueOptionsProviders, createNamedQueueProvider, createQueueProviders } from './queue.providers.js';
 import { getNamedQueueToken, getQueueOptionsToken, getQueueToken } from './relq.constants.js';
 import * as msg from './relq.messages.js';
 
@@ -31,7 +31,7 @@ export class QueueModule {
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers = queues.flatMap((q) => {
       if (!q || typeof q.name !== 'string') throw new RelqConfigError(msg.queueNameNeeded('registerQueue'));
-      return [createQueueProvider(q.name, q), createNamedQueueProvider(q.name)];
+      return [...createQueueProviders(q.name, q), createNamedQueueProvider(q.name)];
     });
     return { module: QueueModule, providers, exports: providers };
   }
@@ -43,7 +43,7 @@ export class QueueModule {
       if (!q || typeof q.name !== 'string') throw new RelqConfigError(msg.queueNameNeeded('registerQueueAsync'));
       return [
         ...createAsyncQueueOptionsProviders(q),
-        createQueueProvider(q.name, undefined, getQueueOptionsToken(q.name)),
+        ...createQueueProviders(q.name, undefined, getQueueOptionsToken(q.name)),
         createNamedQueueProvider(q.name),
       ];
     });

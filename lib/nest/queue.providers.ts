@@ -3,35 +3,53 @@ import { NamedQueue } from '../core/queue/named-queue.js';
 import type { Queue } from '../core/queue/queue.js';
 import { RelqConfigError } from './errors.js';
 import { assertOneWay } from './options/async-options.js';
-import { resolveQueueOptions, type RegisterQueueAsyncOptions, type RegisterQueueOptions } from './options/queue-options.js';
+import { resolveQueueOptions, type RegisterQueueAsyncOptions, type RegisterQueueOptions, type ResolvedQueueOptions } from './options/queue-options.js';
 import type { ResolvedRootOptions } from './options/root-options.js';
-import { getNamedQueueToken, getQueueOptionsToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
+import { getNamedQueueToken, getQueueConfigToken, getQueueOptionsToken, getQueueStandInToken, getQueueToken, RELQ_RESOLVED_OPTIONS } from './relq.constants.js';
 import * as msg from './relq.messages.js';
+import { isQueueStandIn, TAKE_MODULE_DEFAULTS } from './queue-stand-in.js';
 import { QueueRegistry } from './runtime/queue.registry.js';
 
 type QueueOwnOptions = Omit<RegisterQueueOptions, 'name'>;
 
 /**
- * The provider of one queue's `Queue`: its options (given inline, or made by the provider
- * behind `optionsToken`) over the root's, registered in the QueueRegistry.
+ * The providers of one queue: its options (given inline, or made by the provider behind
+ * `optionsToken`) over the root's; its `Queue`, registered in the QueueRegistry; and the
+ * hand-over of those options' defaults to a stand-in when a test overrides the queue's
+ * provider (which then never runs its factory).
  */
-export function createQueueProvider(name: string, inline: RegisterQueueOptions | undefined, optionsToken?: string): Provider {
-  return {
-    provide: getQueueToken(name),
-    useFactory: (root: ResolvedRootOptions | undefined, registry: QueueRegistry | undefined, made?: QueueOwnOptions): Queue<unknown, unknown> => {
-      // Optional so that a missing forRoot gets this message rather than Nest's "can't resolve dependencies"
-      if (!root || !registry) throw new RelqConfigError(msg.forRootNeeded(name));
-      if (made !== undefined && made !== null && typeof made === 'object' && 'name' in made && made.name !== name) {
-        throw new RelqConfigError(msg.factoryGaveName(name, made.name));
-      }
-      return registry.addQueue(resolveQueueOptions(inline ?? { ...made, name }, root));
+export function createQueueProviders(name: string, inline: RegisterQueueOptions | undefined, optionsToken?: string): Provider[] {
+  const config = getQueueConfigToken(name);
+  return [
+    {
+      provide: config,
+      useFactory: (root: ResolvedRootOptions | undefined, made?: QueueOwnOptions): ResolvedQueueOptions => {
+        // Optional so that a missing forRoot gets this message rather than Nest's "can't resolve dependencies"
+        if (!root) throw new RelqConfigError(msg.forRootNeeded(name));
+        if (made !== undefined && made !== null && typeof made === 'object' && 'name' in made && made.name !== name) {
+          throw new RelqConfigError(msg.factoryGaveName(name, made.name));
+        }
+        return resolveQueueOptions(inline ?? { ...made, name }, root);
+      },
+      inject: [{ token: RELQ_RESOLVED_OPTIONS, optional: true }, ...(optionsToken ? [optionsToken] : [])],
     },
-    inject: [
-      { token: RELQ_RESOLVED_OPTIONS, optional: true },
-      { token: QueueRegistry, optional: true },
-      ...(optionsToken ? [optionsToken] : []),
-    ],
-  };
+    {
+      provide: getQueueToken(name),
+      useFactory: (options: ResolvedQueueOptions, registry: QueueRegistry | undefined): Queue<unknown, unknown> => {
+        if (!registry) throw new RelqConfigError(msg.forRootNeeded(name));
+        return registry.addQueue(options);
+      },
+      inject: [config, { token: QueueRegistry, optional: true }],
+    },
+    {
+      provide: getQueueStandInToken(name),
+      useFactory: (options: ResolvedQueueOptions, queue: unknown): null => {
+        if (isQueueStandIn(queue)) queue[TAKE_MODULE_DEFAULTS]({ job: options.engine.defaults, processor: options.processorDefaults });
+        return null;
+      },
+      inject: [config, getQueueToken(name)],
+    },
+  ];
 }
 
 /** The `NamedQueue` view of one queue's `Queue` (`@InjectNamedQueue`): the same object underneath. */

@@ -13,6 +13,16 @@ export function getQueueOptionsToken(name: string): string {
   return `relq:queue-options:${name}`;
 }
 
+/** Injection token of the options of the queue registered under `name`, resolved over the root's. @internal */
+export function getQueueConfigToken(name: string): string {
+  return `relq:queue-config:${name}`;
+}
+
+/** Injection token of the provider that hands a queue's defaults to a stand-in (queue-stand-in.ts). @internal */
+export function getQueueStandInToken(name: string): string {
+  return `relq:queue-stand-in:${name}`;
+}
+
 /** Injection token of the raw options given to `QueueModule.forRoot` / `forRootAsync`. */
 export const RELQ_MODULE_OPTIONS = 'RELQ_MODULE_OPTIONS';
 

@@ -133,7 +133,7 @@ export function noInstance(className: string): string {
   return `${className}: the processor's instance could not be created (is it a provider of a loaded module?)`;
 }
 
-export function processorSkipped(className: string, queueName: string, token: string): string {
+export function queueOverridden(className: string, queueName: string, token: string): string {
   return `${className}: not started, because the provider of queue '${queueName}' was overridden (${token})`;
 }
 

@@ -15,7 +15,8 @@
                    ends), job record
 
   Output:
-    one integer per item: the jobs created, or -1 when the CAS failed (nothing written)
+    one integer per item: -1 when the CAS failed (nothing written), else the jobs created as
+    bits: 1 the catch-up job, 2 the new next slot's job
 
   Events:
     added
@@ -35,7 +36,7 @@ for i = 1, tonumber(ARGV[2]) do
       made = made + 1
     end
     if newNext ~= '' then
-      created = created + addSlotJob(id, newNext, rec, nowMs)
+      created = created + 2 * addSlotJob(id, newNext, rec, nowMs)
       made = made + 1
     end
     setSchedState(id, v, newNext ~= '' and newNext or nil, made)

@@ -17,7 +17,8 @@
     ARGV[5]      the first slot's job record
 
   Output:
-    1 written, 0 the same config was stored: nothing written
+    0 the same config was stored: nothing written; else written, and 2 when the first slot's
+    job was created, 1 when not (no slot left, a closed queue, or it existed)
 
   Events:
     added (the first slot's job), removed (the replaced job made ahead)
@@ -28,12 +29,12 @@ if redis.call('HGET', K_SCHEDS, id) == config then return 0 end
 local v, nxt = schedState(id)
 if nxt then dropAheadJob(id, nxt) end
 redis.call('HSET', K_SCHEDS, id, config)
-local made = 0
+local made, created = 0, 0
 if first ~= '' then
-  addSlotJob(id, first, ARGV[5], nowMs)
+  created = addSlotJob(id, first, ARGV[5], nowMs)
   made = 1
 end
 setSchedState(id, (v or 0) + 1, first ~= '' and first or nil, made)
 flushWake()
 flushEvents()
-return 1
+return 1 + created

@@ -13,11 +13,17 @@ import type { QueueProducer } from '../core/queue/queue-producer.js';
 import { decodeRecord, encodeRecord, policyOf } from '../core/redis/record.js';
 import type { AddResult, BulkJob, JobOptions, JobPolicy, JobPolicyOptions } from '../core/types.js';
 import { assertOptions, assertQueueName, toJson } from '../core/validate.js';
+import { checkDefaults, type QueueDefaults } from '../nest/options/queue-defaults.js';
+import { TAKE_MODULE_DEFAULTS, type QueueStandIn } from '../nest/queue-stand-in.js';
 import { createTestJob, type TestJob } from './test-job.js';
 
 export interface FakeQueueOptions {
-  /** The queue's job defaults, as `registerQueue({ defaults: { job } })` / `QueueOptions.defaults` give them. */
-  defaults?: JobPolicyOptions;
+  /**
+   * The queue's defaults, as `registerQueue({ defaults })` takes them (only `job` matters to a
+   * fake). Swapped into a Nest module for its queue, the fake also takes the defaults the module
+   * gives that queue (forRoot's under registerQueue's), with these over them.
+   */
+  defaults?: QueueDefaults;
 }
 
 /** A job as a FakeQueue recorded it. */
@@ -44,10 +50,12 @@ export type DrainedJob<Data, Result> = { job: TestJob<Data> } & ({ status: 'comp
 /** A handler as `drain()` calls it: a processor method taking `Job<Data>` fits. */
 export type FakeHandler<Data, Result> = (job: TestJob<Data>) => Promise<Result> | Result;
 
-export class FakeQueue<Data = unknown, Result = unknown> implements QueueProducer<Data> {
+export class FakeQueue<Data = unknown, Result = unknown> implements QueueProducer<Data>, QueueStandIn {
   /** Every job added (duplicates of an existing jobId are not: nothing was written), in order. */
   readonly added: Array<FakeJob<Data>> = [];
-  readonly #defaults: JobPolicy;
+  /** Its own job defaults, as given. */
+  readonly #own: JobPolicyOptions | undefined;
+  #defaults: JobPolicy;
   readonly #ids = new IdGenerator();
   /** Ids a later add would find: a jobId is a duplicate once added. */
   readonly #known = new Set<string>();
@@ -59,7 +67,13 @@ export class FakeQueue<Data = unknown, Result = unknown> implements QueueProduce
   ) {
     assertQueueName(name);
     assertOptions('options', options, ['defaults']);
-    this.#defaults = resolvePolicy('defaults', options.defaults ?? {});
+    this.#own = checkDefaults(options.defaults).job;
+    this.#defaults = resolvePolicy('defaults.job', this.#own ?? {});
+  }
+
+  /** Swapped in for a queue of a Nest module: the module's job defaults, under the fake's own. @internal */
+  [TAKE_MODULE_DEFAULTS](defaults: QueueDefaults): void {
+    this.#defaults = resolvePolicy('defaults.job', { ...defaults.job, ...this.#own });
   }
 
   async add(data: Data, opts?: JobOptions): Promise<AddResult> {

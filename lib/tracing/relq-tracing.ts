@@ -30,10 +30,13 @@ export interface RelqTracingOptions {
 }
 
 const OPTION_KEYS = ['tracerProvider', 'parentToProducer'] as const;
+/** The calls that add one job (a publish span with its id); the others add a batch. */
+const SINGLE_JOB_CALLS: ReadonlySet<AddInfo['op']> = new Set(['add', 'tryAdd', 'upsertScheduler']);
 
 /**
  * OpenTelemetry spans of relq, by the messaging semantic conventions (docs/observability.md):
- * `publish <queue>` (PRODUCER) around each add / addBulk, whose context is stored with its jobs
+ * `publish <queue>` (PRODUCER) around each call that adds jobs (add, addBulk, addFlow, a
+ * scheduler's upsert or tick), whose context is stored with its jobs
  * (through the global propagator, W3C traceparent by default in the SDK), and `process <queue>`
  * (CONSUMER) around each handler run of a Worker or BatchWorker of this process, linked to the
  * publish context of each of its jobs. Handlers run inside the process span's context, so
@@ -58,15 +61,17 @@ export class RelqTracing {
     this.unregister();
   }
 
-  /** The publish span of one add call. */
+  /** The publish span of one call that adds jobs. */
   private publish(info: AddInfo): AddScope {
     const attributes: Attributes = {
       'messaging.system': 'relq',
       'messaging.destination.name': info.queue,
       'messaging.operation.name': 'publish',
       'messaging.operation.type': 'send',
+      'relq.call': info.op,
     };
-    if (info.op === 'add') attributes['messaging.message.id'] = info.ids[0];
+    const single = SINGLE_JOB_CALLS.has(info.op);
+    if (single) attributes['messaging.message.id'] = info.ids[0];
     else attributes['messaging.batch.message_count'] = info.ids.length;
     const parent = context.active();
     const span = this.tracer.startSpan(`publish ${info.queue}`, { kind: SpanKind.PRODUCER, attributes }, parent);
@@ -76,7 +81,7 @@ export class RelqTracing {
       traceContext: carrier,
       end: (created, error) => {
         if (error !== undefined || !created) failed(span, error);
-        else if (info.op === 'add') span.setAttribute('relq.job.created', created[0] === true);
+        else if (single) span.setAttribute('relq.job.created', created[0] === true);
         span.end();
       },
     };

@@ -26,6 +26,7 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks(); // SIGINT/SIGTERM: drain running emails, then close
   await app.listen(port, HOST);
   Logger.log(`sample listening on http://${HOST}:${port} (POST /emails, GET /emails/:id, GET /health, the dashboard at /dashboard)`, 'Sample');
+  process.send?.('listening'); // to `npm run sample` (tools/run-sample.mjs), when it started this process
 }
 
 void bootstrap();

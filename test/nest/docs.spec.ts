@@ -39,3 +39,24 @@ test('the README shows the Nest module, feature module, processor and health', (
 test.each(readmeBlocks.map((b) => [b.path, b.code] as const))('README.md shows %s as it is', (path, code) => {
   expect(code).toBe(readFileSync(join(root, path), 'utf8').trimEnd());
 });
+
+test('docs/nest.md installs relq as the README does, from its packed tarball: relq is not on the npm registry', () => {
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+  for (const doc of ['README.md', 'docs/nest.md']) {
+    const text = readFileSync(join(root, doc), 'utf8');
+    expect(text).not.toMatch(/npm (install|i) relq\b/);
+    expect(text).toContain(`npm install ./relq/relq-${version}.tgz`);
+  }
+});
+
+test("docs/nest.md's Testing section sends an app to relq/testing, not to this repository's own test harness", async () => {
+  const doc = readFileSync(join(root, 'docs', 'nest.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('\n## Testing\n'), doc.indexOf('\n## Migrating from'));
+  const testing: Record<string, unknown> = await import('relq/testing');
+  expect(section).toContain('`relq/testing`');
+  for (const name of ['startTestRedis', 'createFakeQueue', 'createTestJob']) {
+    expect(section).toContain(`\`${name}(`);
+    expect(typeof testing[name]).toBe('function');
+  }
+  expect(section).not.toContain('test/support');
+});

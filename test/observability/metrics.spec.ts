@@ -73,6 +73,22 @@ test('jobs that complete, retry, die and meet a rate limit are counted per queue
   expect(x.value('relq_queue_jobs', { ...queue, state: 'dead' })).toBeUndefined();
 });
 
+test("every job added is counted, whatever added it: addFlow, a scheduler's upsert and its ticks", async () => {
+  const m = metrics();
+  const name = uniqueName('paths');
+  const q = res.queue<string>(name);
+  await q.addFlow({ data: 'report', opts: { jobId: 'root' }, children: [{ data: 'part-1' }, { data: 'part-2' }] });
+  expect((await q.addFlow({ data: 'report', opts: { jobId: 'root' }, children: [{ data: 'part-3' }] })).created).toBe(false); // writes nothing
+  await q.upsertScheduler('beat', { everyMs: 200, missed: 'skip' }); // queues its first slot's job
+  const [beat] = await q.getSchedulers();
+  await untilRedisTime(res.client(), beat!.nextRunAt!);
+  expect(await q.runSchedulers()).toMatchObject({ advanced: 1, added: 1 }); // the following slot's job
+
+  const jobsInRedis = await res.client().hlen(q.keys.byName.jobs);
+  expect(jobsInRedis).toBe(5);
+  expect((await scrape(m)).value('relq_jobs_added_total', { queue: name })).toBe(jobsInRedis);
+});
+
 test('gauges are read from Redis at each scrape: jobs per state, the oldest pending job, paused', async () => {
   const m = metrics();
   const name = uniqueName('gauges');

@@ -9,7 +9,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { BatchWorker, RateLimitError, Worker, type Job } from '../../lib/index.js';
 import { RelqTracing } from '../../lib/tracing/index.js';
-import { useRedis, waitUntil } from '../core/_helpers.js';
+import { untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
 
 const res = useRedis();
 const exporter = new InMemorySpanExporter();
@@ -131,6 +131,38 @@ test('addBulk makes one publish span; a batch runs in one process span linked to
   const [batch] = spans('process batches');
   expect(batch!.attributes).toMatchObject({ 'messaging.batch.message_count': 4, 'relq.outcome': 'completed' });
   expect(batch!.links.map((l) => l.context.spanId).sort()).toEqual(publishes.map((p) => p.spanContext().spanId).sort());
+});
+
+test("addFlow and a scheduler's upsert and ticks make publish spans; their jobs carry the context to their process spans", async () => {
+  const q = res.queue<string>('made');
+  const flow = await q.addFlow({ data: 'zip', children: [{ data: 'resize' }] });
+  await q.upsertScheduler('beat', { everyMs: 200, missed: 'skip' }, { data: 'beat' });
+  const [beat] = await q.getSchedulers();
+  const firstSlot = beat!.nextRunAt!;
+  await untilRedisTime(res.client(), firstSlot);
+  expect(await q.runSchedulers()).toMatchObject({ added: 1 });
+  const secondSlot = (await q.getSchedulers())[0]!.nextRunAt!;
+
+  const [byFlow, byUpsert, byTick] = spans('publish made');
+  expect(spans('publish made')).toHaveLength(3);
+  const common = { 'messaging.system': 'relq', 'messaging.destination.name': 'made', 'messaging.operation.name': 'publish', 'messaging.operation.type': 'send' };
+  expect(byFlow!.attributes).toEqual({ ...common, 'relq.call': 'addFlow', 'messaging.batch.message_count': 2 });
+  expect(byUpsert!.attributes).toEqual({ ...common, 'relq.call': 'upsertScheduler', 'messaging.message.id': `repeat:beat:${firstSlot}`, 'relq.job.created': true });
+  expect(byTick!.attributes).toEqual({ ...common, 'relq.call': 'runSchedulers', 'messaging.batch.message_count': 1 });
+  for (const s of [byFlow!, byUpsert!, byTick!]) expect(s.kind).toBe(SpanKind.PRODUCER);
+
+  // each job's process span links to the publish span of the call that added it
+  res.worker(new Worker<string>(q, async () => undefined, { blockMs: 100 }));
+  await waitUntil(() => spans('process made').length === 4, 'the four jobs to run', 10_000);
+  const linked = Object.fromEntries(spans('process made').map((p) => [p.attributes['messaging.message.id'], p.links.map((l) => l.context.spanId)]));
+  expect(linked).toEqual({
+    [flow.id]: [byFlow!.spanContext().spanId],
+    [flow.children[0]!.id]: [byFlow!.spanContext().spanId],
+    [`repeat:beat:${firstSlot}`]: [byUpsert!.spanContext().spanId],
+    [`repeat:beat:${secondSlot}`]: [byTick!.spanContext().spanId],
+  });
+  // the scheduler's stored template is not stamped: only the jobs made from it
+  expect(await res.client().hget(q.keys.derived.schedulers, 'beat')).not.toContain('traceparent');
 });
 
 test('parentToProducer makes the process span a child of its publish span', async () => {

@@ -115,6 +115,8 @@ describe('npm run sample (tools/run-sample.mjs)', () => {
     const { child, exited, out } = npmRunSample({ PORT: String(port), SAMPLE_DEFAULT_REDIS_URL: nothingThere });
 
     await until(async () => (out().includes('sample listening') ? true : undefined), 120_000, `the sample to listen:\n${out()}`);
+    await until(async () => (out().includes(`started: the sample listens on port ${port}`) ? true : undefined), 10_000, `the launcher to say so:\n${out()}`);
+    expect(out()).toContain(`try: curl -s -XPOST localhost:${port}/emails`);
     expect(out()).toMatch(/no Redis answers at redis:\/\/127\.0\.0\.1:\d+/);
     const redisPid = Number(/started a private redis-server \(pid (\d+)\) on port \d+/.exec(out())?.[1]);
     const appPid = Number(/main\.js \(pid (\d+)\)/.exec(out())?.[1]);
@@ -151,6 +153,8 @@ describe('npm run sample (tools/run-sample.mjs)', () => {
       expect(out()).toContain(`port ${port} is already in use: stop what listens there, or choose another with PORT=<port> npm run sample`);
       expect(out()).not.toMatch(/^\s+at /m);
       expect(out()).not.toContain('EADDRINUSE');
+      // nothing claims it started: the app never listened
+      expect(out()).not.toMatch(/started[^\n]*main\.js|started: the sample|try: curl/);
       const redisPid = Number(/started a private redis-server \(pid (\d+)\)/.exec(out())?.[1]);
       await until(async () => (!alive(redisPid) ? true : undefined), 10_000, 'its Redis to stop');
     } finally {

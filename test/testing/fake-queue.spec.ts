@@ -14,7 +14,7 @@ interface Email {
 }
 
 test('records each add with its id, name, data, options and policy', async () => {
-  const q = createFakeQueue<Email, string>('emails', { defaults: { attempts: 2 } });
+  const q = createFakeQueue<Email, string>('emails', { defaults: { job: { attempts: 2 } } });
   const a = await q.add({ to: 'a@x' });
   const b = await q.tryAdd({ to: 'b@x' }, { name: 'welcome', priority: 5, backoff: 100 });
   const bulk = await q.addBulk([{ data: { to: 'c@x' } }, { data: { to: 'd@x' }, opts: { group: 'g1', delayMs: 10 } }]);
@@ -57,6 +57,9 @@ test('bad data or options are refused before anything is recorded, as a Queue re
   await expect(q.addBulk([{ data: 1 }], { wait: 5 } as never)).rejects.toThrow(/addBulk options/);
   expect(q.added).toEqual([]);
   expect(() => createFakeQueue('bad{name}')).toThrow(ValidationError);
+  // defaults have registerQueue's shape, checked by the same validator
+  expect(() => createFakeQueue('emails', { defaults: { attempts: 2 } } as never)).toThrow("defaults: unknown option 'attempts' (known: job, processor)");
+  expect(() => createFakeQueue('emails', { defaults: { job: { attempts: 0 } } })).toThrow(/defaults\.job\.attempts/);
 });
 
 test('drain() runs pending jobs once, in order, and reports results and failures', async () => {

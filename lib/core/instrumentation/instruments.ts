@@ -10,7 +10,7 @@ import type { LeasedJob, SweepResult } from '../types.js';
  * shape may change in any release.
  */
 export interface Instrument {
-  /** Jobs about to be added (before the script call). */
+  /** Jobs about to be added, by any call that adds (before the script call). */
   add?(info: AddInfo): AddScope | undefined;
   /** A handler is about to run on `jobs` (one job, or a BatchWorker's batch). */
   process?(queue: string, jobs: ReadonlyArray<LeasedJob<unknown>>): ProcessScope | undefined;
@@ -20,9 +20,13 @@ export interface Instrument {
 
 export interface AddInfo {
   queue: string;
-  /** 'add' for one job, 'addBulk' for a list (even of one). */
-  op: 'add' | 'addBulk';
-  /** The jobs' ids, known before the call (generated or the caller's). */
+  /**
+   * The call that adds: 'add' / 'tryAdd' one job, 'addBulk' / 'tryAddBulk' a list (even of
+   * one), 'addFlow' a flow's jobs, 'upsertScheduler' a scheduler's first slot's job,
+   * 'runSchedulers' the slots' jobs of a scheduler tick.
+   */
+  op: 'add' | 'tryAdd' | 'addBulk' | 'tryAddBulk' | 'addFlow' | 'upsertScheduler' | 'runSchedulers';
+  /** The ids of the jobs the call may create, known before it (generated, the caller's, or the slots'). */
   ids: readonly string[];
 }
 

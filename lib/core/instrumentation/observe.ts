@@ -65,6 +65,32 @@ export function observeAdd(info: AddInfo): AddScope | undefined {
   };
 }
 
+/**
+ * Runs `send`, the script call of an add, inside the instruments' add scope: the trace carrier
+ * (when one is given) goes to `stamp`, to be stored with each job, before the call; the scope
+ * ends with the created flag of each of `info.ids` (`created`) or the call's error.
+ */
+export async function observedAdd<T>(
+  info: AddInfo,
+  stamp: (carrier: Readonly<Record<string, string>>) => void,
+  send: () => Promise<T>,
+  created: (result: T) => readonly boolean[],
+): Promise<T> {
+  const observed = observeAdd(info);
+  if (!observed) return send();
+  const carrier = observed.traceContext;
+  if (carrier && Object.keys(carrier).length > 0) stamp(carrier);
+  let result: T;
+  try {
+    result = await send();
+  } catch (error) {
+    observed.end(undefined, error);
+    throw error;
+  }
+  observed.end(created(result));
+  return result;
+}
+
 export function observeProcess(queue: string, jobs: ReadonlyArray<LeasedJob<unknown>>): ProcessScope | undefined {
   const scopes: ProcessScope[] = [];
   for (const instrument of instruments) guarded('process', () => {

@@ -24,3 +24,8 @@ export function withTraceContext(record: string, carrier: Readonly<Record<string
   const nl = record.indexOf('\n');
   return `${record.slice(0, nl - 1)},"tc":${JSON.stringify(carrier)}}${record.slice(nl)}`;
 }
+
+/** Stores `carrier` with every job of `items` (their records, before the script call). */
+export function stampAll(items: Array<{ record: string }>, carrier: Readonly<Record<string, string>>): void {
+  for (const it of items) it.record = withTraceContext(it.record, carrier);
+}

@@ -1,8 +1,9 @@
 import { FlowJobExistsError } from '../flow-errors.js';
 import { QueueClosedError, QueueDeletedError, QueueFullError } from '../errors.js';
 import type { AddFlowOptions, FlowJob, FlowResult } from '../flow-types.js';
+import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { assertJobId } from '../validate.js';
-import { markCreated, planFlow } from './flow-plan.js';
+import { markCreated, planFlow, type FlowItem } from './flow-plan.js';
 import { IdGenerator } from './ids.js';
 import type { QueueContext } from './queue-context.js';
 import type { QueueSettings } from './queue-settings.js';
@@ -31,6 +32,17 @@ export class Flows {
       now: Date.now(),
     });
     if (this.settings.hasSettings) await this.settings.configure(); // a bound must be in Redis before it is checked
+    if (instruments.length === 0) return this.send(items, result);
+    return observedAdd(
+      { queue: this.ctx.name, op: 'addFlow', ids: items.map((it) => it.id) },
+      (carrier) => stampAll(items, carrier),
+      () => this.send(items, result),
+      (added) => items.map(() => added.created), // all or nothing
+    );
+  }
+
+  /** One add-flow.lua call for the planned `items`; `result` answered with its `created`. */
+  private async send(items: FlowItem[], result: FlowResult): Promise<FlowResult> {
     const args: Array<string | number> = [this.ctx.eventsFlag, items.length];
     for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent);
     const r = (await this.ctx.run('addFlow', 'addFlow', args)) as [string, ...Array<string | number>];

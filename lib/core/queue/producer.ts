@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
-import { instruments, observeAdd, withTraceContext } from '../instrumentation/index.js';
+import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { encodeRecord } from '../redis/record.js';
 import type { AddResult, BulkJob, JobOptions } from '../types.js';
 import { assertInt, assertOptions, toJson } from '../validate.js';
@@ -72,18 +72,13 @@ export class Producer<Data> {
       }
     });
     if (instruments.length === 0) return this.send(items, op, mode, grouped, now, waitMs);
-    const observed = observeAdd({ queue: this.ctx.name, op, ids: items.map((it) => it.id) });
-    if (!observed) return this.send(items, op, mode, grouped, now, waitMs);
-    const carrier = observed.traceContext;
-    if (carrier && Object.keys(carrier).length > 0) for (const it of items) it.record = withTraceContext(it.record, carrier);
-    try {
-      const results = await this.send(items, op, mode, grouped, now, waitMs);
-      observed.end(results.map((r) => r.created));
-      return results;
-    } catch (error) {
-      observed.end(undefined, error);
-      throw error;
-    }
+    const call = mode === 'try' ? (op === 'add' ? 'tryAdd' : 'tryAddBulk') : op;
+    return observedAdd(
+      { queue: this.ctx.name, op: call, ids: items.map((it) => it.id) },
+      (carrier) => stampAll(items, carrier),
+      () => this.send(items, op, mode, grouped, now, waitMs),
+      (results) => results.map((r) => r.created),
+    );
   }
 
   private async send(items: ProduceItem[], op: 'add' | 'addBulk', mode: 'wait' | 'try', grouped: boolean, now: number, waitMs: number | undefined): Promise<AddResult[]> {

@@ -1,10 +1,11 @@
 import { ValidationError } from '../errors.js';
+import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { encodeRecord } from '../redis/record.js';
 import type { SchedulerInfo, SchedulerJobOptions, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../scheduler-types.js';
 import { assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
 import { prepareJob } from './job-options.js';
 import type { QueueContext } from './queue-context.js';
-import { checkSpec, planAdvance, slotAfter, type StoredSpec } from './scheduler-spec.js';
+import { checkSpec, planAdvance, slotAfter, type SlotPlan, type StoredSpec } from './scheduler-spec.js';
 
 /** Options a template may not hold: the scheduler sets each job's id and time. */
 const SET_BY_SCHEDULER = ['jobId', 'delayMs', 'runAt', 'lifo', 'waitMs'] as const;
@@ -20,6 +21,13 @@ export function schedulerJobId(id: string, slot: number): string {
 interface StoredConfig {
   spec: StoredSpec;
   opts: SchedulerJobOptions;
+}
+
+/** One due scheduler of a tick: its slots to write, and the record of their jobs. */
+interface SlotMove {
+  s: Stored;
+  plan: SlotPlan;
+  record: string;
 }
 
 /** One scheduler as the read script returns it. */
@@ -54,9 +62,17 @@ export class Schedulers {
     const { raw, config } = this.prepare(id, spec, template);
     const { now } = await this.read('now');
     const first = slotAfter(config.spec, now - 1);
-    const record = first === null ? '' : withTime(recordOf(raw), now);
-    const args = [this.ctx.eventsFlag, id, raw, first === null ? '' : String(first), record];
-    return (await this.ctx.run('schedulerUpsert', 'upsertScheduler', args)) === 1;
+    const job = { record: first === null ? '' : withTime(recordOf(raw), now) };
+    const send = async () => {
+      const args = [this.ctx.eventsFlag, id, raw, first === null ? '' : String(first), job.record];
+      return (await this.ctx.run('schedulerUpsert', 'upsertScheduler', args)) as number;
+    };
+    // 0: the same scheduler was stored; 2: written with the first slot's job
+    const written =
+      first === null || instruments.length === 0
+        ? await send()
+        : await observedAdd({ queue: this.ctx.name, op: 'upsertScheduler', ids: [schedulerJobId(id, first)] }, (c) => stampAll([job], c), send, (r) => [r === 2]);
+    return written > 0;
   }
 
   async list(): Promise<SchedulerInfo[]> {
@@ -76,21 +92,40 @@ export class Schedulers {
     assertInt('limit', limit, { min: 1, max: 10_000 });
     const { now, earliest, items } = await this.read('due', String(limit));
     let nextDueAt = items.length === limit ? now : earliest; // a full page: more may be due
-    const args: Array<string | number> = [this.ctx.eventsFlag, 0];
-    let n = 0;
+    const moves: SlotMove[] = [];
     for (const s of items) {
       if (s.next === null) continue;
       const plan = planAdvance(s.config.spec, s.next, now, s.made);
-      args.push(s.id, s.version, String(s.next), plan.catchUp ?? '', plan.next ?? '', withTime(s.record, now));
-      n++;
+      moves.push({ s, plan, record: withTime(s.record, now) });
       // A lost race moved it to the same next slot: wake for it either way.
       if (plan.next !== null && (nextDueAt === null || plan.next < nextDueAt)) nextDueAt = plan.next;
     }
-    if (n === 0) return { advanced: 0, added: 0, now, nextDueAt };
-    args[1] = n;
-    const r = (await this.ctx.run('schedulerAdvance', 'runSchedulers', args)) as number[];
+    if (moves.length === 0) return { advanced: 0, added: 0, now, nextDueAt };
+    const send = async () => {
+      const args: Array<string | number> = [this.ctx.eventsFlag, moves.length];
+      for (const { s, plan, record } of moves) args.push(s.id, s.version, String(s.next), plan.catchUp ?? '', plan.next ?? '', record);
+      return (await this.ctx.run('schedulerAdvance', 'runSchedulers', args)) as number[];
+    };
+    // Per move: -1 lost the CAS, else bit 1 the catch-up job created, bit 2 the next slot's.
+    const r = instruments.length === 0 ? await send() : await this.observedTick(moves, send);
     const won = r.filter((x) => x >= 0);
-    return { advanced: won.length, added: won.reduce((a, b) => a + b, 0), now, nextDueAt };
+    return { advanced: won.length, added: won.reduce((a, x) => a + (x & 1) + (x >> 1), 0), now, nextDueAt };
+  }
+
+  /** A tick's script call under the instruments' add scope: every slot job it may create. */
+  private observedTick(moves: SlotMove[], send: () => Promise<number[]>): Promise<number[]> {
+    const jobs: Array<{ id: string; move: number; bit: number }> = [];
+    moves.forEach(({ s, plan }, move) => {
+      if (plan.catchUp !== null) jobs.push({ id: schedulerJobId(s.id, plan.catchUp), move, bit: 1 });
+      if (plan.next !== null) jobs.push({ id: schedulerJobId(s.id, plan.next), move, bit: 2 });
+    });
+    if (jobs.length === 0) return send(); // schedulers that ended: no job to add
+    return observedAdd(
+      { queue: this.ctx.name, op: 'runSchedulers', ids: jobs.map((j) => j.id) },
+      (c) => stampAll(moves, c),
+      send,
+      (r) => jobs.map(({ move, bit }) => r[move]! >= 0 && (r[move]! & bit) !== 0),
+    );
   }
 
   /** Checks everything and builds the stored config; nothing is written before this passed. */

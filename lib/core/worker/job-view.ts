@@ -1,8 +1,8 @@
 import { LeaseLostError, RateLimitError, UnrecoverableError } from '../errors.js';
 import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../types.js';
 
-/** The job as a handler sees it. */
-export interface Job<Data> extends LeasedJob<Data> {
+/** The job as a handler sees it; plain `Job` for a handler that does not read its data. */
+export interface Job<Data = unknown> extends LeasedJob<Data> {
   /** Aborts when the lease is lost, the attempt runs past its timeoutMs (a TimeoutError), or the worker gives the job back at shutdown. */
   readonly signal: AbortSignal;
   /** Current lease deadline (Redis clock, epoch ms). */

@@ -53,7 +53,7 @@ export class ProcessorExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getProviders()) {
       const cls = classOf(wrapper);
       const meta = cls && this.metadata.getQueueEventsListenerMetadata(cls);
-      if (cls && meta) defs.push(this.defineQueueListener(wrapper, cls, meta));
+      if (cls && meta && !this.skipsOverridden(cls, meta.queueName)) defs.push(this.defineQueueListener(wrapper, cls, meta));
     }
     return defs;
   }
@@ -90,12 +90,7 @@ export class ProcessorExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getProviders()) {
       const cls = classOf(wrapper);
       const meta = cls && this.metadata.getProcessorMetadata(cls);
-      if (!cls || !meta) continue;
-      if (!this.registry.hasQueue(meta.queueName) && this.isOverridden(meta.queueName)) {
-        // e.g. Test.createTestingModule(...).overrideProvider(getQueueToken(name)).useValue(mock)
-        this.logger.warn(msg.processorSkipped(cls.name, meta.queueName, getQueueToken(meta.queueName)));
-        continue;
-      }
+      if (!cls || !meta || this.skipsOverridden(cls, meta.queueName)) continue;
       const def = this.define(wrapper, cls, meta);
       const other = byQueue.get(def.queueName);
       if (other !== undefined) throw new RelqConfigError(msg.twoProcessors(def.queueName, other, def.className));
@@ -103,6 +98,17 @@ export class ProcessorExplorer implements OnModuleInit {
       defs.push(def);
     }
     return defs;
+  }
+
+  /**
+   * A processor or queue-events listener of a queue whose provider was overridden (e.g.
+   * `Test.createTestingModule(...).overrideProvider(getQueueToken(name)).useValue(fake)`) is
+   * not started, with a warning: there is no Queue for it to run on.
+   */
+  private skipsOverridden(cls: Type, queueName: string): boolean {
+    if (this.registry.hasQueue(queueName) || !this.isOverridden(queueName)) return false;
+    this.logger.warn(msg.queueOverridden(cls.name, queueName, getQueueToken(queueName)));
+    return true;
   }
 
   private isOverridden(queueName: string): boolean {

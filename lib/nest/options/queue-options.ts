@@ -6,7 +6,8 @@ import type { AsyncOptions } from './async-options.js';
 import { resolveThresholds, type HealthThresholds } from './health-options.js';
 import { optionKeys } from './option-keys.js';
 import type { ProcessorDefaults } from './processor-options.js';
-import { checkDefaults, type QueueDefaults, type ResolvedRootOptions } from './root-options.js';
+import { checkDefaults, type QueueDefaults } from './queue-defaults.js';
+import type { ResolvedRootOptions } from './root-options.js';
 import { resolveSweeper, type ResolvedSweeper, type SweeperOptions } from './sweeper-options.js';
 import { checkSchedulers, resolveSchedulerOptions, type QueueSchedulerOptions, type ResolvedSchedulerOptions, type SchedulerDeclaration } from './scheduler-options.js';
 

@@ -1,5 +1,4 @@
 import { MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
-import { resolvePolicy } from '../../core/queue/job-options.js';
 import { assertConnection } from '../../core/redis/connection.js';
 import { assertEvictionCheck } from '../../core/redis/server-check.js';
 import type { ConnectionInput, JobPolicyOptions, QueueOptions } from '../../core/types.js';
@@ -10,15 +9,9 @@ import type { AsyncOptions } from './async-options.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../core/defaults.js';
 import { resolveHealth, type HealthOptions, type ResolvedHealth } from './health-options.js';
 import { optionKeys } from './option-keys.js';
-import { checkProcessorDefaults, type ProcessorDefaults } from './processor-options.js';
+import type { ProcessorDefaults } from './processor-options.js';
+import { checkDefaults, type QueueDefaults } from './queue-defaults.js';
 import { DEFAULT_SWEEPER, resolveSweeper, type ResolvedSweeper, type SweeperOptions } from './sweeper-options.js';
-
-/** Job and processor defaults (of every queue at the root, of one queue in registerQueue). */
-export interface QueueDefaults {
-  /** Job policy for jobs added without their own (attempts, backoff, leaseMs, retention). */
-  job?: JobPolicyOptions;
-  processor?: ProcessorDefaults;
-}
 
 export interface ShutdownOptions {
   /**
@@ -86,7 +79,6 @@ const ROOT_KEYS = optionKeys<QueueModuleOptions>({
   workers: true,
   health: true,
 });
-const DEFAULTS_KEYS = optionKeys<QueueDefaults>({ job: true, processor: true });
 
 export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): ResolvedRootOptions {
   return validating(FOR_ROOT_OPTIONS, () => {
@@ -126,16 +118,4 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
       health: resolveHealth(o.health),
     };
   });
-}
-
-/**
- * `defaults` of forRoot or registerQueue. The job policy goes through the engine's own check
- * of it here, so that a mistake stops the app naming `defaults.job` and the call it was given to.
- */
-export function checkDefaults(d: QueueDefaults | undefined): QueueDefaults {
-  if (d === undefined) return {};
-  assertOptions('defaults', d, DEFAULTS_KEYS);
-  if (d.job !== undefined) resolvePolicy('defaults.job', d.job);
-  checkProcessorDefaults('defaults.processor', d.processor);
-  return d;
 }
