@@ -16,11 +16,14 @@
  *   `concurrency` handlers, or nothing is left pending or delayed.
  * After a close, no job of the queue is leased.
  *
+ * The same steps drive a BatchWorker, whose slot is a batch (a lane): a batch is running
+ * until its handler returns or every job of it timed out or lost its lease.
+ *
  * RELQ_FC_SEED / RELQ_FC_PATH replay a failure (fast-check prints both); RELQ_FC_RUNS sets
  * the number of sequences (default 40).
  */
 import fc from 'fast-check';
-import { Queue, Worker, type Job } from '../../lib/index.js';
+import { BatchWorker, Queue, Worker, type BatchOutcome, type Job } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -172,15 +175,125 @@ async function runSequence(concurrency: number, steps: Step[]): Promise<void> {
   }
 }
 
+/** One batch handler call. */
+class BatchRun {
+  returned = false;
+  act!: (a: Action) => void;
+  readonly acted = new Promise<Action>((resolve) => (this.act = resolve));
+  constructor(readonly jobs: Array<Job<JobData>>) {}
+  /** Counted by the worker: started, not returned, some job of it not given up on. */
+  get live(): boolean {
+    return !this.returned && this.jobs.some((j) => !j.signal.aborted);
+  }
+}
+
+/** The same as runSequence, for a BatchWorker of `concurrency` lanes and batches of up to `size`. */
+async function runBatchSequence(concurrency: number, size: number, steps: Step[]): Promise<void> {
+  const q = new Queue<JobData>('batch-slots', { connection: redis.url, prefix: uniquePrefix() });
+  const runs: BatchRun[] = [];
+  const violations: string[] = [];
+  const live = () => runs.filter((r) => r.live);
+  const handler = async (jobs: Array<Job<JobData>>): Promise<Array<BatchOutcome<string>> | undefined> => {
+    const run = new BatchRun(jobs);
+    if (live().length >= concurrency) violations.push(`a batch started while ${live().length} ran (concurrency ${concurrency})`);
+    runs.push(run);
+    try {
+      const waits: Array<Promise<Action | 'aborted'>> = [run.acted];
+      if (!jobs[0]!.data.ignoresSignal) waits.push(Promise.all(jobs.map((j) => aborted(j.signal))).then(() => 'aborted' as const));
+      const action = await Promise.race(waits);
+      switch (action) {
+        case 'aborted':
+          throw jobs[0]!.signal.reason;
+        case 'return':
+          return undefined;
+        case 'throw':
+          throw new Error('failed on purpose');
+        case 'throwUnreadable':
+          throw revokedProxy();
+        case 'reject':
+          return jobs.map((_, i) => (i === 0 ? { ok: true, result: 'ok' } : { ok: false, retry: false, error: 'rejected on purpose' }));
+        case 'rateLimit':
+          return jobs[0]!.rateLimit(30);
+      }
+    } finally {
+      run.returned = true;
+    }
+  };
+  const newWorker = () => new BatchWorker<JobData>(q, handler, { size, concurrency, leaseMs: 1000, blockMs: 500 });
+  let worker = newWorker();
+  let added = 0;
+  const trace: string[] = [];
+  try {
+    for (const step of steps) {
+      trace.push(JSON.stringify(step));
+      switch (step.kind) {
+        case 'add': {
+          const opts = { attempts: 2, backoff: { type: 'fixed' as const, delayMs: 20, jitter: 0 }, ...(step.timed ? { timeoutMs: TIMEOUT_MS } : {}) };
+          await q.addBulk(Array.from({ length: step.count }, () => ({ data: { timed: step.timed, ignoresSignal: step.ignoresSignal }, opts: { ...opts, jobId: `j${++added}` } })));
+          break;
+        }
+        case 'act': {
+          const l = live();
+          if (l.length) l[step.pick % l.length]!.act(step.action);
+          break;
+        }
+        case 'lose': {
+          // every job of one batch: its lane is free only then
+          const l = live();
+          if (l.length) for (const job of l[step.pick % l.length]!.jobs) await q.remove(job.id, { force: true });
+          break;
+        }
+        case 'restart': {
+          await worker.close({ drainTimeoutMs: 0 });
+          const c = await q.counts();
+          if (c.working !== 0) violations.push(`after close, ${c.working} jobs are still leased`);
+          worker = newWorker();
+          break;
+        }
+      }
+      const w = worker;
+      await waitUntil(() => w.batchesHeld === live().length, `batches held (${w.batchesHeld}) equal batches running (${live().length}) after ${trace.join(' ')}`, 3000);
+      await waitUntil(
+        async () => {
+          if (w.batchesHeld === concurrency) return true;
+          const c = await q.counts();
+          return c.pending === 0 && c.delayed === 0 && w.batchesHeld === live().length;
+        },
+        `a free lane leases the waiting jobs (${w.batchesHeld} of ${concurrency} batches) after ${trace.join(' ')}`,
+        LEASE_BOUND_MS,
+        20,
+      );
+      if (violations.length) throw new Error(`${violations.join('; ')} after ${trace.join(' ')}`);
+    }
+  } finally {
+    for (const r of runs) r.act('return');
+    await worker.close({ drainTimeoutMs: 0 });
+    await q.close();
+  }
+}
+
+const replay = {
+  ...(process.env.RELQ_FC_SEED ? { seed: Number(process.env.RELQ_FC_SEED) } : {}),
+  ...(process.env.RELQ_FC_PATH ? { path: process.env.RELQ_FC_PATH } : {}),
+};
+
 test('slots in use equal handlers running, and a free slot leases within a bound', async () => {
   await fc.assert(
     fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(stepArb, { minLength: 4, maxLength: 14 }), (concurrency, steps) => runSequence(concurrency, steps)),
     {
       numRuns: RUNS,
-      ...(process.env.RELQ_FC_SEED ? { seed: Number(process.env.RELQ_FC_SEED) } : {}),
-      ...(process.env.RELQ_FC_PATH ? { path: process.env.RELQ_FC_PATH } : {}),
+      ...replay,
       interruptAfterTimeLimit: 240_000,
       markInterruptAsFailure: false,
     },
+  );
+}, 300_000);
+
+test('BatchWorker: batches held equal batches running, and a free lane leases within a bound', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.array(stepArb, { minLength: 4, maxLength: 14 }), (concurrency, size, steps) =>
+      runBatchSequence(concurrency, size, steps),
+    ),
+    { numRuns: RUNS, ...replay, interruptAfterTimeLimit: 240_000, markInterruptAsFailure: false },
   );
 }, 300_000);
