@@ -11,6 +11,7 @@ import { DEFAULT_REDIS_URL, passwordOf } from './context.js';
 import { purgeDeadCommand, retryDeadCommand } from './dead-letters.js';
 import { exitCodeOf } from './exit-codes.js';
 import { Output } from './output.js';
+import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
 const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand];
@@ -33,8 +34,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--cluster', 'Redis Cluster: --redis names one of its nodes')
     .showHelpAfterError('(relq --help lists the commands)')
     .configureOutput({
-      writeOut: (s) => process.stdout.write(redactor.text(s)),
-      writeErr: (s) => process.stderr.write(redactor.text(s)),
+      writeOut: (s) => process.stdout.write(printableLines(redactor.text(s))),
+      writeErr: (s) => process.stderr.write(printableLines(redactor.text(s))),
     })
     .exitOverride();
   for (const register of COMMANDS) register(program, run);
