@@ -1,4 +1,4 @@
-import { boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
@@ -72,21 +72,32 @@ export class QueueContext implements SettingsContext {
     if (this.closed) throw new ClosedError(`queue '${this.name}'`);
   }
 
-  /** One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the client has none. */
+  /**
+   * One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the
+   * client has none, sent again while a restarted server is still loading its data.
+   */
   async run(script: ScriptName, op: string, args: Array<string | number>, extraKeys: string[] = []): Promise<unknown> {
     this.assertOpen();
     const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
     try {
-      if (this.serverChecked !== true) await this.checkServer();
-      const registering = this.registration.before(op);
-      if (registering) await registering; // no await otherwise: leases and settles pay no tick
-      const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
-      // Listed for a call that the deleted queue's tombstone refused: not listed after all.
-      if (registering && isDeletedReply(reply)) await this.registration.withdraw();
-      return reply;
+      return await this.send(script, op, keys, args);
     } catch (err) {
-      throw wrapRedisError(err, op, this.handle);
+      try {
+        return await afterLoading(this.handle, err, () => this.send(script, op, keys, args));
+      } catch (last) {
+        throw wrapRedisError(last, op, this.handle);
+      }
     }
+  }
+
+  private async send(script: ScriptName, op: string, keys: readonly string[], args: Array<string | number>): Promise<unknown> {
+    if (this.serverChecked !== true) await this.checkServer();
+    const registering = this.registration.before(op);
+    if (registering) await registering; // no await otherwise: leases and settles pay no tick
+    const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
+    // Listed for a call that the deleted queue's tombstone refused: not listed after all.
+    if (registering && isDeletedReply(reply)) await this.registration.withdraw();
+    return reply;
   }
 
   /** Removes the queue from the registry of queue names, after deleteQueue's script. */
