@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { DEFAULT_PREFIX } from '../core/defaults.js';
 import { Redactor } from '../core/redis/redact.js';
 import { countsCommand } from './commands/counts.js';
+import { functionsCommand } from './commands/functions.js';
 import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
@@ -14,7 +15,7 @@ import { Output } from './output.js';
 import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand];
+const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {

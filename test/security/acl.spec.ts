@@ -23,7 +23,7 @@ beforeAll(async () => {
   await runAclLine(admin, readmeAclLine());
   // Variants of the same user: no FUNCTION rights at all, and EVALSHA but not FCALL.
   const base = readmeAclLine();
-  await runAclLine(admin, base.replace('relq-app', 'relq-nofunc').replace(' +fcall +fcall_ro +function|load', ''));
+  await runAclLine(admin, base.replace('relq-app', 'relq-nofunc').replace(' +fcall +fcall_ro +function|list', ''));
   await runAclLine(admin, base.replace('relq-app', 'relq-nofcall').replace(' +fcall +fcall_ro', ''));
 });
 afterAll(async () => {
