@@ -30,6 +30,8 @@ beforeAll(async () => {
   admin = redisClient(redis);
   await runAclLine(admin, tenantLine('tenant-a', 'tenanta'));
   await runAclLine(admin, tenantLine('tenant-b', 'tenantb'));
+  // allowed to call the library but not to read it, as lines written for older relq versions
+  await runAclLine(admin, tenantLine('tenant-c', 'tenantc').replace(' +function|list', ''));
   cli.build();
 }, 60_000);
 afterAll(async () => {
@@ -185,6 +187,17 @@ test('the library is read again on a new connection: other code loaded meanwhile
   expect(await storedData(b, 'two')).toContain('two');
   expect(warnings.map((w) => w.code)).toEqual(['RELQ_LIBRARY_MISMATCH']);
   expect(await admin.fcall('relq_stash', 0)).toEqual([]);
+}, 60_000);
+
+test('a user that may call the library but not read it runs scripts, even where it is loaded: relq never calls code it could not read', async () => {
+  await loadFunctionLibrary(redis.url);
+  const warnings: RelqWarning[] = [];
+  const c = queueOf(tenantUrl('tenant-c'), 'tenantc', warnings);
+  const calls = await callsDuring(() => c.add({ secret: 'c' }, { jobId: 'c1' }));
+  expect(calls.fcall).toBe(0);
+  expect(calls.scripts).toBeGreaterThan(0);
+  expect(await storedData(c, 'c1')).toContain('"secret":"c"');
+  expect(warnings).toEqual([]);
 }, 60_000);
 
 /** Replaces relq's library with the hostile one, as a user with FUNCTION LOAD could. */
