@@ -1,12 +1,13 @@
 /**
  * A least-privilege ACL user for one prefix: the README's exact `ACL SETUSER` line, run
- * verbatim; the engine's core behaviour as that user; a user without FUNCTION rights (and one
- * allowed EVALSHA but not FCALL) falls back to scripts; refused keys, commands and passwords
- * are typed errors that never show the password.
+ * verbatim; the engine's core behaviour as that user, calling the function library an
+ * administrator loaded; a user without FUNCTION rights (and one allowed EVALSHA but not FCALL)
+ * falls back to scripts; refused keys, commands and passwords are typed errors that never
+ * show the password. (Tenants sharing a server: multi-tenant.spec.ts.)
  */
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { AuthenticationError, PermissionError, Queue, Worker, type RelqWarning } from '../../lib/index.js';
+import { AuthenticationError, loadFunctionLibrary, PermissionError, Queue, Worker, type RelqWarning } from '../../lib/index.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
 import { describeCoreBehaviour } from '../support/core-behaviour.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -20,6 +21,7 @@ let admin: Redis;
 beforeAll(async () => {
   redis = await startRedis({ controllable: true });
   admin = redisClient(redis);
+  await loadFunctionLibrary(redis.url); // the administrator's step: the README's user may not load it
   await runAclLine(admin, readmeAclLine());
   // Variants of the same user: no FUNCTION rights at all, and EVALSHA but not FCALL.
   const base = readmeAclLine();
@@ -59,6 +61,18 @@ describe('refusals', () => {
     closers.push(() => q.close());
     return q;
   };
+
+  test("the README's user calls the library the administrator loaded (FCALL, no script)", async () => {
+    const before = await admin.info('commandstats');
+    const calls = (info: string, cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+    const q = queue(userUrl('relq-app'), 'myapp');
+    await q.add('x');
+    const [l] = await q.lease();
+    expect(await q.ack(l!)).toBe(true);
+    const after = await admin.info('commandstats');
+    expect(calls(after, 'fcall') - calls(before, 'fcall')).toBeGreaterThanOrEqual(3);
+    expect(calls(after, 'evalsha') + calls(after, 'eval') - calls(before, 'evalsha') - calls(before, 'eval')).toBe(0);
+  });
 
   test('a user without FCALL runs scripts instead (EVALSHA on the server, no FCALL)', async () => {
     const before = await admin.info('commandstats');
