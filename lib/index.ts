@@ -3,6 +3,7 @@ export { NamedQueue, type NamedBulkJob, type NamedJobOptions } from './core/queu
 export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from './core/job-names.js';
 export type { QueueProducer } from './core/queue/queue-producer.js';
 export { listQueues, type QueueListing } from './core/queue/registry.js';
+export { functionLibraryStatus, loadFunctionLibrary, type FunctionLibraryLoad, type FunctionLibraryState, type FunctionLibraryStatus } from './core/functions.js';
 export { Worker } from './core/worker/worker.js';
 export type { ActivityEvent, Job, Handler, OutcomeEvent, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
 export * from './core/errors.js';

@@ -95,6 +95,7 @@ function clusterOf(url: string): Cluster {
     username: decodeURIComponent(u.username) || undefined,
     password: passwordOf(url),
     tls: u.protocol === 'rediss:' ? {} : undefined,
+    enableReadyCheck: false, // as relq's own connections: no INFO needed (lib/core/redis/connection.ts)
   };
   return new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], { redisOptions });
 }

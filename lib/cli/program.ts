@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { DEFAULT_PREFIX } from '../core/defaults.js';
 import { Redactor } from '../core/redis/redact.js';
 import { countsCommand } from './commands/counts.js';
+import { functionsCommand } from './commands/functions.js';
 import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
@@ -11,9 +12,10 @@ import { DEFAULT_REDIS_URL, passwordOf } from './context.js';
 import { purgeDeadCommand, retryDeadCommand } from './dead-letters.js';
 import { exitCodeOf } from './exit-codes.js';
 import { Output } from './output.js';
+import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand];
+const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {
@@ -33,8 +35,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--cluster', 'Redis Cluster: --redis names one of its nodes')
     .showHelpAfterError('(relq --help lists the commands)')
     .configureOutput({
-      writeOut: (s) => process.stdout.write(redactor.text(s)),
-      writeErr: (s) => process.stderr.write(redactor.text(s)),
+      writeOut: (s) => process.stdout.write(printableLines(redactor.text(s))),
+      writeErr: (s) => process.stderr.write(printableLines(redactor.text(s))),
     })
     .exitOverride();
   for (const register of COMMANDS) register(program, run);

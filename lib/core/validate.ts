@@ -25,10 +25,16 @@ export function assertQueueName(name: unknown, field = 'queue name'): asserts na
   if (/[{}]/.test(name)) throw new ValidationError(field, "must not contain '{' or '}' (they would change the Redis Cluster hash slot)");
 }
 
-/** A prefix has no ':' so that `{prefix:name}` can never be read two ways. */
+/**
+ * A prefix has no ':' so that `{prefix:name}` can never be read two ways, and no glob
+ * character, so that an ACL key pattern made from it (`~{prefix:*`) matches its own keys only.
+ */
 export function assertPrefix(prefix: unknown): asserts prefix is string {
   assertQueueName(prefix, 'prefix');
   if (prefix.includes(':')) throw new ValidationError('prefix', "must not contain ':'");
+  if (/[*?[\]\\]/.test(prefix)) {
+    throw new ValidationError('prefix', "must not contain '*', '?', '[', ']' or '\\' (in an ACL key pattern they would match other prefixes' keys)");
+  }
 }
 
 export function assertJobId(id: unknown, field = 'jobId'): asserts id is string {

@@ -5,8 +5,9 @@ export interface RelqWarning {
    * - `RELQ_GHOST_JOBS`: queued ids whose job record was gone (evicted or deleted outside relq) were dropped
    * - `RELQ_EVENTS_RETRY`: the event stream (`events()`, `watch()`) could not subscribe and keeps trying; then that it is back
    * - `RELQ_REGISTRY_NOPERM`: the ACL user may not write the registry of queue names, so `listQueues()` misses the queue (the queue itself works)
+   * - `RELQ_LIBRARY_MISMATCH`: a function library under relq's name (or one registering relq's function names) holds other code; relq never calls it and runs scripts instead
    */
-  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY' | 'RELQ_REGISTRY_NOPERM';
+  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY' | 'RELQ_REGISTRY_NOPERM' | 'RELQ_LIBRARY_MISMATCH';
   queue: string;
   message: string;
 }

@@ -101,3 +101,18 @@ test('--id with a filter is a usage error found before Redis is contacted: exit 
     expectNoSecret(r);
   }
 }, 30_000);
+
+test("DEBUG=ioredis:* (or *) does not print the password: the CLI turns ioredis's debug output off and says so", async () => {
+  for (const DEBUG of ['ioredis:*', '*', 'express:*,ioredis:redis']) {
+    for (const url of [urlWith(PASSWORD), urlWith(WRONG)]) {
+      const r = await cli.run(['--redis', url, 'queues'], { DEBUG });
+      expect({ DEBUG, code: r.code }).toEqual({ DEBUG, code: url === urlWith(PASSWORD) ? 0 : 5 });
+      expect(r.stderr).toContain('DEBUG output of ioredis is turned off');
+      expect(r.stderr).not.toMatch(/ioredis:\w+/); // not a line of it
+      expectNoSecret(r);
+    }
+  }
+  // other namespaces are left alone, and then nothing is said
+  const other = await cli.run(['--redis', urlWith(PASSWORD), 'queues'], { DEBUG: 'express:*' });
+  expect(other).toMatchObject({ code: 0, stderr: '' });
+}, 60_000);

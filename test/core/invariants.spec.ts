@@ -6,7 +6,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
-import { scriptCode } from '../../lib/core/redis/scripts.js';
+import { scriptCode } from '../../lib/core/redis/script-code.js';
 import { redisClient, startRedis, uniquePrefix } from '../support/redis.js';
 import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, statsDelta, untilRedisTime, waitUntil } from './_helpers.js';
 

@@ -88,6 +88,12 @@ describe('queue construction', () => {
     ['empty', ''],
     ['with braces', '{p}'],
     ['with a control character', 'p\t'],
+    // glob characters would widen the README's ACL key pattern ~{<prefix>:* to other prefixes
+    ['with "*"', 'ten*'],
+    ['with "?"', 'tenant?'],
+    ['with "["', 'ten[a'],
+    ['with "]"', 'tena]'],
+    ['with a backslash', 'ten\\a'],
   ])('prefix %s is refused', async (_label, prefix) => {
     await expectInvalid(() => newQueue('q', { prefix }), 'prefix');
   });

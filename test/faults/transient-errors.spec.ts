@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { ConnectionError, Queue, ValidationError } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { waitUntil } from '../support/wait.js';
 
 const servers: TestRedis[] = [];
 const closers: Array<() => Promise<unknown>> = [];
@@ -14,43 +15,44 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
 });
 
-test('LOADING while a restarted server reads its data: a retryable ConnectionError without the ready check, a wait with it', async () => {
-  const redis = await startRedis({ controllable: true });
+test('LOADING while a restarted server reads its data: calls wait for the load (without INFO) within their reply wait; past it a retryable ConnectionError', async () => {
+  // 2400 keys read 2.5 ms apart: a load of about 6 s (restart() waits up to 10 s), answering LOADING meanwhile
+  const redis = await startRedis({ controllable: true, extraArgs: ['--key-load-delay', '2500', '--loading-process-events-interval-bytes', '1024'] });
   servers.push(redis);
   const admin = new Redis(redis.url);
-  await admin.call('DEBUG', 'POPULATE', '1000000', 'filler', '32');
+  await admin.call('DEBUG', 'POPULATE', '2400', 'filler', '32');
   await admin.call('SAVE'); // dump.rdb in the server's dir: loaded again by the restart
   admin.disconnect();
   const prefix = uniquePrefix();
-  const noReadyCheck = new Queue<number>('loading', { connection: { url: redis.url, enableReadyCheck: false }, prefix });
-  // a reply timeout longer than any load on a busy machine: the add waits in the client's queue
-  const withReadyCheck = new Queue<number>('loading', { connection: { url: redis.url, commandTimeout: 60_000 }, prefix });
-  closers.push(() => noReadyCheck.close(), () => withReadyCheck.close());
-  await Promise.all([noReadyCheck.counts(), withReadyCheck.counts()]);
+  const hasty = new Queue<number>('loading', { connection: { url: redis.url, commandTimeout: 1000 }, prefix });
+  const patient = new Queue<number>('loading', { connection: { url: redis.url, commandTimeout: 60_000 }, prefix });
+  closers.push(() => hasty.close(), () => patient.close());
+  await Promise.all([hasty.counts(), patient.counts()]);
 
   await redis.kill();
   const restarting = redis.restart(); // resolves once PING answers: after the data is loaded
-  const errors: unknown[] = [];
-  let loaded = false;
-  void restarting.then(() => (loaded = true));
-  let waited: Promise<unknown> | undefined;
-  while (!loaded) {
-    try {
-      await noReadyCheck.add(1);
-    } catch (err) {
-      errors.push(err);
-      // Redis is up and loading: a queue whose client checks readiness waits instead
-      if (!waited && err instanceof ConnectionError && /LOADING/.test(err.message)) waited = withReadyCheck.add(2);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const loading = errors.filter((e) => e instanceof ConnectionError && /not serving right now: LOADING/.test(e.message));
-  expect(loading.length).toBeGreaterThan(0);
-  expect(loading[0]).toMatchObject({ code: 'RELQ_CONNECTION', retryable: true });
-  expect(errors.some((e) => e instanceof ValidationError)).toBe(false);
-  expect(waited).toBeDefined();
-  await expect(waited).resolves.toMatchObject({ created: true });
-}, 60_000);
+  const probe = new Redis(redis.url, { enableReadyCheck: false, retryStrategy: () => 50 });
+  closers.push(async () => probe.disconnect());
+  await waitUntil(async () => /^LOADING/.test(await probe.ping().then(String, (e: Error) => e.message)), 'the server to be loading', 20_000, 50);
+  const started = Date.now();
+  const [timedOut, waited] = await Promise.allSettled([hasty.add(1), patient.add(2)]);
+  await restarting;
+
+  // the short wait ran out while the server was still loading: a retryable ConnectionError naming LOADING
+  expect(timedOut.status).toBe('rejected');
+  const err = (timedOut as PromiseRejectedResult).reason as ConnectionError;
+  expect(err).toBeInstanceOf(ConnectionError);
+  expect(err).toMatchObject({ code: 'RELQ_CONNECTION', retryable: true });
+  expect(err.message).toMatch(/not serving right now: LOADING/);
+  // the long one waited for the load and went through
+  expect(waited).toMatchObject({ status: 'fulfilled', value: { created: true } });
+  expect(Date.now() - started).toBeGreaterThan(2000);
+  expect((await patient.counts()).pending).toBe(1);
+  // neither asked INFO (no ready check): a user without INFO connects the same way
+  const stats = new Redis(redis.url, { enableReadyCheck: false });
+  closers.push(async () => stats.disconnect());
+  expect(await stats.info('commandstats')).not.toMatch(/cmdstat_info:/);
+}, 90_000);
 
 test('READONLY from a replica (a client left on a demoted master): a retryable ConnectionError', async () => {
   const master = await startRedis({ controllable: true });

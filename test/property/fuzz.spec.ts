@@ -271,7 +271,7 @@ function wellFormed(s: string): boolean {
 const isText = (s: unknown, max: number, min = 0): s is string =>
   typeof s === 'string' && s.length >= min && s.length <= max && !CONTROL.test(s) && wellFormed(s);
 const validQueueName = (s: unknown): s is string => isText(s, 128, 1) && !/[{}]/.test(s);
-const validPrefix = (s: unknown): s is string => validQueueName(s) && !s.includes(':');
+const validPrefix = (s: unknown): s is string => validQueueName(s) && !s.includes(':') && !/[*?[\]\\]/.test(s);
 const validJobId = (s: unknown): s is string => isText(s, 256, 1);
 const isInt = (v: unknown, min: number, max: number): v is number =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;

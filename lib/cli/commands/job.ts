@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, EXIT } from '../exit-codes.js';
 import { fields, optTime, time } from '../output.js';
+import { printable } from '../printable.js';
 import type { Run } from '../run.js';
 
 const json = (v: unknown): string | undefined => (v === undefined ? undefined : JSON.stringify(v));
@@ -36,7 +37,7 @@ export function jobCommand(program: Command, run: Run): void {
               ['data', json(job.data)],
               ['result', json(job.result)],
             ]),
-            ...(job.logs?.length ? ['log:', ...job.logs.map((l) => `  ${l}`)] : []),
+            ...(job.logs?.length ? ['log:', ...job.logs.map((l) => `  ${printable(l)}`)] : []),
           ].join('\n'),
         );
       }),

@@ -1,10 +1,11 @@
-import { boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
-import { runScript, type ScriptName } from '../redis/scripts.js';
+import type { ScriptName } from '../redis/script-code.js';
+import { runScript } from '../redis/scripts.js';
 import { checkEvictionPolicy } from '../redis/server-check.js';
 import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
 import type { WarningHandler } from '../warnings.js';
@@ -32,6 +33,8 @@ export class QueueContext implements SettingsContext {
   readonly blockers: BlockerPool;
   /** The queue's entry in the registry of queue names (lib/core/queue/registry.ts). */
   private readonly registration: Registration;
+  /** Where runScript reports a function library that holds other code (once per check). */
+  private readonly reportLibrary: (message: string) => void;
   private readonly evictionCheck: EvictionCheck;
   private readonly durability: DurabilityOptions | undefined;
   private closed = false;
@@ -56,10 +59,11 @@ export class QueueContext implements SettingsContext {
     this.durability = o.durability;
     this.handle = openConnection(connection);
     this.blockers = new BlockerPool(() => duplicateClient(this.handle));
+    this.reportLibrary = (message) => this.warn({ code: 'RELQ_LIBRARY_MISMATCH', queue: name, message: `queue '${name}': ${message}` });
     this.registration = new Registration(
       name,
       o.prefix,
-      (key, args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [key], args)),
+      (key, args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [key], args, this.reportLibrary)),
       o.warn,
     );
   }
@@ -72,21 +76,32 @@ export class QueueContext implements SettingsContext {
     if (this.closed) throw new ClosedError(`queue '${this.name}'`);
   }
 
-  /** One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the client has none. */
+  /**
+   * One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the
+   * client has none, sent again while a restarted server is still loading its data.
+   */
   async run(script: ScriptName, op: string, args: Array<string | number>, extraKeys: string[] = []): Promise<unknown> {
     this.assertOpen();
     const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
     try {
-      if (this.serverChecked !== true) await this.checkServer();
-      const registering = this.registration.before(op);
-      if (registering) await registering; // no await otherwise: leases and settles pay no tick
-      const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args));
-      // Listed for a call that the deleted queue's tombstone refused: not listed after all.
-      if (registering && isDeletedReply(reply)) await this.registration.withdraw();
-      return reply;
+      return await this.send(script, op, keys, args);
     } catch (err) {
-      throw wrapRedisError(err, op, this.handle);
+      try {
+        return await afterLoading(this.handle, err, () => this.send(script, op, keys, args));
+      } catch (last) {
+        throw wrapRedisError(last, op, this.handle);
+      }
     }
+  }
+
+  private async send(script: ScriptName, op: string, keys: readonly string[], args: Array<string | number>): Promise<unknown> {
+    if (this.serverChecked !== true) await this.checkServer();
+    const registering = this.registration.before(op);
+    if (registering) await registering; // no await otherwise: leases and settles pay no tick
+    const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args, this.reportLibrary));
+    // Listed for a call that the deleted queue's tombstone refused: not listed after all.
+    if (registering && isDeletedReply(reply)) await this.registration.withdraw();
+    return reply;
   }
 
   /** Removes the queue from the registry of queue names, after deleteQueue's script. */

@@ -1,7 +1,8 @@
 import { DEFAULT_PREFIX } from '../defaults.js';
-import { boundedCall, closeClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import { registryKey } from '../redis/keys.js';
-import { isKeyRefused, wrapRedisError } from '../redis/redis-errors.js';
+import { withConnection } from '../redis/one-off.js';
+import { isKeyRefused } from '../redis/redis-errors.js';
 import type { ConnectionInput } from '../types.js';
 import { assertOptions, assertPrefix, assertQueueName } from '../validate.js';
 import type { WarningHandler } from '../warnings.js';
@@ -142,7 +143,7 @@ export async function isListed(connection: ConnectionInput | undefined, name: st
   return (await readRegistry('isListed', connection, opts, (client, key) => client.zscore(key, name))) !== null;
 }
 
-/** One read of a prefix's registry: options checked before connecting, errors typed as `op`'s, a connection it opened closed. */
+/** One read of a prefix's registry: options checked before connecting, on a connection of its own (withConnection). */
 async function readRegistry<T>(
   op: string,
   connection: ConnectionInput | undefined,
@@ -152,12 +153,5 @@ async function readRegistry<T>(
   assertOptions(`${op} options`, opts, ['prefix']);
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);
-  const handle: ClientHandle = openConnection(connection);
-  try {
-    return await boundedCall(handle, read(handle.client, registryKey(prefix)));
-  } catch (err) {
-    throw wrapRedisError(err, op, handle);
-  } finally {
-    if (handle.owned) await closeClient(handle.client);
-  }
+  return withConnection(op, connection, (handle) => read(handle.client, registryKey(prefix)));
 }

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { RelqError } from '../errors.js';
 import type { QueueKeys } from '../redis/keys.js';
-import type { ScriptName } from '../redis/scripts.js';
+import type { ScriptName } from '../redis/script-code.js';
 
 /** What the bounded / fair / lifecycle parts need from their Queue. */
 export interface SettingsContext {

@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../errors.js';
 import { Redactor } from './redact.js';
+import { isLoading } from './redis-errors.js';
 import type { ConnectionInput, ConnectionOptions } from '../types.js';
 
 export type RedisClient = Redis | Cluster;
@@ -81,13 +82,39 @@ function callDeadlineOf(client: RedisClient): number | undefined {
 // reconnect attempts at most 1 s apart, and a reply timeout (blocking waits have their own).
 // A connection that stays silent that long after a command is presumed half-open (a peer or
 // NAT gone without a reset) and replaced; on its own, a reply timeout would keep it forever.
+// No ready check: it asks INFO, which a least-privilege user need not have (ioredis would warn
+// on every connection); a server still loading its data is waited for by afterLoading().
 // The one set of defaults for every connection relq opens, engine and Nest alike.
 const OWNED_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 2,
   retryStrategy: (times) => Math.min(times * 100, 1000),
   commandTimeout: 5000,
   socketTimeout: 5000,
+  enableReadyCheck: false,
 };
+
+/** How often a call refused with LOADING is sent again. */
+const LOADING_RETRY_MS = 100;
+
+/**
+ * What to do after `send()` failed with `err`: rethrow it, unless it is LOADING (the server is
+ * reading its data after a restart; the command did not run): then `send()` again until the
+ * server answers otherwise or the call's reply wait (its `commandTimeout`, else relq's deadline)
+ * runs out, as ioredis's ready check would have waited. Rejects with the last failure.
+ */
+export async function afterLoading<T>(handle: ClientHandle, err: unknown, send: () => Promise<T>): Promise<T> {
+  const end = Date.now() + (handle.callDeadlineMs ?? (handle.client as Redis).options.commandTimeout ?? CALL_DEADLINE_MS);
+  let last = err;
+  while (isLoading(last) && Date.now() + LOADING_RETRY_MS <= end) {
+    await new Promise((resolve) => setTimeout(resolve, LOADING_RETRY_MS));
+    try {
+      return await send();
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last;
+}
 
 export function isClient(value: unknown): value is RedisClient {
   return value instanceof Redis || value instanceof Cluster;

@@ -44,6 +44,11 @@ const KEY_REFUSED = /NOPERM.*\bkeys?\b/i;
 
 type CauseError = Error & { code?: string };
 
+/** The server is reading its data after a (re)start: the command did not run. */
+export function isLoading(err: unknown): boolean {
+  return /^LOADING\b/.test(err instanceof Error ? err.message : String(err));
+}
+
 /** The ACL user may run the call but not on one of the keys it names. */
 export function isKeyRefused(err: unknown): boolean {
   return KEY_REFUSED.test(err instanceof Error ? err.message : String(err));

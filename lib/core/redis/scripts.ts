@@ -1,178 +1,62 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { Cluster } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { RedisClient } from './connection.js';
-import { QUEUE_KEYS } from './keys.js';
-
-/**
- * Lua files in lib/scripts, one per operation; each receives the queue keys (+ `extraKeys`),
- * or only `ownKeys` keys of its own (a key outside every queue's hash tag).
- */
-const SCRIPT_FILES = {
-  add: { file: 'add.lua', extraKeys: 0 },
-  lease: { file: 'lease.lua', extraKeys: 1 },
-  settle: { file: 'settle.lua', extraKeys: 1 },
-  touch: { file: 'touch.lua', extraKeys: 0 },
-  sweep: { file: 'sweep.lua', extraKeys: 0 },
-  // read-only: they still run when Redis refuses writes (maxmemory reached)
-  getJob: { file: 'get-job.lua', extraKeys: 0, readOnly: true },
-  counts: { file: 'counts.lua', extraKeys: 0, readOnly: true },
-  pause: { file: 'pause.lua', extraKeys: 0 },
-  deadLetters: { file: 'dead-letters.lua', extraKeys: 0 },
-  // bounded queues, groups, lifecycle, roles (lib/core/queue/queue-settings.ts)
-  produce: { file: 'produce.lua', extraKeys: 0 },
-  queueAdmin: { file: 'queue-admin.lua', extraKeys: 0 },
-  deleteQueue: { file: 'delete-queue.lua', extraKeys: 0 },
-  role: { file: 'role.lua', extraKeys: 0 },
-  // job management (lib/core/queue/management.ts)
-  getJobs: { file: 'get-jobs.lua', extraKeys: 0, readOnly: true },
-  removeJob: { file: 'remove-job.lua', extraKeys: 0 },
-  promoteJob: { file: 'promote-job.lua', extraKeys: 0 },
-  changePriority: { file: 'change-priority.lua', extraKeys: 0 },
-  cleanCompleted: { file: 'clean-completed.lua', extraKeys: 0 },
-  drain: { file: 'drain.lua', extraKeys: 0 },
-  // a handler's progress and log lines (lib/core/queue/progress.ts)
-  progress: { file: 'progress.lua', extraKeys: 0 },
-  log: { file: 'log.lua', extraKeys: 0 },
-  // parent/child flows (lib/core/queue/flows.ts)
-  addFlow: { file: 'add-flow.lua', extraKeys: 0 },
-  childrenResults: { file: 'children-results.lua', extraKeys: 0, readOnly: true },
-  // job schedulers (lib/core/queue/schedulers.ts)
-  schedulerRead: { file: 'scheduler-read.lua', extraKeys: 0, readOnly: true },
-  schedulerUpsert: { file: 'scheduler-upsert.lua', extraKeys: 0 },
-  schedulerAdvance: { file: 'scheduler-advance.lua', extraKeys: 0 },
-  schedulerRemove: { file: 'scheduler-remove.lua', extraKeys: 0 },
-  // the registry of queue names (lib/core/queue/registry.ts): its own key, its own slot
-  registry: { file: 'registry.lua', extraKeys: 0, ownKeys: 1 },
-} as const;
-
-export type ScriptName = keyof typeof SCRIPT_FILES;
-const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
-
-/**
- * Shared code (lib/scripts/include, one concern per file), defined once in the library in
- * this order: each file uses only what the files before it define. begin.lua, last, binds
- * each call's keys and resets its per-call state.
- */
-const PRELUDE = [
-  'keys.lua', // the queue's keys, declared and derived
-  'calls.lua', // Redis clock, calls with long argument lists
-  'record.lua', // job records
-  'lease-token.lua', // lease tokens: what settling reads back from them
-  'progress.lua', // progress and log lines of jobs
-  'policy.lua', // built-in policy defaults, backoff, retention in lease tokens
-  'events.lua', // job events
-  'wake.lua', // wake-ups of blocked leasers
-  'groups.lua', // fair groups
-  'limiter.lua', // rate limits of queues and groups
-  'bound.lua', // bounded queues and blocked producers
-  'ended.lua', // books of the leases a call ended
-  'pending.lua', // ungrouped pending jobs
-  'delayed.lua', // delayed jobs
-  'flows.lua', // parent/child flows
-  'failures.lua', // failed attempts and dead letters
-  'settle-items.lua', // ack, nack, requeue, reject
-  'lease-jobs.lua', // leasing
-  'replay.lua', // replayed lease and settle requests
-  'add-jobs.lua', // adding jobs
-  'remove.lua', // where a job is, removing jobs
-  'schedulers.lua', // job schedulers
-  'begin.lua', // binds a call's keys, resets its state
-];
-
-const SCRIPT_DIR = new URL('../../scripts/', import.meta.url);
-
-function readLua(file: string): string {
-  return readFileSync(new URL(file, SCRIPT_DIR), 'utf8');
-}
-
-export interface ScriptCode {
-  /** Function library: the prelude once, then one registered function per operation. */
-  library: string;
-  libraryName: string;
-  functionName: Record<ScriptName, string>;
-  /** Each operation's own code (lib/scripts/<name>.lua), without the prelude. */
-  bodies: Record<ScriptName, string>;
-  /** The same operations as stand-alone scripts (EVALSHA), where functions cannot be loaded. */
-  scripts: Record<ScriptName, string>;
-}
-
-let code: ScriptCode | undefined;
-
-/**
- * The Lua code, read from disk once per process. The library's name carries a hash of its
- * code, so processes running different relq versions never call each other's functions.
- */
-export function scriptCode(): ScriptCode {
-  if (code) return code;
-  const prelude = PRELUDE.map((f) => readLua(`include/${f}`)).join('\n');
-  const bodies = Object.fromEntries(NAMES.map((n) => [n, readLua(SCRIPT_FILES[n].file)])) as Record<ScriptName, string>;
-  const hash = createHash('sha1')
-    .update(prelude)
-    .update(NAMES.map((n) => bodies[n]).join('\n'))
-    .digest('hex')
-    .slice(0, 12);
-  const libraryName = `relq_${hash}`;
-  const functionName = Object.fromEntries(NAMES.map((n) => [n, `${libraryName}_${n}`])) as Record<ScriptName, string>;
-  const library = [
-    `#!lua name=${libraryName}`,
-    prelude,
-    ...NAMES.map(
-      (n) =>
-        `redis.register_function{function_name = '${functionName[n]}', flags = { ${'readOnly' in SCRIPT_FILES[n] ? "'no-writes'" : ''} },\n` +
-        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[n]}\nend}`,
-    ),
-  ].join('\n');
-  // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
-  const scripts = Object.fromEntries(
-    NAMES.map((n) => [n, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[n]}`]),
-  ) as Record<ScriptName, string>;
-  code = { library, libraryName, functionName, bodies, scripts };
-  return code;
-}
+import { checkLibrary } from './function-library.js';
+import { keyCount, scriptCode, type ScriptName } from './script-code.js';
 
 type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
 
+type Mode = 'unchecked' | 'function' | 'script';
+
 interface ClientState {
-  /** 'function': FCALL, loading the library when the server lacks it; 'script': EVALSHA. */
-  mode: 'function' | 'script';
-  loading?: Promise<boolean>;
+  /**
+   * How this client runs operations: 'unchecked' until relq's library was read on the server
+   * (again after every reconnect: a restart, a failover or a new Cluster node may bring other
+   * code), then 'function' (FCALL of the library, its code checked) or 'script' (EVALSHA).
+   */
+  mode: Mode;
+  checking?: Promise<Mode>;
 }
 const states = new WeakMap<RedisClient, ClientState>();
+
+/** Calls `changed` whenever a connection of `client` closes (for a Cluster: of any node). */
+function onConnectionChange(client: RedisClient, changed: () => void): void {
+  if (!(client instanceof Cluster)) {
+    client.on('close', changed);
+    return;
+  }
+  const watch = (node: Redis) => node.on('close', changed);
+  client.nodes('all').forEach(watch);
+  client.on('+node', (node: Redis) => {
+    watch(node);
+    changed();
+  });
+}
 
 function stateOf(client: RedisClient): ClientState {
   let s = states.get(client);
   if (!s) {
-    s = { mode: 'function' };
-    states.set(client, s);
+    const state: ClientState = { mode: 'unchecked' };
+    onConnectionChange(client, () => (state.mode = 'unchecked'));
+    states.set(client, state);
+    s = state;
   }
   return s;
 }
 
+/** Settles the client's mode (one check at a time) and resolves to it; a warning goes to `report`. */
+function check(client: RedisClient, state: ClientState, report: ((message: string) => void) | undefined): Promise<Mode> {
+  state.checking ??= checkLibrary(client)
+    .then((verdict) => {
+      state.mode = verdict.use;
+      if ('warning' in verdict && verdict.warning) report?.(verdict.warning);
+      return verdict.use;
+    })
+    .finally(() => (state.checking = undefined));
+  return state.checking;
+}
+
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Loads the library on the server (every master of a Cluster). False when the server
- * refuses functions (no FUNCTION command, or an ACL without FUNCTION LOAD): the client then
- * uses scripts. A restarted or flushed server simply gets the library again on the next call.
- */
-async function loadLibrary(client: RedisClient): Promise<boolean> {
-  const { library } = scriptCode();
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  try {
-    await Promise.all(nodes.map((n) => n.call('FUNCTION', 'LOAD', 'REPLACE', library)));
-    return true;
-  } catch (err) {
-    if (/unknown command|NOPERM|no permissions/i.test(messageOf(err))) return false;
-    throw err;
-  }
-}
-
-function keyCount(name: ScriptName): number {
-  const entry = SCRIPT_FILES[name];
-  return 'ownKeys' in entry ? entry.ownKeys : QUEUE_KEYS.length + entry.extraKeys;
 }
 
 /** Registers the stand-alone scripts: EVALSHA, with EVAL when the server answers NOSCRIPT. */
@@ -189,31 +73,37 @@ function scriptCommand(client: RedisClient, name: ScriptName): ScriptCommand {
 }
 
 /**
- * Runs one operation as one atomic call: FCALL of the relq library (its helpers are
- * compiled once on the server instead of on every call), or EVALSHA where the server
- * refuses functions.
+ * Runs one operation as one atomic call: FCALL of the relq library (its helpers are compiled
+ * once on the server instead of on every call) once its code on the server was read and found
+ * to be exactly this version's (lib/core/redis/function-library.ts), else EVALSHA. The check
+ * costs a call once per connection, not per operation. `report` receives the warning of a
+ * library that holds other code.
  */
 export async function runScript(
   client: RedisClient,
   name: ScriptName,
   keys: readonly string[],
   args: ReadonlyArray<string | number>,
+  report?: (message: string) => void,
 ): Promise<unknown> {
   const state = stateOf(client);
-  if (state.mode === 'function') {
+  const mode = state.mode === 'unchecked' ? await check(client, state, report) : state.mode;
+  if (mode === 'function') {
     const fn = scriptCode().functionName[name];
     try {
       return await client.fcall(fn, keys.length, ...keys, ...args);
     } catch (err) {
       const msg = messageOf(err);
-      const missing = /Function not found/i.test(msg);
-      // The server has no functions, or an ACL allows scripts but not FCALL: use scripts.
-      if (!missing && !/unknown command|NOPERM.*'fcall'/i.test(msg)) throw err;
-      if (missing) {
-        state.loading ??= loadLibrary(client).finally(() => (state.loading = undefined));
-        if (await state.loading) return client.fcall(fn, keys.length, ...keys, ...args);
+      if (/Function not found/i.test(msg)) {
+        // Gone since the check (FUNCTION FLUSH, a restart without persistence, a new master): check again.
+        state.mode = 'unchecked';
+        if ((await check(client, state, report)) === 'function') return client.fcall(fn, keys.length, ...keys, ...args);
+      } else if (/unknown command|NOPERM.*'fcall'/i.test(msg)) {
+        // The server has no functions, or an ACL allows scripts but not FCALL.
+        state.mode = 'script';
+      } else {
+        throw err;
       }
-      state.mode = 'script';
     }
   }
   return scriptCommand(client, name).call(client, ...keys, ...args);
