@@ -47,18 +47,6 @@ interface JobData {
   ignoresSignal: boolean;
 }
 
-/** One handler call. */
-class Run {
-  returned = false;
-  act!: (a: Action) => void;
-  readonly acted = new Promise<Action>((resolve) => (this.act = resolve));
-  constructor(readonly job: Job<JobData>) {}
-  /** Counted by the worker: started, not returned, not given up on. */
-  get live(): boolean {
-    return !this.returned && !this.job.signal.aborted;
-  }
-}
-
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('add' as const), count: fc.integer({ min: 1, max: 3 }), timed: fc.boolean(), ignoresSignal: fc.boolean() }) },
   {
@@ -91,40 +79,44 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+/** One handler call: a job's (Worker) or a batch's (BatchWorker). */
+class Run {
+  returned = false;
+  act!: (a: Action) => void;
+  readonly acted = new Promise<Action>((resolve) => (this.act = resolve));
+  constructor(readonly jobs: Array<Job<JobData>>) {}
+  /** Counted by the worker: started, not returned, some job of it not given up on (signal aborted). */
+  get live(): boolean {
+    return !this.returned && this.jobs.some((j) => !j.signal.aborted);
+  }
+  /** What the step told it, or 'aborted' once every job's signal aborted (unless it ignores them). */
+  next(): Promise<Action | 'aborted'> {
+    const waits: Array<Promise<Action | 'aborted'>> = [this.acted];
+    if (!this.jobs[0]!.data.ignoresSignal) waits.push(Promise.all(this.jobs.map((j) => aborted(j.signal))).then(() => 'aborted' as const));
+    return Promise.race(waits);
+  }
+}
+
+/** The loop under test: how it starts, what it counts as held, how it closes. */
+interface Rig {
+  /** A new loop on `q` whose handler reports each call through `started`, then waits for a step. */
+  start(q: Queue<JobData>, concurrency: number, started: (run: Run) => void): { held(): number; close(o: { drainTimeoutMs: number }): Promise<void> };
+  /** What `held()` counts: 'slots' (handlers) or 'lanes' (batches). */
+  unit: string;
+}
+
 /** Runs one sequence on a fresh queue; throws at the first broken invariant. */
-async function runSequence(concurrency: number, steps: Step[]): Promise<void> {
+async function runSequence(rig: Rig, concurrency: number, steps: Step[]): Promise<void> {
   const q = new Queue<JobData>('slots', { connection: redis.url, prefix: uniquePrefix() });
   const runs: Run[] = [];
   const violations: string[] = [];
   const live = () => runs.filter((r) => r.live);
-  const handler = async (job: Job<JobData>): Promise<string> => {
-    const run = new Run(job);
-    if (live().length >= concurrency) violations.push(`job ${job.id} started while ${live().length} handlers ran (concurrency ${concurrency})`);
+  const started = (run: Run) => {
+    if (live().length >= concurrency) violations.push(`a handler started while ${live().length} ran (concurrency ${concurrency})`);
     runs.push(run);
-    try {
-      const waits: Array<Promise<Action | 'aborted'>> = [run.acted];
-      if (!job.data.ignoresSignal) waits.push(aborted(job.signal));
-      const action = await Promise.race(waits);
-      switch (action) {
-        case 'aborted':
-          throw job.signal.reason;
-        case 'return':
-          return 'ok';
-        case 'throw':
-          throw new Error('failed on purpose');
-        case 'throwUnreadable':
-          throw revokedProxy();
-        case 'reject':
-          return job.reject('rejected on purpose');
-        case 'rateLimit':
-          return job.rateLimit(30);
-      }
-    } finally {
-      run.returned = true;
-    }
   };
-  const newWorker = () => new Worker<JobData>(q, handler, { concurrency, leaseMs: 1000, blockMs: 500 });
-  let worker = newWorker();
+  const loopOn = () => rig.start(q, concurrency, started);
+  let loop = loopOn();
   let added = 0;
   const trace: string[] = [];
   try {
@@ -142,27 +134,28 @@ async function runSequence(concurrency: number, steps: Step[]): Promise<void> {
           break;
         }
         case 'lose': {
+          // every job of the call: a batch's lane is free only then
           const l = live();
-          if (l.length) await q.remove(l[step.pick % l.length]!.job.id, { force: true });
+          if (l.length) for (const job of l[step.pick % l.length]!.jobs) await q.remove(job.id, { force: true });
           break;
         }
         case 'restart': {
-          await worker.close({ drainTimeoutMs: 0 });
+          await loop.close({ drainTimeoutMs: 0 });
           const c = await q.counts();
           if (c.working !== 0) violations.push(`after close, ${c.working} jobs are still leased`);
-          worker = newWorker();
+          loop = loopOn();
           break;
         }
       }
-      const w = worker;
-      await waitUntil(() => w.inFlight === live().length, `slots in use (${w.inFlight}) equal handlers running (${live().length}) after ${trace.join(' ')}`, 3000);
+      const l = loop;
+      await waitUntil(() => l.held() === live().length, `${rig.unit} in use (${l.held()}) equal handlers running (${live().length}) after ${trace.join(' ')}`, 3000);
       await waitUntil(
         async () => {
-          if (w.inFlight === concurrency) return true;
+          if (l.held() === concurrency) return true;
           const c = await q.counts();
-          return c.pending === 0 && c.delayed === 0 && w.inFlight === live().length;
+          return c.pending === 0 && c.delayed === 0 && l.held() === live().length;
         },
-        `a free slot leases the waiting jobs (inFlight ${w.inFlight} of ${concurrency}) after ${trace.join(' ')}`,
+        `free ${rig.unit} lease the waiting jobs (${l.held()} of ${concurrency} in use) after ${trace.join(' ')}`,
         LEASE_BOUND_MS,
         20,
       );
@@ -170,130 +163,94 @@ async function runSequence(concurrency: number, steps: Step[]): Promise<void> {
     }
   } finally {
     for (const r of runs) r.act('return'); // let every handler still waiting end
-    await worker.close({ drainTimeoutMs: 0 });
+    await loop.close({ drainTimeoutMs: 0 });
     await q.close();
   }
 }
 
-/** One batch handler call. */
-class BatchRun {
-  returned = false;
-  act!: (a: Action) => void;
-  readonly acted = new Promise<Action>((resolve) => (this.act = resolve));
-  constructor(readonly jobs: Array<Job<JobData>>) {}
-  /** Counted by the worker: started, not returned, some job of it not given up on. */
-  get live(): boolean {
-    return !this.returned && this.jobs.some((j) => !j.signal.aborted);
-  }
-}
-
-/** The same as runSequence, for a BatchWorker of `concurrency` lanes and batches of up to `size`. */
-async function runBatchSequence(concurrency: number, size: number, steps: Step[]): Promise<void> {
-  const q = new Queue<JobData>('batch-slots', { connection: redis.url, prefix: uniquePrefix() });
-  const runs: BatchRun[] = [];
-  const violations: string[] = [];
-  const live = () => runs.filter((r) => r.live);
-  const handler = async (jobs: Array<Job<JobData>>): Promise<Array<BatchOutcome<string>> | undefined> => {
-    const run = new BatchRun(jobs);
-    if (live().length >= concurrency) violations.push(`a batch started while ${live().length} ran (concurrency ${concurrency})`);
-    runs.push(run);
-    try {
-      const waits: Array<Promise<Action | 'aborted'>> = [run.acted];
-      if (!jobs[0]!.data.ignoresSignal) waits.push(Promise.all(jobs.map((j) => aborted(j.signal))).then(() => 'aborted' as const));
-      const action = await Promise.race(waits);
-      switch (action) {
-        case 'aborted':
-          throw jobs[0]!.signal.reason;
-        case 'return':
-          return undefined;
-        case 'throw':
-          throw new Error('failed on purpose');
-        case 'throwUnreadable':
-          throw revokedProxy();
-        case 'reject':
-          return jobs.map((_, i) => (i === 0 ? { ok: true, result: 'ok' } : { ok: false, retry: false, error: 'rejected on purpose' }));
-        case 'rateLimit':
-          return jobs[0]!.rateLimit(30);
-      }
-    } finally {
-      run.returned = true;
-    }
-  };
-  const newWorker = () => new BatchWorker<JobData>(q, handler, { size, concurrency, leaseMs: 1000, blockMs: 500 });
-  let worker = newWorker();
-  let added = 0;
-  const trace: string[] = [];
-  try {
-    for (const step of steps) {
-      trace.push(JSON.stringify(step));
-      switch (step.kind) {
-        case 'add': {
-          const opts = { attempts: 2, backoff: { type: 'fixed' as const, delayMs: 20, jitter: 0 }, ...(step.timed ? { timeoutMs: TIMEOUT_MS } : {}) };
-          await q.addBulk(Array.from({ length: step.count }, () => ({ data: { timed: step.timed, ignoresSignal: step.ignoresSignal }, opts: { ...opts, jobId: `j${++added}` } })));
-          break;
-        }
-        case 'act': {
-          const l = live();
-          if (l.length) l[step.pick % l.length]!.act(step.action);
-          break;
-        }
-        case 'lose': {
-          // every job of one batch: its lane is free only then
-          const l = live();
-          if (l.length) for (const job of l[step.pick % l.length]!.jobs) await q.remove(job.id, { force: true });
-          break;
-        }
-        case 'restart': {
-          await worker.close({ drainTimeoutMs: 0 });
-          const c = await q.counts();
-          if (c.working !== 0) violations.push(`after close, ${c.working} jobs are still leased`);
-          worker = newWorker();
-          break;
-        }
-      }
-      const w = worker;
-      await waitUntil(() => w.batchesHeld === live().length, `batches held (${w.batchesHeld}) equal batches running (${live().length}) after ${trace.join(' ')}`, 3000);
-      await waitUntil(
-        async () => {
-          if (w.batchesHeld === concurrency) return true;
-          const c = await q.counts();
-          return c.pending === 0 && c.delayed === 0 && w.batchesHeld === live().length;
-        },
-        `a free lane leases the waiting jobs (${w.batchesHeld} of ${concurrency} batches) after ${trace.join(' ')}`,
-        LEASE_BOUND_MS,
-        20,
-      );
-      if (violations.length) throw new Error(`${violations.join('; ')} after ${trace.join(' ')}`);
-    }
-  } finally {
-    for (const r of runs) r.act('return');
-    await worker.close({ drainTimeoutMs: 0 });
-    await q.close();
+/** What a handler does when told `action` (a Worker's job, or a whole batch). */
+function perform(run: Run, action: Action | 'aborted'): 'ok' | Array<BatchOutcome<string>> {
+  const [first] = run.jobs;
+  switch (action) {
+    case 'aborted':
+      throw first!.signal.reason;
+    case 'return':
+      return 'ok';
+    case 'throw':
+      throw new Error('failed on purpose');
+    case 'throwUnreadable':
+      throw revokedProxy();
+    case 'reject':
+      if (run.jobs.length === 1) return first!.reject('rejected on purpose');
+      // a batch: the first job completed, the others dead-lettered
+      return run.jobs.map((_, i) => (i === 0 ? { ok: true, result: 'ok' } : { ok: false, retry: false, error: 'rejected on purpose' }));
+    case 'rateLimit':
+      return first!.rateLimit(30);
   }
 }
 
 const replay = {
   ...(process.env.RELQ_FC_SEED ? { seed: Number(process.env.RELQ_FC_SEED) } : {}),
   ...(process.env.RELQ_FC_PATH ? { path: process.env.RELQ_FC_PATH } : {}),
+  interruptAfterTimeLimit: 240_000,
+  markInterruptAsFailure: false,
+};
+const steps = fc.array(stepArb, { minLength: 4, maxLength: 14 });
+
+const worker: Rig = {
+  unit: 'slots',
+  start(q, concurrency, started) {
+    const w = new Worker<JobData>(
+      q,
+      async (job) => {
+        const run = new Run([job]);
+        started(run);
+        try {
+          return perform(run, await run.next()) as string;
+        } finally {
+          run.returned = true;
+        }
+      },
+      { concurrency, leaseMs: 1000, blockMs: 500 },
+    );
+    return { held: () => w.inFlight, close: (o) => w.close(o) };
+  },
 };
 
-test('slots in use equal handlers running, and a free slot leases within a bound', async () => {
+/** A BatchWorker's slot is a lane: `concurrency` batches of up to `size` jobs. */
+const batchWorker = (size: number): Rig => ({
+  unit: 'lanes',
+  start(q, concurrency, started) {
+    const w = new BatchWorker<JobData>(
+      q,
+      async (jobs) => {
+        const run = new Run(jobs);
+        started(run);
+        try {
+          const done = perform(run, await run.next());
+          return done === 'ok' ? undefined : done;
+        } finally {
+          run.returned = true;
+        }
+      },
+      { size, concurrency, leaseMs: 1000, blockMs: 500 },
+    );
+    return { held: () => w.batchesHeld, close: (o) => w.close(o) };
+  },
+});
+
+test('Worker: slots in use equal handlers running, and a free slot leases within a bound', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(stepArb, { minLength: 4, maxLength: 14 }), (concurrency, steps) => runSequence(concurrency, steps)),
-    {
-      numRuns: RUNS,
-      ...replay,
-      interruptAfterTimeLimit: 240_000,
-      markInterruptAsFailure: false,
-    },
+    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), steps, (concurrency, seq) => runSequence(worker, concurrency, seq)),
+    { numRuns: RUNS, ...replay },
   );
 }, 300_000);
 
 test('BatchWorker: batches held equal batches running, and a free lane leases within a bound', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.array(stepArb, { minLength: 4, maxLength: 14 }), (concurrency, size, steps) =>
-      runBatchSequence(concurrency, size, steps),
+    fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), steps, (concurrency, size, seq) =>
+      runSequence(batchWorker(size), concurrency, seq),
     ),
-    { numRuns: RUNS, ...replay, interruptAfterTimeLimit: 240_000, markInterruptAsFailure: false },
+    { numRuns: RUNS, ...replay },
   );
 }, 300_000);
