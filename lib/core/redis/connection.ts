@@ -177,7 +177,9 @@ export function openConnection(input: ConnectionInput | undefined, opts: { lazyC
 /**
  * A second connection to the same server for blocking commands or subscriptions, which
  * would otherwise stall every other command on the shared one. A Cluster's is built from
- * the cluster's current nodes: its original seed nodes may have failed over since.
+ * every node the cluster client knows (its last slot map), whether or not it has talked to
+ * them yet: its original seed nodes may have failed over since, and the nodes it has
+ * connections to may be none but those (a client that only used a failed master).
  */
 export function duplicateClient(handle: ClientHandle, purpose: 'blocking' | 'subscriber' = 'blocking'): RedisClient {
   const { client } = handle;
@@ -186,10 +188,8 @@ export function duplicateClient(handle: ClientHandle, purpose: 'blocking' | 'sub
     // On a Cluster, sharded pub/sub must follow each channel's slot to its node.
     const redisOptions = { ...client.options.redisOptions, commandTimeout: undefined, socketTimeout: undefined };
     const options = purpose === 'subscriber' ? { shardedSubscribers: true, redisOptions } : { redisOptions };
-    const nodes = client
-      .nodes('all')
-      .filter((n) => n.status === 'ready')
-      .map((n) => ({ host: n.options.host, port: n.options.port }));
+    // None known (never connected): duplicate() falls back to the seed nodes.
+    const nodes = client.nodes('all').map((n) => ({ host: n.options.host, port: n.options.port }));
     dup = client.duplicate(nodes, options);
   } else {
     // A blocking wait outlives any reply timeout; relq guards it with its own watchdog. A
