@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import { Queue, Worker } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { blockedPopIds } from '../support/redis.js';
 import { sleep, waitUntil } from '../support/wait.js';
 
 let cluster: TestCluster;
@@ -188,13 +189,11 @@ test('a blocking wait cut off with its node connection is not sent again later: 
   const w = new Worker(q, async (job) => job.data, { blockMs: 10_000 });
   const node = await cluster.masterOfSlot(Number(await client.call('CLUSTER', 'KEYSLOT', '{relq:cut-wait}')));
   const admin = new Redis({ host: node.host, port: node.port });
-  const blockedPops = async () => String(await admin.client('LIST')).split('\n').filter((l) => / cmd=blpop /.test(l));
   try {
     expect(await q.waitForResult((await q.add(0)).id, { timeoutMs: 10_000 })).toBe(0);
-    await waitUntil(async () => (await blockedPops()).length === 1, 'the worker blocked on the queue node');
-    const [line] = await blockedPops();
-    await admin.client('KILL', 'ID', /\bid=(\d+)/.exec(line!)![1]!);
-    await waitUntil(async () => (await blockedPops()).length === 1, 'the worker blocked again');
+    await waitUntil(async () => (await blockedPopIds(admin)).length === 1, 'the worker blocked on the queue node');
+    await admin.client('KILL', 'ID', (await blockedPopIds(admin))[0]!);
+    await waitUntil(async () => (await blockedPopIds(admin)).length === 1, 'the worker blocked again');
     // time for ioredis to send the BLPOP it lost again (after its 100 ms failover delay and a slot
     // refresh), had relq let it: queued behind the worker's new one, it would take a later token
     await sleep(1000);

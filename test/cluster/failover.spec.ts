@@ -10,7 +10,7 @@ import { Cluster, Redis } from 'ioredis';
 import { ConnectionError, Queue, Worker } from '../../lib/index.js';
 import { startCluster, type ClusterNode, type TestCluster } from '../support/cluster.js';
 import { Ledger, audit, ledgered, recordAnswers } from '../support/ledger.js';
-import { uniquePrefix } from '../support/redis.js';
+import { blockedPopIds, uniquePrefix } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
 
 const until = (cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000) => waitUntil(cond, what, timeoutMs, 20);
@@ -178,7 +178,7 @@ test('a Worker and an events subscription made after the seed master failed over
   await until(() => completed.length === ids.length, 'the completed event of every job');
   expect(completed).toEqual(ids);
   // idle now, blocked on the node that serves the queue, not waiting for a node to answer
-  await until(async () => / cmd=blpop /.test(String(await onPromoted.client('LIST'))), 'the idle worker blocked on the promoted master');
+  await until(async () => (await blockedPopIds(onPromoted)).length === 1, 'the idle worker blocked on the promoted master');
   const t0 = Date.now();
   await w.close({ drainTimeoutMs: 0 });
   const closeMs = Date.now() - t0;

@@ -5,10 +5,11 @@
  * and check that idle workers still get the jobs after the next sweep, long before their
  * 30 s safety lease.
  */
-import { Cluster, type Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { ClosedError, Queue, Worker } from '../../lib/index.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 import { freePort } from '../../lib/testing/redis-ping.js';
+import { blockedPopIds } from '../support/redis.js';
 import { blockedClients, sleep, useRedis, waitUntil, within } from './_helpers.js';
 
 const res = useRedis();
@@ -71,8 +72,8 @@ test('a wait whose connection is killed ends at once; its BLPOP is not sent agai
   const key = 'relq-test:wake-cut';
   try {
     const wait = blocker.pop(key, 60_000);
-    await waitUntil(async () => (await popIds(obs)).length === 1, 'the pop blocked');
-    await obs.client('KILL', 'ID', (await popIds(obs))[0]!);
+    await waitUntil(async () => (await blockedPopIds(obs)).length === 1, 'the pop blocked');
+    await obs.client('KILL', 'ID', (await blockedPopIds(obs))[0]!);
     expect(await within(wait, 5000, 'the cut wait')).toEqual({ value: null, cut: true });
     await obs.rpush(key, 'token');
     // a BLPOP sent again after a reconnect would have taken it by now
@@ -114,9 +115,3 @@ test('a wait on a Cluster client that reaches no node is not cut by its failed a
     client.disconnect();
   }
 });
-
-/** Ids of the connections blocked in a BLPOP. */
-async function popIds(obs: Redis): Promise<string[]> {
-  const list = String(await obs.client('LIST')).split('\n');
-  return list.filter((l) => / cmd=blpop /.test(l)).map((l) => /\bid=(\d+)/.exec(l)![1]!);
-}
