@@ -23,6 +23,7 @@ import { buildEngine, type BuiltEngine } from '../support/engine-child.js';
 import { LedgerTail, audit, type AuditResult, type LedgerEntry } from '../support/ledger.js';
 import { startProxy, type FaultProxy } from '../support/proxy.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { settledWithin } from '../support/wait.js';
 
 export interface ChaosOptions {
   /** Length of the fault phase. */
@@ -369,14 +370,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   } finally {
     // Clean-up must finish even if a close waits on a socket nothing else keeps alive.
     const keepAlive = setInterval(() => undefined, 1000);
-    const bounded = (p: Promise<unknown> | undefined) => Promise.race([p?.catch(() => undefined), sleep(5000)]);
     for (const t of timers) clearInterval(t);
     for (const p of procs) p.child.kill('SIGKILL');
     for (const p of producers) if (p.exitCode === null) p.kill('SIGKILL');
-    await bounded(observer?.close());
+    await settledWithin(observer?.close(), 5000);
     admin?.disconnect();
-    await bounded(proxy?.close());
-    await bounded(redis?.stop());
+    await settledWithin(proxy?.close(), 5000);
+    await settledWithin(redis?.stop(), 5000);
     built?.remove();
     rmSync(dir, { recursive: true, force: true });
     clearInterval(keepAlive);

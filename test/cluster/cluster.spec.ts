@@ -1,7 +1,9 @@
+import { Redis } from 'ioredis';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import { Queue, Worker } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
-import { waitUntil } from '../support/wait.js';
+import { blockedPopIds } from '../support/redis.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -179,3 +181,33 @@ test('a job timeout on a cluster: the attempt fails with a TimeoutError and the 
     }
   }
 });
+
+test('a blocking wait cut off with its node connection is not sent again later: every add after it wakes the worker', async () => {
+  const client = cluster.client();
+  const q = new Queue<number, number>('cut-wait', { connection: client });
+  // an add must wake the worker, not the end of its 10 s block (nor its 30 s safety lease)
+  const w = new Worker(q, async (job) => job.data, { blockMs: 10_000 });
+  const node = await cluster.masterOfSlot(Number(await client.call('CLUSTER', 'KEYSLOT', '{relq:cut-wait}')));
+  const admin = new Redis({ host: node.host, port: node.port });
+  try {
+    expect(await q.waitForResult((await q.add(0)).id, { timeoutMs: 10_000 })).toBe(0);
+    await waitUntil(async () => (await blockedPopIds(admin)).length === 1, 'the worker blocked on the queue node');
+    await admin.client('KILL', 'ID', (await blockedPopIds(admin))[0]!);
+    await waitUntil(async () => (await blockedPopIds(admin)).length === 1, 'the worker blocked again');
+    // time for ioredis to send the BLPOP it lost again (after its 100 ms failover delay and a slot
+    // refresh), had relq let it: queued behind the worker's new one, it would take a later token
+    await sleep(1000);
+    const took: number[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const t0 = Date.now();
+      expect(await q.waitForResult((await q.add(i)).id, { timeoutMs: 40_000 })).toBe(i);
+      took.push(Date.now() - t0);
+    }
+    for (const t of took) expect(t).toBeLessThan(5000);
+  } finally {
+    await w.close();
+    await q.deleteQueue();
+    await q.close();
+    admin.disconnect();
+  }
+}, 150_000);

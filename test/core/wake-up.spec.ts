@@ -5,10 +5,12 @@
  * and check that idle workers still get the jobs after the next sweep, long before their
  * 30 s safety lease.
  */
-import { Worker } from '../../lib/index.js';
+import { Cluster } from 'ioredis';
+import { ClosedError, Queue, Worker } from '../../lib/index.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
-import { blockingPop } from '../../lib/core/redis/blocking-wait.js';
-import { blockedClients, useRedis, waitUntil, within } from './_helpers.js';
+import { freePort } from '../../lib/testing/redis-ping.js';
+import { blockedPopIds } from '../support/redis.js';
+import { blockedClients, sleep, useRedis, waitUntil, within } from './_helpers.js';
 
 const res = useRedis();
 
@@ -62,24 +64,54 @@ test('a sweep pushes a wake-up token only when jobs wait without one and the que
   expect(await obs.llen(wake)).toBe(1); // jobs wait, no token: made up for
 });
 
-test('a wait whose connection is killed ends at once, and its BLPOP is not sent again to take a later token', async () => {
+test('a wait whose connection is killed ends at once; its BLPOP is not sent again, and the next wait takes the token', async () => {
   const q = res.queue<string>();
   const obs = res.client();
-  const blocker = internalsOf<string>(q)!.openBlocker();
+  const internals = internalsOf<string>(q)!;
+  const blocker = internals.openBlocker();
+  const key = 'relq-test:wake-cut';
   try {
-    const id = (await blocker.client('ID')) as number; // connected: the BLPOP below is written, not queued offline
-    const before = await blockedClients(obs);
-    const wait = blockingPop(blocker, 'relq-test:wake-cut', 60_000);
-    await waitUntil(async () => (await blockedClients(obs)) === before + 1, 'the pop blocked');
-    await obs.client('KILL', 'ID', String(id));
+    const wait = blocker.pop(key, 60_000);
+    await waitUntil(async () => (await blockedPopIds(obs)).length === 1, 'the pop blocked');
+    await obs.client('KILL', 'ID', (await blockedPopIds(obs))[0]!);
     expect(await within(wait, 5000, 'the cut wait')).toEqual({ value: null, cut: true });
-    await waitUntil(() => blocker.status === 'ready', 'the blocker reconnected');
-    await obs.rpush('relq-test:wake-cut', 'token');
-    // the old BLPOP would have taken it on the new connection
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await obs.lrange('relq-test:wake-cut', 0, -1)).toEqual(['token']);
+    await obs.rpush(key, 'token');
+    // a BLPOP sent again after a reconnect would have taken it by now
+    await sleep(300);
+    expect(await obs.lrange(key, 0, -1)).toEqual(['token']);
+    expect(await within(blocker.pop(key, 5000), 5000, 'the next wait')).toEqual({ value: 'token', cut: false });
   } finally {
-    internalsOf<string>(q)!.closeBlocker(blocker);
-    await obs.del('relq-test:wake-cut');
+    internals.closeBlocker(blocker);
+    await obs.del(key);
+  }
+});
+
+test('a wait on a Cluster client that reaches no node is not cut by its failed attempts, and closing ends it at once', async () => {
+  let attempts = 0;
+  const client = new Cluster([{ host: '127.0.0.1', port: await freePort() }], {
+    lazyConnect: true, // connects on the first command: only the blocking connection tries
+    // one failed attempt, and the next far away: the wait is closed in between, when a Cluster
+    // client ignores disconnect() (its queued BLPOP is neither sent nor rejected)
+    clusterRetryStrategy: () => {
+      attempts += 1;
+      return 60_000;
+    },
+  });
+  client.on('error', () => undefined);
+  const q = new Queue<string>('unreachable', { connection: client });
+  const internals = internalsOf<string>(q)!;
+  const blocker = internals.openBlocker();
+  try {
+    let settled = false;
+    const wait = blocker.pop('relq-test:never', 60_000).finally(() => (settled = true));
+    await waitUntil(() => attempts === 1, 'the blocking connection to fail its first attempt');
+    // nothing was sent, so nothing was lost: a cut here made a worker lease in a loop
+    expect(settled).toBe(false);
+    internals.closeBlocker(blocker);
+    expect(await within(wait, 2000, 'the closed wait')).toEqual({ value: null, cut: true });
+    await expect(blocker.pop('relq-test:never', 1000)).rejects.toThrow(ClosedError);
+  } finally {
+    await q.close();
+    client.disconnect();
   }
 });

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis, type ClusterOptions } from 'ioredis';
 import { startRedis, type TestRedis } from './redis.js';
-import { sleep, waitForValue } from './wait.js';
+import { settledWithin, waitForValue } from './wait.js';
 
 const run = promisify(execFile);
 
@@ -163,7 +163,7 @@ export async function startCluster(masters = 3, replicas = 1): Promise<TestClust
     },
     async stop() {
       // QUIT may never be answered by a cluster that is down: a second at most, then drop it.
-      await Promise.all(clients.map((c) => Promise.race([c.quit().catch(() => undefined), sleep(1000)])));
+      await Promise.all(clients.map((c) => settledWithin(c.quit(), 1000)));
       for (const c of clients) c.disconnect();
       await Promise.all(servers.map((s) => s.stop()));
     },

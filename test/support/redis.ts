@@ -88,6 +88,12 @@ export function redisClient(r: TestRedis, options: RedisOptions = {}): Redis {
   return new Redis(r.url, opts);
 }
 
+/** Ids of the connections blocked in a BLPOP on the server `c` talks to (CLIENT LIST). */
+export async function blockedPopIds(c: Redis): Promise<string[]> {
+  const list = String(await c.client('LIST')).split('\n');
+  return list.filter((l) => / cmd=blpop /.test(l)).map((l) => /\bid=(\d+)/.exec(l)![1]!);
+}
+
 export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedis> {
   const needsPrivate =
     Boolean(opts.controllable) ||

@@ -2,6 +2,16 @@
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until `p` settles (its error ignored), for at most `ms`: for a close that may hang.
+ * Its timer ends with the wait, so that it keeps no process alive after it.
+ */
+export async function settledWithin(p: Promise<unknown> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p?.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 /** Polls `cond` until it holds; throws naming `what` after `timeoutMs`. */
 export async function waitUntil(cond: () => boolean | Promise<boolean>, what = 'condition', timeoutMs = 5000, stepMs = 10): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -1,4 +1,3 @@
-import type { RedisClient } from '../redis/connection.js';
 import {
   ClosedError,
   QueueClosedError,
@@ -8,7 +7,7 @@ import {
   RelqError,
   ValidationError,
 } from '../errors.js';
-import { blockingPop } from '../redis/blocking-wait.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import { sleep, type SettingsContext } from './settings-context.js';
 import { parseHolder } from './identity.js';
 
@@ -66,7 +65,7 @@ export class ProducerGate {
   private readonly waiting: Waiting[] = [];
   private running = false;
   private registered = false;
-  private blocker: RedisClient | undefined;
+  private blocker: Blocker | undefined;
   private stopped = false;
   /** The waiting add whose attempt is in flight. */
   private attempting: Waiting | undefined;
@@ -123,15 +122,14 @@ export class ProducerGate {
           const now = Date.now();
           const soonest = Math.min(...this.waiting.map((w) => w.deadline));
           // The registration is renewed by a timer meanwhile (renew()); the cap only bounds a
-          // wait on a socket that went half-open (blockingPop's watchdog).
+          // wait on a socket that went half-open (the Blocker's watchdog).
           const ms = Math.max(1, Math.min(soonest - now, MAX_BLOCK_MS));
           this.blocker ??= this.ctx.openBlocker();
           let token: string | null = null;
           try {
-            token = (await blockingPop(this.blocker, this.ctx.keys.derived.notfull, ms)).value;
-          } catch (err) {
+            token = (await this.blocker.pop(this.ctx.keys.derived.notfull, ms)).value;
+          } catch {
             if (this.stopped) break;
-            if (this.blocker.status === 'end') this.blocker = undefined;
             await sleep(100);
           }
           if (token === 'x') {

@@ -103,7 +103,7 @@ export class EventHub {
       if (this.sub === sub) {
         this.sub = undefined;
         sub.disconnect();
-      } // else closeSubscription() already disconnected it: twice leaves ioredis a 2 s timer
+      } // else closeSubscription() already disconnected it: twice leaves ioredis a timer running
       throw err;
     }
     if (this.sub !== sub || generation !== this.generation) return;

@@ -1,6 +1,5 @@
-import type { RedisClient } from '../redis/connection.js';
 import { QueueDeletedError, QueueInUseError, type RoleHolder } from '../errors.js';
-import { blockingPop } from '../redis/blocking-wait.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import type { SettingsContext } from './settings-context.js';
 import { parseHolder } from './identity.js';
 
@@ -16,7 +15,7 @@ export class RoleLease {
   private held = false;
   private acquiring: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private blocker: RedisClient | undefined;
+  private blocker: Blocker | undefined;
   private stopped = false;
 
   constructor(
@@ -64,7 +63,7 @@ export class RoleLease {
       const ms = Math.min(left, Math.max(10, Number(r[2] ?? 0) + 20));
       this.blocker ??= this.ctx.openBlocker();
       try {
-        await blockingPop(this.blocker, this.ctx.keys.derived.roleFree(this.role), ms);
+        await this.blocker.pop(this.ctx.keys.derived.roleFree(this.role), ms);
       } catch (err) {
         if (this.stopped || this.ctx.isClosed) throw this.ctx.wrapError(err, 'acquire role');
       }

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis/connection.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import type { JobProgress, LeaseRef, QueueCounts, SweepResult } from '../types.js';
 import type { LeaseStep } from './leasing.js';
 import type { SettleItem } from './settle-items.js';
@@ -17,7 +17,7 @@ export interface QueueInternals<Data> {
   settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
   touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;
   /** Blocks on the wake-up list for up to `ms` (lib/core/queue/leasing.ts). */
-  waitForWork(blocker: RedisClient, ms: number): Promise<boolean>;
+  waitForWork(blocker: Blocker, ms: number): Promise<boolean>;
   /** A handler's progress and log lines (lib/core/queue/progress.ts). */
   updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean>;
   log(lease: LeaseRef, line: string): Promise<boolean>;
@@ -29,8 +29,8 @@ export interface QueueInternals<Data> {
   countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }>;
   /** Resolves once the `events()` stream is subscribed (lib/core/queue/event-hub.ts). */
   eventsOpen(): Promise<void>;
-  openBlocker(): RedisClient;
-  closeBlocker(b: RedisClient): void;
+  openBlocker(): Blocker;
+  closeBlocker(b: Blocker): void;
 }
 
 /** Queue objects that went through their constructor, and their internals. */

@@ -1,8 +1,7 @@
 import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, NotReplicatedError, QueueDeletedError } from '../errors.js';
 import { rememberTraceContext } from '../instrumentation/index.js';
-import { blockingPop } from '../redis/blocking-wait.js';
-import type { RedisClient } from '../redis/connection.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import { decodeRecord, policyOf } from '../redis/record.js';
 import type { Lease, LeasedJob, LeaseOptions } from '../types.js';
 import { assertInt, assertOptions } from '../validate.js';
@@ -106,9 +105,9 @@ export class Leasing<Data> {
    * Blocks on the wake-up list for up to `ms`. True when a token was taken, or when the wait
    * was cut off (half-open socket): the caller leases again either way.
    */
-  async waitForWork(blocker: RedisClient, ms: number): Promise<boolean> {
+  async waitForWork(blocker: Blocker, ms: number): Promise<boolean> {
     try {
-      const { value, cut } = await blockingPop(blocker, this.ctx.keys.byName.wake, ms);
+      const { value, cut } = await blocker.pop(this.ctx.keys.byName.wake, ms);
       return cut || value !== null;
     } catch (err) {
       if (this.ctx.isClosed) throw new ClosedError(`queue '${this.ctx.name}'`);

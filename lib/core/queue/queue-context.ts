@@ -1,6 +1,6 @@
 import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
-import { BlockerPool } from '../redis/blocking-wait.js';
+import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
@@ -117,11 +117,11 @@ export class QueueContext implements SettingsContext {
     return wrapRedisError(err, op, this.handle);
   }
 
-  openBlocker(): RedisClient {
+  openBlocker(): Blocker {
     return this.blockers.open();
   }
 
-  closeBlocker(b: RedisClient): void {
+  closeBlocker(b: Blocker): void {
     this.blockers.close(b);
   }
 

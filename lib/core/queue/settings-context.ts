@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis/connection.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import type { RelqError } from '../errors.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { ScriptName } from '../redis/script-code.js';
@@ -10,8 +10,8 @@ export interface SettingsContext {
   readonly eventsFlag: '0' | '1';
   run(script: ScriptName, op: string, args: Array<string | number>): Promise<unknown>;
   /** A dedicated connection for blocking pops (closed by the Queue's close()). */
-  openBlocker(): RedisClient;
-  closeBlocker(b: RedisClient): void;
+  openBlocker(): Blocker;
+  closeBlocker(b: Blocker): void;
   wrapError(err: unknown, op: string): RelqError;
   /** The Queue object was closed (connections going away). */
   readonly isClosed: boolean;

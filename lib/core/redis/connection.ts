@@ -78,6 +78,13 @@ function callDeadlineOf(client: RedisClient): number | undefined {
   return client.options.commandTimeout === undefined ? CALL_DEADLINE_MS : undefined;
 }
 
+/**
+ * How long a connection relq closes may take to close before its socket is destroyed. ioredis
+ * waits 2 s by default for a 'close' that, on a socket already gone (Redis away, a killed
+ * connection, a node that went down), came before: a timer that kept the process alive.
+ */
+const CLOSE_GRACE_MS = 100;
+
 // A call should fail within seconds when Redis is away or frozen, not hang: few retries,
 // reconnect attempts at most 1 s apart, and a reply timeout (blocking waits have their own).
 // A connection that stays silent that long after a command is presumed half-open (a peer or
@@ -91,6 +98,7 @@ const OWNED_DEFAULTS: RedisOptions = {
   commandTimeout: 5000,
   socketTimeout: 5000,
   enableReadyCheck: false,
+  disconnectTimeout: CLOSE_GRACE_MS,
 };
 
 /** How often a call refused with LOADING is sent again. */
@@ -204,26 +212,28 @@ export function openConnection(input: ConnectionInput | undefined, opts: { lazyC
 /**
  * A second connection to the same server for blocking commands or subscriptions, which
  * would otherwise stall every other command on the shared one. A Cluster's is built from
- * the cluster's current nodes: its original seed nodes may have failed over since.
+ * every node the cluster client knows (its last slot map), whether or not it has talked to
+ * them yet: its original seed nodes may have failed over since, and the nodes it has
+ * connections to may be none but those (a client that only used a failed master).
  */
 export function duplicateClient(handle: ClientHandle, purpose: 'blocking' | 'subscriber' = 'blocking'): RedisClient {
   const { client } = handle;
+  // A blocking wait outlives any reply timeout; relq guards it with its own watchdog. Its
+  // own connection closes as relq's do, even when duplicated from a client passed in.
+  const own: RedisOptions = { commandTimeout: undefined, socketTimeout: undefined, disconnectTimeout: CLOSE_GRACE_MS };
   let dup: RedisClient;
   if (client instanceof Cluster) {
     // On a Cluster, sharded pub/sub must follow each channel's slot to its node.
-    const redisOptions = { ...client.options.redisOptions, commandTimeout: undefined, socketTimeout: undefined };
+    const redisOptions = { ...client.options.redisOptions, ...own };
     const options = purpose === 'subscriber' ? { shardedSubscribers: true, redisOptions } : { redisOptions };
-    const nodes = client
-      .nodes('all')
-      .filter((n) => n.status === 'ready')
-      .map((n) => ({ host: n.options.host, port: n.options.port }));
+    // None known (never connected): duplicate() falls back to the seed nodes.
+    const nodes = client.nodes('all').map((n) => ({ host: n.options.host, port: n.options.port }));
     dup = client.duplicate(nodes, options);
   } else {
-    // A blocking wait outlives any reply timeout; relq guards it with its own watchdog. A
-    // blocking command cut off by a reconnect is not sent again: its waiter has moved on
+    // A blocking command cut off by a reconnect is not sent again: its waiter has moved on
     // (blocking-wait.ts) and a second BLPOP would take a value that nobody reads.
     const resend = purpose === 'subscriber';
-    dup = client.duplicate({ commandTimeout: undefined, socketTimeout: undefined, autoResendUnfulfilledCommands: resend });
+    dup = client.duplicate({ ...own, autoResendUnfulfilledCommands: resend });
   }
   handle.trail.watch(dup);
   return dup;
@@ -263,10 +273,28 @@ function describeClient(client: RedisClient): string {
  * Sentinel client's failover-detector subscriptions outlive QUIT).
  */
 export async function closeClient(client: RedisClient): Promise<void> {
+  if (client instanceof Redis && client.status === 'reconnecting') {
+    endWhileReconnecting(client);
+    return;
+  }
   if (client instanceof Cluster || (client.status !== 'wait' && client.status !== 'end')) {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([client.quit().catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, 1000)))]);
     clearTimeout(timer);
   }
   client.disconnect();
+}
+
+/**
+ * Ends a client that waits to reconnect (no socket), as ioredis ends one whose connection is
+ * closed for good. There, its disconnect() only cancels the next attempt: the commands queued
+ * meanwhile were neither sent nor rejected, and their reply timers kept the process alive for
+ * up to `commandTimeout`; later commands queued behind them. Now they fail as on any closed
+ * connection.
+ */
+function endWhileReconnecting(client: Redis): void {
+  client.disconnect();
+  const internal = client as unknown as { setStatus(status: 'end'): void; flushQueue(err: Error): void };
+  internal.setStatus('end');
+  internal.flushQueue(new Error('Connection is closed.'));
 }

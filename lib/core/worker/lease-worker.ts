@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import type { RedisClient } from '../redis/connection.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS } from '../defaults.js';
 import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import { Heartbeat } from './heartbeat.js';
@@ -32,7 +32,7 @@ export abstract class LeaseWorker<Data, Result> {
   protected readonly outbox: Outbox<Data, Result>;
   protected started = false;
   protected stopping = false;
-  protected blocker: RedisClient | undefined;
+  protected blocker: Blocker | undefined;
   protected loopDone: Promise<unknown> | undefined;
   private closing: Promise<void> | undefined;
   private handlersDone: (() => void) | undefined;
