@@ -1,4 +1,4 @@
-import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
+import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle } from '../redis/connection.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
