@@ -73,6 +73,8 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private readonly stopSignal = new Promise<void>((resolve) => (this.endStopSignal = resolve));
   private readonly pauseWakers: Array<() => void> = [];
   private readonly turns = new IdleLanes();
+  /** Per running batch: ends it once every attempt of it is over. */
+  private readonly overChecks = new Map<Array<HeldLease<Data>>, () => void>();
 
   constructor(
     queue: Queue<Data, Result>,
@@ -200,7 +202,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     // the handler (one that ignores its signals runs on, its late outcomes dropped).
     let check = (): void => undefined;
     const over = new Promise<typeof BATCH_OVER>((resolve) => (check = () => void (held.every(attemptOver) && resolve(BATCH_OVER))));
-    for (const h of held) h.abandon = check;
+    this.overChecks.set(held, check);
     const stopTimers = held.map((h) => startAttemptTimer(h, check));
     let outcomes: Array<Outcome<Data, Result>>;
     try {
@@ -210,6 +212,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       outcomes = held.map((h) => thrownOutcome(h, error));
     } finally {
       for (const stop of stopTimers) stop();
+      this.overChecks.delete(held);
     }
     // Jobs whose lease was lost (reported then) or given back at shutdown are not settled.
     const settle = held.map((h, i) => (h.lost ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
@@ -236,6 +239,10 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
         return thrownOutcome(h, unreadable);
       }
     });
+  }
+
+  protected override abandon(held: HeldLease<Data>): void {
+    for (const [batch, check] of this.overChecks) if (batch.includes(held)) check();
   }
 
   protected override reportSettled(o: Outcome<Data, Result>, settled: boolean): void {

@@ -1,4 +1,5 @@
 import { LeaseLostError, RateLimitError, UnrecoverableError } from '../errors.js';
+import type { ProcessScope } from '../instrumentation/index.js';
 import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../types.js';
 
 /** The job as a handler sees it; plain `Job` for a handler that does not read its data. */
@@ -50,8 +51,10 @@ export class HeldLease<Data> {
   lost = false;
   /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */
   timedOut: Error | undefined;
-  /** Set by the worker running it: gives up on the attempt once its lease is lost (frees its slot). */
-  abandon: (() => void) | undefined;
+  /** Stops the attempt's timeout clock (lib/core/worker/attempt-timeout.ts; Worker). */
+  stopTimer: (() => void) | undefined;
+  /** What registered instruments see of the attempt, when any is registered (Worker). */
+  observed: ProcessScope | undefined;
 
   constructor(readonly lease: Lease<Data>) {}
 

@@ -167,8 +167,11 @@ export abstract class LeaseWorker<Data, Result> {
   private leaseLost(held: HeldLease<Data>): void {
     if (held.finished || !held.markLost()) return;
     this.subject.next({ type: 'lost', job: held.lease.job });
-    held.abandon?.();
+    this.abandon(held);
   }
+
+  /** Gives up on the attempt of a lease that was lost: its slot is free (its handler may run on). */
+  protected abstract abandon(held: HeldLease<Data>): void;
 
   // ---- shared steps ---------------------------------------------------------------
 

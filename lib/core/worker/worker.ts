@@ -192,17 +192,8 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     if (held.leaseLen < this.leaseMs) this.heartbeat.schedule();
     // Registered instruments (relq/metrics, relq/tracing) see the run; none: one length check.
     const observed = instruments.length ? observeProcess(this.q.name, [lease.job]) : undefined;
-    // The attempt ends once, at whichever comes first: the handler's outcome, its timeout, or
-    // the loss of its lease. The last two free the slot at once: the handler's signal aborts,
-    // and one that ignores it runs on with its late outcome dropped.
-    let stopTimer = (): void => undefined;
-    const end = (outcome: Outcome<Data, Result> | undefined): void => {
-      if (held.finished) return;
-      stopTimer();
-      this.finish(held, outcome, observed);
-    };
-    held.abandon = () => end(undefined);
-    stopTimer = startAttemptTimer(held, (error) => end(failureOutcome(held, error, false)));
+    held.observed = observed;
+    held.stopTimer = startAttemptTimer(held, (error) => this.end(held, failureOutcome(held, error, false)));
     const job = new JobView(held, this.jobCalls);
     this.jobStarted(job);
     let promise: Promise<Result>;
@@ -212,9 +203,24 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       promise = Promise.reject(error);
     }
     promise.then(
-      (result) => end(successOutcome(held, result, this.q.maxPayloadBytes)),
-      (error: unknown) => end(thrownOutcome(held, error)),
+      (result) => this.end(held, successOutcome(held, result, this.q.maxPayloadBytes)),
+      (error: unknown) => this.end(held, thrownOutcome(held, error)),
     );
+  }
+
+  /**
+   * The attempt ends once, at whichever comes first: the handler's outcome, its timeout, or
+   * the loss of its lease. The last two free the slot at once: the handler's signal aborts,
+   * and one that ignores it runs on with its late outcome dropped.
+   */
+  private end(held: HeldLease<Data>, outcome: Outcome<Data, Result> | undefined): void {
+    if (held.finished) return;
+    held.stopTimer?.();
+    this.finish(held, outcome, held.observed);
+  }
+
+  protected override abandon(held: HeldLease<Data>): void {
+    this.end(held, undefined);
   }
 
   /** Ends an attempt: its slot is free, and its outcome (none for a lost lease) goes to the outbox. */
