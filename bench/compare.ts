@@ -15,10 +15,10 @@ type Direction = 'higher' | 'lower';
 
 /** Figure label, digits and which way is better, by metric name (metrics not listed are not compared). */
 function describe(metric: string): { label: string; digits: number; better: Direction } | undefined {
-  // processing: the run in which the two builds take turns (bench/scenarios/process-turns.ts)
+  // adds and processing: the runs in which the two builds take turns (add-turns.ts, process-turns.ts)
   const phase: Record<string, string> = {
-    addOne: 'add, one by one',
-    addBatch: 'add, batches of 1,000',
+    addTurnsOne: 'add, one by one, builds taking turns',
+    addTurnsBatch: 'add, batches of 1,000, builds taking turns',
     procTurns1: 'process, c=1, builds taking turns',
     procTurns10: 'process, c=10, builds taking turns',
     procTurns50: 'process, c=50, builds taking turns',
@@ -57,8 +57,9 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   const L: string[] = [];
   L.push(`## relq against ${refName}, same run`, '');
   L.push(
-    `Both builds ran in this run on the same server. Processing and latency are compared from runs in which the ` +
-      `two builds take turns, each with its own queue and worker: ten turns each of N/10 jobs per rep for processing ` +
+    `Both builds ran in this run on the same server. Adds, processing and latency are compared from runs in which the ` +
+      `two builds take turns, each with its own queue: twenty turns each of N/20 adds per rep (bench/scenarios/add-turns.ts), ` +
+      `ten turns each of N/10 jobs per rep for processing, each with its own worker ` +
       `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), ` +
       `whose tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X ` +
       `(bench/scenarios/backlog.ts). "change" is the median of the per-rep ratios working tree / ref, ` +

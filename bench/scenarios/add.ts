@@ -1,6 +1,11 @@
-/** Adding jobs: `addOne`, awaited one by one, then `addBatch`, in batches of 1,000. */
+/**
+ * Adding jobs: `addOne`, awaited one by one, then `addBatch`, in batches of 1,000, every
+ * library. With --ref the two relq builds are compared from adds in turns instead
+ * (add-turns.ts); the working tree's build also adds alone, beside the other libraries.
+ */
 import { performance } from 'node:perf_hooks';
-import { ADAPTERS, type LibName, type Producer } from '../adapters.js';
+import { ADAPTERS, isRelq, type LibName, type Producer } from '../adapters.js';
+import { addInTurns } from './add-turns.js';
 import { makePayload } from '../payload.js';
 import { log } from '../recorder.js';
 import { closeWindow, openWindow } from '../stats.js';
@@ -12,18 +17,23 @@ export const add: Scenario = {
   libs: 'all',
   async run(ctx, libs) {
     const { cfg } = ctx;
+    const builds = libs.filter(isRelq);
+    const paired = builds.length === 2;
+    const solo = libs.filter((l) => !paired || l !== 'relq@ref');
     const one = payloads(cfg.n);
-    for (const name of libs) {
+    for (const name of solo) {
       await measure(ctx, name, 'addOne', (p) => p.add(makePayload(-1)), async (p) => {
         for (let i = 0; i < cfg.n; i++) await p.add(one[i]!);
       });
     }
+    if (paired) await addInTurns(ctx, builds, 'addOne');
     const batched = payloads(cfg.n);
-    for (const name of libs) {
+    for (const name of solo) {
       await measure(ctx, name, 'addBatch', (p) => p.addBatch([makePayload(-1)]), async (p) => {
         for (let i = 0; i < cfg.n; i += cfg.addBatch) await p.addBatch(batched.slice(i, i + cfg.addBatch));
       });
     }
+    if (paired) await addInTurns(ctx, builds, 'addBatch');
   },
 };
 

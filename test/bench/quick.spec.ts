@@ -60,12 +60,13 @@ test('npm run bench -- --ref measures the ref build beside the working tree and 
     const skip = 'floor,memory,idle,monitor,schedulers,rate-limited,observability';
     const { samples, md } = await runBench(dir, ['--quick', '--ref', 'HEAD', '--libs', 'relq,relq@ref', '--skip', skip, '--backlogs', '1000']);
     for (const lib of ['relq', 'relq@ref']) {
-      for (const figure of ['addOne.rate', 'procTurns10.rate', 'procTurnsBatch.rate', 'procTurns10.cmds']) {
+      for (const figure of ['addTurnsOne.rate', 'addTurnsBatch.rate', 'procTurns10.rate', 'procTurnsBatch.rate', 'procTurns10.cmds']) {
         const values = samples[lib]?.[figure] ?? [];
         expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
       }
     }
-    // processing: the two builds in turns for their comparison; the working tree's also drains alone
+    // adds and processing: the two builds in turns for their comparison; the working tree's also alone
+    expect([samples.relq?.['addOne.rate']?.length, samples['relq@ref']?.['addOne.rate']]).toEqual([1, undefined]);
     expect([samples.relq?.['proc10.rate']?.length, samples['relq@ref']?.['proc10.rate']]).toEqual([1, undefined]);
     for (const lib of ['relq', 'relq@ref']) expect([lib, samples[lib]?.['backlog.1000']?.length]).toEqual([lib, 1]);
     // latency: the two builds in turns for their comparison; the working tree's also alone, beside the other libraries
@@ -73,7 +74,7 @@ test('npm run bench -- --ref measures the ref build beside the working tree and 
     expect([samples.relq?.['lat.p99']?.length, samples['relq@ref']?.['lat.p99']]).toEqual([1, undefined]);
     const section = md.split(/\n## relq against relq@[0-9a-f]+ \(lib\/ as committed\), same run\n/)[1]?.split('\n## ')[0];
     expect(section).toBeDefined();
-    const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10, builds taking turns: ') || l.startsWith('| add, one by one: '));
+    const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10, builds taking turns: ') || l.startsWith('| add, one by one, builds taking turns: '));
     expect(rows).toHaveLength(10); // jobs/s, commands, Redis CPU, Node CPU, time in scripts of each
     expect(section!.split('\n').filter((l) => l.startsWith('| latency '))).toHaveLength(6); // p50, p95, p99 per turn, Node CPU, Redis CPU, commands
     expect(section!.split('\n').filter((l) => l.startsWith('| process from a backlog of 1,000: '))).toHaveLength(1);
