@@ -3,14 +3,16 @@
  * `cfg.backlogs` (1M only with 4 GiB free per build). One worker per build, each build on
  * its own queue; a queue is paused while it is filled; a drain's time runs from resume() to
  * its last counted completion. Memory: what the queue's keys take once filled (MEMORY
- * USAGE). Backlogs >= N: one drain of N jobs per rep from the top of the backlog (which
- * never drops below b - N), topped up between reps. Smaller backlogs: cycles of fill b /
+ * USAGE). Backlogs >= N: ten drains of N/10 jobs per rep from the top of the backlog (which
+ * never drops below b - N/10), topped up before each. Smaller backlogs: cycles of fill b /
  * drain b until `cfg.smallBacklogJobs` are processed, only the draining timed.
  *
  * With --ref both builds hold their backlog at once and take turns drain by drain (X Y,
  * then Y X), so both meet the same states of the machine. A drain of 1,000 lasts about
  * 40 ms and single drains ranged from 26 to 70 ms: with the same build on both sides, 20
  * alternating drains per rep still gave per-rep ratios from -9 % to +8 %, 100 gave ±3 %.
+ * One drain of N per build and rep (about a second each) spread over -18 % to +21 %, so
+ * large backlogs drain in ten alternating turns too.
  */
 import { freemem } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -53,9 +55,12 @@ export const backlog: Scenario = {
   },
 };
 
-/** Per rep: `drains` drains of `perDrain` jobs each (one of N from a backlog of at least N). */
+/** Drains per rep of a backlog of at least N: N jobs in all. */
+const LARGE_DRAINS = 10;
+
+/** Per rep: `drains` drains of `perDrain` jobs each. */
 function drainPlan(cfg: BenchConfig, b: number): { drains: number; perDrain: number } {
-  return b >= cfg.n ? { drains: 1, perDrain: cfg.n } : { drains: Math.ceil(cfg.smallBacklogJobs / b), perDrain: b };
+  return b >= cfg.n ? { drains: LARGE_DRAINS, perDrain: Math.ceil(cfg.n / LARGE_DRAINS) } : { drains: Math.ceil(cfg.smallBacklogJobs / b), perDrain: b };
 }
 
 interface BacklogSide {
