@@ -14,7 +14,7 @@ const ASSET = /\.(lua|html|css|js)$/;
 
 /**
  * Copies every `<fromRoot>/lib/**\/*.{lua,html,css,js}` to the same path under `toRoot`
- * (e.g. lib/scripts/lease.lua -> <toRoot>/lib/scripts/lease.lua). Returns how many.
+ * (e.g. lib/core/leases/lease.lua -> <toRoot>/lib/core/leases/lease.lua). Returns how many.
  */
 export function copyLua(fromRoot, toRoot) {
   let count = 0;

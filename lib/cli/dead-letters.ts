@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { MAX_MANAGED } from '../core/queue/management-options.js';
+import { MAX_MANAGED } from '../core/management/options.js';
 import type { Queue } from '../core/queue/queue.js';
 import { intArg } from './args.js';
 import type { CliContext, ExistingQueue } from './context.js';

@@ -1,4 +1,4 @@
-import type { JobPolicy } from './types.js';
+import type { JobPolicy } from './adds/types.js';
 
 export const DEFAULT_PREFIX = 'relq';
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;

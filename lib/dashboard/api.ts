@@ -1,5 +1,6 @@
 import type { Queue } from '../core/queue/queue.js';
-import type { CleanState, JobOrder, JobState, QueueCounts } from '../core/types.js';
+import type { JobState, QueueCounts } from '../core/management/read-types.js';
+import type { CleanState, JobOrder } from '../core/management/types.js';
 import { HttpError, publicMessage } from './http.js';
 import { summarize, type JobSummary } from './job-summary.js';
 import type { Throughput, ThroughputRecorder } from './throughput.js';

@@ -8,7 +8,7 @@ export { WorkerHost } from './worker-host.js';
 export { processorFor, type NamedProcessDecorator, type NamedProcessMethod, type TypedProcessorDecorators } from './decorators/processor-for.js';
 export { InjectNamedQueue } from './decorators/inject-queue.decorator.js';
 export { NamedQueue, type NamedBulkJob, type NamedJobOptions } from '../core/queue/named-queue.js';
-export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from '../core/job-names.js';
+export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from '../core/queue/job-names.js';
 export type { QueueSchedulerOptions, SchedulerDeclaration } from './options/scheduler-options.js';
 export type {
   BatchProcessDecorator,
@@ -58,14 +58,10 @@ export {
 } from '../core/errors.js';
 export type { Job } from '../core/worker/worker.js';
 export type { BatchOutcome } from '../core/worker/batch-worker.js';
-export type { QueueState } from '../core/queue/queue-settings.js';
-export type {
-  ExclusiveOptions,
-  JobOptions,
-  JobInfo,
-  JobState,
-  LeasedJob,
-  QueueCounts,
-  QueueEvent,
-  QueueStats,
-} from '../core/types.js';
+export type { QueueState } from '../core/settings/queue-settings.js';
+export type { JobOptions } from '../core/adds/types.js';
+export type { QueueEvent } from '../core/events/types.js';
+export type { LeasedJob } from '../core/leases/types.js';
+export type { JobInfo, JobState, QueueCounts } from '../core/management/read-types.js';
+export type { ExclusiveOptions } from '../core/roles/types.js';
+export type { QueueStats } from '../core/settings/types.js';

@@ -4,14 +4,14 @@
  * by the queue's own validators, so a test fails on what a real add would refuse.
  */
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/defaults.js';
-import { FlowJobExistsError } from '../core/flow-errors.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flow-types.js';
-import { markCreated, planFlow } from '../core/queue/flow-plan.js';
-import { IdGenerator } from '../core/queue/ids.js';
-import { prepareJob, resolvePolicy } from '../core/queue/job-options.js';
+import { FlowJobExistsError } from '../core/flows/errors.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flows/types.js';
+import { markCreated, planFlow } from '../core/flows/plan.js';
+import { IdGenerator } from '../core/adds/ids.js';
+import { prepareJob, resolvePolicy } from '../core/adds/job-options.js';
 import type { QueueProducer } from '../core/queue/queue-producer.js';
 import { decodeRecord, encodeRecord, policyOf } from '../core/redis/record.js';
-import type { AddResult, BulkJob, JobOptions, JobPolicy, JobPolicyOptions } from '../core/types.js';
+import type { AddResult, BulkJob, JobOptions, JobPolicy, JobPolicyOptions } from '../core/adds/types.js';
 import { assertOptions, assertQueueName, toJson } from '../core/validate.js';
 import { checkDefaults, type QueueDefaults } from '../nest/options/queue-defaults.js';
 import { TAKE_MODULE_DEFAULTS, type QueueStandIn } from '../nest/queue-stand-in.js';

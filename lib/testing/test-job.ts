@@ -5,8 +5,10 @@
  * (progress, log lines, touches) is recorded for the test to assert.
  */
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
-import { assertLogLine, progressJson } from '../core/queue/progress.js';
-import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../core/types.js';
+import { assertLogLine, progressJson } from '../core/progress/progress.js';
+import type { JobPolicy } from '../core/adds/types.js';
+import type { Lease, LeasedJob } from '../core/leases/types.js';
+import type { JobProgress } from '../core/management/read-types.js';
 import { toJson } from '../core/validate.js';
 import { HeldLease, JobView, type Job, type JobCalls } from '../core/worker/job-view.js';
 

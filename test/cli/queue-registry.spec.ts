@@ -6,7 +6,7 @@
  * failures fail the call.
  */
 import { ConnectionError, listQueues, QueueDeletedError, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
-import { isListed, Registration } from '../../lib/core/queue/registry.js';
+import { isListed, Registration } from '../../lib/core/registry/registry.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
 import { waitUntil } from '../support/wait.js';
 import { closedPort } from './_cli.js';

@@ -6,7 +6,7 @@ import type { Queue } from '../../lib/index.js';
 import { encodeRecord } from '../../lib/core/redis/record.js';
 import type { ScriptName } from '../../lib/core/redis/script-code.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
-import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/queue/settle-items.js';
+import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/settles/settle-items.js';
 import { useRedis, waitUntil } from './_helpers.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 

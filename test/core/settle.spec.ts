@@ -1,5 +1,5 @@
 import { ValidationError } from '../../lib/index.js';
-import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/queue/settle-items.js';
+import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/settles/settle-items.js';
 import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 

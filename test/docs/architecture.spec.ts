@@ -10,7 +10,7 @@ const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
 
 test('every file the architecture document names exists', () => {
   const named = new Set<string>();
-  // full paths (lib/core/queue/producer.ts) and short ones relative to their layer (queue/producer.ts, lease.lua)
+  // full paths (lib/core/adds/producer.ts) and short ones relative to their layer (adds/producer.ts, lease.lua)
   for (const m of doc.matchAll(/`([\w./-]+\.(?:ts|lua))`/g)) named.add(m[1]!);
   const files = (dir: string): string[] =>
     readdirSync(join(ROOT, dir)).flatMap((n) => (statSync(join(ROOT, dir, n)).isDirectory() ? files(join(dir, n)) : [join(dir, n)]));

@@ -3,7 +3,8 @@ import { DEFAULT_MAX_LOG_LINES, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, MAX_L
 import { ValidationError } from '../errors.js';
 import { assertDurability } from '../redis/replication.js';
 import { assertEvictionCheck } from '../redis/server-check.js';
-import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
+import type { JobPolicy } from '../adds/types.js';
+import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js';
 import {
   assertBoolean,
   assertFunction,
@@ -13,7 +14,7 @@ import {
   assertQueueName,
 } from '../validate.js';
 import { processWarning, type WarningHandler } from '../warnings.js';
-import { resolvePolicy } from './job-options.js';
+import { resolvePolicy } from '../adds/job-options.js';
 
 /**
  * The one validator of queue options, and the one place their defaults are applied (the
@@ -42,12 +43,12 @@ const QUEUE_OPTION_KEYS = [
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
 const DEFAULT_ROLE_TTL_MS = 10_000;
 
-/** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/queue/queue-settings.ts). */
+/** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/settings/queue-settings.ts). */
 export interface ResolvedSettings {
   bound: number | undefined;
   stats: boolean | undefined;
   groupConcurrency: number | undefined;
-  /** '<max>:<durationMs>' as stored (include/limiter.lua), '0' to remove it */
+  /** '<max>:<durationMs>' as stored (rate-limits/limiter.lua), '0' to remove it */
   limiter: string | undefined;
   groupLimiter: string | undefined;
   exclusive: { producer: boolean; consumer: boolean; waitMs: number; ttlMs: number } | undefined;

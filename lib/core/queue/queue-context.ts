@@ -1,4 +1,5 @@
-import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { afterLoading } from '../redis/loading.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
@@ -7,11 +8,12 @@ import { waitForReplicas } from '../redis/replication.js';
 import type { ScriptName } from '../redis/script-code.js';
 import { runScript } from '../redis/scripts.js';
 import { checkEvictionPolicy } from '../redis/server-check.js';
-import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
+import type { JobPolicy } from '../adds/types.js';
+import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js';
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
-import { isDeletedReply, Registration } from './registry.js';
-import type { SettingsContext } from './settings-context.js';
+import { isDeletedReply, Registration } from '../registry/registry.js';
+import type { SettingsContext } from '../settings/settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
 const GHOST_WARNING_EVERY_MS = 10_000;
@@ -31,7 +33,7 @@ export class QueueContext implements SettingsContext {
   readonly warn: WarningHandler;
   readonly handle: ClientHandle;
   readonly blockers: BlockerPool;
-  /** The queue's entry in the registry of queue names (lib/core/queue/registry.ts). */
+  /** The queue's entry in the registry of queue names (lib/core/registry/registry.ts). */
   private readonly registration: Registration;
   /** Where runScript reports a function library that holds other code (once per check). */
   private readonly reportLibrary: (message: string) => void;

@@ -1,18 +1,11 @@
 import type { Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from '../flow-types.js';
-import type {
-  AddResult,
-  BulkJob,
-  JobOptions,
-  JobProgress,
-  JobState,
-  Lease,
-  LeaseOptions,
-  LeaseRef,
-  QueueEvent,
-  QueueOptions,
-} from '../types.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
+import type { AddResult, BulkJob, JobOptions } from '../adds/types.js';
+import type { QueueEvent } from '../events/types.js';
+import type { Lease, LeaseOptions, LeaseRef } from '../leases/types.js';
+import type { JobProgress, JobState } from '../management/read-types.js';
+import type { QueueOptions } from './types.js';
 import { registerInternals } from './internals.js';
 import { QueueAdmin } from './queue-admin.js';
 import { buildQueueParts, queueInternals } from './queue-parts.js';

@@ -1,10 +1,10 @@
 import { DEFAULT_POLICY } from '../defaults.js';
-import type { Backoff, JobPolicy } from '../types.js';
+import type { Backoff, JobPolicy } from '../adds/types.js';
 
 /**
  * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because
  * they are stored once per job; values equal to the built-in defaults are left out.
- * Lua reads p, l, f and a (lib/scripts/include/record.lua); nested keys are never
+ * Lua reads p, l, f and a (lib/core/redis/record.lua); nested keys are never
  * one of those letters.
  */
 export interface RecordMeta {
@@ -32,11 +32,11 @@ export interface RecordMeta {
   r?: number;
   /** last error */
   e?: string;
-  /** the last errors, oldest first: [error, at (Redis ms), attempt] (include/failures.lua) */
+  /** the last errors, oldest first: [error, at (Redis ms), attempt] (settles/failures.lua) */
   eh?: Array<[string, number, number]>;
-  /** fairness group (include/record.lua reads it) */
+  /** fairness group (redis/record.lua reads it) */
   g?: string;
-  /** a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (include/flows.lua) */
+  /** a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua) */
   w?: number;
   /** a flow child's parent id */
   pa?: string;

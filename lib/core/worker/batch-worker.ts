@@ -8,9 +8,9 @@ import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
 import { isInstance } from '../thrown.js';
-import { blockDuration } from '../queue/leasing.js';
+import { blockDuration } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
-import type { Lease, LeasedJob } from '../types.js';
+import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertInt, assertOptions } from '../validate.js';
 
 /** What a batch handler says about one job of its batch (same index as the job). */

@@ -6,10 +6,10 @@ import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
-import { blockDuration, type LeaseStep } from '../queue/leasing.js';
+import { blockDuration, type LeaseStep } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
-import { requeueItem } from '../queue/settle-items.js';
-import type { Lease } from '../types.js';
+import { requeueItem } from '../settles/settle-items.js';
+import type { Lease } from '../leases/types.js';
 import { assertFunction, assertInt, assertOptions } from '../validate.js';
 
 export type { Job } from './job-view.js';

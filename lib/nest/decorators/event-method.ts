@@ -1,5 +1,8 @@
 import { RelqConfigError } from '../errors.js';
 
+/** @internal The decorators whose methods relq calls on events (named in messages). */
+export type EventDecorator = '@OnWorkerEvent' | '@OnQueueEvent';
+
 /** @internal What an event decorator (`@OnWorkerEvent()`, `@OnQueueEvent()`) records on a method. */
 export interface EventMethodMetadata<T extends string> {
   types: T[];

@@ -1,4 +1,4 @@
-import type { JobMap, JobName, JobResultOf, NamedJob } from '../../core/job-names.js';
+import type { JobMap, JobName, JobResultOf, NamedJob } from '../../core/queue/job-names.js';
 import type { ProcessOptions } from '../options/handler-options.js';
 import { Process } from './process.decorator.js';
 

@@ -1,4 +1,4 @@
-import type { SchedulerSpec, SchedulerTemplate } from '../../core/scheduler-types.js';
+import type { SchedulerSpec, SchedulerTemplate } from '../../core/schedulers/types.js';
 import { RelqConfigError } from '../errors.js';
 import type { SchedulerDeclaration } from '../options/scheduler-options.js';
 

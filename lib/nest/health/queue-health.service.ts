@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { QueueState } from '../../core/queue/queue-settings.js';
+import type { QueueState } from '../../core/settings/queue-settings.js';
 import type { RedisClient } from '../../core/redis/connection.js';
-import type { QueueCounts, QueueStats } from '../../core/types.js';
+import type { QueueCounts } from '../../core/management/read-types.js';
+import type { QueueStats } from '../../core/settings/types.js';
 import { defaultSweeperStaleMs } from '../options/defaults.js';
 import type { ResolvedRootOptions } from '../options/root-options.js';
 import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';

@@ -1,5 +1,5 @@
-import { resolvePolicy } from '../../core/queue/job-options.js';
-import type { JobPolicyOptions } from '../../core/types.js';
+import { resolvePolicy } from '../../core/adds/job-options.js';
+import type { JobPolicyOptions } from '../../core/adds/types.js';
 import { assertOptions } from '../../core/validate.js';
 import { optionKeys } from './option-keys.js';
 import { checkProcessorDefaults, type ProcessorDefaults } from './processor-options.js';

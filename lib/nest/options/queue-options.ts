@@ -1,4 +1,5 @@
-import type { ConnectionInput, QueueOptions } from '../../core/types.js';
+import type { QueueOptions } from '../../core/queue/types.js';
+import type { ConnectionInput } from '../../core/redis/types.js';
 import { assertBoolean, assertOptions, assertQueueName } from '../../core/validate.js';
 import { validating } from '../errors.js';
 import { queueWhere } from '../relq.messages.js';

@@ -1,7 +1,9 @@
 import { MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertConnection } from '../../core/redis/connection.js';
 import { assertEvictionCheck } from '../../core/redis/server-check.js';
-import type { ConnectionInput, JobPolicyOptions, QueueOptions } from '../../core/types.js';
+import type { JobPolicyOptions } from '../../core/adds/types.js';
+import type { QueueOptions } from '../../core/queue/types.js';
+import type { ConnectionInput } from '../../core/redis/types.js';
 import { assertBoolean, assertInt, assertOptions, assertPrefix } from '../../core/validate.js';
 import { validating } from '../errors.js';
 import { FOR_ROOT_OPTIONS } from '../relq.messages.js';

@@ -1,6 +1,6 @@
 import { ValidationError } from '../../core/errors.js';
-import { checkSpec } from '../../core/queue/scheduler-spec.js';
-import type { SchedulerSpec, SchedulerTemplate } from '../../core/scheduler-types.js';
+import { checkSpec } from '../../core/schedulers/spec.js';
+import type { SchedulerSpec, SchedulerTemplate } from '../../core/schedulers/types.js';
 import { assertBoolean, assertInt, assertJobId, assertOptions } from '../../core/validate.js';
 import { MAX_TIMER_MS } from '../../core/defaults.js';
 import { optionKeys } from './option-keys.js';

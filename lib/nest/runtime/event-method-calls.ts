@@ -1,11 +1,9 @@
 import type { Logger } from '@nestjs/common';
 import * as msg from '../relq.messages.js';
+import type { EventDecorator } from '../decorators/event-method.js';
 import type { InstanceSource } from './processor-definition.js';
 import { withTimeout } from './with-timeout.js';
 import { stackOf } from '../../core/thrown.js';
-
-/** The decorators whose methods are called for events. */
-export type EventDecorator = '@OnWorkerEvent' | '@OnQueueEvent';
 
 /**
  * @internal The event methods (`@OnWorkerEvent()`, `@OnQueueEvent()`) of one discovered class:

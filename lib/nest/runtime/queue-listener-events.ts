@@ -1,4 +1,5 @@
-import type { JobProgress, QueueEvent } from '../../core/types.js';
+import type { QueueEvent } from '../../core/events/types.js';
+import type { JobProgress } from '../../core/management/read-types.js';
 
 /**
  * The queue events a `@QueueEventsListener()` method can listen to, with BullMQ's names and

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import { internalsOf } from '../../core/queue/internals.js';
 import type { Queue } from '../../core/queue/queue.js';
-import type { QueueEvent } from '../../core/types.js';
+import type { QueueEvent } from '../../core/events/types.js';
 import * as msg from '../relq.messages.js';
 import { EventMethodCalls } from './event-method-calls.js';
 import type { InstanceSource } from './processor-definition.js';

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../../core/errors.js';
-import { SchedulerTicker } from '../../core/queue/scheduler-ticker.js';
+import { SchedulerTicker } from '../../core/schedulers/ticker.js';
 import type { Queue } from '../../core/queue/queue.js';
 import type { ResolvedSchedulerOptions, SchedulerDeclaration } from '../options/scheduler-options.js';
 import * as msg from '../relq.messages.js';

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../../core/errors.js';
 import { internalsOf } from '../../core/queue/internals.js';
 import type { Queue } from '../../core/queue/queue.js';
-import type { SweepResult } from '../../core/types.js';
+import type { SweepResult } from '../../core/management/read-types.js';
 import type { ResolvedSweeper } from '../options/sweeper-options.js';
 import * as msg from '../relq.messages.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Queue } from '../../core/queue/queue.js';
-import type { SweepResult } from '../../core/types.js';
+import type { SweepResult } from '../../core/management/read-types.js';
 import { RelqConfigError, validating } from '../errors.js';
 import type { ResolvedQueueOptions } from '../options/queue-options.js';
 import { LOG_CONTEXT } from '../relq.constants.js';

@@ -1,5 +1,5 @@
 import { closeClient, openConnection, type ClientHandle, type RedisClient } from '../../core/redis/connection.js';
-import type { ConnectionInput } from '../../core/types.js';
+import type { ConnectionInput } from '../../core/redis/types.js';
 
 /**
  * The one command connection every queue of the app shares (producers, lease calls,
