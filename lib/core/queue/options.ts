@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.js';
 import { assertDurability } from '../redis/replication.js';
 import { assertEvictionCheck } from '../redis/server-check.js';
 import type { JobPolicy } from '../adds/types.js';
+import { rateLimitSetting } from '../rate-limits/stored.js';
 import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js';
 import {
   assertBoolean,
@@ -122,19 +123,6 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
   }
   assertCheckClosed(options);
   return { bound, stats, groupConcurrency, limiter, groupLimiter, exclusive: resolvedExclusive, checkClosed };
-}
-
-const RATE_LIMIT_KEYS = ['max', 'durationMs'] as const;
-
-/** A rate limit as stored: '<max>:<durationMs>', or '0' for `{ max: 0, durationMs: 0 }` (remove it). */
-function rateLimitSetting(field: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  assertOptions(field, value, RATE_LIMIT_KEYS);
-  const { max, durationMs } = value as { max?: unknown; durationMs?: unknown };
-  if (max === 0 && durationMs === 0) return '0';
-  assertInt(`${field}.max`, max, { min: 1, max: 2 ** 31 });
-  assertInt(`${field}.durationMs`, durationMs, { min: 1, max: MAX_TIMER_MS });
-  return `${max}:${durationMs}`;
 }
 
 /**

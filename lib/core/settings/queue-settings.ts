@@ -4,6 +4,7 @@ import type { SettingsContext } from './settings-context.js';
 import { newIdentity } from '../roles/identity.js';
 import { ProducerGate, type ProduceItem } from '../backpressure/backpressure.js';
 import { RoleLease } from '../roles/exclusive-role.js';
+import { parseRateLimit } from '../rate-limits/stored.js';
 import type { RateLimit } from '../rate-limits/types.js';
 import type { QueueStats } from './types.js';
 import type { ResolvedSettings } from '../queue/options.js';
@@ -176,10 +177,4 @@ export class QueueSettings {
     await Promise.race([cleanup, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_CLEANUP_MS)))]);
     clearTimeout(timer);
   }
-}
-
-function parseRateLimit(stored: string): RateLimit | undefined {
-  if (!stored) return undefined;
-  const [max, durationMs] = stored.split(':').map(Number);
-  return { max: max!, durationMs: durationMs! };
 }
