@@ -13,8 +13,8 @@ import type { QueueProducer } from '../core/queue/queue-producer.js';
 import { decodeRecord, encodeRecord, policyOf } from '../core/redis/record.js';
 import type { AddResult, BulkJob, JobOptions, JobPolicy, JobPolicyOptions } from '../core/adds/types.js';
 import { assertOptions, assertQueueName, toJson } from '../core/validate.js';
-import { checkDefaults, type QueueDefaults } from '../nest/options/queue-defaults.js';
-import { TAKE_MODULE_DEFAULTS, type QueueStandIn } from '../nest/queue-stand-in.js';
+import { checkDefaults, type QueueDefaults } from '../nest/queues/queue-defaults.js';
+import { TAKE_MODULE_DEFAULTS, type QueueStandIn } from '../nest/queues/queue-stand-in.js';
 import { createTestJob, type TestJob } from './test-job.js';
 
 export interface FakeQueueOptions {
