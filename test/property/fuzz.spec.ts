@@ -273,6 +273,8 @@ const isText = (s: unknown, max: number, min = 0): s is string =>
 const validQueueName = (s: unknown): s is string => isText(s, 128, 1) && !/[{}]/.test(s);
 const validPrefix = (s: unknown): s is string => validQueueName(s) && !s.includes(':') && !/[*?[\]\\]/.test(s);
 const validJobId = (s: unknown): s is string => isText(s, 256, 1);
+/** An id a new job may be given: '.' and '..' are read and managed, never given (URLs drop them as dot segments). */
+const validNewJobId = (s: unknown): s is string => validJobId(s) && s !== '.' && s !== '..';
 const isInt = (v: unknown, min: number, max: number): v is number =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
@@ -312,7 +314,7 @@ function validJobOptions(o: unknown, call: 'add' | 'addBulk' | 'tryAdd' | 'tryAd
   if (call !== 'add' && o.waitMs !== undefined) return false;
   const runAt = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
   return (
-    opt(o.jobId, validJobId) &&
+    opt(o.jobId, validNewJobId) &&
     opt(o.name, (x) => isText(x, 128)) &&
     opt(o.priority, (x) => isInt(x, -1000, 1000)) &&
     opt(o.group, validQueueName) &&
@@ -697,7 +699,7 @@ const payloadArb: fc.Arbitrary<unknown> = fc.oneof(
 
 /** Hostile job options: each known key valid, out of range or of a wrong type; maybe an unknown key. */
 const jobIdish = fc.oneof({ weight: 4, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }, { weight: 2, arbitrary: fc.constant(undefined) });
-const validJobIdArb = fc.oneof({ weight: 6, arbitrary: nastyString.filter(validJobId) }, { weight: 1, arbitrary: fc.constant('held') });
+const validJobIdArb = fc.oneof({ weight: 6, arbitrary: nastyString.filter(validNewJobId) }, { weight: 1, arbitrary: fc.constant('held') });
 const backoffish: fc.Arbitrary<unknown> = fc.oneof(
   numberish,
   optionsArb({
@@ -1384,7 +1386,8 @@ describe(PROPERTIES, () => {
     await property(
       fc.asyncProperty(fc.oneof(nastyString, wrongType, fc.constant(undefined)), fc.boolean(), async (id, addFirst) => {
         await reset();
-        if (addFirst && validJobId(id)) {
+        const added = addFirst && validNewJobId(id);
+        if (added) {
           const r = await plain.add({ id }, { jobId: id });
           expect(r).toEqual({ id, created: true });
         }
@@ -1393,7 +1396,7 @@ describe(PROPERTIES, () => {
         const what = `getJob(${safeShow(id)})`;
         if (!validJobId(id)) return void (await expectRefused(out, before, what), (counts.refused += 1));
         const info = expectOk(out, what);
-        if (addFirst) {
+        if (added) {
           expect(info?.id).toBe(id);
           expect(info?.data).toEqual({ id });
           counts.found += 1;
@@ -1774,8 +1777,9 @@ describe(PROPERTIES, () => {
   test('waitForResult / watch: ids and options (the id is checked first: a bad one writes nothing)', async () => {
     const waitOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ timeoutMs: timerField(1) }) }, { weight: 1, arbitrary: wrongType });
     const idArb = fc.oneof(
-      { weight: 4, arbitrary: nastyString.filter(validJobId) },
-      { weight: 2, arbitrary: nastyString },
+      // a job must exist to be waited for, and no job can have '.' or '..' as its id
+      { weight: 4, arbitrary: nastyString.filter(validNewJobId) },
+      { weight: 2, arbitrary: nastyString.filter((s) => validNewJobId(s) || !validJobId(s)) },
       { weight: 1, arbitrary: wrongType },
       { weight: 1, arbitrary: fc.constant(undefined) },
     );
