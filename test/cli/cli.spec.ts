@@ -4,10 +4,10 @@
  */
 import type { Redis } from 'ioredis';
 import { Queue } from '../../lib/index.js';
-import { commandStats, scriptCalls, statsDelta } from '../core/_helpers.js';
+import { commandStats, scriptCalls, statsDelta } from '../support/engine-harness.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
-import { CliHarness, type CliRun } from './_cli.js';
+import { CliHarness, type CliRun } from '../support/cli-harness.js';
 
 const cli = new CliHarness();
 let redis: TestRedis;

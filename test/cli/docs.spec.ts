@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PREFIX, Queue } from '../../lib/index.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { CliHarness } from './_cli.js';
+import { CliHarness } from '../support/cli-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const doc = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { Queue } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
-import { CliHarness, type CliRun } from './_cli.js';
+import { CliHarness, type CliRun } from '../support/cli-harness.js';
 
 /** Clears the screen, homes the cursor, retitles the window (OSC ... BEL), a C1 CSI, then a fake line. */
 const FAKE_LINE = '2026-01-01T00:00:00.000Z completed fake-job';
