@@ -7,7 +7,7 @@
 import { Queue } from '../../lib/index.js';
 import { ackItem } from '../../lib/core/settles/settle-items.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { waitUntil } from '../core/_helpers.js';
+import { waitUntil } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 let redis: TestRedis;

@@ -9,8 +9,8 @@ import { ConnectionError, listQueues, QueueDeletedError, RelqError, ValidationEr
 import { isListed, Registration } from '../../lib/core/registry/registry.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
 import { waitUntil } from '../support/wait.js';
-import { closedPort } from './_cli.js';
-import { commandStats, redisNow, scriptCalls, statsDelta, untilRedisTime, useRedis } from '../core/_helpers.js';
+import { closedPort } from '../support/cli-harness.js';
+import { commandStats, redisNow, scriptCalls, statsDelta, untilRedisTime, useRedis } from '../support/engine-harness.js';
 import { uniquePrefix } from '../support/redis.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
 

@@ -1,4 +1,4 @@
-import { useRedis, redisNow } from './_helpers.js';
+import { useRedis, redisNow } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
 import { scriptCode } from '../../lib/core/redis/script-code.js';
 import { redisClient, startRedis, uniquePrefix } from '../support/redis.js';
-import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, statsDelta, untilRedisTime, waitUntil } from './_helpers.js';
+import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

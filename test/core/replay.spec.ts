@@ -7,7 +7,7 @@ import { encodeRecord } from '../../lib/core/redis/record.js';
 import type { ScriptName } from '../../lib/core/redis/script-code.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
 import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/settles/settle-items.js';
-import { useRedis, waitUntil } from './_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const res = useRedis();

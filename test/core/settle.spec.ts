@@ -1,6 +1,6 @@
 import { ValidationError } from '../../lib/index.js';
 import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/settles/settle-items.js';
-import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const res = useRedis();

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Lease, Queue } from '../../lib/index.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
-import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 

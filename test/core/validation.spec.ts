@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import type { Redis } from 'ioredis';
 import { PayloadTooLargeError, Queue, RelqError, ValidationError, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, scriptCalls, statsDelta, waitUntil } from './_helpers.js';
+import { Resources, commandStats, scriptCalls, statsDelta, waitUntil } from '../support/engine-harness.js';
 
 let redis: TestRedis;
 let obs: Redis;

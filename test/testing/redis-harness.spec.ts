@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import type { Redis } from 'ioredis';
-import { redisClient, startRedis, uniquePrefix, type TestRedis } from './redis.js';
+import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 /** Clients that never reconnect/queue, so a dead server shows up as a prompt error. */
 function strictClient(r: TestRedis, password?: string): Redis {

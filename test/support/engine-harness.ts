@@ -1,16 +1,17 @@
 /**
- * Shared helpers for the engine conformance suite (test/core/*.spec.ts). Redis always
- * comes from test/support/redis.ts; these helpers only observe it (INFO, SCAN, TIME),
- * the engine itself never uses them.
+ * The engine specs' kit (test/core and the feature folders): a private Redis per spec file
+ * with everything a test opened closed after it, and ways to observe that Redis (INFO, SCAN,
+ * TIME, CLIENT LIST). Redis always comes from test/support/redis.ts; the engine itself never
+ * uses these helpers.
  */
 import type { Redis } from 'ioredis';
 import { Queue } from '../../lib/index.js';
 import type { QueueOptions } from '../../lib/index.js';
 import type { BatchWorker, Worker } from '../../lib/index.js';
-import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import { redisClient, startRedis, uniquePrefix, type TestRedis } from './redis.js';
 
-export { sleep, waitUntil } from '../support/wait.js';
-import { waitUntil } from '../support/wait.js';
+export { sleep, waitUntil } from './wait.js';
+import { waitUntil } from './wait.js';
 
 /**
  * Adds `n` jobs one at a time to a queue whose idle consumer processes them; returns the
@@ -105,7 +106,6 @@ export function within<T>(p: Promise<T>, ms: number, what = 'operation'): Promis
   ]);
 }
 
-/** Everything a test opened, closed in afterEach (queues, workers, raw clients). */
 /**
  * One private Redis for the whole spec file; every queue, worker and client made through
  * the returned Resources is closed after each test, and the server after the file.
@@ -123,6 +123,7 @@ export function useRedis(): Resources {
   return res;
 }
 
+/** Everything a test opened, closed in afterEach (queues, workers, raw clients). */
 export class Resources {
   private readonly workers: Array<Worker<any, any> | BatchWorker<any, any>> = [];
   private readonly queues: Array<Queue<any, any>> = [];
