@@ -97,7 +97,7 @@ export class QueueSettings {
   configure(): Promise<void> {
     if (!this.settings) return Promise.resolve();
     this.configured ??= this.ctx
-      .run(configureQueueScript, { events: this.ctx.eventsFlag, settings: this.settings })
+      .run(configureQueueScript, { events: this.ctx.eventsFlag, ...this.settings })
       .then((r) => {
         if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
       })

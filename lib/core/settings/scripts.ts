@@ -36,7 +36,7 @@ export const configureQueueScript = queueScript({
   file: 'settings/configure-queue.lua',
   ops: ['configure'],
   creates: true,
-  encode: (a: { events: EventsFlag; settings: StoredSettings }) => [a.events, a.settings.bound, a.settings.stats, a.settings.glimit, a.settings.rl, a.settings.grl],
+  encode: (a: { events: EventsFlag } & StoredSettings) => [a.events, a.bound, a.stats, a.glimit, a.rl, a.grl],
   decode: (reply): 1 | Deleted => (reply === 'deleted' ? 'deleted' : 1),
 });
 
