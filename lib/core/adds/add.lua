@@ -7,14 +7,14 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      n: jobs given in full, 5 fields each from ARGV[3]:
+    ARGV[2..]    jobs: n, the jobs given in full, 5 fields each:
                    id, custom ('1' when the caller chose the id: an idempotency key, else
                    '0'), record, priority, due ('' now | 'l' now, at the head of its
                    priority or group: lifo | 'd<ms>' after a delay | 'a<ms>' at an absolute
-                   time, Redis clock)
-    ARGV[3 + 5n] m: jobs with a generated id and no options, 2 fields each from
-                   ARGV[4 + 5n]: id, record
-    A call sends all its jobs one way or the other (n = 0 or m = 0), so they keep their order.
+                   time, Redis clock);
+                 then m, the jobs with a generated id and no options, 2 fields each: id, record.
+                 A call sends all its jobs one way or the other (n = 0 or m = 0), so they keep
+                 their order.
 
   Output:
     one integer per job, the n then the m: 1 created (a generated id found existing is this

@@ -8,6 +8,7 @@ import type { ProduceItem } from '../backpressure/backpressure.js';
 import { IdGenerator } from './ids.js';
 import { plainRecordMaker, prepareJob } from './job-options.js';
 import type { QueueContext } from '../queue/queue-context.js';
+import { addScript } from './scripts.js';
 import type { QueueProbe } from './queue-probe.js';
 import type { QueueSettings } from '../settings/queue-settings.js';
 
@@ -91,17 +92,7 @@ export class Producer<Data> {
     } else {
       if (this.settings.hasSettings) await this.settings.configure(); // e.g. stats: false, once
       const events = this.ctx.eventsFlag === '1' && this.probe.listening() ? '1' : '0';
-      const args: Array<string | number> = [events];
-      // Jobs without options go as id and record only (add.lua); the others in full.
-      if (items.every((it) => it.custom === 0 && it.priority === 0 && it.due === '')) {
-        args.push(0, items.length);
-        for (const it of items) args.push(it.id, it.record);
-      } else {
-        args.push(items.length);
-        for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due);
-        args.push(0);
-      }
-      created = (await this.ctx.run('add', op, args)) as number[];
+      created = await this.ctx.run(addScript, { events, jobs: items }, op);
     }
     return items.map((it, i) => ({ id: it.id, created: created[i] === 1 }));
   }

@@ -10,6 +10,7 @@ import {
 import type { Blocker } from '../redis/blocking-wait.js';
 import { sleep, type SettingsContext } from '../settings/settings-context.js';
 import { parseHolder } from '../roles/identity.js';
+import { leaveWaiterScript, produceScript, renewWaiterScript } from './scripts.js';
 
 /** One job for produce.lua. */
 export interface ProduceItem {
@@ -180,7 +181,7 @@ export class ProducerGate {
   /** Keeps this object's waiter registration alive while it waits. */
   private async renew(): Promise<void> {
     if (!this.registered || this.stopped || this.ctx.isClosed) return;
-    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'renew', this.o.waiterId, this.o.waiterTtlMs]).catch(() => undefined);
+    await this.ctx.run(renewWaiterScript, { waiter: this.o.waiterId, ttlMs: this.o.waiterTtlMs }).catch(() => undefined);
   }
 
   private expire(): void {
@@ -202,48 +203,47 @@ export class ProducerGate {
   private async leaveIfIdle(): Promise<void> {
     if (!this.registered || this.waiting.length > 0) return;
     this.registered = false;
-    await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.o.waiterId]).catch(() => undefined);
+    await this.ctx.run(leaveWaiterScript, { waiter: this.o.waiterId }).catch(() => undefined);
   }
 
   private async attempt(items: ProduceItem[], mode: 'w' | 't', waiter: string, keep: boolean): Promise<Reply> {
-    const args: Array<string | number> = [
-      this.ctx.eventsFlag,
+    const args = {
+      events: this.ctx.eventsFlag,
       waiter,
       mode,
-      keep ? 1 : 0,
-      this.o.waiterTtlMs,
-      this.o.roleValue(),
-      this.o.hasSettings ? 1 : 0,
-      items.length,
-    ];
-    for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due, it.group);
-    let r = (await this.ctx.run('produce', 'add', args)) as [string, ...unknown[]];
-    if (r[0] === 'configure') {
+      keep,
+      waiterTtlMs: this.o.waiterTtlMs,
+      roleValue: this.o.roleValue(),
+      hasSettings: this.o.hasSettings,
+      jobs: items,
+    };
+    let r = await this.ctx.run(produceScript, args);
+    if (r.kind === 'configure') {
       // Our settings are gone from Redis (the queue was deleted and is used again): store them.
       await this.o.reconfigure();
-      r = (await this.ctx.run('produce', 'add', args)) as [string, ...unknown[]];
+      r = await this.ctx.run(produceScript, args);
     }
-    switch (r[0]) {
+    switch (r.kind) {
       case 'ok':
-        return { kind: 'ok', created: r[1] as number[] };
+        return r;
       case 'full':
-        this.lastBound = Number(r[3]);
-        return { kind: 'full', free: Number(r[1]), waiters: Number(r[2]), bound: this.lastBound };
+        this.lastBound = r.bound;
+        return r;
       case 'closed':
         return { kind: 'error', error: new QueueClosedError(this.ctx.name), all: true };
       case 'deleted':
         return { kind: 'error', error: new QueueDeletedError(this.ctx.name), all: true };
       case 'inuse':
         this.o.onInUse();
-        return { kind: 'error', error: new QueueInUseError(this.ctx.name, 'producer', parseHolder(r[1] as string)), all: true };
+        return { kind: 'error', error: new QueueInUseError(this.ctx.name, 'producer', parseHolder(r.holder)), all: true };
       case 'toobig':
         return {
           kind: 'error',
-          error: new ValidationError('jobs', `${items.length} jobs can never fit in queue '${this.ctx.name}' (bound ${r[1]})`),
+          error: new ValidationError('jobs', `${items.length} jobs can never fit in queue '${this.ctx.name}' (bound ${r.bound})`),
           all: false,
         };
       default:
-        return { kind: 'error', error: new RelqError(`relq add: unexpected reply ${String(r[0])}`, 'RELQ_REDIS'), all: false };
+        return { kind: 'error', error: new RelqError(`relq add: unexpected reply ${r.kind === 'unexpected' ? r.reply : r.kind}`, 'RELQ_REDIS'), all: false };
     }
   }
 
@@ -261,7 +261,7 @@ export class ProducerGate {
     }
     if (this.registered) {
       this.registered = false;
-      await this.ctx.run('queueAdmin', 'add', [this.ctx.eventsFlag, 'leave', this.o.waiterId]).catch(() => undefined);
+      await this.ctx.run(leaveWaiterScript, { waiter: this.o.waiterId }).catch(() => undefined);
     }
   }
 }

@@ -8,16 +8,16 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      waiter id of this producer ('' none)
+    ARGV[2]      waiter: waiter id of this producer ('' none)
     ARGV[3]      mode: 'w' may wait (a full queue registers the waiter) | 't' try only
     ARGV[4]      keep: '1' stays a registered waiter after this add (it has more adds waiting),
                  '0' leaves
-    ARGV[5]      waiter registration ttl (ms)
-    ARGV[6]      producer role value when exclusive ('' not exclusive): must hold the role
-    ARGV[7]      has settings: '1' when this producer stores bound / stats / glimit; when
+    ARGV[5]      waiterTtlMs: waiter registration ttl (ms)
+    ARGV[6]      roleValue: producer role value when exclusive ('' not exclusive): must hold the role
+    ARGV[7]      hasSettings: '1' when this producer stores bound / stats / glimit; when
                  they are gone from Redis (e.g. the queue was deleted and is used again),
                  the reply is 'configure'
-    ARGV[8]      n: jobs that follow, 6 fields each from ARGV[9]:
+    ARGV[8..]    jobs: n, then n jobs of 6 fields each:
                    id, custom, record, priority, due (as in add.lua), group ('' none)
 
   Output:

@@ -9,8 +9,8 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      n: jobs that follow, parents before their children, the root first; 7 fields
-                 each from ARGV[3]: id, custom ('1' a caller's idempotency key), record (meta w
+    ARGV[2..]    jobs: n, then n jobs, parents before their children, the root first; 7 fields
+                 each: id, custom ('1' a caller's idempotency key), record (meta w
                  and pa already set), priority, due (as in add.lua; '' for a parent), group
                  ('' none), parent (1-based position of its parent in this list, 0 the root)
 

@@ -6,7 +6,7 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1]      the parent's id
+    ARGV[1]      id: the parent's id
 
   Output:
     { unfinished, id, result json, id, result json, ... }: unfinished counts the children

@@ -7,6 +7,7 @@ import { markCreated, planFlow, type FlowItem } from './plan.js';
 import { IdGenerator } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import type { QueueSettings } from '../settings/queue-settings.js';
+import { addFlowScript, childrenResultsScript } from './scripts.js';
 
 /**
  * Flows of parent and child jobs (docs/flows.md): a whole flow added by one script
@@ -43,28 +44,23 @@ export class Flows {
 
   /** One add-flow.lua call for the planned `items`; `result` answered with its `created`. */
   private async send(items: FlowItem[], result: FlowResult): Promise<FlowResult> {
-    const args: Array<string | number> = [this.ctx.eventsFlag, items.length];
-    for (const it of items) args.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent);
-    const r = (await this.ctx.run('addFlow', 'addFlow', args)) as [string, ...Array<string | number>];
-    switch (r[0]) {
+    const r = await this.ctx.run(addFlowScript, { events: this.ctx.eventsFlag, jobs: items });
+    switch (r.kind) {
       case 'ok':
-        return this.ctx.replicated('addFlow', markCreated(result, r[1] === 1));
+        return this.ctx.replicated('addFlow', markCreated(result, r.created));
       case 'exists':
-        throw new FlowJobExistsError(this.ctx.name, String(r[1]));
+        throw new FlowJobExistsError(this.ctx.name, r.id);
       case 'closed':
         throw new QueueClosedError(this.ctx.name);
       case 'deleted':
         throw new QueueDeletedError(this.ctx.name);
-      default:
-        throw new QueueFullError(this.ctx.name, Number(r[2]), `queue '${this.ctx.name}' has room for ${r[1]} job(s), not for the ${items.length} of the flow (bound ${r[2]})`);
+      case 'full':
+        throw new QueueFullError(this.ctx.name, r.bound, `queue '${this.ctx.name}' has room for ${r.free} job(s), not for the ${items.length} of the flow (bound ${r.bound})`);
     }
   }
 
   async childrenResults(id: string): Promise<Record<string, unknown>> {
     assertJobId(id, 'id');
-    const r = (await this.ctx.run('childrenResults', 'childrenResults', [id])) as Array<string | number>;
-    const pairs: Array<[string, unknown]> = [];
-    for (let i = 1; i < r.length; i += 2) pairs.push([String(r[i]), JSON.parse(String(r[i + 1]))]);
-    return Object.fromEntries(pairs); // own keys, whatever an id is (even '__proto__')
+    return this.ctx.run(childrenResultsScript, { id });
   }
 }

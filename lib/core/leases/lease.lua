@@ -14,8 +14,8 @@
     ARGV[5]      woken: '1' when the caller just took a wake-up token (it passes the wake-up
                  on if it leaves work behind), else '0'
     ARGV[6]      promoteLimit: most due delayed jobs to promote
-    ARGV[7]      the built-in policy defaults (settles/policy.lua)
-    ARGV[8..]    settle items (settles/settle-items.lua)
+    ARGV[7]      policy: the built-in policy defaults (settles/policy.lua)
+    ARGV[8..]    items: settle items (settles/settle-items.lua)
 
   Output:
     { settled, head }

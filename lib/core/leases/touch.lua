@@ -5,7 +5,7 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1]      n: leases that follow, 3 fields each from ARGV[2]:
+    ARGV[1..]    leases: n, then n leases of 3 fields each:
                    id, token, extendMs (the new deadline is now + extendMs)
 
   Output:

@@ -10,8 +10,8 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1]      job id
-    ARGV[2]      priority (-1000 to 1000, checked by the client)
+    ARGV[1]      id: the job's id
+    ARGV[2]      priority: -1000 to 1000 (checked by the client)
 
   Output:
     the job's state ('pending', 'delayed', 'working', 'dead'): changed; 'completed' (nothing to

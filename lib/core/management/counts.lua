@@ -4,7 +4,7 @@
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
-    ARGV[1]      '1' to add oldestAgeMs (relq/metrics), else absent
+    ARGV[1]      withAge: '1' to add oldestAgeMs (relq/metrics), else absent
 
   Output:
     { pending, working, delayed, completed, dead, paused, ghosts, limitedMs, limitedGroups }

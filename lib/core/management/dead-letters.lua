@@ -7,14 +7,13 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      op: 'list' | 'redrive' | 'purge'
-    ARGV[3]      offset into the dead letters, oldest first; or 'ids' to name them
+    ARGV[2]      verb: 'list' | 'redrive' | 'purge'
+    ARGV[3]      offset: into the dead letters, oldest first; or 'ids' to name them
     ARGV[4]      limit: how many from the offset (unused with 'ids')
-    ARGV[5..]    with 'ids': the ids; those not dead are skipped, one named twice counts once
-    without 'ids', a filter (both optional, for redrive and purge; the offset then counts
-    the dead letters that pass it):
-    ARGV[5]      olderThanMs: dead at least this long ago (Redis clock); '' any
-    ARGV[6]      'n<name>': only jobs of that name; '' any
+    ARGV[5..]    target: with 'ids', the ids (those not dead are skipped, one named twice
+                 counts once); without, for redrive and purge, a filter (the offset then
+                 counts the dead letters that pass it): olderThanMs, dead at least this long
+                 ago (Redis clock, '' any), then 'n<name>', only jobs of that name ('' any)
 
   Cost: O(log D + offset + limit) for D dead letters, ids: O(ids); with a name, every dead
   letter old enough is examined until `limit` match: O(log D + examined).

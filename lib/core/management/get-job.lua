@@ -5,7 +5,7 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1]      job id
+    ARGV[1]      id: the job's id
 
   Output:
     {} when there is no such job, or it completed and its retention has ended (whether or

@@ -1,14 +1,13 @@
 import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
 import { instruments, observeSweep } from '../instrumentation/index.js';
-import { decodeRecord } from '../redis/record.js';
-import type { FlowChildren } from '../flows/types.js';
-import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from './read-types.js';
+import type { DeadLetter, JobInfo, QueueCounts, SweepResult } from './read-types.js';
 import type { DeadLetterFilter } from './types.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
-import { toJobInfo } from './job-info.js';
 import { checkDeadFilter } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
-import { schedulerCounts } from '../schedulers/counts.js';
+import { sweepScript } from '../leases/scripts.js';
+import { pauseScript } from '../settings/scripts.js';
+import { countsScript, deadLettersScript, getJobScript, type DeadLettersArgs } from './scripts.js';
 
 /**
  * Reading a queue and tending it: one job's state, per-state counts, pause and resume, the
@@ -20,28 +19,20 @@ export class Inspector<Data, Result> {
 
   async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
     assertJobId(id, 'id');
-    const r = (await this.ctx.run('getJob', 'getJob', [id])) as string[];
-    if (r.length === 0) return null;
-    const [state, record, score, result, progress, children] = r as [JobState, string, string, string, string, string];
-    const info = toJobInfo<Data, Result>(id, state, record, score, result, { progress, logs: r.slice(6) });
-    if (children) info.children = JSON.parse(children) as FlowChildren; // a parent's (docs/flows.md)
-    return info;
+    return (await this.ctx.run(getJobScript, { id })) as JobInfo<Data, Result> | null;
   }
 
   async counts(): Promise<QueueCounts> {
-    return decodeCounts((await this.ctx.run('counts', 'counts', [])) as number[]);
+    return (await this.ctx.run(countsScript, { withAge: false })).counts;
   }
 
   /** counts() and the age of the oldest pending job (ms; undefined when none waits) in one call, for relq/metrics. */
   async countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }> {
-    const r = (await this.ctx.run('counts', 'counts', ['1'])) as number[];
-    const age = r[10]!; // counts.lua: after waitingChildren when asked for
-    return { counts: decodeCounts(r), oldestPendingAgeMs: age >= 0 ? age : undefined };
+    return this.ctx.run(countsScript, { withAge: true });
   }
 
   async setPaused(paused: boolean): Promise<void> {
-    const op = paused ? 'pause' : 'resume';
-    await this.ctx.run('pause', op, [this.ctx.eventsFlag, op]);
+    await this.ctx.run(pauseScript, { events: this.ctx.eventsFlag, paused }, paused ? 'pause' : 'resume');
   }
 
   async sweep(opts: { limit?: number }): Promise<SweepResult> {
@@ -53,10 +44,9 @@ export class Inspector<Data, Result> {
     assertOptions('sweep options', opts, ['limit']);
     const limit = opts.limit ?? DEFAULT_SWEEP_LIMIT;
     assertInt('limit', limit, { min: 1, max: MAX_SWEEP_LIMIT });
-    const r = (await this.ctx.run('sweep', 'sweep', [this.ctx.eventsFlag, limit])) as [number, number, number, number, number, number, string[]];
-    const result = { stalled: r[0], deadLettered: r[1], promoted: r[2], completedRemoved: r[3], dedupForgotten: r[4] };
-    if (instruments.length) observeSweep(this.ctx.name, result);
-    return { result, stalledIds: r[6] };
+    const swept = await this.ctx.run(sweepScript, { events: this.ctx.eventsFlag, limit });
+    if (instruments.length) observeSweep(this.ctx.name, swept.result);
+    return swept;
   }
 
   async listDead(opts: { offset?: number; limit?: number }): Promise<Array<DeadLetter<Data>>> {
@@ -65,16 +55,8 @@ export class Inspector<Data, Result> {
     const limit = opts.limit ?? 100;
     assertInt('offset', offset);
     assertInt('limit', limit, { min: 1, max: 10_000 });
-    const r = (await this.ctx.run('deadLetters', 'listDead', [this.ctx.eventsFlag, 'list', offset, limit])) as string[];
-    const out: Array<DeadLetter<Data>> = [];
-    for (let i = 0; i < r.length; i += 3) {
-      if (!r[i + 1]) continue;
-      const { meta, data } = decodeRecord<Data>(r[i + 1]!);
-      const dl: DeadLetter<Data> = { id: r[i]!, name: meta.n ?? '', data, failures: meta.f ?? 0, diedAt: Number(r[i + 2]) };
-      if (meta.e !== undefined) dl.lastError = meta.e;
-      out.push(dl);
-    }
-    return out;
+    const r = await this.ctx.run(deadLettersScript, { events: this.ctx.eventsFlag, verb: 'list', offset, limit }, 'listDead');
+    return r.kind === 'list' ? (r.letters as Array<DeadLetter<Data>>) : [];
   }
 
   /**
@@ -82,33 +64,18 @@ export class Inspector<Data, Result> {
    * oldest `limit` that pass the filter (name, died at least olderThanMs ago).
    */
   async deadOp(op: 'redrive' | 'purge', target: string[] | DeadLetterFilter): Promise<string[]> {
-    let args: Array<string | number>;
+    const events = this.ctx.eventsFlag;
+    let args: DeadLettersArgs;
     if (Array.isArray(target)) {
       target.forEach((id, i) => assertJobId(id, `ids[${i}]`));
       if (target.length === 0) return [];
-      args = [this.ctx.eventsFlag, op, 'ids', 0, ...target];
+      args = { events, verb: op, offset: 'ids', limit: 0, ids: target };
     } else {
       checkDeadFilter(op === 'redrive' ? 'retryDead' : 'purgeDead', target);
       const { limit, name, olderThanMs } = target;
-      args = [this.ctx.eventsFlag, op, 0, limit, olderThanMs ?? '', name === undefined ? '' : `n${name}`];
+      args = { events, verb: op, offset: 0, limit, olderThanMs, name };
     }
-    return (await this.ctx.run('deadLetters', op, args)) as string[];
+    const r = await this.ctx.run(deadLettersScript, args, op);
+    return r.kind === 'ids' ? r.ids : [];
   }
-}
-
-/** counts.lua's reply: the fields by position, the schedulers' from its end. */
-function decodeCounts(r: readonly number[]): QueueCounts {
-  return {
-    pending: r[0]!,
-    working: r[1]!,
-    delayed: r[2]!,
-    completed: r[3]!,
-    dead: r[4]!,
-    paused: r[5] === 1,
-    ghosts: r[6] ?? 0,
-    rateLimitedMs: r[7] ?? 0,
-    rateLimitedGroups: r[8] ?? 0,
-    waitingChildren: r[9] ?? 0,
-    ...schedulerCounts(r),
-  };
 }

@@ -4,7 +4,7 @@ import type { JobInfo, JobState } from './read-types.js';
 import type { CleanOptions, JobPage, RemoveOptions } from './types.js';
 import { assertBoolean, assertInt, assertJobId, assertOptions } from '../validate.js';
 import type { Inspector } from './inspector.js';
-import { toJobInfo } from './job-info.js';
+import { changePriorityScript, cleanCompletedScript, drainScript, getJobsScript, promoteJobScript, removeJobScript } from './scripts.js';
 import { checkJobState, resolveClean, resolvePage } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 
@@ -24,13 +24,7 @@ export class Management<Data, Result> {
   async getJobs(state: JobState, page: JobPage): Promise<Array<JobInfo<Data, Result>>> {
     checkJobState(state);
     const { start, end, order } = resolvePage(page);
-    const r = (await this.ctx.run('getJobs', 'getJobs', [state, start, end, order])) as string[];
-    const out: Array<JobInfo<Data, Result>> = [];
-    for (let i = 0; i < r.length; i += 4) {
-      if (r[i + 1] === '') continue; // an id whose record is gone (a ghost)
-      out.push(toJobInfo<Data, Result>(r[i]!, state, r[i + 1]!, r[i + 2]!, r[i + 3]));
-    }
-    return out;
+    return (await this.ctx.run(getJobsScript, { state, start, end, order })) as Array<JobInfo<Data, Result>>;
   }
 
   async remove(id: string, opts: RemoveOptions): Promise<boolean> {
@@ -38,20 +32,20 @@ export class Management<Data, Result> {
     assertOptions('remove options', opts, ['force']);
     const force = opts.force ?? false;
     assertBoolean('force', force);
-    const r = await this.ctx.run('removeJob', 'remove', [this.ctx.eventsFlag, id, force ? '1' : '0']);
+    const r = await this.ctx.run(removeJobScript, { events: this.ctx.eventsFlag, id, force });
     if (r === 'leased') throw new JobLeasedError(this.ctx.name, id);
-    return r === 1;
+    return r === 'removed';
   }
 
   async promote(id: string): Promise<boolean> {
     assertJobId(id, 'id');
-    return (await this.ctx.run('promoteJob', 'promote', [this.ctx.eventsFlag, id])) === 1;
+    return this.ctx.run(promoteJobScript, { events: this.ctx.eventsFlag, id });
   }
 
   async changePriority(id: string, priority: number): Promise<boolean> {
     assertJobId(id, 'id');
     assertInt('priority', priority, { min: -MAX_PRIORITY, max: MAX_PRIORITY });
-    const state = (await this.ctx.run('changePriority', 'changePriority', [id, priority])) as string;
+    const state = await this.ctx.run(changePriorityScript, { id, priority });
     // Known only in Redis; nothing was written, as for any other ValidationError.
     if (state === 'grouped') throw new ValidationError('priority', `job ${id} has a group: it runs FIFO within its group and cannot have a priority`);
     return state !== '' && state !== 'completed';
@@ -60,10 +54,10 @@ export class Management<Data, Result> {
   async clean(state: unknown, opts: CleanOptions): Promise<string[]> {
     const o = resolveClean(state, opts);
     if (o.state === 'dead') return this.inspector.deadOp('purge', { limit: o.limit, olderThanMs: o.olderThanMs });
-    return (await this.ctx.run('cleanCompleted', 'clean', [this.ctx.eventsFlag, o.olderThanMs, o.limit])) as string[];
+    return this.ctx.run(cleanCompletedScript, { events: this.ctx.eventsFlag, olderThanMs: o.olderThanMs, limit: o.limit });
   }
 
   async drain(): Promise<number> {
-    return (await this.ctx.run('drain', 'drain', [this.ctx.eventsFlag])) as number;
+    return this.ctx.run(drainScript, { events: this.ctx.eventsFlag });
   }
 }

@@ -7,7 +7,7 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      job id
+    ARGV[2]      id: the job's id
 
   Output:
     1 promoted, 0 the job is not delayed (or does not exist): nothing written

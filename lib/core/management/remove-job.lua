@@ -13,7 +13,7 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      job id
+    ARGV[2]      id: the job's id
     ARGV[3]      force: '1' removes a leased job too, '0' refuses it
 
   Output:

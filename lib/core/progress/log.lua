@@ -9,11 +9,11 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      job id
-    ARGV[3]      lease token
+    ARGV[2]      id: the job's id
+    ARGV[3]      token: the lease token
     ARGV[4]      writer: the writing process's mark (no spaces)
     ARGV[5]      n: the line's number among that writer's lines
-    ARGV[6]      the line
+    ARGV[6]      line: the line
     ARGV[7]      maxLines: most lines kept per job (older ones are dropped)
 
   Output:

@@ -5,6 +5,7 @@ import { toJson } from '../validate.js';
 import { nextLogStamp } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { assertLease } from '../settles/settle-items.js';
+import { logScript, progressScript } from './scripts.js';
 
 /**
  * What a handler reports while it runs: its progress (update-progress.lua) and log lines
@@ -19,8 +20,7 @@ export class ProgressWriter {
     this.ctx.assertOpen();
     assertLease(lease);
     const json = progressJson(progress, this.ctx.maxPayloadBytes);
-    const stored = (await this.ctx.run('progress', 'updateProgress', [this.ctx.eventsFlag, lease.job.id, lease.token, json])) as number;
-    return stored === 1;
+    return this.ctx.run(progressScript, { events: this.ctx.eventsFlag, id: lease.job.id, token: lease.token, json });
   }
 
   /**
@@ -32,8 +32,8 @@ export class ProgressWriter {
     assertLease(lease);
     assertLogLine(line, this.ctx.maxPayloadBytes);
     const [writer, n] = nextLogStamp();
-    const kept = (await this.ctx.run('log', 'log', [this.ctx.eventsFlag, lease.job.id, lease.token, writer, n, line, this.ctx.maxLogLines])) as number;
-    return kept > 0;
+    const { eventsFlag: events, maxLogLines: maxLines } = this.ctx;
+    return this.ctx.run(logScript, { events, id: lease.job.id, token: lease.token, writer, n, line, maxLines });
   }
 }
 

@@ -6,9 +6,9 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      job id
-    ARGV[3]      lease token
-    ARGV[4]      progress, JSON (a number, an object or an array)
+    ARGV[2]      id: the job's id
+    ARGV[3]      token: the lease token
+    ARGV[4]      json: the progress, JSON (a number, an object or an array)
 
   Output:
     1 stored, 0 when that token no longer holds the job

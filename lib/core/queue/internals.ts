@@ -1,7 +1,7 @@
 import type { Blocker } from '../redis/blocking-wait.js';
 import type { LeaseRef } from '../leases/types.js';
 import type { JobProgress, QueueCounts, SweepResult } from '../management/read-types.js';
-import type { LeaseStep } from '../leases/leasing.js';
+import type { LeaseStep } from '../leases/lease-step.js';
 import type { SettleItem } from '../settles/settle-items.js';
 
 /**

@@ -5,7 +5,8 @@ import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
-import type { ScriptName } from '../redis/script-code.js';
+import type { QueueOp, ScriptName } from '../redis/script-code.js';
+import type { QueueScript, ScriptArg } from '../redis/script-def.js';
 import { runScript } from '../redis/scripts.js';
 import { checkEvictionPolicy } from '../redis/server-check.js';
 import type { JobPolicy } from '../adds/types.js';
@@ -13,6 +14,7 @@ import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js'
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
 import { isDeletedReply, Registration } from '../registry/registry.js';
+import { registryScript } from '../registry/scripts.js';
 import type { SettingsContext } from '../settings/settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
@@ -65,7 +67,7 @@ export class QueueContext implements SettingsContext {
     this.registration = new Registration(
       name,
       o.prefix,
-      (key, args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [key], args, this.reportLibrary)),
+      (key, argv) => boundedCall(this.handle, runScript(this.handle.client, registryScript.name, [key], argv, this.reportLibrary)),
       o.warn,
     );
   }
@@ -79,28 +81,34 @@ export class QueueContext implements SettingsContext {
   }
 
   /**
-   * One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the
-   * client has none, sent again while a restarted server is still loading its data.
+   * One operation on this queue: its named arguments encoded, the queue keys (+ its extra
+   * keys), typed errors labelled `op` (the definition's first label unless given), a deadline
+   * where the client has none, sent again while a restarted server is still loading its
+   * data; its reply decoded.
    */
-  async run(script: ScriptName, op: string, args: Array<string | number>, extraKeys: string[] = []): Promise<unknown> {
+  async run<Args, Result, Op extends string>(script: QueueScript<ScriptName, Args, Result, Op>, args: Args, op: Op = script.ops[0]): Promise<Result> {
     this.assertOpen();
-    const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
+    const argv = script.encode(args);
+    const keys = script.extraKeysOf ? [...this.keys.all, ...script.extraKeysOf(this.keys, args)] : this.keys.all;
+    let reply: unknown;
     try {
-      return await this.send(script, op, keys, args);
+      reply = await this.send(script, keys, argv);
     } catch (err) {
       try {
-        return await afterLoading(this.handle, err, () => this.send(script, op, keys, args));
+        reply = await afterLoading(this.handle, err, () => this.send(script, keys, argv));
       } catch (last) {
         throw wrapRedisError(last, op, this.handle);
       }
     }
+    return script.decode(reply, args);
   }
 
-  private async send(script: ScriptName, op: string, keys: readonly string[], args: Array<string | number>): Promise<unknown> {
+  private async send(script: QueueScript<ScriptName, never, unknown, string>, keys: readonly string[], argv: ScriptArg[]): Promise<unknown> {
     if (this.serverChecked !== true) await this.checkServer();
-    const registering = this.registration.before(op);
-    if (registering) await registering; // no await otherwise: leases and settles pay no tick
-    const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args, this.reportLibrary));
+    // no await otherwise: leases and settles pay no tick
+    const registering = script.creates ? this.registration.before() : undefined;
+    if (registering) await registering;
+    const reply = await boundedCall(this.handle, runScript(this.handle.client, script.name, keys, argv, this.reportLibrary));
     // Listed for a call that the deleted queue's tombstone refused: not listed after all.
     if (registering && isDeletedReply(reply)) await this.registration.withdraw();
     return reply;
@@ -115,7 +123,7 @@ export class QueueContext implements SettingsContext {
     }
   }
 
-  wrapError(err: unknown, op: string): RelqError {
+  wrapError(err: unknown, op: QueueOp): RelqError {
     return wrapRedisError(err, op, this.handle);
   }
 

@@ -1,51 +1,48 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { QUEUE_KEYS } from './keys.js';
+import type { AnyScript } from './script-def.js';
+import { ADD_SCRIPTS } from '../adds/scripts.js';
+import { BACKPRESSURE_SCRIPTS } from '../backpressure/scripts.js';
+import { FLOW_SCRIPTS } from '../flows/scripts.js';
+import { LEASE_SCRIPTS } from '../leases/scripts.js';
+import { MANAGEMENT_SCRIPTS } from '../management/scripts.js';
+import { PROGRESS_SCRIPTS } from '../progress/scripts.js';
+import { REGISTRY_SCRIPTS } from '../registry/scripts.js';
+import { ROLE_SCRIPTS } from '../roles/scripts.js';
+import { SCHEDULER_SCRIPTS } from '../schedulers/scripts.js';
+import { SETTINGS_SCRIPTS } from '../settings/scripts.js';
+import { SETTLE_SCRIPTS } from '../settles/scripts.js';
 
 /**
- * Lua files beside the code that calls them (paths from lib/core/), one per operation; each receives the queue keys (+ `extraKeys`),
- * or only `ownKeys` keys of its own (a key outside every queue's hash tag).
+ * Every operation of the library, as each feature defines them beside its code (its
+ * scripts.ts): its Lua file, keys, arguments and reply.
  */
-const SCRIPT_FILES = {
-  add: { file: 'adds/add.lua', extraKeys: 0 },
-  lease: { file: 'leases/lease.lua', extraKeys: 1 },
-  settle: { file: 'settles/settle.lua', extraKeys: 1 },
-  touch: { file: 'leases/touch.lua', extraKeys: 0 },
-  sweep: { file: 'leases/sweep.lua', extraKeys: 0 },
-  // read-only: they still run when Redis refuses writes (maxmemory reached)
-  getJob: { file: 'management/get-job.lua', extraKeys: 0, readOnly: true },
-  counts: { file: 'management/counts.lua', extraKeys: 0, readOnly: true },
-  pause: { file: 'settings/pause.lua', extraKeys: 0 },
-  deadLetters: { file: 'management/dead-letters.lua', extraKeys: 0 },
-  // bounded queues, groups, lifecycle, roles (lib/core/settings/queue-settings.ts)
-  produce: { file: 'backpressure/produce.lua', extraKeys: 0 },
-  queueAdmin: { file: 'settings/queue-admin.lua', extraKeys: 0 },
-  deleteQueue: { file: 'settings/delete-queue.lua', extraKeys: 0 },
-  role: { file: 'roles/role.lua', extraKeys: 0 },
-  // job management (lib/core/management/management.ts)
-  getJobs: { file: 'management/get-jobs.lua', extraKeys: 0, readOnly: true },
-  removeJob: { file: 'management/remove-job.lua', extraKeys: 0 },
-  promoteJob: { file: 'management/promote-job.lua', extraKeys: 0 },
-  changePriority: { file: 'management/change-priority.lua', extraKeys: 0 },
-  cleanCompleted: { file: 'management/clean-completed.lua', extraKeys: 0 },
-  drain: { file: 'management/drain.lua', extraKeys: 0 },
-  // a handler's progress and log lines (lib/core/progress/progress.ts)
-  progress: { file: 'progress/update-progress.lua', extraKeys: 0 },
-  log: { file: 'progress/log.lua', extraKeys: 0 },
-  // parent/child flows (lib/core/flows/flows.ts)
-  addFlow: { file: 'flows/add-flow.lua', extraKeys: 0 },
-  childrenResults: { file: 'flows/children-results.lua', extraKeys: 0, readOnly: true },
-  // job schedulers (lib/core/schedulers/schedulers.ts)
-  schedulerRead: { file: 'schedulers/scheduler-read.lua', extraKeys: 0, readOnly: true },
-  schedulerUpsert: { file: 'schedulers/scheduler-upsert.lua', extraKeys: 0 },
-  schedulerAdvance: { file: 'schedulers/scheduler-advance.lua', extraKeys: 0 },
-  schedulerRemove: { file: 'schedulers/scheduler-remove.lua', extraKeys: 0 },
-  // the registry of queue names (lib/core/registry/registry.ts): its own key, its own slot
-  registry: { file: 'registry/registry.lua', extraKeys: 0, ownKeys: 1 },
-} as const;
+const SCRIPTS = [
+  ...ADD_SCRIPTS,
+  ...LEASE_SCRIPTS,
+  ...SETTLE_SCRIPTS,
+  ...MANAGEMENT_SCRIPTS,
+  ...SETTINGS_SCRIPTS,
+  ...BACKPRESSURE_SCRIPTS,
+  ...ROLE_SCRIPTS,
+  ...PROGRESS_SCRIPTS,
+  ...FLOW_SCRIPTS,
+  ...SCHEDULER_SCRIPTS,
+  ...REGISTRY_SCRIPTS,
+] as const;
 
-export type ScriptName = keyof typeof SCRIPT_FILES;
-const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
+export type ScriptName = (typeof SCRIPTS)[number]['name'];
+/** The labels of every operation's errors. */
+export type ScriptOp = (typeof SCRIPTS)[number]['ops'][number];
+/** The labels of a queue's errors: its operations', and its event stream's. */
+export type QueueOp = ScriptOp | 'events';
+const BY_NAME = new Map<string, AnyScript>(SCRIPTS.map((d) => [d.name, d]));
+
+/** Every operation's definition (test/core/script-headers.spec.ts reads their headers). */
+export function scriptDefinitions(): readonly AnyScript[] {
+  return SCRIPTS;
+}
 
 /**
  * Shared code (one concern per file, in the folder of its concern), defined once in the library in
@@ -58,6 +55,7 @@ const PRELUDE = [
   'redis/record.lua', // job records
   'redis/lease-token.lua', // lease tokens: what settling reads back from them
   'progress/progress.lua', // progress and log lines of jobs
+  'settings/tombstone.lua', // the tombstone of a deleted queue
   'settles/policy.lua', // built-in policy defaults, backoff, retention in lease tokens
   'events/events.lua', // job events
   'leases/wake.lua', // wake-ups of blocked leasers
@@ -104,26 +102,26 @@ let code: ScriptCode | undefined;
 export function scriptCode(): ScriptCode {
   if (code) return code;
   const prelude = PRELUDE.map((f) => readLua(f)).join('\n');
-  const bodies = Object.fromEntries(NAMES.map((n) => [n, readLua(SCRIPT_FILES[n].file)])) as Record<ScriptName, string>;
+  const bodies = Object.fromEntries(SCRIPTS.map((d) => [d.name, readLua(d.file)])) as Record<ScriptName, string>;
   const hash = createHash('sha1')
     .update(prelude)
-    .update(NAMES.map((n) => bodies[n]).join('\n'))
+    .update(SCRIPTS.map((d) => bodies[d.name]).join('\n'))
     .digest('hex')
     .slice(0, 12);
   const libraryName = `relq_${hash}`;
-  const functionName = Object.fromEntries(NAMES.map((n) => [n, `${libraryName}_${n}`])) as Record<ScriptName, string>;
+  const functionName = Object.fromEntries(SCRIPTS.map((d) => [d.name, `${libraryName}_${d.name}`])) as Record<ScriptName, string>;
   const library = [
     `#!lua name=${libraryName}`,
     prelude,
-    ...NAMES.map(
-      (n) =>
-        `redis.register_function{function_name = '${functionName[n]}', flags = { ${'readOnly' in SCRIPT_FILES[n] ? "'no-writes'" : ''} },\n` +
-        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[n]}\nend}`,
+    ...SCRIPTS.map(
+      (d) =>
+        `redis.register_function{function_name = '${functionName[d.name]}', flags = { ${d.readOnly ? "'no-writes'" : ''} },\n` +
+        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[d.name]}\nend}`,
     ),
   ].join('\n');
   // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
   const scripts = Object.fromEntries(
-    NAMES.map((n) => [n, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[n]}`]),
+    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[d.name]}`]),
   ) as Record<ScriptName, string>;
   code = { library, libraryName, functionName, bodies, scripts };
   return code;
@@ -131,6 +129,10 @@ export function scriptCode(): ScriptCode {
 
 /** The number of keys an operation's call passes. */
 export function keyCount(name: ScriptName): number {
-  const entry = SCRIPT_FILES[name];
-  return 'ownKeys' in entry ? entry.ownKeys : QUEUE_KEYS.length + entry.extraKeys;
+  return keyCountOf(BY_NAME.get(name)!);
+}
+
+/** The number of keys a definition's call passes. */
+export function keyCountOf(def: AnyScript): number {
+  return 'ownKeys' in def ? def.ownKeys : QUEUE_KEYS.length + def.extraKeys;
 }

@@ -8,8 +8,8 @@
   Input:
     KEYS[1]      the registry '{<prefix>:}:queues', a sorted set: name -> first-seen time (ms, Redis clock)
 
-    ARGV[1]      'add' | 'remove'
-    ARGV[2]      the queue's name
+    ARGV[1]      verb: 'add' | 'remove'
+    ARGV[2]      name: the queue's name
 
   Output:
     1 when the call changed the registry, 0 when the name was already (or still not) there

@@ -3,26 +3,11 @@ import type { RedisClient } from '../redis/connection.js';
 import { registryKey } from '../redis/keys.js';
 import { withConnection } from '../redis/one-off.js';
 import { isKeyRefused } from '../redis/redis-errors.js';
+import type { ScriptArg } from '../redis/script-def.js';
 import type { ConnectionInput } from '../redis/types.js';
+import { registryScript } from './scripts.js';
 import { assertOptions, assertPrefix, assertQueueName } from '../validate.js';
 import type { WarningHandler } from '../warnings.js';
-
-/**
- * The calls (by the operation names of QueueContext.run) that may create a queue's keys:
- * the first of them on a Queue object registers the queue. Reads, leases and settles never
- * do: they cannot make a queue appear.
- */
-const CREATING_OPS: ReadonlySet<string> = new Set([
-  'add',
-  'addBulk',
-  'addFlow',
-  'upsertScheduler',
-  'configure',
-  'closeQueue',
-  'reopenQueue',
-  'pause',
-  'resume',
-]);
 
 /**
  * A Queue object registers again before a creating call at most this often, so that a queue
@@ -51,17 +36,20 @@ export class Registration {
   constructor(
     private readonly name: string,
     private readonly prefix: string,
-    /** Runs registry.lua on `key` with these arguments (the caller bounds and wraps it). */
-    private readonly exec: (key: string, args: string[]) => Promise<unknown>,
+    /** Runs registry.lua on `key` with this ARGV (the caller bounds and wraps it). */
+    private readonly exec: (key: string, argv: ScriptArg[]) => Promise<unknown>,
     private readonly warn: WarningHandler,
   ) {
     this.key = registryKey(prefix);
   }
 
-  /** What must be awaited before the call `op`: nothing, or the queue's registration. */
-  before(op: string): Promise<void> | undefined {
-    if (!CREATING_OPS.has(op) || Date.now() - this.registeredAt < REFRESH_MS) return undefined;
-    this.pending ??= this.exec(this.key, ['add', this.name])
+  /**
+   * What must be awaited before a call that may create the queue's keys (a definition's
+   * `creates`, lib/core/redis/script-def.ts): nothing, or the queue's registration.
+   */
+  before(): Promise<void> | undefined {
+    if (Date.now() - this.registeredAt < REFRESH_MS) return undefined;
+    this.pending ??= this.exec(this.key, registryScript.encode({ verb: 'add', name: this.name }))
       .catch((err: unknown) => this.refused(err, 'listed in', 'will not show it', 'to list it'))
       .then(() => {
         this.registeredAt = Date.now();
@@ -89,7 +77,7 @@ export class Registration {
     // next creating call would not list it again for a minute: let it settle first.
     await this.pending?.catch(() => undefined);
     this.registeredAt = -Infinity;
-    await this.exec(this.key, ['remove', this.name]).catch((err: unknown) =>
+    await this.exec(this.key, registryScript.encode({ verb: 'remove', name: this.name })).catch((err: unknown) =>
       this.refused(err, 'removed from', 'may still show it', 'so that deleteQueue() unlists it'),
     );
   }
@@ -109,7 +97,7 @@ export class Registration {
 
 /**
  * Whether a creating script's reply is its refusal of a deleted queue (tombstone):
- * `'deleted'` (queue-admin.lua) or `{ 'deleted' }` (produce.lua, add-flow.lua).
+ * `'deleted'` (settings/configure-queue.lua, close-queue.lua, reopen-queue.lua) or `{ 'deleted' }` (produce.lua, add-flow.lua).
  */
 export function isDeletedReply(reply: unknown): boolean {
   return reply === 'deleted' || (Array.isArray(reply) && reply.length === 1 && reply[0] === 'deleted');

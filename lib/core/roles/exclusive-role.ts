@@ -2,8 +2,7 @@ import { QueueDeletedError, QueueInUseError, type RoleHolder } from '../errors.j
 import type { Blocker } from '../redis/blocking-wait.js';
 import type { SettingsContext } from '../settings/settings-context.js';
 import { parseHolder } from './identity.js';
-
-export type Role = 'producer' | 'consumer';
+import { acquireRoleScript, refreshRoleScript, releaseRoleScript, type Role, type RoleArgs } from './scripts.js';
 
 /**
  * One exclusive role of one Queue object: a Redis key holding this process's identity with
@@ -12,6 +11,8 @@ export type Role = 'producer' | 'consumer';
  */
 export class RoleLease {
   readonly value: string;
+  /** The arguments of this role's calls (roles/scripts.ts). */
+  private readonly args: RoleArgs;
   private held = false;
   private acquiring: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -26,6 +27,7 @@ export class RoleLease {
     private readonly ttlMs: number,
   ) {
     this.value = JSON.stringify(identity);
+    this.args = { role, holder: this.value, ttlMs };
   }
 
   /** Resolves once this object holds the role; QueueInUseError if another holds it past waitMs. */
@@ -46,21 +48,17 @@ export class RoleLease {
   private async acquire(): Promise<void> {
     const giveUpAt = Date.now() + this.waitMs;
     for (;;) {
-      const r = (await this.ctx.run('role', 'acquire role', ['acquire', this.role, this.value, this.ttlMs])) as [
-        string,
-        string?,
-        number?,
-      ];
-      if (r[0] === 'ok') {
+      const r = await this.ctx.run(acquireRoleScript, this.args);
+      if (r.kind === 'ok') {
         this.held = true;
         this.startTimer();
         return;
       }
-      if (r[0] === 'deleted') throw new QueueDeletedError(this.ctx.name);
+      if (r.kind === 'deleted') throw new QueueDeletedError(this.ctx.name);
       const left = giveUpAt - Date.now();
-      if (left <= 0 || this.stopped) throw new QueueInUseError(this.ctx.name, this.role, parseHolder(r[1]));
+      if (left <= 0 || this.stopped) throw new QueueInUseError(this.ctx.name, this.role, parseHolder(r.holder));
       // Woken by a release; a crashed holder never releases, so wait at most until its key expires.
-      const ms = Math.min(left, Math.max(10, Number(r[2] ?? 0) + 20));
+      const ms = Math.min(left, Math.max(10, r.msLeft + 20));
       this.blocker ??= this.ctx.openBlocker();
       try {
         await this.blocker.pop(this.ctx.keys.derived.roleFree(this.role), ms);
@@ -84,8 +82,7 @@ export class RoleLease {
   private async refresh(): Promise<void> {
     if (!this.held || this.ctx.isClosed) return;
     try {
-      const ok = await this.ctx.run('role', 'refresh role', ['refresh', this.role, this.value, this.ttlMs]);
-      if (ok !== 1) this.lost();
+      if (!(await this.ctx.run(refreshRoleScript, this.args))) this.lost();
     } catch {
       // Redis away: the next tick tries again; past the ttl another process may take over.
     }
@@ -101,6 +98,6 @@ export class RoleLease {
     }
     if (!this.held) return;
     this.held = false;
-    await this.ctx.run('role', 'release role', ['release', this.role, this.value, this.ttlMs]).catch(() => undefined);
+    await this.ctx.run(releaseRoleScript, this.args).catch(() => undefined);
   }
 }

@@ -9,7 +9,7 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      n, then n items of 6 fields from ARGV[3]:
+    ARGV[2..]    moves: n, then n items of 6 fields:
                    id, version, next slot read (the CAS), catch-up slot ('' none: the one
                    job for slots missed, due at once), new next slot ('' the scheduler
                    ends), job record

@@ -6,8 +6,8 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1]      'due' | 'now' | 'all'
-    ARGV[2]      'due': the most schedulers to return
+    ARGV[1]      mode: 'due' | 'now' | 'all'
+    ARGV[2]      limit: 'due': the most schedulers to return
 
   Output:
     { now, earliest, id1, config1, state1, id2, ... }

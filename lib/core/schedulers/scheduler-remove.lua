@@ -7,7 +7,7 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      scheduler id
+    ARGV[2]      id: the scheduler's id
 
   Output:
     1 removed, 0 no such scheduler

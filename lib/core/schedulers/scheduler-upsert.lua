@@ -11,10 +11,10 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      scheduler id
+    ARGV[2]      id: the scheduler's id
     ARGV[3]      config: "<config json>\n<record template>"
-    ARGV[4]      first slot (ms), '' when no slot is left (ended before it began)
-    ARGV[5]      the first slot's job record
+    ARGV[4]      firstSlot: the first slot (ms), '' when no slot is left (ended before it began)
+    ARGV[5]      record: the first slot's job record
 
   Output:
     0 the same config was stored: nothing written; else written, and 2 when the first slot's

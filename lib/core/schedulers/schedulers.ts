@@ -5,7 +5,15 @@ import type { SchedulerInfo, SchedulerJobOptions, SchedulerSpec, SchedulerTempla
 import { assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
 import { prepareJob } from '../adds/job-options.js';
 import type { QueueContext } from '../queue/queue-context.js';
-import { checkSpec, planAdvance, slotAfter, type SlotPlan, type StoredSpec } from './spec.js';
+import { checkSpec, planAdvance, slotAfter, type SlotPlan } from './spec.js';
+import {
+  schedulerAdvanceScript,
+  schedulerReadScript,
+  schedulerRemoveScript,
+  schedulerUpsertScript,
+  type Stored,
+  type StoredConfig,
+} from './scripts.js';
 
 /** Options a template may not hold: the scheduler sets each job's id and time. */
 const SET_BY_SCHEDULER = ['jobId', 'delayMs', 'runAt', 'lifo', 'waitMs'] as const;
@@ -18,28 +26,11 @@ export function schedulerJobId(id: string, slot: number): string {
   return `repeat:${id}:${slot}`;
 }
 
-interface StoredConfig {
-  spec: StoredSpec;
-  opts: SchedulerJobOptions;
-}
-
 /** One due scheduler of a tick: its slots to write, and the record of their jobs. */
 interface SlotMove {
   s: Stored;
   plan: SlotPlan;
   record: string;
-}
-
-/** One scheduler as the read script returns it. */
-interface Stored {
-  id: string;
-  config: StoredConfig;
-  /** The job record, created at 0: a tick splices its time in. */
-  record: string;
-  raw: string;
-  version: number;
-  next: number | null;
-  made: number;
 }
 
 /**
@@ -63,10 +54,7 @@ export class Schedulers {
     const { now } = await this.read('now');
     const first = slotAfter(config.spec, now - 1);
     const job = { record: first === null ? '' : withTime(recordOf(raw), now) };
-    const send = async () => {
-      const args = [this.ctx.eventsFlag, id, raw, first === null ? '' : String(first), job.record];
-      return (await this.ctx.run('schedulerUpsert', 'upsertScheduler', args)) as number;
-    };
+    const send = () => this.ctx.run(schedulerUpsertScript, { events: this.ctx.eventsFlag, id, config: raw, firstSlot: first, record: job.record });
     // 0: the same scheduler was stored; 2: written with the first slot's job
     const written =
       first === null || instruments.length === 0
@@ -82,7 +70,7 @@ export class Schedulers {
 
   async remove(id: string): Promise<boolean> {
     assertJobId(id, 'id');
-    return (await this.ctx.run('schedulerRemove', 'removeScheduler', [this.ctx.eventsFlag, id])) === 1;
+    return this.ctx.run(schedulerRemoveScript, { events: this.ctx.eventsFlag, id });
   }
 
   /** One tick: every due scheduler (up to `limit`) moved on to its next slot. */
@@ -90,7 +78,7 @@ export class Schedulers {
     assertOptions('runSchedulers options', opts, ['limit']);
     const limit = opts.limit ?? DEFAULT_TICK_LIMIT;
     assertInt('limit', limit, { min: 1, max: 10_000 });
-    const { now, earliest, items } = await this.read('due', String(limit));
+    const { now, earliest, items } = await this.read('due', limit);
     let nextDueAt = items.length === limit ? now : earliest; // a full page: more may be due
     const moves: SlotMove[] = [];
     for (const s of items) {
@@ -101,11 +89,11 @@ export class Schedulers {
       if (plan.next !== null && (nextDueAt === null || plan.next < nextDueAt)) nextDueAt = plan.next;
     }
     if (moves.length === 0) return { advanced: 0, added: 0, now, nextDueAt };
-    const send = async () => {
-      const args: Array<string | number> = [this.ctx.eventsFlag, moves.length];
-      for (const { s, plan, record } of moves) args.push(s.id, s.version, String(s.next), plan.catchUp ?? '', plan.next ?? '', record);
-      return (await this.ctx.run('schedulerAdvance', 'runSchedulers', args)) as number[];
-    };
+    const send = () =>
+      this.ctx.run(schedulerAdvanceScript, {
+        events: this.ctx.eventsFlag,
+        moves: moves.map(({ s, plan, record }) => ({ id: s.id, version: s.version, next: s.next!, catchUp: plan.catchUp, newNext: plan.next, record })),
+      });
     // Per move: -1 lost the CAS, else bit 1 the catch-up job created, bit 2 the next slot's.
     const r = instruments.length === 0 ? await send() : await this.observedTick(moves, send);
     const won = r.filter((x) => x >= 0);
@@ -147,26 +135,9 @@ export class Schedulers {
     return { raw: `${JSON.stringify(config)}\n${encodeRecord(meta, dataJson)}`, config };
   }
 
-  private async read(mode: 'due' | 'now' | 'all', arg = ''): Promise<{ now: number; earliest: number | null; items: Stored[] }> {
-    const op = { due: 'runSchedulers', now: 'upsertScheduler', all: 'getSchedulers' }[mode];
-    const r = (await this.ctx.run('schedulerRead', op, [mode, arg])) as Array<string | number>;
-    const items: Stored[] = [];
-    for (let i = 2; i < r.length; i += 3) {
-      const raw = String(r[i + 1]);
-      if (raw === '') continue;
-      const [v, next, made] = String(r[i + 2]).split(':');
-      const nl = raw.indexOf('\n');
-      items.push({
-        id: String(r[i]),
-        config: JSON.parse(raw.slice(0, nl)) as StoredConfig,
-        record: raw.slice(nl + 1),
-        raw,
-        version: Number(v),
-        next: next ? Number(next) : null,
-        made: Number(made),
-      });
-    }
-    return { now: Number(r[0]), earliest: r[1] === '' ? null : Number(r[1]), items };
+  private read(mode: 'due' | 'now' | 'all', limit: number | '' = ''): Promise<{ now: number; earliest: number | null; items: Stored[] }> {
+    const op = ({ due: 'runSchedulers', now: 'upsertScheduler', all: 'getSchedulers' } as const)[mode];
+    return this.ctx.run(schedulerReadScript, { mode, limit }, op);
   }
 }
 

@@ -11,7 +11,7 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      how long the tombstone and the tokens stay (ms)
+    ARGV[2]      tombstoneMs: how long the tombstone and the tokens stay (ms)
 
   Output:
     the number of keys removed

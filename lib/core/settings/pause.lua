@@ -7,7 +7,7 @@
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      'pause' | 'resume'
+    ARGV[2]      paused: 'pause' | 'resume'
 
   Output:
     1

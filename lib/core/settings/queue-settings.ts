@@ -4,9 +4,17 @@ import type { SettingsContext } from './settings-context.js';
 import { newIdentity } from '../roles/identity.js';
 import { ProducerGate, type ProduceItem } from '../backpressure/backpressure.js';
 import { RoleLease } from '../roles/exclusive-role.js';
-import { parseRateLimit } from '../rate-limits/stored.js';
-import type { RateLimit } from '../rate-limits/types.js';
 import type { QueueStats } from './types.js';
+import {
+  closeQueueScript,
+  configureQueueScript,
+  deleteQueueScript,
+  queueStateScript,
+  queueStatsScript,
+  reopenQueueScript,
+  type QueueState,
+  type StoredSettings,
+} from './scripts.js';
 import type { ResolvedSettings } from '../queue/options.js';
 import { assertInt, assertOptions } from '../validate.js';
 
@@ -18,20 +26,7 @@ const SHUTDOWN_CLEANUP_MS = 1000;
 // Checked with the other queue options (lib/core/queue/options.ts); the Nest glue checks its own with it.
 export { assertCheckClosed } from '../queue/options.js';
 
-/** A queue's shared settings and state, as stored in Redis. */
-export interface QueueState {
-  closed: boolean;
-  /** 0: unbounded */
-  bound: number;
-  /** 0: no per-group limit */
-  groupConcurrency: number;
-  stats: boolean;
-  /** Producers blocked on the full queue (registrations not yet expired). */
-  waitingProducers: number;
-  /** The stored rate limits (undefined: none; max 0: only holds from job.rateLimit). */
-  limiter: RateLimit | undefined;
-  groupLimiter: RateLimit | undefined;
-}
+export type { QueueState } from './scripts.js';
 
 /**
  * The bounded / fair / lifecycle / exclusive / stats side of one Queue object
@@ -48,7 +43,7 @@ export class QueueSettings {
   readonly producerRole: RoleLease | undefined;
   readonly consumerRole: RoleLease | undefined;
   private readonly gate: ProducerGate;
-  private readonly settings: [bound: string, stats: string, glimit: string, limiter: string, groupLimiter: string] | undefined;
+  private readonly settings: StoredSettings | undefined;
   private configured: Promise<void> | undefined;
 
   constructor(
@@ -60,13 +55,13 @@ export class QueueSettings {
     const anySetting =
       bound !== undefined || stats !== undefined || groupConcurrency !== undefined || limiter !== undefined || groupLimiter !== undefined;
     if (anySetting) {
-      this.settings = [
-        bound === undefined ? '' : String(bound),
-        stats === undefined ? '' : stats ? '1' : '0',
-        groupConcurrency === undefined ? '' : String(groupConcurrency),
-        limiter ?? '',
-        groupLimiter ?? '',
-      ];
+      this.settings = {
+        bound: bound === undefined ? '' : String(bound),
+        stats: stats === undefined ? '' : stats ? '1' : '0',
+        glimit: groupConcurrency === undefined ? '' : String(groupConcurrency),
+        rl: limiter ?? '',
+        grl: groupLimiter ?? '',
+      };
     }
     this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
     this.consumerRole = exclusive?.consumer ? new RoleLease(ctx, 'consumer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
@@ -102,7 +97,7 @@ export class QueueSettings {
   configure(): Promise<void> {
     if (!this.settings) return Promise.resolve();
     this.configured ??= this.ctx
-      .run('queueAdmin', 'configure', [this.ctx.eventsFlag, 'configure', ...this.settings])
+      .run(configureQueueScript, { events: this.ctx.eventsFlag, ...this.settings })
       .then((r) => {
         if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
       })
@@ -125,43 +120,31 @@ export class QueueSettings {
   }
 
   async closeQueue(): Promise<boolean> {
-    return this.admin('close') as Promise<boolean>;
+    return this.notDeleted(await this.ctx.run(closeQueueScript, { events: this.ctx.eventsFlag }));
   }
 
   async reopenQueue(): Promise<boolean> {
-    return this.admin('reopen') as Promise<boolean>;
-  }
-
-  private async admin(op: 'close' | 'reopen'): Promise<boolean> {
-    const r = await this.ctx.run('queueAdmin', op === 'close' ? 'closeQueue' : 'reopenQueue', [this.ctx.eventsFlag, op]);
-    if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
-    return r === 1;
+    return this.notDeleted(await this.ctx.run(reopenQueueScript, { events: this.ctx.eventsFlag }));
   }
 
   async state(): Promise<QueueState> {
-    const r = await this.ctx.run('queueAdmin', 'queueState', [this.ctx.eventsFlag, 'state']);
-    if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
-    const [closed, bound, glimit, stats, waiters, rl, grl] = r as [number, number, number, number, number, string, string];
-    return {
-      closed: closed === 1,
-      bound,
-      groupConcurrency: glimit,
-      stats: stats === 1,
-      waitingProducers: waiters,
-      limiter: parseRateLimit(rl),
-      groupLimiter: parseRateLimit(grl),
-    };
+    return this.notDeleted(await this.ctx.run(queueStateScript, {}));
   }
 
-  async stats(): Promise<QueueStats> {
-    const [pm, pb, cm, cb, on] = (await this.ctx.run('queueAdmin', 'stats', [this.ctx.eventsFlag, 'stats'])) as number[];
-    return { enabled: on === 1, produced: { messages: pm!, bytes: pb! }, consumed: { messages: cm!, bytes: cb! } };
+  stats(): Promise<QueueStats> {
+    return this.ctx.run(queueStatsScript, {});
   }
 
   async deleteQueue(tombstoneMs: number): Promise<number> {
-    const removed = (await this.ctx.run('deleteQueue', 'deleteQueue', [this.ctx.eventsFlag, tombstoneMs])) as number;
+    const removed = await this.ctx.run(deleteQueueScript, { events: this.ctx.eventsFlag, tombstoneMs });
     this.configured = undefined;
     return removed;
+  }
+
+  /** A settings call's answer, or QueueDeletedError for a deleted queue's. */
+  private notDeleted<T>(r: T | 'deleted'): T {
+    if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
+    return r;
   }
 
   /** The Queue object is closing: waiting adds fail, roles are released. */

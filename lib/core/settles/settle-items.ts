@@ -3,6 +3,7 @@ import { ValidationError } from '../errors.js';
 import type { LeaseRef } from '../leases/types.js';
 import { describeThrown } from '../thrown.js';
 import { assertInt } from '../validate.js';
+import type { ScriptArg } from '../redis/script-def.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
 export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l', id: string, token: string, a1: string, a2: string | number];
@@ -13,13 +14,19 @@ const MAX_ERROR_TEXT = 4096;
 export const POLICY_DEFAULTS_ARG = `${DEFAULT_POLICY.keepCompletedMs} ${DEFAULT_POLICY.dedupWindowMs} ${JSON.stringify(DEFAULT_POLICY.backoff)}`;
 
 /**
- * Appends `items` to a lease or settle call's arguments (settles/settle-items.lua): acks without a
- * result go as id and token only (a busy worker's usual outcome: 2 arguments instead of 5),
- * after the others in full. The script settles in that order, so when a job is named in both
- * forms (the first item wins) everything goes in full.
- * Returns the decoder of the script's answer: one boolean per item, in the order of `items`.
+ * A call's settle items as settles/settle-items.lua takes them: acks without a result go as id
+ * and token only (a busy worker's usual outcome: 2 arguments instead of 5), after the others
+ * in full. The script settles in that order, so when a job is named in both forms (the first
+ * item wins) everything goes in full.
  */
-export function appendSettleItems(args: Array<string | number>, items: readonly SettleItem[]): (answer: readonly number[]) => boolean[] {
+export interface SettleBatch {
+  readonly items: readonly SettleItem[];
+  /** Positions in `items` of the items sent in full, then of the plain acks. */
+  readonly full: readonly number[];
+  readonly plain: readonly number[];
+}
+
+export function settleBatch(items: readonly SettleItem[]): SettleBatch {
   let full: number[] = [];
   let plain: number[] = [];
   for (let i = 0; i < items.length; i++) {
@@ -34,16 +41,23 @@ export function appendSettleItems(args: Array<string | number>, items: readonly 
       plain = [];
     }
   }
-  args.push(full.length);
-  for (const i of full) args.push(...items[i]!);
-  args.push(plain.length);
-  for (const i of plain) args.push(items[i]![1], items[i]![2]);
-  return (answer) => {
-    const settled = new Array<boolean>(items.length);
-    for (let k = 0; k < full.length; k++) settled[full[k]!] = answer[k] === 1;
-    for (let k = 0; k < plain.length; k++) settled[plain[k]!] = answer[full.length + k] === 1;
-    return settled;
-  };
+  return { items, full, plain };
+}
+
+/** Appends the batch to a lease or settle call's arguments. */
+export function pushSettleBatch(argv: ScriptArg[], { items, full, plain }: SettleBatch): void {
+  argv.push(full.length);
+  for (const i of full) argv.push(...items[i]!);
+  argv.push(plain.length);
+  for (const i of plain) argv.push(items[i]![1], items[i]![2]);
+}
+
+/** The script's answer (0/1 per item as sent) as one boolean per item, in the order of `items`. */
+export function settledOf({ items, full, plain }: SettleBatch, answer: readonly number[]): boolean[] {
+  const settled = new Array<boolean>(items.length);
+  for (let k = 0; k < full.length; k++) settled[full[k]!] = answer[k] === 1;
+  for (let k = 0; k < plain.length; k++) settled[plain[k]!] = answer[full.length + k] === 1;
+  return settled;
 }
 
 /**

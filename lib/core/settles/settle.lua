@@ -8,8 +8,8 @@
     KEYS[16]     this request's replay record, '<tag>:req:<reqId>'
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
-    ARGV[2]      the built-in policy defaults (settles/policy.lua)
-    ARGV[3..]    settle items (settles/settle-items.lua)
+    ARGV[2]      policy: the built-in policy defaults (settles/policy.lua)
+    ARGV[3..]    items: settle items (settles/settle-items.lua)
 
   Output:
     0/1 per settle item (1: the token held the job, which is settled): the full ones, then

@@ -3,7 +3,9 @@ import type { LeaseRef } from '../leases/types.js';
 import { assertInt, assertOptions, toJson } from '../validate.js';
 import { newRequestId } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
-import { ackItem, appendSettleItems, assertLease, nackItem, POLICY_DEFAULTS_ARG, rateLimitItem, rejectItem, requeueItem, type SettleItem } from './settle-items.js';
+import { touchScript } from '../leases/scripts.js';
+import { settleScript } from './scripts.js';
+import { ackItem, assertLease, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, type SettleItem } from './settle-items.js';
 
 /**
  * Ending and extending leases for one Queue object: ack, nack, requeue, reject (settle.lua,
@@ -57,9 +59,7 @@ export class Settling<Result> {
    */
   async settle(items: SettleItem[], reqId = newRequestId()): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const args: Array<string | number> = [this.ctx.eventsFlag, POLICY_DEFAULTS_ARG];
-    const decodeSettled = appendSettleItems(args, items);
-    const settled = decodeSettled((await this.ctx.run('settle', 'settle', args, [this.ctx.keys.request(reqId)])) as number[]);
+    const settled = await this.ctx.run(settleScript, { events: this.ctx.eventsFlag, reqId, items: settleBatch(items) });
     return this.ctx.replicated('settle', settled);
   }
 
@@ -69,15 +69,14 @@ export class Settling<Result> {
     if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: 2 ** 41 });
     leases.forEach((l, i) => assertLease(l, leases.length === 1 ? 'lease' : `leases[${i}]`));
     if (leases.length === 0) return [];
-    const args: Array<string | number> = [leases.length];
-    leases.forEach((l, i) => {
-      const by = extendMs ?? l.leaseMs;
-      if (typeof by !== 'number') {
-        throw new ValidationError(leases.length === 1 ? 'extendMs' : `leases[${i}]`, 'is needed for a lease without leaseMs (rebuilt from id and token)');
-      }
-      args.push(l.job.id, l.token, by);
-    });
-    const out = (await this.ctx.run('touch', 'touch', args)) as number[];
+    if (extendMs === undefined) {
+      leases.forEach((l, i) => {
+        if (typeof l.leaseMs !== 'number') {
+          throw new ValidationError(leases.length === 1 ? 'extendMs' : `leases[${i}]`, 'is needed for a lease without leaseMs (rebuilt from id and token)');
+        }
+      });
+    }
+    const out = await this.ctx.run(touchScript, { leases, extendMs });
     return out.map((deadline, i) => {
       if (deadline > 0) leases[i]!.deadline = deadline;
       return deadline > 0;
