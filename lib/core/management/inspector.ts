@@ -1,4 +1,4 @@
-import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
+import { DEFAULT_PAGE_SIZE, DEFAULT_SWEEP_LIMIT, MAX_MANAGED, MAX_SWEEP_LIMIT } from '../defaults.js';
 import { instruments, observeSweep } from '../instrumentation/index.js';
 import { decodeRecord } from '../redis/record.js';
 import type { FlowChildren } from '../flows/types.js';
@@ -62,9 +62,9 @@ export class Inspector<Data, Result> {
   async listDead(opts: { offset?: number; limit?: number }): Promise<Array<DeadLetter<Data>>> {
     assertOptions('listDead options', opts, ['offset', 'limit']);
     const offset = opts.offset ?? 0;
-    const limit = opts.limit ?? 100;
+    const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
     assertInt('offset', offset);
-    assertInt('limit', limit, { min: 1, max: 10_000 });
+    assertInt('limit', limit, { min: 1, max: MAX_MANAGED });
     const r = (await this.ctx.run('deadLetters', 'listDead', [this.ctx.eventsFlag, 'list', offset, limit])) as string[];
     const out: Array<DeadLetter<Data>> = [];
     for (let i = 0; i < r.length; i += 3) {
