@@ -1,4 +1,5 @@
 import { Cluster } from 'ioredis';
+import { DEFAULT_REDIS_URL } from '../core/defaults.js';
 import { Queue } from '../core/queue/queue.js';
 import { isListed } from '../core/registry/registry.js';
 import { assertConnection, closeClient } from '../core/redis/connection.js';
@@ -7,8 +8,6 @@ import type { QueueCounts } from '../core/management/read-types.js';
 import type { ConnectionInput } from '../core/redis/types.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { Output } from './output.js';
-
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** The global options (before or after the command). */
 export interface GlobalOptions {

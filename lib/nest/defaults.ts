@@ -1,5 +1,5 @@
 // Defaults of what only the Nest layer has. The engine's own (lease length, sweep limit, job
-// policy, prefix, payload limit) live in lib/core/defaults.ts and are left to the engine.
+// policy, prefix, payload limit, concurrency) live in lib/core/defaults.ts.
 
 /** `sweeper.intervalMs`. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
@@ -9,8 +9,6 @@ export const DEFAULT_SWEEP_JITTER = 0.2;
 // DEFAULT_BLOCK_MS in lib/core/defaults.ts).
 /** `health.timeoutMs`: the PING and each Redis read of a health check. */
 export const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
-/** `concurrency` of a `@Process()` handler (of a batch handler: batches at once). */
-export const DEFAULT_HANDLER_CONCURRENCY = 1;
 
 /** `health.loopStallMs`: a loop may wait blockMs on Redis, plus time for the call itself. */
 export function defaultLoopStallMs(blockMs: number): number {

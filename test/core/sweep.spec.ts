@@ -156,6 +156,18 @@ describe('sweep', () => {
     }
   });
 
+  test('a record without its attempts limit is not a job: its first failure dead-letters it untouched', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.counts();
+    const record = '{"t":1,"n":"x"}\n"x"';
+    await rawAdd(q, 'no-limit', record);
+    const [lease] = await q.lease();
+    await q.nack(lease!, { error: 'e', delayMs: 0 });
+    expect(await obs.zscore(q.keys.byName.dead, 'no-limit')).not.toBeNull();
+    expect(await obs.hget(q.keys.byName.jobs, 'no-limit')).toBe(record);
+  });
+
   test('rejects bad options', async () => {
     const q = res.queue();
     await expect(q.sweep({ limit: 0 })).rejects.toThrow(/limit/);

@@ -71,6 +71,8 @@ import { registryKey } from '../../lib/core/redis/keys.js';
 const RUNS = process.env.RELQ_FC_RUNS !== undefined ? Number(process.env.RELQ_FC_RUNS) : undefined;
 
 const MAX_MS = 2 ** 41;
+/** Shortest lease, wherever a leaseMs is given (a job, a queue's defaults, lease(), a lease loop). */
+const MIN_LEASE_MS = 10;
 /** Longest delay a Node timer takes (setTimeout fires after 1 ms beyond it): the ceiling of every wait option. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const PAYLOAD_LIMIT = 4096;
@@ -340,7 +342,7 @@ function validPolicy(o: Record<string, unknown>): boolean {
   return (
     opt(o.attempts, (x) => isInt(x, 1, 1_000_000)) &&
     opt(o.backoff, validBackoff) &&
-    opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
+    opt(o.leaseMs, (x) => isInt(x, MIN_LEASE_MS, MAX_MS)) &&
     opt(o.timeoutMs, (x) => isInt(x, 1, MAX_TIMER_MS)) &&
     opt(o.keepCompletedMs, (x) => isInt(x, 0, MAX_MS)) &&
     opt(o.dedupWindowMs, (x) => isInt(x, 0, MAX_MS))
@@ -766,7 +768,7 @@ const jobOptionsArb: fc.Arbitrary<Record<string, unknown>> = optionsArb({
   priority: field(intIn(-1000, 1000), numberish),
   attempts: field(intIn(1, 1_000_000), numberish),
   backoff: field(validBackoffArb, backoffish),
-  leaseMs: field(intIn(1, MAX_MS), numberish),
+  leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish),
   keepCompletedMs: field(intIn(0, MAX_MS), numberish),
   dedupWindowMs: field(intIn(0, MAX_MS), numberish),
   group: field(nastyString.filter(validQueueName), stringish),
@@ -870,7 +872,7 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
       const queueOptions = optionsArb({
         prefix: field(nastyString.filter(validPrefix), stringish),
         defaults: nested(
-          { attempts: field(intIn(1, 1_000_000), numberish), backoff: field(validBackoffArb, backoffish), leaseMs: field(intIn(1, MAX_MS), numberish), keepCompletedMs: field(intIn(0, MAX_MS), numberish), dedupWindowMs: field(intIn(0, MAX_MS), numberish) },
+          { attempts: field(intIn(1, 1_000_000), numberish), backoff: field(validBackoffArb, backoffish), leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish), keepCompletedMs: field(intIn(0, MAX_MS), numberish), dedupWindowMs: field(intIn(0, MAX_MS), numberish) },
         ),
         maxPayloadBytes: field(intIn(1, 512 * 1024 * 1024), numberish),
         maxLogLines: field(intIn(1, 100_000), numberish),
@@ -1114,7 +1116,7 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
     'lease options',
     fuzzProperty(() => {
       const leaseOpts = fc.oneof(
-        { weight: 8, arbitrary: optionsArb({ count: field(intIn(1, 1000), numberish), leaseMs: field(intIn(1, MAX_MS), numberish), blockMs: timerField(0) }) },
+        { weight: 8, arbitrary: optionsArb({ count: field(intIn(1, 1000), numberish), leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish), blockMs: timerField(0) }) },
         { weight: 1, arbitrary: wrongType },
       );
       return {
@@ -1130,7 +1132,7 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
               isOptionsObject(o) &&
               onlyKeys(o, ['count', 'leaseMs', 'blockMs']) &&
               opt(o.count, (x) => isInt(x, 1, 1000)) &&
-              opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
+              opt(o.leaseMs, (x) => isInt(x, MIN_LEASE_MS, MAX_MS)) &&
               opt(o.blockMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
           );
           const o = loose(opts) as Record<string, unknown>;
@@ -1849,7 +1851,7 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
       const flag = field(fc.boolean(), boolish);
       const workerOpts = optionsArb({
         concurrency: field(intIn(1, 64), numberish),
-        leaseMs: field(intIn(10, MAX_MS), numberish),
+        leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish),
         blockMs: timerField(10),
         heartbeat: flag,
         drainTimeoutMs: timerField(0),
@@ -1867,7 +1869,7 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
           const before = await snapshotAll();
           const queue = queues[queueKind]!();
           const common = (o: Record<string, unknown>) =>
-            opt(o.leaseMs, (x) => isInt(x, 10, MAX_MS)) &&
+            opt(o.leaseMs, (x) => isInt(x, MIN_LEASE_MS, MAX_MS)) &&
             opt(o.blockMs, (x) => isInt(x, 10, MAX_TIMER_MS)) &&
             opt(o.drainTimeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
             opt(o.heartbeat, isBool) &&

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { DEFAULT_PAGE_SIZE, JOB_STATES, MAX_MANAGED } from '../../core/management/options.js';
+import { DEFAULT_PAGE_SIZE, MAX_MANAGED } from '../../core/defaults.js';
+import { JOB_STATES } from '../../core/management/options.js';
 import type { JobState } from '../../core/management/read-types.js';
 import type { JobOrder } from '../../core/management/types.js';
 import { intArg } from '../args.js';

@@ -1,4 +1,5 @@
-import { DEFAULT_POLICY, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_MS, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
 import type { Backoff, JobPolicy } from './types.js';
@@ -36,13 +37,35 @@ const JOB_OPTION_KEYS = [
 ] as const;
 const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'] as const;
-export const MAX_MS = 2 ** 41; // ~70 years; keeps every deadline exact in Lua's doubles
 
-/** Validates queue-level defaults and merges them over the built-in ones. */
-export function resolvePolicy(field: string, defaults: unknown): JobPolicy {
-  if (defaults === undefined) return { ...DEFAULT_POLICY };
+declare const CHECKED: unique symbol;
+/** Job defaults as given, checked (a number backoff made a fixed one): only checkPolicyOptions makes one. */
+export type CheckedPolicy = Partial<JobPolicy> & { readonly [CHECKED]: true };
+
+/** What policyOver made (and the built-in policy): checked, frozen, so taken as they are. */
+const RESOLVED = new WeakSet<object>([DEFAULT_POLICY]);
+
+/** Checks job defaults and merges them over `base`, a resolved policy (the built-in one unless given). */
+export function resolvePolicy(field: string, defaults: unknown, base: Readonly<JobPolicy> = DEFAULT_POLICY): Readonly<JobPolicy> {
+  return defaults === undefined ? base : policyOver(base, checkPolicyOptions(field, defaults));
+}
+
+/** Job defaults checked alone, to be merged later (policyOver). */
+export function checkPolicyOptions(field: string, defaults: unknown): CheckedPolicy {
   assertOptions(field, defaults, POLICY_KEYS);
-  return { ...DEFAULT_POLICY, ...checkPolicy(field, defaults) };
+  return checkPolicy(field, defaults) as CheckedPolicy;
+}
+
+/** Checked job defaults over a resolved policy. */
+export function policyOver(base: Readonly<JobPolicy>, own: CheckedPolicy): Readonly<JobPolicy> {
+  const policy = Object.freeze({ ...base, ...own });
+  RESOLVED.add(policy);
+  return policy;
+}
+
+/** True for a policy resolvePolicy made: passed on from where it was checked, it is not checked again. */
+export function isResolvedPolicy(value: unknown): value is Readonly<JobPolicy> {
+  return typeof value === 'object' && value !== null && RESOLVED.has(value);
 }
 
 function checkPolicy(field: string, o: Record<string, unknown>): Partial<JobPolicy> {
@@ -53,7 +76,7 @@ function checkPolicy(field: string, o: Record<string, unknown>): Partial<JobPoli
   }
   if (o.backoff !== undefined) out.backoff = checkBackoff(`${field}.backoff`, o.backoff);
   if (o.leaseMs !== undefined) {
-    assertInt(`${field}.leaseMs`, o.leaseMs, { min: 1, max: MAX_MS });
+    assertLeaseMs(`${field}.leaseMs`, o.leaseMs);
     out.leaseMs = o.leaseMs;
   }
   if (o.timeoutMs !== undefined) {

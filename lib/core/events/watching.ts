@@ -1,5 +1,5 @@
 import { Observable, distinctUntilChanged, filter, firstValueFrom, take, timeout as rxTimeout } from 'rxjs';
-import { MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, JobFailedError, TimeoutError } from '../errors.js';
 import type { QueueEvent } from './types.js';
 import type { JobInfo, JobState } from '../management/read-types.js';
@@ -58,7 +58,7 @@ export class Watching<Data, Result> {
   async waitForResult(id: string, opts: { timeoutMs?: number }): Promise<Result | undefined> {
     assertJobId(id, 'id');
     assertOptions('waitForResult options', opts, ['timeoutMs']);
-    const timeoutMs = opts.timeoutMs ?? 30_000;
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     assertInt('timeoutMs', timeoutMs, { min: 1, max: MAX_TIMER_MS });
     let end: JobState | 'gone';
     try {

@@ -1,4 +1,5 @@
 import { CrossQueueFlowError } from './errors.js';
+import { MAX_FLOW_JOBS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { AddFlowOptions, ChildFailurePolicy, FlowJob, FlowResult } from './types.js';
 import { encodeRecord } from '../redis/record.js';
@@ -8,8 +9,6 @@ import type { IdGenerator } from '../adds/ids.js';
 import { prepareJob } from '../adds/job-options.js';
 import type { ProduceItem } from '../backpressure/backpressure.js';
 
-/** Most jobs in one flow: one script call carries them all. */
-export const MAX_FLOW_JOBS = 10_000;
 const FLOW_KEYS = ['data', 'opts', 'children', 'onFailure', 'queue'] as const;
 const POLICIES: readonly ChildFailurePolicy[] = ['fail', 'ignore'];
 

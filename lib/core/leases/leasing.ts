@@ -4,6 +4,7 @@ import type { Blocker } from '../redis/blocking-wait.js';
 import type { LeaseStep } from './lease-step.js';
 import { leaseScript } from './scripts.js';
 import type { Lease, LeaseOptions } from './types.js';
+import { assertLeaseMs } from './lease-ms.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { newRequestId } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
@@ -33,7 +34,7 @@ export class Leasing<Data> {
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const blockMs = opts.blockMs ?? 0;
     assertInt('count', count, { min: 1, max: MAX_LEASE_COUNT });
-    assertInt('leaseMs', leaseMs, { min: 1, max: 2 ** 41 });
+    assertLeaseMs('leaseMs', leaseMs);
     assertInt('blockMs', blockMs, { max: MAX_TIMER_MS });
     const giveUpAt = Date.now() + blockMs;
     let woken = false;

@@ -1,4 +1,4 @@
-import { DEFAULT_SWEEP_LIMIT, MAX_SWEEP_LIMIT } from '../defaults.js';
+import { DEFAULT_PAGE_SIZE, DEFAULT_SWEEP_LIMIT, MAX_MANAGED, MAX_SWEEP_LIMIT } from '../defaults.js';
 import { instruments, observeSweep } from '../instrumentation/index.js';
 import type { DeadLetter, JobInfo, QueueCounts, SweepResult } from './read-types.js';
 import type { DeadLetterFilter } from './types.js';
@@ -52,9 +52,9 @@ export class Inspector<Data, Result> {
   async listDead(opts: { offset?: number; limit?: number }): Promise<Array<DeadLetter<Data>>> {
     assertOptions('listDead options', opts, ['offset', 'limit']);
     const offset = opts.offset ?? 0;
-    const limit = opts.limit ?? 100;
+    const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
     assertInt('offset', offset);
-    assertInt('limit', limit, { min: 1, max: 10_000 });
+    assertInt('limit', limit, { min: 1, max: MAX_MANAGED });
     const r = await this.ctx.run(deadLettersScript, { events: this.ctx.eventsFlag, verb: 'list', offset, limit }, 'listDead');
     return r.kind === 'list' ? (r.letters as Array<DeadLetter<Data>>) : [];
   }

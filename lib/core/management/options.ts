@@ -1,8 +1,8 @@
+import { DEFAULT_CLEAN_LIMIT, DEFAULT_PAGE_SIZE, MAX_MANAGED, MAX_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { JobState } from './read-types.js';
 import type { CleanOptions, CleanState, DeadLetterFilter, JobOrder, JobPage } from './types.js';
 import { assertInt, assertOptions, assertString, describe } from '../validate.js';
-import { MAX_MS } from '../adds/job-options.js';
 
 /**
  * The one validator of the job-management calls' arguments (management.ts, and the dead
@@ -10,10 +10,6 @@ import { MAX_MS } from '../adds/job-options.js';
  * script runs.
  */
 
-/** Most jobs in one page of getJobs(), or handled by one clean / retryDead / purgeDead call. */
-export const MAX_MANAGED = 10_000;
-export const DEFAULT_PAGE_SIZE = 100;
-const DEFAULT_CLEAN_LIMIT = 1000;
 export const JOB_STATES: readonly JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
 const CLEAN_STATES: readonly CleanState[] = ['completed', 'dead'];
 const ORDERS: readonly JobOrder[] = ['asc', 'desc'];

@@ -1,5 +1,14 @@
 import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
-import { DEFAULT_MAX_LOG_LINES, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, MAX_LOG_LINES, MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../defaults.js';
+import {
+  DEFAULT_MAX_LOG_LINES,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PREFIX,
+  DEFAULT_ROLE_TTL_MS,
+  MAX_LOG_LINES,
+  MAX_PAYLOAD_LIMIT,
+  MAX_TIMER_MS,
+  MIN_ROLE_TTL_MS,
+} from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import { assertDurability } from '../redis/replication.js';
 import { assertEvictionCheck } from '../redis/server-check.js';
@@ -15,7 +24,7 @@ import {
   assertQueueName,
 } from '../validate.js';
 import { processWarning, type WarningHandler } from '../warnings.js';
-import { resolvePolicy } from '../adds/job-options.js';
+import { isResolvedPolicy, resolvePolicy } from '../adds/job-options.js';
 
 /**
  * The one validator of queue options, and the one place their defaults are applied (the
@@ -42,7 +51,6 @@ const QUEUE_OPTION_KEYS = [
   'checkClosed',
 ] as const;
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
-const DEFAULT_ROLE_TTL_MS = 10_000;
 
 /** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/settings/queue-settings.ts). */
 export interface ResolvedSettings {
@@ -87,7 +95,7 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
   assertDurability(options.durability, commandTimeoutOf(options.connection));
   return {
     prefix,
-    defaults: Object.freeze(resolvePolicy('defaults', options.defaults)),
+    defaults: isResolvedPolicy(options.defaults) ? options.defaults : resolvePolicy('defaults', options.defaults),
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
     maxLogLines: options.maxLogLines ?? DEFAULT_MAX_LOG_LINES,
     eventsFlag: options.events === false ? '0' : '1',
@@ -113,7 +121,7 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
       if (exclusive[k] !== undefined) assertBoolean(`exclusive.${k}`, exclusive[k]);
     }
     if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: MAX_TIMER_MS });
-    if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: MAX_TIMER_MS });
+    if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: MIN_ROLE_TTL_MS, max: MAX_TIMER_MS });
     resolvedExclusive = {
       producer: exclusive.producer === true,
       consumer: exclusive.consumer === true,

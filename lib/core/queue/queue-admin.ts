@@ -4,9 +4,10 @@ import type { JobPolicy } from '../adds/types.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
 import type { QueueStats } from '../settings/types.js';
+import { DEFAULT_TOMBSTONE_MS } from '../defaults.js';
 import { assertInt, assertOptions } from '../validate.js';
 import type { QueueParts } from './queue-parts.js';
-import { DEFAULT_TOMBSTONE_MS, type QueueState } from '../settings/queue-settings.js';
+import type { QueueState } from '../settings/queue-settings.js';
 
 /**
  * What an operator does with a queue, from any process: read it (jobs, counts, dead letters),

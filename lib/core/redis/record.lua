@@ -1,10 +1,13 @@
 --[[
   Job records. K_JOBS holds each job as "<meta json>\n<data json>" (RecordMeta in
-  lib/core/redis/record.ts; JSON never holds a raw newline). Meta keys: t created at, n name,
-  a max attempts, p priority, b backoff, l lease ms, k keep-completed ms, u 1 for an
-  idempotency key, i its window ms, f failures, o failures before the last redrive, r
-  requeues, e last error, eh the last errors (settles/failures.lua), g group. A value equal to the built-in default is left out
-  (settles/policy.lua). Needs nothing.
+  lib/core/redis/record.ts; JSON never holds a raw newline). Meta keys (RECORD_KEYS there is
+  the legend): t created at, n name, a max attempts (always written), p priority, b backoff,
+  l lease ms, x attempt timeout ms, k keep-completed ms, u 1 for an idempotency key, i its
+  window ms, f failures, o failures before the last redrive, r requeues, e last error, eh the
+  last errors (settles/failures.lua), g group, w flow bits, pa parent id (flows/flows.lua),
+  tc trace context. A value equal to the built-in default is left out (settles/policy.lua);
+  f, o, r and p are left out while 0, so Lua reads them `or 0` as the client does. Needs
+  nothing.
 ]]
 
 local function splitRecord(rec)

@@ -1,3 +1,4 @@
+import { DEFAULT_TICK_LIMIT, MAX_SCHEDULER_ID_LENGTH } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { encodeRecord } from '../redis/record.js';
@@ -17,10 +18,6 @@ import {
 
 /** Options a template may not hold: the scheduler sets each job's id and time. */
 const SET_BY_SCHEDULER = ['jobId', 'delayMs', 'runAt', 'lifo', 'waitMs'] as const;
-/** Room left in a job id for 'repeat:' and ':<slot>'. */
-const MAX_SCHEDULER_ID_LENGTH = 200;
-export const DEFAULT_TICK_LIMIT = 100;
-
 /** The id of the job of one slot: the slot's idempotency key. */
 export function schedulerJobId(id: string, slot: number): string {
   return `repeat:${id}:${slot}`;

@@ -2,14 +2,13 @@ import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { ValidationError } from '../errors.js';
 import type { MissedPolicy, SchedulerSpec } from './types.js';
 import { assertInt, assertOptions, assertString } from '../validate.js';
-import { MAX_MS } from '../adds/job-options.js';
+import { MAX_MS, MIN_EVERY_MS } from '../defaults.js';
 
 /**
  * A scheduler's spec, checked, and the slots it gives. Cron expressions are parsed by
  * cron-parser, never here; every time given to these functions is Redis time.
  */
 
-export const MIN_EVERY_MS = 100;
 const SPEC_KEYS = ['cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit', 'missed'] as const;
 
 /** A spec as stored: times as epoch ms, `missed` filled in. */

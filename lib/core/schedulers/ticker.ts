@@ -1,5 +1,5 @@
 import type { SchedulerTickResult, SchedulerTickerOptions } from './types.js';
-import { MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_TICKER_INTERVAL_MS, MAX_TIMER_MS } from '../defaults.js';
 import { assertFunction, assertInt, assertOptions } from '../validate.js';
 
 /** What a ticker needs of a queue. */
@@ -9,7 +9,6 @@ export interface SchedulerTickable {
 
 /** Never tick again sooner than this: a scheduler that cannot move on must not spin. */
 const MIN_WAIT_MS = 5;
-const DEFAULT_MAX_INTERVAL_MS = 1000;
 
 /**
  * Runs `queue.runSchedulers()` for as long as it is started: right after each slot comes due
@@ -32,7 +31,7 @@ export class SchedulerTicker {
     if (options.maxIntervalMs !== undefined) assertInt('maxIntervalMs', options.maxIntervalMs, { min: 10, max: MAX_TIMER_MS });
     if (options.onError !== undefined) assertFunction('onError', options.onError);
     this.#queue = queue;
-    this.#maxIntervalMs = options.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
+    this.#maxIntervalMs = options.maxIntervalMs ?? DEFAULT_TICKER_INTERVAL_MS;
     this.#onError = options.onError ?? (() => undefined);
   }
 

@@ -20,7 +20,6 @@ import { assertInt, assertOptions } from '../validate.js';
 
 /** A blocked producer's registration lives this long unless renewed (every attempt renews it). */
 const WAITER_TTL_MS = 3000;
-export const DEFAULT_TOMBSTONE_MS = 10_000;
 const SHUTDOWN_CLEANUP_MS = 1000;
 
 // Checked with the other queue options (lib/core/queue/options.ts); the Nest glue checks its own with it.

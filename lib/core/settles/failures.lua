@@ -38,7 +38,9 @@ end
 -- or 'retried'.
 local function failAttempt(id, rec, now, reason, delayMs, eventType)
   local meta, data = decodeMeta(rec)
-  if not meta then
+  -- Every record holds its limit (a: the client always writes it), so none is assumed here:
+  -- a record without one is not a job's.
+  if not meta or type(meta.a) ~= 'number' then
     deadLetterUndecodable(id, now)
     return 'dead'
   end
@@ -46,7 +48,7 @@ local function failAttempt(id, rec, now, reason, delayMs, eventType)
   meta.e = reason
   noteError(meta, reason, now, meta.f - (meta.o or 0))
   emit({ type = eventType, id = id, attempt = meta.f - (meta.o or 0), error = reason })
-  if meta.f - (meta.o or 0) >= (meta.a or 1) then
+  if meta.f - (meta.o or 0) >= meta.a then
     deadLetter(id, meta, data, now, reason, true)
     return 'dead'
   end

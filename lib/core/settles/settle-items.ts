@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_ERROR_TEXT, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { LeaseRef } from '../leases/types.js';
 import { describeThrown } from '../thrown.js';
@@ -7,8 +7,6 @@ import type { ScriptArg } from '../redis/script-def.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
 export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l', id: string, token: string, a1: string, a2: string | number];
-
-const MAX_ERROR_TEXT = 4096;
 
 /** The built-in policy a record leaves out, as settles/policy.lua parses it: sent with every lease and settle call. */
 export const POLICY_DEFAULTS_ARG = `${DEFAULT_POLICY.keepCompletedMs} ${DEFAULT_POLICY.dedupWindowMs} ${JSON.stringify(DEFAULT_POLICY.backoff)}`;

@@ -1,3 +1,4 @@
+import { MAX_MS } from '../defaults.js';
 import { NotReplicatedError, ValidationError } from '../errors.js';
 import type { LeaseRef } from '../leases/types.js';
 import { assertInt, assertOptions, toJson } from '../validate.js';
@@ -34,13 +35,13 @@ export class Settling<Result> {
 
   nack(lease: LeaseRef, opts: { error?: unknown; delayMs?: number }): Promise<boolean> {
     assertOptions('nack options', opts, ['error', 'delayMs']);
-    if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
+    if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: MAX_MS });
     return this.settleOne(nackItem(lease, opts.error, opts.delayMs));
   }
 
   requeue(lease: LeaseRef, opts: { delayMs?: number; reason?: string }): Promise<boolean> {
     assertOptions('requeue options', opts, ['delayMs', 'reason']);
-    if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: 2 ** 41 });
+    if (opts.delayMs !== undefined) assertInt('delayMs', opts.delayMs, { max: MAX_MS });
     return this.settleOne(requeueItem(lease, opts.delayMs ?? 0, opts.reason ?? 'requeued'));
   }
 
@@ -66,7 +67,7 @@ export class Settling<Result> {
   /** Extends each lease by `extendMs` from now (default: its own lease length); updates its deadline. */
   async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]> {
     this.ctx.assertOpen();
-    if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: 2 ** 41 });
+    if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: MAX_MS });
     leases.forEach((l, i) => assertLease(l, leases.length === 1 ? 'lease' : `leases[${i}]`));
     if (leases.length === 0) return [];
     if (extendMs === undefined) {

@@ -1,4 +1,4 @@
-import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess } from '../instrumentation/index.js';
@@ -83,7 +83,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   ) {
     assertOptions('batch worker options', options, OPTION_KEYS);
     assertInt('size', options.size, { min: 1, max: MAX_LEASE_COUNT });
-    const concurrency = options.concurrency ?? 1;
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     assertInt('concurrency', concurrency, { min: 1, max: MAX_BATCH_CONCURRENCY });
     const waitMs = options.waitMs ?? DEFAULT_BATCH_WAIT_MS;
     assertInt('waitMs', waitMs, { max: MAX_TIMER_MS });

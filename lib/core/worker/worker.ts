@@ -1,4 +1,4 @@
-import { MAX_LEASE_COUNT } from '../defaults.js';
+import { DEFAULT_CONCURRENCY, MAX_LEASE_COUNT } from '../defaults.js';
 import { startAttemptTimer } from './attempt-timeout.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess, type ProcessScope } from '../instrumentation/index.js';
@@ -71,7 +71,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     options: WorkerOptions = {},
   ) {
     assertOptions('worker options', options, WORKER_OPTION_KEYS);
-    const concurrency = options.concurrency ?? 1;
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     assertInt('concurrency', concurrency, { min: 1, max: MAX_LEASE_COUNT });
     super(queue, options);
     this.concurrency = concurrency;

@@ -11,7 +11,7 @@ import type {
   QueueMetrics,
   Status,
 } from '@bull-board/api/dist/types.js';
-import { MAX_MANAGED } from '../../core/management/options.js';
+import { MAX_MANAGED } from '../../core/defaults.js';
 import type { Queue } from '../../core/queue/queue.js';
 import { boundedCall, openConnection, type ClientHandle } from '../../core/redis/connection.js';
 import { wrapRedisError } from '../../core/redis/redis-errors.js';

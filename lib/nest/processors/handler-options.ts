@@ -1,7 +1,6 @@
-import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertInt, assertOptions } from '../../core/validate.js';
 import type { BatchWorkerOptions } from '../../core/worker/batch-worker.js';
-import { DEFAULT_HANDLER_CONCURRENCY } from '../defaults.js';
 import { optionKeys } from '../option-keys.js';
 
 /** `@Process({ batch })`: the method receives `Job[]`, leased and settled together (the engine BatchWorker's `size` and `waitMs`). */
@@ -53,7 +52,7 @@ export function resolveHandlerOptions(
     assertInt('batch.waitMs', waitMs, { max: MAX_TIMER_MS });
     batch = { size: o.batch.size, waitMs };
   }
-  const concurrency = o.concurrency ?? (batch ? batchFallback : fallback) ?? DEFAULT_HANDLER_CONCURRENCY;
+  const concurrency = o.concurrency ?? (batch ? batchFallback : fallback) ?? DEFAULT_CONCURRENCY;
   assertInt('concurrency', concurrency, { min: 1, max: batch ? MAX_BATCH_CONCURRENCY : MAX_LEASE_COUNT });
   return { concurrency, batch };
 }

@@ -1,5 +1,5 @@
 import type { Scope } from '@nestjs/common';
-import { DEFAULT_BLOCK_MS, DEFAULT_LEASE_MS, MAX_LEASE_COUNT } from '../../core/defaults.js';
+import { DEFAULT_BLOCK_MS, MAX_LEASE_COUNT } from '../../core/defaults.js';
 import { assertBoolean, assertInt, assertOptions } from '../../core/validate.js';
 import type { WorkerEvent, WorkerOptions } from '../../core/worker/worker.js';
 import { assertLoopOptions } from '../../core/worker/loop-options.js';
@@ -52,7 +52,9 @@ export const PROCESSOR_EVENT_TYPES = Object.keys({
 } satisfies Record<ProcessorEventType, true>) as ProcessorEventType[];
 
 /** What the engine Worker (or BatchWorker) of one processor class is made with. */
-export interface ResolvedWorkerSettings extends Required<Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'blockMs' | 'drainTimeoutMs'>> {
+export interface ResolvedWorkerSettings extends Required<Pick<WorkerOptions, 'concurrency' | 'blockMs' | 'drainTimeoutMs'>> {
+  /** Left to the engine when nobody set it (the Worker applies DEFAULT_LEASE_MS). */
+  leaseMs: number | undefined;
   /** Left to the engine when nobody set it. */
   heartbeat: boolean | undefined;
 }
@@ -99,7 +101,7 @@ export function resolveWorkerSettings(
   const sum = handlerLimits.reduce((a, b) => a + b, 0);
   return {
     concurrency: options.concurrency ?? Math.min(sum, MAX_LEASE_COUNT),
-    leaseMs: options.leaseMs ?? defaults.leaseMs ?? DEFAULT_LEASE_MS,
+    leaseMs: options.leaseMs ?? defaults.leaseMs,
     blockMs: options.blockMs ?? defaults.blockMs ?? DEFAULT_BLOCK_MS,
     heartbeat: options.heartbeat ?? defaults.heartbeat,
     drainTimeoutMs: options.drainTimeoutMs ?? drainTimeoutMs,

@@ -100,7 +100,7 @@ export class ProcessorRunner {
     }
     loop.start();
     const batch = router instanceof BatchRouter ? router.batch : undefined;
-    this.logger.log(msg.loopStarted(this.def.className, this.def.queueName, { concurrency, leaseMs, batch }));
+    this.logger.log(msg.loopStarted(this.def.className, this.def.queueName, { concurrency, leaseMs: loop.leaseMs, batch }));
   }
 
   /**

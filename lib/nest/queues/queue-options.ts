@@ -1,3 +1,6 @@
+import { DEFAULT_POLICY } from '../../core/defaults.js';
+import { policyOver } from '../../core/adds/job-options.js';
+import type { JobPolicy } from '../../core/adds/types.js';
 import type { QueueOptions } from '../../core/queue/types.js';
 import type { ConnectionInput } from '../../core/redis/types.js';
 import { assertBoolean, assertOptions, assertQueueName } from '../../core/validate.js';
@@ -51,8 +54,11 @@ export interface ResolvedQueueOptions {
   name: string;
   /** reopenQueue() at startup, closeQueue() on shutdown. */
   closeOnShutdown: boolean;
-  /** What the engine's Queue constructor gets (which checks it), minus the connection. */
-  engine: Omit<QueueOptions, 'connection' | 'onWarning'>;
+  /**
+   * What the engine's Queue constructor gets (which checks it), minus the connection; its job
+   * defaults resolved here, which the Queue takes as they are.
+   */
+  engine: Omit<QueueOptions, 'connection' | 'onWarning' | 'defaults'> & { defaults?: Readonly<JobPolicy> };
   /** A connection of its own, instead of the shared one. */
   connection: ConnectionInput | undefined;
   processorDefaults: ProcessorDefaults;
@@ -97,7 +103,7 @@ export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRoo
     const { name, connection, defaults, sweeper, health, closeOnShutdown, schedulers, schedulerOptions, ...own } = raw;
     const checked = checkDefaults(defaults);
     if (closeOnShutdown !== undefined) assertBoolean('closeOnShutdown', closeOnShutdown);
-    const job = root.jobDefaults || checked.job ? { ...root.jobDefaults, ...checked.job } : undefined;
+    const job = checked.job ? policyOver(root.jobDefaults ?? DEFAULT_POLICY, checked.job) : root.jobDefaults;
     return {
       name,
       closeOnShutdown: closeOnShutdown ?? false,

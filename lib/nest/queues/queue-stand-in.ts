@@ -1,4 +1,4 @@
-import type { QueueDefaults } from './queue-defaults.js';
+import type { ModuleDefaults } from './queue-defaults.js';
 
 /**
  * The method by which a value that stands in for a queue's provider (a test's
@@ -9,7 +9,7 @@ import type { QueueDefaults } from './queue-defaults.js';
 export const TAKE_MODULE_DEFAULTS: unique symbol = Symbol.for('relq.takeModuleDefaults');
 
 export interface QueueStandIn {
-  [TAKE_MODULE_DEFAULTS](defaults: QueueDefaults): void;
+  [TAKE_MODULE_DEFAULTS](defaults: ModuleDefaults): void;
 }
 
 export function isQueueStandIn(value: unknown): value is QueueStandIn {

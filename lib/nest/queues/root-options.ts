@@ -1,7 +1,8 @@
-import { MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
+import { DEFAULT_POLICY, MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertConnection } from '../../core/redis/connection.js';
 import { assertEvictionCheck } from '../../core/redis/server-check.js';
-import type { JobPolicyOptions } from '../../core/adds/types.js';
+import { policyOver } from '../../core/adds/job-options.js';
+import type { JobPolicy } from '../../core/adds/types.js';
 import type { QueueOptions } from '../../core/queue/types.js';
 import type { ConnectionInput } from '../../core/redis/types.js';
 import { assertBoolean, assertInt, assertOptions, assertPrefix } from '../../core/validate.js';
@@ -61,7 +62,8 @@ export interface ResolvedRootOptions {
   connection: ConnectionInput | undefined;
   /** Checked here so that a mistake names forRoot; each Queue checks what it gets again. */
   engine: RootQueueOptions;
-  jobDefaults: JobPolicyOptions | undefined;
+  /** forRoot's job policy, resolved (undefined: the built-in one). */
+  jobDefaults: Readonly<JobPolicy> | undefined;
   processorDefaults: ProcessorDefaults;
   sweeper: ResolvedSweeper;
   drainTimeoutMs: number;
@@ -112,8 +114,8 @@ export function resolveRootOptions(raw: QueueModuleOptions | undefined | null): 
     return {
       connection: o.connection,
       engine: { prefix, maxPayloadBytes, events, evictionCheck },
-      jobDefaults: defaults.job,
-      processorDefaults: defaults.processor ?? {},
+      jobDefaults: defaults.job && policyOver(DEFAULT_POLICY, defaults.job),
+      processorDefaults: defaults.processor,
       sweeper,
       drainTimeoutMs,
       workersEnabled,
