@@ -23,7 +23,6 @@ export type * from './core/flows/types.js';
 export type { RelqWarning, WarningHandler } from './core/warnings.js';
 export type * from './core/schedulers/types.js';
 export { SchedulerTicker } from './core/schedulers/ticker.js';
-export { DEFAULT_POLICY, DEFAULT_PREFIX, DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './core/defaults.js';
 export { BatchWorker } from './core/worker/batch-worker.js';
 export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/worker/batch-worker.js';
 export type { QueueState } from './core/settings/queue-settings.js';

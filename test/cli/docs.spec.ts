@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_PREFIX, Queue } from '../../lib/index.js';
+import { DEFAULT_PREFIX } from '../../lib/core/defaults.js';
+import { Queue } from '../../lib/index.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { CliHarness } from './_cli.js';
 

@@ -17,6 +17,7 @@ import { DEFAULT_TOMBSTONE_MS, type QueueState } from '../settings/queue-setting
 export class QueueAdmin<Data = unknown, Result = unknown> {
   readonly name: string;
   readonly prefix: string;
+  /** @internal The queue's Redis keys (lib/core/redis/keys.ts), for the repository's own tools and tests. */
   readonly keys: QueueKeys;
   readonly defaults: Readonly<JobPolicy>;
   readonly maxPayloadBytes: number;
