@@ -1,3 +1,11 @@
+/**
+ * relq: the engine, framework-free. Promised: Queue and NamedQueue (produce, lease, settle,
+ * read, manage, schedule, flows, events), Worker and BatchWorker, SchedulerTicker, listQueues,
+ * the function library's status and load, every error class, and the types of their options,
+ * results and events. Not promised: the queue's Redis keys and connection, the built-in
+ * defaults as constants (the README's option tables give their values), anything under core/
+ * not re-exported here. test/packaging/surface.spec.ts holds the exact list.
+ */
 export { Queue } from './core/queue/queue.js';
 export { NamedQueue, type NamedBulkJob, type NamedJobOptions } from './core/queue/named-queue.js';
 export type { JobDataOf, JobMap, JobName, JobResultOf, JobSpec, NamedJob } from './core/queue/job-names.js';
@@ -23,7 +31,6 @@ export type * from './core/flows/types.js';
 export type { RelqWarning, WarningHandler } from './core/warnings.js';
 export type * from './core/schedulers/types.js';
 export { SchedulerTicker } from './core/schedulers/ticker.js';
-export { DEFAULT_POLICY, DEFAULT_PREFIX, DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './core/defaults.js';
 export { BatchWorker } from './core/worker/batch-worker.js';
 export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/worker/batch-worker.js';
 export type { QueueState } from './core/settings/queue-settings.js';

@@ -1,4 +1,12 @@
-// relq/nest: the NestJS integration. See docs/nest.md.
+/**
+ * relq/nest: the NestJS integration (docs/nest.md). Promised: QueueModule and QueueRegistry,
+ * the decorators and WorkerHost, the injection tokens, the health indicator and service, the
+ * options' types; and, so that a Nest app imports from this one path, the engine names its
+ * providers and processors type against: Queue, NamedQueue, QueueProducer, Job, the errors a
+ * producer or handler catches or throws, and the types of their options and answers (the same
+ * objects as relq's). The rest of the engine is imported from relq.
+ * test/packaging/surface.spec.ts holds the exact list.
+ */
 export { QueueModule } from './queues/queue.module.js';
 export { QueueRegistry } from './queues/queue.registry.js';
 export { InjectQueue } from './queues/inject-queue.decorator.js';

@@ -14,7 +14,7 @@ import { HeldLease, JobView, type Job, type JobCalls } from '../core/worker/job-
 
 /** What a test may set on a job made by `createTestJob()`; everything else has a default. */
 export interface TestJobOverrides extends Partial<Omit<LeasedJob<unknown>, 'data' | 'policy'>> {
-  /** Merged over the built-in policy (`DEFAULT_POLICY`). */
+  /** Merged over the policy a queue without `defaults` gives its jobs. */
   policy?: Partial<JobPolicy>;
   /** Lease deadline, epoch ms (default: now + the policy's leaseMs, else 30 s). */
   deadline?: number;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_PREFIX } from '../../lib/index.js';
+import { DEFAULT_PREFIX } from '../../lib/core/defaults.js';
 import { useCliBed } from './cli-bed.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

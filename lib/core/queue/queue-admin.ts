@@ -18,6 +18,7 @@ import type { QueueState } from '../settings/queue-settings.js';
 export class QueueAdmin<Data = unknown, Result = unknown> {
   readonly name: string;
   readonly prefix: string;
+  /** @internal The queue's Redis keys (lib/core/redis/keys.ts), for the repository's own tools and tests. */
   readonly keys: QueueKeys;
   readonly defaults: Readonly<JobPolicy>;
   readonly maxPayloadBytes: number;

@@ -24,7 +24,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     registerInternals(this, queueInternals(name, parts));
   }
 
-  /** The shared command connection (for health checks and tests). */
+  /** @internal The shared command connection (Nest health checks, the CLI, the dashboard, tests). */
   get client(): RedisClient {
     return this.parts.ctx.handle.client;
   }

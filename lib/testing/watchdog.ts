@@ -1,7 +1,7 @@
 /**
  * Child processes that must not outlive the process that started them: the private
- * redis-servers of `startTestRedis()` (./redis-server.ts), and the launchers the project's own
- * tools and tests start (tools/process-guard.ts builds on this file).
+ * redis-servers of `startTestRedis()` (./redis-process.ts), and the launchers the project's
+ * own tools and tests start (tools/process-guard.ts builds on this file).
  *
  * Each such child leads its own process group (spawned `detached`), so one group kill also
  * takes whatever it started itself. A watchdog, a tiny detached `sh`, SIGKILLs that group (and

@@ -1,15 +1,14 @@
 /**
- * The one place that starts a private `redis-server`: `startTestRedis()` (relq/testing), and the
- * repository's own test harness, benchmarks and `npm run sample` all use `startRedisServer()`.
- * Not part of relq/testing's exports: its options serve the project's fault tests (TLS, AUTH,
- * AOF, restarts).
+ * A private `redis-server` process, as `startTestRedis()` (./test-redis.ts) starts one; the
+ * repository's own launcher (tools/redis-server.ts) builds on it. Not part of relq/testing's
+ * exports.
  *
  * A server gets a free 127.0.0.1 port, its own temp dir (data, redis.log), no persistence unless
  * its arguments ask for it, and counts as started once it answers PING. It leads its own process
  * group (a terminal's Ctrl+C does not reach it; a group kill also takes a fork such as an AOF
  * rewrite). `stop()` SIGKILLs the group and removes the dir. Safety nets: a `process.on('exit')`
  * hook does the same for every server not stopped yet (outside Jest; inside Jest's sandbox
- * `process` is a copy whose 'exit' never fires), and a watchdog (./process-guard.ts) does it
+ * `process` is a copy whose 'exit' never fires), and a watchdog (./watchdog.ts) does it
  * within about a second after this process disappears for any reason, even SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,40 +16,37 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from './process-guard.js';
+import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from './watchdog.js';
 import { requireRedisServerBinary } from './redis-binary.js';
-import { freePort, REDIS_HOST, waitForPing, type PingAuth, type PingTls } from './redis-ping.js';
+import { freePort, REDIS_HOST, waitForPing, type PingAuth } from './redis-ping.js';
 
-export interface RedisServerOptions {
+export interface RedisProcessOptions {
   /** The binary (default: `redisServerBinary()`; a RedisServerNotFoundError when there is none). */
   bin?: string;
   /** redis-server arguments for a port and the server's dir (default: `plainArgs`). */
   args?: (port: number, dir: string) => string[];
   /** The readiness PING: AUTH password and TLS, as the arguments configure the server. */
-  password?: string;
-  tls?: PingTls;
+  auth?: PingAuth;
   /** Name prefix of the temp dir (default 'relq-redis-'). */
   dirPrefix?: string;
 }
 
-export interface RedisServer {
+export interface RedisProcess {
   readonly host: string;
   readonly port: number;
   /** Its data dir (removed by stop()). */
   readonly dir: string;
   readonly bin: string;
-  /** The running redis-server's pid (a restart() changes it). */
-  readonly pid: number;
-  /** SIGKILL the server and wait until it is gone (the dir stays). */
+  /** The running server (a relaunch() replaces it). */
+  readonly child: ChildProcess;
+  /** SIGKILLs the server and waits until it is gone (the dir stays). */
   kill(): Promise<void>;
-  /** (Kill if still running, then) start again on the same port and dir; resolves when it answers PING. */
-  restart(): Promise<void>;
-  /** SIGSTOP: connections stay open but nothing is answered. */
-  pause(): void;
-  /** SIGCONT a paused server. */
-  resume(): void;
-  /** Kill the server and remove its dir. Idempotent. */
+  /**
+   * Starts the server again on the same port and dir; resolves when it answers PING. Rejects
+   * (with `addrInUse: true` when the port was taken meanwhile) if it does not start.
+   */
+  relaunch(): Promise<void>;
+  /** Kills the server and removes its dir. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -91,7 +87,7 @@ export function stopAllRedisServersNow(): void {
   live.clear();
 }
 
-export async function startRedisServer(opts: RedisServerOptions = {}): Promise<RedisServer> {
+export async function startRedisProcess(opts: RedisProcessOptions = {}): Promise<RedisProcess> {
   const bin = opts.bin ?? requireRedisServerBinary();
   if (!exitHookInstalled) {
     exitHookInstalled = true;
@@ -100,7 +96,7 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
   const args = opts.args ?? plainArgs;
   const dir = await mkdtemp(join(tmpdir(), opts.dirPrefix ?? 'relq-redis-'));
   const state: Live = { child: undefined as unknown as ChildProcess, dir };
-  const auth: PingAuth = { password: opts.password, tls: opts.tls };
+  const auth = opts.auth ?? {};
   let port = 0;
   let stopped = false;
 
@@ -143,13 +139,6 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
     throw err;
   }
 
-  const assertUsable = (what: string) => {
-    if (stopped) throw new Error(`redis-server ${what}() called after stop()`);
-  };
-  const signal = (sig: NodeJS.Signals) => {
-    if (!isRunning(state.child)) throw new Error(`redis-server (pid ${state.child.pid}) is not running; cannot send ${sig}`);
-    state.child.kill(sig);
-  };
   const kill = async (): Promise<void> => {
     stopWatchdog(state.watchdog);
     state.watchdog = undefined;
@@ -162,35 +151,11 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
     port,
     dir,
     bin,
-    get pid() {
-      return state.child.pid!;
+    get child() {
+      return state.child;
     },
-    kill: async () => {
-      assertUsable('kill');
-      await kill();
-    },
-    restart: async () => {
-      assertUsable('restart');
-      await kill();
-      // The port was ours a moment ago; if something grabbed it meanwhile, retry briefly.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await launch(port);
-          return;
-        } catch (err) {
-          if (!(err as { addrInUse?: boolean }).addrInUse || attempt >= 20) throw err;
-          await sleep(100);
-        }
-      }
-    },
-    pause: () => {
-      assertUsable('pause');
-      signal('SIGSTOP');
-    },
-    resume: () => {
-      assertUsable('resume');
-      signal('SIGCONT');
-    },
+    kill,
+    relaunch: () => launch(port),
     stop: async () => {
       if (stopped) return;
       stopped = true;
