@@ -4,7 +4,7 @@ import { instruments, observedAdd, stampAll } from '../instrumentation/index.js'
 import { encodeRecord } from '../redis/record.js';
 import type { AddResult, BulkJob, JobOptions } from './types.js';
 import { assertInt, assertOptions, toJson } from '../validate.js';
-import type { ProduceItem } from '../backpressure/backpressure.js';
+import type { ProduceItem } from '../backpressure/scripts.js';
 import { IdGenerator } from './ids.js';
 import { plainRecordMaker, prepareJob } from './job-options.js';
 import type { QueueContext } from '../queue/queue-context.js';

@@ -1,4 +1,4 @@
-import type { ProduceItem } from '../backpressure/backpressure.js';
+import type { ProduceItem } from '../backpressure/scripts.js';
 import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
 
 /**

@@ -10,17 +10,7 @@ import {
 import type { Blocker } from '../redis/blocking-wait.js';
 import { sleep, type SettingsContext } from '../settings/settings-context.js';
 import { parseHolder } from '../roles/identity.js';
-import { leaveWaiterScript, produceScript, renewWaiterScript } from './scripts.js';
-
-/** One job for produce.lua. */
-export interface ProduceItem {
-  id: string;
-  custom: 0 | 1;
-  record: string;
-  priority: number;
-  due: string;
-  group: string;
-}
+import { leaveWaiterScript, produceScript, renewWaiterScript, type ProduceItem } from './scripts.js';
 
 export interface ProducerGateOptions {
   /** This object's registration in the `waiters` zset. */

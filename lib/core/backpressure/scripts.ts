@@ -1,5 +1,14 @@
 import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
-import type { ProduceItem } from './backpressure.js';
+
+/** One job for produce.lua. */
+export interface ProduceItem {
+  id: string;
+  custom: 0 | 1;
+  record: string;
+  priority: number;
+  due: string;
+  group: string;
+}
 
 /** produce.lua's answer. */
 export type ProduceReply =

@@ -7,7 +7,7 @@ import type { JobPolicy } from '../adds/types.js';
 import { assertOptions, toJson } from '../validate.js';
 import type { IdGenerator } from '../adds/ids.js';
 import { prepareJob } from '../adds/job-options.js';
-import type { ProduceItem } from '../backpressure/backpressure.js';
+import type { ProduceItem } from '../backpressure/scripts.js';
 
 const FLOW_KEYS = ['data', 'opts', 'children', 'onFailure', 'queue'] as const;
 const POLICIES: readonly ChildFailurePolicy[] = ['fail', 'ignore'];

@@ -2,7 +2,8 @@ import { MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, QueueDeletedError, ValidationError } from '../errors.js';
 import type { SettingsContext } from './settings-context.js';
 import { newIdentity } from '../roles/identity.js';
-import { ProducerGate, type ProduceItem } from '../backpressure/backpressure.js';
+import { ProducerGate } from '../backpressure/backpressure.js';
+import type { ProduceItem } from '../backpressure/scripts.js';
 import { RoleLease } from '../roles/exclusive-role.js';
 import type { QueueStats } from './types.js';
 import {

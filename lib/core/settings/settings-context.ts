@@ -1,7 +1,6 @@
 import type { Blocker } from '../redis/blocking-wait.js';
 import type { RelqError } from '../errors.js';
 import type { QueueKeys } from '../redis/keys.js';
-import type { QueueOp, ScriptName } from '../redis/script-code.js';
 import type { QueueScript } from '../redis/script-def.js';
 
 /** What the bounded / fair / lifecycle parts need from their Queue. */
@@ -10,11 +9,12 @@ export interface SettingsContext {
   readonly keys: QueueKeys;
   readonly eventsFlag: '0' | '1';
   /** One operation on the queue (QueueContext.run). */
-  run<Args, Result, Op extends string>(script: QueueScript<ScriptName, Args, Result, Op>, args: Args, op?: Op): Promise<Result>;
+  run<Args, Result, Op extends string>(script: QueueScript<string, Args, Result, Op>, args: Args, op?: Op): Promise<Result>;
   /** A dedicated connection for blocking pops (closed by the Queue's close()). */
   openBlocker(): Blocker;
   closeBlocker(b: Blocker): void;
-  wrapError(err: unknown, op: QueueOp): RelqError;
+  /** `op`: the label of the failed call in the error (a script's op, or 'events'). */
+  wrapError(err: unknown, op: string): RelqError;
   /** The Queue object was closed (connections going away). */
   readonly isClosed: boolean;
 }
