@@ -7,7 +7,7 @@
  */
 import { ConnectionError, listQueues, QueueDeletedError, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
 import { isListed, Registration } from '../../lib/core/registry/registry.js';
-import type { ScriptArg } from '../../lib/core/redis/script-def.js';
+import { registerQueueScript, type RegistryArgs, type RegistryScript } from '../../lib/core/registry/scripts.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
 import { waitUntil } from '../support/wait.js';
 import { closedPort } from '../support/cli-harness.js';
@@ -101,9 +101,9 @@ test('deleteQueue while a registration is in flight: the queue is unlisted, and 
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   // the registering call reaches Redis at once; its reply is held back until released
-  const exec = async (key: string, args: ScriptArg[]): Promise<unknown> => {
-    const reply = await runScript(client, 'registry', [key], args);
-    if (args[0] === 'add') await held;
+  const exec = async (script: RegistryScript, key: string, args: RegistryArgs): Promise<unknown> => {
+    const reply = await runScript(client, script.name, [key], script.encode(args));
+    if (script === registerQueueScript) await held;
     return reply;
   };
   const registration = new Registration('raced', prefix, exec, () => undefined);

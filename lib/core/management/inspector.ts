@@ -6,7 +6,7 @@ import { assertInt, assertJobId, assertOptions } from '../validate.js';
 import { checkDeadFilter } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { sweepScript } from '../leases/scripts.js';
-import { pauseScript } from '../settings/scripts.js';
+import { pauseQueueScript, resumeQueueScript } from '../settings/scripts.js';
 import { countsScript, deadLettersScript, getJobScript, type DeadLettersArgs } from './scripts.js';
 
 /**
@@ -32,7 +32,7 @@ export class Inspector<Data, Result> {
   }
 
   async setPaused(paused: boolean): Promise<void> {
-    await this.ctx.run(pauseScript, { events: this.ctx.eventsFlag, paused }, paused ? 'pause' : 'resume');
+    await this.ctx.run(paused ? pauseQueueScript : resumeQueueScript, { events: this.ctx.eventsFlag });
   }
 
   async sweep(opts: { limit?: number }): Promise<SweepResult> {

@@ -14,7 +14,6 @@ import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js'
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
 import { isDeletedReply, Registration } from '../registry/registry.js';
-import { registryScript } from '../registry/scripts.js';
 import type { SettingsContext } from '../settings/settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
@@ -67,7 +66,7 @@ export class QueueContext implements SettingsContext {
     this.registration = new Registration(
       name,
       o.prefix,
-      (key, argv) => boundedCall(this.handle, runScript(this.handle.client, registryScript.name, [key], argv, this.reportLibrary)),
+      (script, key, args) => boundedCall(this.handle, runScript(this.handle.client, script.name, [key], script.encode(args), this.reportLibrary)),
       o.warn,
     );
   }

@@ -3,9 +3,8 @@ import type { RedisClient } from '../redis/connection.js';
 import { registryKey } from '../redis/keys.js';
 import { withConnection } from '../redis/one-off.js';
 import { isKeyRefused } from '../redis/redis-errors.js';
-import type { ScriptArg } from '../redis/script-def.js';
 import type { ConnectionInput } from '../redis/types.js';
-import { registryScript } from './scripts.js';
+import { registerQueueScript, unregisterQueueScript, type RegistryArgs, type RegistryScript } from './scripts.js';
 import { assertOptions, assertPrefix, assertQueueName } from '../validate.js';
 import type { WarningHandler } from '../warnings.js';
 
@@ -16,7 +15,7 @@ import type { WarningHandler } from '../warnings.js';
 const REFRESH_MS = 60_000;
 
 /**
- * @internal The registry entry of one Queue object's queue (lib/core/registry/registry.lua). The
+ * @internal The registry entry of one Queue object's queue (register-queue.lua, unregister-queue.lua). The
  * registry key has its own Cluster slot, so no queue script may write it: this object
  * registers the queue with a call of its own before its first creating call (then at most
  * once a minute), and deleteQueue() unregisters it after the delete script. Adds after the
@@ -36,8 +35,8 @@ export class Registration {
   constructor(
     private readonly name: string,
     private readonly prefix: string,
-    /** Runs registry.lua on `key` with this ARGV (the caller bounds and wraps it). */
-    private readonly exec: (key: string, argv: ScriptArg[]) => Promise<unknown>,
+    /** Runs a registry operation on `key` (the caller bounds and wraps it). */
+    private readonly exec: (script: RegistryScript, key: string, args: RegistryArgs) => Promise<unknown>,
     private readonly warn: WarningHandler,
   ) {
     this.key = registryKey(prefix);
@@ -49,7 +48,7 @@ export class Registration {
    */
   before(): Promise<void> | undefined {
     if (Date.now() - this.registeredAt < REFRESH_MS) return undefined;
-    this.pending ??= this.exec(this.key, registryScript.encode({ verb: 'add', name: this.name }))
+    this.pending ??= this.exec(registerQueueScript, this.key, { name: this.name })
       .catch((err: unknown) => this.refused(err, 'listed in', 'will not show it', 'to list it'))
       .then(() => {
         this.registeredAt = Date.now();
@@ -77,7 +76,7 @@ export class Registration {
     // next creating call would not list it again for a minute: let it settle first.
     await this.pending?.catch(() => undefined);
     this.registeredAt = -Infinity;
-    await this.exec(this.key, registryScript.encode({ verb: 'remove', name: this.name })).catch((err: unknown) =>
+    await this.exec(unregisterQueueScript, this.key, { name: this.name }).catch((err: unknown) =>
       this.refused(err, 'removed from', 'may still show it', 'so that deleteQueue() unlists it'),
     );
   }

@@ -93,13 +93,23 @@ export const queueStatsScript = queueScript({
   },
 });
 
-/** Stops or restarts leasing (pause.lua). */
-export const pauseScript = queueScript({
-  name: 'pause',
-  file: 'settings/pause.lua',
-  ops: ['pause', 'resume'],
+/** Stops leasing; adds go on (pause-queue.lua). */
+export const pauseQueueScript = queueScript({
+  name: 'pauseQueue',
+  file: 'settings/pause-queue.lua',
+  ops: ['pause'],
   creates: true,
-  encode: (a: { events: EventsFlag; paused: boolean }) => [a.events, a.paused ? 'pause' : 'resume'],
+  encode: (a: { events: EventsFlag }) => [a.events],
+  decode: () => undefined,
+});
+
+/** Restarts leasing (resume-queue.lua). */
+export const resumeQueueScript = queueScript({
+  name: 'resumeQueue',
+  file: 'settings/resume-queue.lua',
+  ops: ['resume'],
+  creates: true,
+  encode: (a: { events: EventsFlag }) => [a.events],
   decode: () => undefined,
 });
 
@@ -118,6 +128,7 @@ export const SETTINGS_SCRIPTS = [
   reopenQueueScript,
   queueStateScript,
   queueStatsScript,
-  pauseScript,
+  pauseQueueScript,
+  resumeQueueScript,
   deleteQueueScript,
 ] as const;
