@@ -43,3 +43,11 @@ local function dropAheadJob(id, slot)
   refreshNextDue()
   emit({ type = 'removed', id = jid })
 end
+
+-- Appends one scheduler as the read scripts answer it (scheduler-due.lua, scheduler-list.lua):
+-- its id, its config ('' no such scheduler) and its state ('' no such scheduler).
+local function putScheduler(out, id)
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', K_SCHEDS, id) or ''
+  out[#out + 1] = redis.call('HGET', K_SCHED_STATE, id) or ''
+end

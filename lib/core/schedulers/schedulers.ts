@@ -9,7 +9,9 @@ import type { QueueContext } from '../queue/queue-context.js';
 import { checkSpec, planAdvance, slotAfter, type SlotPlan } from './spec.js';
 import {
   schedulerAdvanceScript,
-  schedulerReadScript,
+  schedulerDueScript,
+  schedulerListScript,
+  schedulerNowScript,
   schedulerRemoveScript,
   schedulerUpsertScript,
   type Stored,
@@ -48,7 +50,7 @@ export class Schedulers {
    */
   async upsert(id: string, spec: SchedulerSpec, template: SchedulerTemplate = {}): Promise<boolean> {
     const { raw, config } = this.prepare(id, spec, template);
-    const { now } = await this.read('now');
+    const now = await this.ctx.run(schedulerNowScript, {});
     const first = slotAfter(config.spec, now - 1);
     const job = { record: first === null ? '' : withTime(recordOf(raw), now) };
     const send = () => this.ctx.run(schedulerUpsertScript, { events: this.ctx.eventsFlag, id, config: raw, firstSlot: first, record: job.record });
@@ -61,7 +63,7 @@ export class Schedulers {
   }
 
   async list(): Promise<SchedulerInfo[]> {
-    const { items } = await this.read('all');
+    const items = await this.ctx.run(schedulerListScript, {});
     return items.sort((a, b) => (a.id < b.id ? -1 : 1)).map(toInfo);
   }
 
@@ -75,7 +77,7 @@ export class Schedulers {
     assertOptions('runSchedulers options', opts, ['limit']);
     const limit = opts.limit ?? DEFAULT_TICK_LIMIT;
     assertInt('limit', limit, { min: 1, max: 10_000 });
-    const { now, earliest, items } = await this.read('due', limit);
+    const { now, earliest, items } = await this.ctx.run(schedulerDueScript, { limit });
     let nextDueAt = items.length === limit ? now : earliest; // a full page: more may be due
     const moves: SlotMove[] = [];
     for (const s of items) {
@@ -130,11 +132,6 @@ export class Schedulers {
     const dataJson = toJson('template.data', template.data ?? null, this.ctx.maxPayloadBytes);
     const config: StoredConfig = { spec: stored, opts: JSON.parse(JSON.stringify(opts)) as SchedulerJobOptions };
     return { raw: `${JSON.stringify(config)}\n${encodeRecord(meta, dataJson)}`, config };
-  }
-
-  private read(mode: 'due' | 'now' | 'all', limit: number | '' = ''): Promise<{ now: number; earliest: number | null; items: Stored[] }> {
-    const op = ({ due: 'runSchedulers', now: 'upsertScheduler', all: 'getSchedulers' } as const)[mode];
-    return this.ctx.run(schedulerReadScript, { mode, limit }, op);
   }
 }
 

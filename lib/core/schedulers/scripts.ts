@@ -7,7 +7,7 @@ export interface StoredConfig {
   opts: SchedulerJobOptions;
 }
 
-/** One scheduler as the read script returns it. */
+/** One scheduler as the read scripts return it. */
 export interface Stored {
   id: string;
   config: StoredConfig;
@@ -19,36 +19,61 @@ export interface Stored {
   made: number;
 }
 
+/** The schedulers in a read script's reply from `from` on (id, config, state each); those gone left out. */
+function storedFrom(r: ReadonlyArray<string | number>, from: number): Stored[] {
+  const items: Stored[] = [];
+  for (let i = from; i < r.length; i += 3) {
+    const raw = String(r[i + 1]);
+    if (raw === '') continue;
+    const [v, next, made] = String(r[i + 2]).split(':');
+    const nl = raw.indexOf('\n');
+    items.push({
+      id: String(r[i]),
+      config: JSON.parse(raw.slice(0, nl)) as StoredConfig,
+      record: raw.slice(nl + 1),
+      raw,
+      version: Number(v),
+      next: next ? Number(next) : null,
+      made: Number(made),
+    });
+  }
+  return items;
+}
+
 /**
- * Reads schedulers with the Redis clock (scheduler-read.lua): the due ones for a tick (at most
- * `limit`), the clock alone for an upsert, or all of them.
+ * The schedulers due for a tick, at most `limit`, with the Redis time of the read and the
+ * earliest next slot still to come (scheduler-due.lua).
  */
-export const schedulerReadScript = queueScript({
-  name: 'schedulerRead',
-  file: 'schedulers/scheduler-read.lua',
-  ops: ['runSchedulers', 'upsertScheduler', 'getSchedulers'],
+export const schedulerDueScript = queueScript({
+  name: 'schedulerDue',
+  file: 'schedulers/scheduler-due.lua',
+  ops: ['runSchedulers'],
   readOnly: true,
-  encode: (a: { mode: 'due' | 'now' | 'all'; limit: number | '' }) => [a.mode, a.limit],
+  encode: (a: { limit: number }) => [a.limit],
   decode: (reply): { now: number; earliest: number | null; items: Stored[] } => {
     const r = reply as Array<string | number>;
-    const items: Stored[] = [];
-    for (let i = 2; i < r.length; i += 3) {
-      const raw = String(r[i + 1]);
-      if (raw === '') continue;
-      const [v, next, made] = String(r[i + 2]).split(':');
-      const nl = raw.indexOf('\n');
-      items.push({
-        id: String(r[i]),
-        config: JSON.parse(raw.slice(0, nl)) as StoredConfig,
-        record: raw.slice(nl + 1),
-        raw,
-        version: Number(v),
-        next: next ? Number(next) : null,
-        made: Number(made),
-      });
-    }
-    return { now: Number(r[0]), earliest: r[1] === '' ? null : Number(r[1]), items };
+    return { now: Number(r[0]), earliest: r[1] === '' ? null : Number(r[1]), items: storedFrom(r, 2) };
   },
+});
+
+/** The Redis clock (ms) for an upsert's first slot (scheduler-now.lua). */
+export const schedulerNowScript = queueScript({
+  name: 'schedulerNow',
+  file: 'schedulers/scheduler-now.lua',
+  ops: ['upsertScheduler'],
+  readOnly: true,
+  encode: () => [],
+  decode: (reply) => Number(reply),
+});
+
+/** Every scheduler of the queue, in no order (scheduler-list.lua). */
+export const schedulerListScript = queueScript({
+  name: 'schedulerList',
+  file: 'schedulers/scheduler-list.lua',
+  ops: ['getSchedulers'],
+  readOnly: true,
+  encode: () => [],
+  decode: (reply) => storedFrom(reply as Array<string | number>, 0),
 });
 
 /**
@@ -102,4 +127,10 @@ export const schedulerRemoveScript = queueScript({
   decode: (reply) => reply === 1,
 });
 
-export const SCHEDULER_SCRIPTS = [schedulerReadScript, schedulerUpsertScript, schedulerAdvanceScript, schedulerRemoveScript] as const;
+export const SCHEDULER_SCRIPTS = [
+  schedulerDueScript,
+  schedulerNowScript,
+  schedulerListScript,
+  schedulerUpsertScript,   schedulerAdvanceScript,
+  schedulerRemoveScript,
+] as const;
