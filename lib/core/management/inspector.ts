@@ -7,7 +7,7 @@ import { checkDeadFilter } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { sweepScript } from '../leases/scripts.js';
 import { pauseQueueScript, resumeQueueScript } from '../settings/scripts.js';
-import { countsScript, deadLettersScript, getJobScript, type DeadLettersArgs } from './scripts.js';
+import { countsScript, getJobScript, listDeadScript, purgeDeadScript, redriveDeadScript, type DeadTargetArgs } from './scripts.js';
 
 /**
  * Reading a queue and tending it: one job's state, per-state counts, pause and resume, the
@@ -55,8 +55,7 @@ export class Inspector<Data, Result> {
     const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
     assertInt('offset', offset);
     assertInt('limit', limit, { min: 1, max: MAX_MANAGED });
-    const r = await this.ctx.run(deadLettersScript, { events: this.ctx.eventsFlag, verb: 'list', offset, limit }, 'listDead');
-    return r.kind === 'list' ? (r.letters as Array<DeadLetter<Data>>) : [];
+    return (await this.ctx.run(listDeadScript, { offset, limit })) as Array<DeadLetter<Data>>;
   }
 
   /**
@@ -65,17 +64,16 @@ export class Inspector<Data, Result> {
    */
   async deadOp(op: 'redrive' | 'purge', target: string[] | DeadLetterFilter): Promise<string[]> {
     const events = this.ctx.eventsFlag;
-    let args: DeadLettersArgs;
+    let args: DeadTargetArgs;
     if (Array.isArray(target)) {
       target.forEach((id, i) => assertJobId(id, `ids[${i}]`));
       if (target.length === 0) return [];
-      args = { events, verb: op, offset: 'ids', limit: 0, ids: target };
+      args = { events, ids: target };
     } else {
       checkDeadFilter(op === 'redrive' ? 'retryDead' : 'purgeDead', target);
       const { limit, name, olderThanMs } = target;
-      args = { events, verb: op, offset: 0, limit, olderThanMs, name };
+      args = { events, limit, olderThanMs, name };
     }
-    const r = await this.ctx.run(deadLettersScript, args, op);
-    return r.kind === 'ids' ? r.ids : [];
+    return this.ctx.run(op === 'redrive' ? redriveDeadScript : purgeDeadScript, args);
   }
 }

@@ -4,6 +4,7 @@ import { schedulerCounts } from '../schedulers/counts.js';
 import type { FlowChildren } from '../flows/types.js';
 import { toJobInfo } from './job-info.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts } from './read-types.js';
+import type { DeadLetterFilter } from './types.js';
 
 /** One job (get-job.lua), null when there is none. */
 export const getJobScript = queueScript({
@@ -53,36 +54,15 @@ function decodeCounts(r: readonly number[]): QueueCounts {
   };
 }
 
-/**
- * Dead letters (dead-letters.lua): `list` a page of them (from `offset`), or `redrive` /
- * `purge` the named `ids` (offset 'ids'), else the oldest `limit` that pass the filter.
- */
-export interface DeadLettersArgs {
-  events: EventsFlag;
-  verb: 'list' | 'redrive' | 'purge';
-  offset: number | 'ids';
-  limit: number;
-  ids?: readonly string[];
-  olderThanMs?: number;
-  name?: string;
-}
-
-/** A dead-letters call's answer: the page listed, or the ids redriven or purged. */
-export type DeadLettersReply = { kind: 'list'; letters: Array<DeadLetter<unknown>> } | { kind: 'ids'; ids: string[] };
-
-export const deadLettersScript = queueScript({
-  name: 'deadLetters',
-  file: 'management/dead-letters.lua',
-  ops: ['listDead', 'redrive', 'purge'],
-  encode: (a: DeadLettersArgs) => {
-    const argv: ScriptArg[] = [a.events, a.verb, a.offset, a.limit];
-    if (a.offset === 'ids') argv.push(...(a.ids ?? []));
-    else if (a.verb !== 'list') argv.push(a.olderThanMs ?? '', a.name === undefined ? '' : `n${a.name}`);
-    return argv;
-  },
-  decode: (reply, a): DeadLettersReply => {
+/** One page of the dead letters from `offset`, oldest first (list-dead.lua); those whose record is gone left out. */
+export const listDeadScript = queueScript({
+  name: 'listDead',
+  file: 'management/list-dead.lua',
+  ops: ['listDead'],
+  readOnly: true,
+  encode: (a: { offset: number; limit: number }) => [a.offset, a.limit],
+  decode: (reply): Array<DeadLetter<unknown>> => {
     const r = reply as string[];
-    if (a.verb !== 'list') return { kind: 'ids', ids: r };
     const letters: Array<DeadLetter<unknown>> = [];
     for (let i = 0; i < r.length; i += 3) {
       if (!r[i + 1]) continue;
@@ -91,8 +71,32 @@ export const deadLettersScript = queueScript({
       if (meta.e !== undefined) dl.lastError = meta.e;
       letters.push(dl);
     }
-    return { kind: 'list', letters };
+    return letters;
   },
+});
+
+/** The dead letters a redrive or purge takes (dead-targets.lua): the named `ids`, or the oldest `limit` that pass the filter. */
+export type DeadTargetArgs = { events: EventsFlag } & ({ ids: readonly string[] } | DeadLetterFilter);
+
+const encodeDeadTarget = (a: DeadTargetArgs): ScriptArg[] =>
+  'ids' in a ? [a.events, 'ids', ...a.ids] : [a.events, a.limit, a.olderThanMs ?? '', a.name === undefined ? '' : `n${a.name}`];
+
+/** Moves dead letters back to pending with a fresh attempt budget (redrive-dead.lua): the ids moved. */
+export const redriveDeadScript = queueScript({
+  name: 'redriveDead',
+  file: 'management/redrive-dead.lua',
+  ops: ['redrive'],
+  encode: encodeDeadTarget,
+  decode: (reply) => reply as string[],
+});
+
+/** Deletes dead letters for good (purge-dead.lua): the ids removed. */
+export const purgeDeadScript = queueScript({
+  name: 'purgeDead',
+  file: 'management/purge-dead.lua',
+  ops: ['purge'],
+  encode: encodeDeadTarget,
+  decode: (reply) => reply as string[],
 });
 
 /** One page of the jobs in one state (get-jobs.lua); ids whose record is gone (ghosts) left out. */
@@ -161,7 +165,9 @@ export const drainScript = queueScript({
 export const MANAGEMENT_SCRIPTS = [
   getJobScript,
   countsScript,
-  deadLettersScript,
+  listDeadScript,
+  redriveDeadScript,
+  purgeDeadScript,
   getJobsScript,
   removeJobScript,
   promoteJobScript,

@@ -72,6 +72,7 @@ const PRELUDE = [
   'redis/replay.lua', // replayed lease and settle requests
   'adds/add-jobs.lua', // adding jobs
   'management/remove.lua', // where a job is, removing jobs
+  'management/dead-targets.lua', // the dead letters a redrive or purge takes
   'schedulers/schedulers.lua', // job schedulers
   'redis/begin.lua', // binds a call's keys, resets its state
 ];
