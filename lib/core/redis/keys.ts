@@ -48,7 +48,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
 
 /**
  * The registry of the queue names of `prefix` (sorted set: name -> first-seen ms,
- * lib/core/registry/registry.lua). Its hash tag `{<prefix>:}` is no queue's (a queue name is never
+ * lib/core/registry/register-queue.lua). Its hash tag `{<prefix>:}` is no queue's (a queue name is never
  * empty), so on a Cluster it has a slot of its own; it still matches an ACL key pattern
  * `~{<prefix>:*` that grants a user the prefix's queues.
  */
