@@ -5,7 +5,7 @@
  * latency.ts), backlogs from drains that alternate, and a figure's change is the median of its
  * pairs' ratios, so drift of the machine between reps cancels out.
  */
-import type { BenchResults, RunMeta } from './report.js';
+import type { BenchResults, RunMeta } from './results.js';
 import { fmt, median, range } from './stats.js';
 
 /** How much worse than relq@ref a figure may be before the section flags it. */

@@ -3,8 +3,8 @@
  * add one by one, then lease+settle in steps of `count`. Development aid.
  */
 import { Queue } from '../lib/index.js';
-import type { SettleItem } from '../lib/core/queue/settle-items.js';
-import { ackItem } from '../lib/core/queue/settle-items.js';
+import type { SettleItem } from '../lib/core/settles/settle-items.js';
+import { ackItem } from '../lib/core/settles/settle-items.js';
 import { makePayload, type Payload } from './payload.js';
 import { startRedis } from './redis-server.js';
 import { internalsOf } from '../lib/core/queue/internals.js';

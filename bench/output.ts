@@ -7,7 +7,8 @@ import { RELQ_BATCH_MODE } from './adapters.js';
 import { root, type BenchConfig } from './options.js';
 import { payloadBytes } from './payload.js';
 import { log } from './recorder.js';
-import { writeReport, type BenchResults, type RunMeta } from './report.js';
+import { writeReport } from './report.js';
+import type { BenchResults, RunMeta } from './results.js';
 
 export function writeOutputs(cfg: BenchConfig, results: BenchResults, started: Date, redisVersion: string): void {
   const meta: RunMeta = {

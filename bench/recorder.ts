@@ -4,7 +4,7 @@
  * foreign load on the machine during each measurement, and the progress log on stderr.
  */
 import { ForeignLoad } from './load.js';
-import type { BenchResults } from './report.js';
+import type { BenchResults } from './results.js';
 import type { WindowStats } from './stats.js';
 
 const t0Run = Date.now();

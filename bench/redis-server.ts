@@ -1,17 +1,24 @@
 /**
- * A private redis-server for one benchmark run (lib/testing/redis-server.ts: free 127.0.0.1 port,
+ * A private redis-server for one benchmark run (tools/redis-server.ts: free 127.0.0.1 port,
  * temp dir, no persistence; killed by `stop()`, on process exit, and by a watchdog if this
  * process dies without cleaning up). Here: its version for the report, and SIGINT/SIGTERM/
  * SIGHUP stop it and end the run.
  */
-import { redisServerBinary, redisServerVersion } from '../lib/testing/redis-binary.js';
-import { startRedisServer, stopAllRedisServersNow, type RedisServer } from '../lib/testing/redis-server.js';
+import { execFileSync } from 'node:child_process';
+import { redisServerBinary } from '../lib/testing/redis-binary.js';
+import { stopAllRedisServersNow } from '../lib/testing/redis-process.js';
+import { startRedisServer, type RedisServer } from '../tools/redis-server.js';
 
 export interface PrivateRedis extends RedisServer {
   version: string;
 }
 
 let hooksInstalled = false;
+
+/** `redis-server --version`'s v=..., e.g. '7.0.15'. */
+function redisServerVersion(bin: string): string {
+  return /v=(\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+}
 
 function installSignalHooks(): void {
   if (hooksInstalled) return;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The one copy step for what tsc does not emit: the engine reads its Lua next to its compiled code
-// (lib/core/redis/script-code.ts loads ../../scripts/*.lua) and the dashboard serves its page and
+// (lib/core/redis/script-code.ts loads each feature folder's .lua) and the dashboard serves its page and
 // browser script from next to its code, so every build output copies lib/**/*.{lua,html,css,js}
 // to the same relative path: `npm run build` (dist/, by running
 // this file), `npm run bench` (.bench-tmp/), `npm run sample` (.tmp/sample/) and
@@ -14,7 +14,7 @@ const ASSET = /\.(lua|html|css|js)$/;
 
 /**
  * Copies every `<fromRoot>/lib/**\/*.{lua,html,css,js}` to the same path under `toRoot`
- * (e.g. lib/scripts/lease.lua -> <toRoot>/lib/scripts/lease.lua). Returns how many.
+ * (e.g. lib/core/leases/lease.lua -> <toRoot>/lib/core/leases/lease.lua). Returns how many.
  */
 export function copyLua(fromRoot, toRoot) {
   let count = 0;

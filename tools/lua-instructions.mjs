@@ -10,7 +10,7 @@
 // add1: add one by one; addBulk: addBulk of 1,000; cN: a Worker of concurrency N processing
 // a backlog (one lease call also settles the jobs before it). Queue `keepCompletedMs: 0`, as
 // in the bench. Each figure runs on its own redis-server under valgrind, started by the
-// project's launcher (lib/testing/redis-server.ts: free port, temp dir, watchdog), stopped
+// project's launcher (tools/redis-server.ts: free port, temp dir, watchdog), stopped
 // before the next.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -111,8 +111,10 @@ const isAlive = (pid) => {
 };
 
 const libs = { [`relq@${opts.ref}`]: build('ref', opts.ref), relq: build('tree', '') };
-// the launcher of the working tree's build
-const { startRedisServer, plainArgs } = await import(pathToFileURL(join(out, 'tree', 'lib', 'testing', 'redis-server.js')).href);
+// the launcher, transpiled beside the working tree's build (whose lib/testing/ it imports)
+transpileTree(root, [join(root, 'tools', 'redis-server.ts')], join(out, 'tree'), { lua: false });
+const { startRedisServer } = await import(pathToFileURL(join(out, 'tree', 'tools', 'redis-server.js')).href);
+const { plainArgs } = await import(pathToFileURL(join(out, 'tree', 'lib', 'testing', 'redis-process.js')).href);
 console.log(`Instructions inside FCALL per job (callgrind), ${opts.jobs} jobs per figure\n`);
 console.log(`| scenario | relq@${opts.ref} | relq (working tree) | change |`);
 console.log('| --- | --- | --- | --- |');

@@ -1,11 +1,11 @@
 /**
  * Launchers the tests and tools start (`npm run sample`, `npm run bench`) as guarded process
- * groups. The watchdog and the process primitives live with the Redis launcher in
- * lib/testing/process-guard.ts (shipped as part of relq/testing); this file adds what only the
+ * groups. The watchdog and the process primitives are those of relq/testing's private Redis
+ * (lib/testing/watchdog.ts, shipped for `startTestRedis()`); this file adds what only the
  * repository's own tests and tools need.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from '../lib/testing/process-guard.js';
+import { isRunning, killGroup, startWatchdog, stopWatchdog, waitForExit } from '../lib/testing/watchdog.js';
 
 // the one primitive a caller (test/sample) takes from here besides spawnGuarded
 export { killGroup };

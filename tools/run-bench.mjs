@@ -130,7 +130,7 @@ const env = {
   RELQ_BENCH_REF_SHA: refSha,
   RELQ_BENCH_CMD: `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`,
 };
-const { startWatchdog } = await import(pathToFileURL(join(out, 'lib', 'testing', 'process-guard.js')).href);
+const { startWatchdog } = await import(pathToFileURL(join(out, 'lib', 'testing', 'watchdog.js')).href);
 const child = spawn(process.execPath, [...nodeArgs, entry, ...passArgs], { stdio: 'inherit', cwd: root, env });
 if (child.pid) startWatchdog({ pid: child.pid });
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {

@@ -4,7 +4,7 @@
 //
 // Redis: REDIS_URL if set (it must answer), else 127.0.0.1:6379; when nothing answers
 // there, a private `redis-server` (from PATH or REDIS_SERVER_BIN) is started on a free
-// port for as long as the sample runs (lib/testing/redis-server.ts, compiled with the sample), or
+// port for as long as the sample runs (tools/redis-server.ts, compiled with the sample), or
 // else a redis:7 container through Testcontainers when Docker is available. If none of that
 // is possible it says what to install.
 //
@@ -61,9 +61,10 @@ function build() {
 
 // ---- redis --------------------------------------------------------------------------
 
-/** The Redis launcher of relq/testing (lib/testing/) as compiled by build(). */
-const testing = (file) => import(pathToFileURL(join(outDir, 'lib', 'testing', file)).href);
-const guard = () => testing('process-guard.js');
+/** The Redis launcher (tools/redis-server.ts) and what it builds on (lib/testing/), as compiled by build(). */
+const compiled = (...path) => import(pathToFileURL(join(outDir, ...path)).href);
+const testing = (file) => compiled('lib', 'testing', file);
+const guard = () => testing('watchdog.js');
 
 /** Resolves true when a Redis server answers PING at `url` within `ms`. */
 async function pings(url, ms = 1000) {
@@ -84,7 +85,7 @@ async function pings(url, ms = 1000) {
 /** Starts a private redis-server (own process group: Ctrl+C must not stop Redis while the app drains its jobs). */
 async function spawnRedis() {
   const { redisServerBinary } = await testing('redis-binary.js');
-  const { startRedisServer } = await testing('redis-server.js');
+  const { startRedisServer } = await compiled('tools', 'redis-server.js');
   if (!redisServerBinary()) return undefined;
   try {
     const server = await startRedisServer({ dirPrefix: 'relq-sample-redis-' });

@@ -1,13 +1,13 @@
 import { Cluster } from 'ioredis';
+import { DEFAULT_REDIS_URL } from '../core/defaults.js';
 import { Queue } from '../core/queue/queue.js';
-import { isListed } from '../core/queue/registry.js';
+import { isListed } from '../core/registry/registry.js';
 import { assertConnection, closeClient } from '../core/redis/connection.js';
 import type { Redactor } from '../core/redis/redact.js';
-import type { ConnectionInput, QueueCounts } from '../core/types.js';
+import type { QueueCounts } from '../core/management/read-types.js';
+import type { ConnectionInput } from '../core/redis/types.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { Output } from './output.js';
-
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** The global options (before or after the command). */
 export interface GlobalOptions {

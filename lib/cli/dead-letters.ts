@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { MAX_MANAGED } from '../core/queue/management-options.js';
+import { DEFAULT_DEAD_LETTER_BATCH, MAX_MANAGED } from '../core/defaults.js';
 import type { Queue } from '../core/queue/queue.js';
 import { intArg } from './args.js';
 import type { CliContext, ExistingQueue } from './context.js';
@@ -59,7 +59,7 @@ function deadLetterCommand(op: DeadLetterOp): (program: Command, run: Run) => vo
       .option('--name <name>', "only jobs of this name ('' for jobs added without one)")
       .option('--older-than <ms>', 'only jobs that died at least this long ago (Redis clock)', intArg(0))
       .option('--limit <n>', 'at most this many (default: every dead letter there was when the command began)', intArg(1))
-      .option('--batch <n>', `dead letters per atomic call (1 to ${MAX_MANAGED})`, intArg(1, MAX_MANAGED), 1000)
+      .option('--batch <n>', `dead letters per atomic call (1 to ${MAX_MANAGED})`, intArg(1, MAX_MANAGED), DEFAULT_DEAD_LETTER_BATCH)
       .action((name: string, opts: DeadLetterOptions, cmd: Command) =>
         run(cmd, async (ctx) => {
           const ids = await deadLettersInBatches(ctx, await ctx.existingQueue(name), op, opts);

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { DEFAULT_PREFIX } from '../core/defaults.js';
+import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../core/defaults.js';
 import { Redactor } from '../core/redis/redact.js';
 import { countsCommand } from './commands/counts.js';
 import { functionsCommand } from './commands/functions.js';
@@ -8,7 +8,7 @@ import { jobsCommand } from './commands/jobs.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { queuesCommand } from './commands/queues.js';
 import { watchCommand } from './commands/watch.js';
-import { DEFAULT_REDIS_URL, passwordOf } from './context.js';
+import { passwordOf } from './context.js';
 import { purgeDeadCommand, retryDeadCommand } from './dead-letters.js';
 import { exitCodeOf } from './exit-codes.js';
 import { Output } from './output.js';

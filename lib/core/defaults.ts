@@ -1,8 +1,13 @@
-import type { JobPolicy } from './types.js';
+import type { JobPolicy } from './adds/types.js';
 
 export const DEFAULT_PREFIX = 'relq';
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Longest time option (~70 years): every deadline stays exact in Lua's doubles. */
+export const MAX_MS = 2 ** 41;
+/** A lease's length (`leaseMs` of a job, a queue's job defaults, lease() and a lease loop) when none is given. */
 export const DEFAULT_LEASE_MS = 30_000;
+/** Shortest `leaseMs`: below it no heartbeat (at most one a 10 ms tick) could renew a lease in time. */
+export const MIN_LEASE_MS = 10;
 
 /** Built-in job policy; a record stores only what differs from it. */
 export const DEFAULT_POLICY: Readonly<JobPolicy> = Object.freeze({
@@ -35,3 +40,41 @@ export const DEFAULT_SWEEP_LIMIT = 1000;
 export const MAX_BATCH_CONCURRENCY = 64;
 /** Longest delay a Node timer takes (setTimeout fires at once beyond it): the ceiling of every wait option. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Jobs one lease loop runs at once (Worker `concurrency`; BatchWorker, a Nest handler: batches / jobs at once). */
+export const DEFAULT_CONCURRENCY = 1;
+/** Longest queue name (and group name) and job id. */
+export const MAX_QUEUE_NAME_LENGTH = 128;
+export const MAX_JOB_ID_LENGTH = 256;
+/** Deepest nesting of a payload (data, result, progress). */
+export const MAX_JSON_DEPTH = 1000;
+/** Longest error text stored with a job; a longer one is cut. */
+export const MAX_ERROR_TEXT = 4096;
+/** Most jobs in one page of getJobs() / listDead(), or handled by one clean / retryDead / purgeDead call. */
+export const MAX_MANAGED = 10_000;
+/** A page of getJobs() / listDead() when none is asked for. */
+export const DEFAULT_PAGE_SIZE = 100;
+/** Jobs one clean() call removes at most when no limit is given. */
+export const DEFAULT_CLEAN_LIMIT = 1000;
+/** Most jobs in one flow: one script call carries them all. */
+export const MAX_FLOW_JOBS = 10_000;
+/** Shortest `everyMs` of a scheduler. */
+export const MIN_EVERY_MS = 100;
+/** Longest scheduler id: room is left in a job id (MAX_JOB_ID_LENGTH) for 'repeat:' and ':<slot>'. */
+export const MAX_SCHEDULER_ID_LENGTH = 200;
+/** Schedulers moved on by one runSchedulers() call when no limit is given. */
+export const DEFAULT_TICK_LIMIT = 100;
+/** A SchedulerTicker's longest wait between ticks (`maxIntervalMs`). */
+export const DEFAULT_TICKER_INTERVAL_MS = 1000;
+/** Lifetime of an exclusive role's lease (`exclusive.ttlMs`), and its shortest. */
+export const DEFAULT_ROLE_TTL_MS = 10_000;
+export const MIN_ROLE_TTL_MS = 30;
+/** How long a deleted queue's tombstone stops old clients (deleteQueue `tombstoneMs`). */
+export const DEFAULT_TOMBSTONE_MS = 10_000;
+/** waitForResult()'s wait when no `timeoutMs` is given. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
+
+/** The command line's Redis when neither `--redis` nor $REDIS_URL names one. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+/** The command line's dead letters per atomic call (`--batch` of retry-dead / purge-dead). */
+export const DEFAULT_DEAD_LETTER_BATCH = 1000;

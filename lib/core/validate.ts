@@ -1,3 +1,4 @@
+import { MAX_JOB_ID_LENGTH, MAX_JSON_DEPTH, MAX_QUEUE_NAME_LENGTH } from './defaults.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { messageOf } from './thrown.js';
 
@@ -10,9 +11,6 @@ function assertText(field: string, value: string): void {
   if (CONTROL.test(value)) throw new ValidationError(field, 'must not contain control characters');
   if (LONE_SURROGATE.test(value)) throw new ValidationError(field, 'must be well-formed text (it holds a lone UTF-16 surrogate)');
 }
-
-export const MAX_QUEUE_NAME_LENGTH = 128;
-export const MAX_JOB_ID_LENGTH = 256;
 
 export function assertQueueName(name: unknown, field = 'queue name'): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
@@ -123,7 +121,6 @@ export function toJson(field: string, value: unknown, maxBytes: number): string 
 }
 
 const QUICK_DEPTH = 32;
-const MAX_DEPTH = 1000;
 
 /** True when `value` is certainly plain JSON data (see checkJsonValue for the rules). */
 function isPlainJson(value: unknown, depth: number): boolean {
@@ -172,7 +169,7 @@ function checkJsonValue(path: string, value: unknown, seen: Set<object>, depth: 
       throw new ValidationError(path, `is a ${typeof value}, which is not JSON data`);
   }
   if (value === null) return;
-  if (depth >= MAX_DEPTH) throw new ValidationError(path, `is nested deeper than ${MAX_DEPTH} levels`);
+  if (depth >= MAX_JSON_DEPTH) throw new ValidationError(path, `is nested deeper than ${MAX_JSON_DEPTH} levels`);
   const obj = value as object;
   if (seen.has(obj)) throw new ValidationError(path, 'contains a cycle');
   if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') return; // e.g. Date

@@ -1,5 +1,7 @@
 import type { Queue } from '../core/queue/queue.js';
-import type { CleanState, JobOrder, JobState, QueueCounts } from '../core/types.js';
+import type { JobState, QueueCounts } from '../core/management/read-types.js';
+import type { CleanState, JobOrder } from '../core/management/types.js';
+import { MAX_PAGE } from './defaults.js';
 import { HttpError, publicMessage } from './http.js';
 import { summarize, type JobSummary } from './job-summary.js';
 import type { Throughput, ThroughputRecorder } from './throughput.js';
@@ -21,9 +23,6 @@ export interface JobList {
   end: number;
   jobs: JobSummary[];
 }
-
-/** Largest page the API hands out. */
-const MAX_PAGE = 500;
 
 /** One queue and its throughput recorder. @internal */
 export interface Watched {

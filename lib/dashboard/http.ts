@@ -1,11 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelqError } from '../core/errors.js';
+import { MAX_BODY_BYTES } from './defaults.js';
 
 /** The header an action must carry: a cross-site form or image cannot set it (CSRF). */
 export const ACTION_HEADER = 'x-relq-dashboard';
-
-/** Largest action body read (actions carry a few small fields). */
-const MAX_BODY_BYTES = 16 * 1024;
 
 /** An answer other than 200, with a message the page shows (and headers it needs, e.g. a challenge). @internal */
 export class HttpError extends Error {

@@ -1,4 +1,4 @@
-import type { JobInfo, JobProgress, JobState } from '../core/types.js';
+import type { JobInfo, JobProgress, JobState } from '../core/management/read-types.js';
 
 /** Longest text of a job's data or error shown in a list; the job's page shows all of it. */
 const PREVIEW_CHARS = 160;

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Queue } from '../core/queue/queue.js';
 import { ValidationError } from '../core/errors.js';
 import { assertBoolean, assertFunction, assertInt, assertOptions, assertQueueName, assertString, describe } from '../core/validate.js';
+import { DEFAULT_REFRESH_MS, DEFAULT_THROUGHPUT_INTERVAL_MS, DEFAULT_THROUGHPUT_POINTS } from './defaults.js';
 
 /** What a request asks for: a read (page, lists, counts) or an action (retry, remove, pause...). */
 export interface DashboardAccess {
@@ -116,11 +117,11 @@ export function resolveDashboardOptions(o: DashboardOptions): ResolvedDashboardO
   if (o.onWarning !== undefined) assertFunction('onWarning', o.onWarning);
   const t = o.throughput ?? {};
   assertOptions('throughput', t, ['intervalMs', 'points']);
-  const intervalMs = t.intervalMs ?? 10_000;
-  const points = t.points ?? 360;
+  const intervalMs = t.intervalMs ?? DEFAULT_THROUGHPUT_INTERVAL_MS;
+  const points = t.points ?? DEFAULT_THROUGHPUT_POINTS;
   assertInt('throughput.intervalMs', intervalMs, { min: 100, max: 86_400_000 });
   assertInt('throughput.points', points, { min: 2, max: 10_000 });
-  const refreshMs = o.refreshMs ?? 2000;
+  const refreshMs = o.refreshMs ?? DEFAULT_REFRESH_MS;
   assertInt('refreshMs', refreshMs, { min: 100, max: 3_600_000 });
   return {
     queues,

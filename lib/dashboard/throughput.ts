@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { Queue } from '../core/queue/queue.js';
-import type { QueueEvent } from '../core/event-types.js';
+import type { QueueEvent } from '../core/events/types.js';
 
 /** Jobs that ended an attempt in one interval, as seen by this dashboard process. */
 export interface ThroughputPoint {

@@ -1,6 +1,7 @@
 import { Counter, Histogram } from 'prom-client';
 import type { AddInfo, AddScope, Instrument, JobOutcome, ProcessScope } from '../core/instrumentation/index.js';
-import type { LeasedJob, SweepResult } from '../core/types.js';
+import type { LeasedJob } from '../core/leases/types.js';
+import type { SweepResult } from '../core/management/read-types.js';
 import type { MetricSet } from './metric-set.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Gauge } from 'prom-client';
 import { internalsOf, type QueueInternals } from '../core/queue/internals.js';
 import type { Queue } from '../core/queue/queue.js';
-import type { QueueCounts } from '../core/types.js';
+import type { QueueCounts } from '../core/management/read-types.js';
 import { ValidationError } from '../core/errors.js';
 import type { MetricSet } from './metric-set.js';
 

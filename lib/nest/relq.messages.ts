@@ -3,7 +3,7 @@
 // health/health.messages.ts. Kept together so that the wording stays consistent and each
 // call site reads as what happened, not how it is said.
 
-import type { EventDecorator } from './runtime/event-method-calls.js';
+import type { EventDecorator } from './events/event-method.js';
 import { messageOf } from '../core/thrown.js';
 
 const names = (list: readonly string[]) => list.join(', ');

@@ -3,18 +3,18 @@
  * `drain()` that runs what was added through a handler. Each job's data and options are checked
  * by the queue's own validators, so a test fails on what a real add would refuse.
  */
-import { DEFAULT_MAX_PAYLOAD_BYTES } from '../core/defaults.js';
-import { FlowJobExistsError } from '../core/flow-errors.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flow-types.js';
-import { markCreated, planFlow } from '../core/queue/flow-plan.js';
-import { IdGenerator } from '../core/queue/ids.js';
-import { prepareJob, resolvePolicy } from '../core/queue/job-options.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
+import { FlowJobExistsError } from '../core/flows/errors.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flows/types.js';
+import { markCreated, planFlow } from '../core/flows/plan.js';
+import { IdGenerator } from '../core/adds/ids.js';
+import { policyOver, prepareJob, type CheckedPolicy } from '../core/adds/job-options.js';
 import type { QueueProducer } from '../core/queue/queue-producer.js';
 import { decodeRecord, encodeRecord, policyOf } from '../core/redis/record.js';
-import type { AddResult, BulkJob, JobOptions, JobPolicy, JobPolicyOptions } from '../core/types.js';
+import type { AddResult, BulkJob, JobOptions, JobPolicy } from '../core/adds/types.js';
 import { assertOptions, assertQueueName, toJson } from '../core/validate.js';
-import { checkDefaults, type QueueDefaults } from '../nest/options/queue-defaults.js';
-import { TAKE_MODULE_DEFAULTS, type QueueStandIn } from '../nest/queue-stand-in.js';
+import { checkDefaults, type ModuleDefaults, type QueueDefaults } from '../nest/queues/queue-defaults.js';
+import { TAKE_MODULE_DEFAULTS, type QueueStandIn } from '../nest/queues/queue-stand-in.js';
 import { createTestJob, type TestJob } from './test-job.js';
 
 export interface FakeQueueOptions {
@@ -53,9 +53,9 @@ export type FakeHandler<Data, Result> = (job: TestJob<Data>) => Promise<Result> 
 export class FakeQueue<Data = unknown, Result = unknown> implements QueueProducer<Data>, QueueStandIn {
   /** Every job added (duplicates of an existing jobId are not: nothing was written), in order. */
   readonly added: Array<FakeJob<Data>> = [];
-  /** Its own job defaults, as given. */
-  readonly #own: JobPolicyOptions | undefined;
-  #defaults: JobPolicy;
+  /** Its own job defaults, as given (checked). */
+  readonly #own: CheckedPolicy | undefined;
+  #defaults: Readonly<JobPolicy>;
   readonly #ids = new IdGenerator();
   /** Ids a later add would find: a jobId is a duplicate once added. */
   readonly #known = new Set<string>();
@@ -68,12 +68,13 @@ export class FakeQueue<Data = unknown, Result = unknown> implements QueueProduce
     assertQueueName(name);
     assertOptions('options', options, ['defaults']);
     this.#own = checkDefaults(options.defaults).job;
-    this.#defaults = resolvePolicy('defaults.job', this.#own ?? {});
+    this.#defaults = this.#own ? policyOver(DEFAULT_POLICY, this.#own) : DEFAULT_POLICY;
   }
 
   /** Swapped in for a queue of a Nest module: the module's job defaults, under the fake's own. @internal */
-  [TAKE_MODULE_DEFAULTS](defaults: QueueDefaults): void {
-    this.#defaults = resolvePolicy('defaults.job', { ...defaults.job, ...this.#own });
+  [TAKE_MODULE_DEFAULTS](defaults: ModuleDefaults): void {
+    const module = defaults.job ?? DEFAULT_POLICY;
+    this.#defaults = this.#own ? policyOver(module, this.#own) : module;
   }
 
   async add(data: Data, opts?: JobOptions): Promise<AddResult> {

@@ -1,5 +1,4 @@
 /** Finding the redis-server binary a private test server is started from. */
-import { execFileSync } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
@@ -39,11 +38,6 @@ export function requireRedisServerBinary(): string {
   if (bin) return bin;
   const fromEnv = process.env.REDIS_SERVER_BIN;
   throw new RedisServerNotFoundError(fromEnv ? `REDIS_SERVER_BIN=${fromEnv} is not an executable file` : 'not on PATH nor in ' + USUAL_DIRS.join(', '));
-}
-
-/** `redis-server --version`'s v=..., e.g. '7.0.15'. */
-export function redisServerVersion(bin: string): string {
-  return /v=(\S+)/.exec(execFileSync(bin, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
 }
 
 function isExecutable(path: string): boolean {

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRunning } from './process-guard.js';
+import { isRunning } from './watchdog.js';
 
 export const REDIS_HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 10_000;

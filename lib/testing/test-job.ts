@@ -5,14 +5,16 @@
  * (progress, log lines, touches) is recorded for the test to assert.
  */
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
-import { assertLogLine, progressJson } from '../core/queue/progress.js';
-import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../core/types.js';
+import { assertLogLine, progressJson } from '../core/progress/progress.js';
+import type { JobPolicy } from '../core/adds/types.js';
+import type { Lease, LeasedJob } from '../core/leases/types.js';
+import type { JobProgress } from '../core/management/read-types.js';
 import { toJson } from '../core/validate.js';
 import { HeldLease, JobView, type Job, type JobCalls } from '../core/worker/job-view.js';
 
 /** What a test may set on a job made by `createTestJob()`; everything else has a default. */
 export interface TestJobOverrides extends Partial<Omit<LeasedJob<unknown>, 'data' | 'policy'>> {
-  /** Merged over the built-in policy (`DEFAULT_POLICY`). */
+  /** Merged over the policy a queue without `defaults` gives its jobs. */
   policy?: Partial<JobPolicy>;
   /** Lease deadline, epoch ms (default: now + the policy's leaseMs, else 30 s). */
   deadline?: number;

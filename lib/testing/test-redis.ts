@@ -1,11 +1,11 @@
 /**
- * A Redis for integration tests: a private redis-server on a free port (the launcher the
- * project's own tests use, ./redis-server.ts), or the server REDIS_URL names.
+ * A Redis for integration tests: a private redis-server on a free port (./redis-process.ts, on
+ * which the project's own launcher builds), or the server REDIS_URL names.
  */
 import { ValidationError } from '../core/errors.js';
 import { assertConnection } from '../core/redis/connection.js';
 import { assertBoolean, assertOptions } from '../core/validate.js';
-import { plainArgs, startRedisServer } from './redis-server.js';
+import { plainArgs, startRedisProcess } from './redis-process.js';
 
 export interface TestRedisOptions {
   /** Extra redis-server arguments, e.g. `['--maxmemory', '10mb']`. With them REDIS_URL is not used. */
@@ -49,6 +49,6 @@ export async function startTestRedis(options: TestRedisOptions = {}): Promise<Te
     const u = new URL(envUrl);
     return { url: envUrl, host: u.hostname || '127.0.0.1', port: Number(u.port || 6379), source: 'env', stop: async () => {} };
   }
-  const server = await startRedisServer({ args: (port, dir) => [...plainArgs(port, dir), ...extra], dirPrefix: 'relq-test-redis-' });
+  const server = await startRedisProcess({ args: (port, dir) => [...plainArgs(port, dir), ...extra], dirPrefix: 'relq-test-redis-' });
   return { url: `redis://${server.host}:${server.port}`, host: server.host, port: server.port, source: 'spawned', stop: () => server.stop() };
 }

@@ -15,7 +15,7 @@ import {
 } from '@opentelemetry/api';
 import { isInstance, messageOf } from '../core/thrown.js';
 import { registerInstrument, traceContextOf, type AddInfo, type AddScope, type Instrument, type JobOutcome, type ProcessScope } from '../core/instrumentation/index.js';
-import type { LeasedJob } from '../core/types.js';
+import type { LeasedJob } from '../core/leases/types.js';
 import { assertBoolean, assertOptions } from '../core/validate.js';
 
 export interface RelqTracingOptions {

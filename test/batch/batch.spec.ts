@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BatchWorker, UnrecoverableError, type BatchOutcome, type Job } from '../../lib/index.js';
 import { buildEngine, forkChild, type BuiltEngine, type EngineChild } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Gate, Resources, blockedClients, commandStats, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, statsDelta, untilRedisTime, waitUntil } from '../core/_helpers.js';
+import { Gate, Resources, blockedClients, commandStats, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'batch', 'fixtures', 'batch-child.mjs');

@@ -3,7 +3,7 @@
  * is better, and flagged past 5 % worse (bench/compare.ts, pure: no Redis involved).
  */
 import { compareSection } from '../../bench/compare.js';
-import type { BenchResults, RunMeta } from '../../bench/report.js';
+import type { BenchResults, RunMeta } from '../../bench/results.js';
 
 const meta = { libs: { relq: '0.1.0 (abc)', 'relq@ref': 'relq@def (lib/ as committed)' } } as unknown as RunMeta;
 const results = (head: Record<string, number[]>, ref: Record<string, number[]>): BenchResults => ({

@@ -4,7 +4,7 @@
  * there is refused before anything is written, never accepted and ignored.
  */
 import { QueueFullError, ValidationError } from '../../lib/index.js';
-import { scanKeys, useRedis } from '../core/_helpers.js';
+import { scanKeys, useRedis } from '../support/engine-harness.js';
 
 const res = useRedis();
 

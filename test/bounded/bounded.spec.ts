@@ -11,7 +11,7 @@ import {
   ValidationError,
   Worker,
 } from '../../lib/index.js';
-import { useRedis, blockedClients, commandStats, scanKeys, sleep, statsDelta, waitUntil, within } from '../core/_helpers.js';
+import { useRedis, blockedClients, commandStats, scanKeys, sleep, statsDelta, waitUntil, within } from '../support/engine-harness.js';
 
 const res = useRedis();
 

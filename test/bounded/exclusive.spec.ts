@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { QueueInUseError, Worker } from '../../lib/index.js';
 import { useEngineChildren } from '../support/engine-child.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useRedis, blockedClients, waitUntil, within } from '../core/_helpers.js';
+import { useRedis, blockedClients, waitUntil, within } from '../support/engine-harness.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'role-child.mjs');
 const kids = useEngineChildren();

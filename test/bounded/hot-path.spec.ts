@@ -5,9 +5,9 @@
  * N worker-style lease calls that also settle the previous lease.
  */
 import { Queue } from '../../lib/index.js';
-import { ackItem } from '../../lib/core/queue/settle-items.js';
+import { ackItem } from '../../lib/core/settles/settle-items.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { waitUntil } from '../core/_helpers.js';
+import { waitUntil } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 let redis: TestRedis;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Worker } from '../../lib/index.js';
 import { useEngineChildren } from '../support/engine-child.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useRedis, blockedClients, sleep, waitUntil } from '../core/_helpers.js';
+import { useRedis, blockedClients, sleep, waitUntil } from '../support/engine-harness.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'bounded', 'fixtures', 'producers-child.mjs');
 const kids = useEngineChildren();

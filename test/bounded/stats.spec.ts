@@ -1,5 +1,5 @@
 /** Produced / consumed message and byte counts. */
-import { useRedis, commandStats, statsDelta, waitUntil } from '../core/_helpers.js';
+import { useRedis, commandStats, statsDelta, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

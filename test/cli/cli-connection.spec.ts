@@ -4,7 +4,7 @@
  */
 import { Queue } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { CliHarness, closedPort, type CliRun } from './_cli.js';
+import { CliHarness, closedPort, type CliRun } from '../support/cli-harness.js';
 
 const PASSWORD = 'Pa55-w0rd-s3cret';
 const WRONG = 'Wr0ng-pa55-guess';

@@ -3,34 +3,16 @@
  * text and --json, the exit codes, batches of dead letters, watch until SIGINT.
  */
 import type { Redis } from 'ioredis';
-import { Queue } from '../../lib/index.js';
-import { commandStats, scriptCalls, statsDelta } from '../core/_helpers.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import type { Queue } from '../../lib/index.js';
+import { commandStats, scriptCalls, statsDelta } from '../support/engine-harness.js';
+import { uniquePrefix } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
-import { CliHarness, type CliRun } from './_cli.js';
+import type { CliRun } from '../support/cli-harness.js';
+import { useCliBed } from './cli-bed.js';
 
-const cli = new CliHarness();
-let redis: TestRedis;
-const queues: Queue[] = [];
+const bed = useCliBed();
+const { cli, queue, relq } = bed;
 
-beforeAll(async () => {
-  redis = await startRedis();
-  cli.build();
-}, 60_000);
-afterAll(async () => {
-  await Promise.all(queues.map((q) => q.close()));
-  await cli.stopAll();
-  await redis?.stop();
-});
-
-function queue<D = unknown>(name: string, prefix: string): Queue<D> {
-  const q = new Queue<D>(name, { connection: redis.url, prefix });
-  queues.push(q as Queue);
-  return q;
-}
-
-/** Runs `relq --redis <url> --prefix <prefix> ...args`. */
-const relq = (prefix: string, ...args: string[]): Promise<CliRun> => cli.run(['--redis', redis.url, '--prefix', prefix, ...args]);
 
 /** The parsed stdout of a --json run that succeeded. */
 function json<T = any>(r: CliRun): T {
@@ -124,11 +106,11 @@ test('a progress bar on a terminal only, never with --json or on a pipe', async 
   const prefix = uniquePrefix();
   const q = queue<string>('bar', prefix);
   await deadLetters(q, 'x', 30);
-  const onTerminal = await cli.runInTerminal(['--redis', redis.url, '--prefix', prefix, 'retry-dead', 'bar', '--name', 'x', '--limit', '10', '--batch', '4']);
+  const onTerminal = await cli.runInTerminal(['--redis', bed.redis.url, '--prefix', prefix, 'retry-dead', 'bar', '--name', 'x', '--limit', '10', '--batch', '4']);
   expect(onTerminal.code).toBe(0);
   expect(onTerminal.stdout).toMatch(/retrying \[.*\] 10\/10 jobs/);
   expect(onTerminal.stdout).toContain("retried 10 dead letter(s) of 'bar'");
-  const jsonOnTerminal = await cli.runInTerminal(['--redis', redis.url, '--prefix', prefix, '--json', 'purge-dead', 'bar', '--limit', '10', '--batch', '4']);
+  const jsonOnTerminal = await cli.runInTerminal(['--redis', bed.redis.url, '--prefix', prefix, '--json', 'purge-dead', 'bar', '--limit', '10', '--batch', '4']);
   expect(jsonOnTerminal.code).toBe(0);
   expect(JSON.parse(jsonOnTerminal.stdout)).toMatchObject({ purged: 10 });
   const piped = await relq(prefix, 'purge-dead', 'bar', '--batch', '4');
@@ -175,7 +157,7 @@ test('exit codes: 2 for usage errors, 4 for an unknown queue or job (nothing wri
 test('watch prints the events of other processes (JSON lines or text) and exits 0 on SIGINT', async () => {
   const prefix = uniquePrefix();
   const q = queue<string>('live', prefix);
-  const w = cli.start(['--redis', redis.url, '--prefix', prefix, '--json', 'watch', 'live']);
+  const w = cli.start(['--redis', bed.redis.url, '--prefix', prefix, '--json', 'watch', 'live']);
   const observer = q.client;
   await waitUntil(async () => (await observer.exists(q.keys.byName.listeners)) === 1, 'watch subscribed', 15_000);
   await q.add('hello', { jobId: 'w1' });
@@ -185,7 +167,7 @@ test('watch prints the events of other processes (JSON lines or text) and exits 
   w.proc.kill('SIGINT');
   expect(await w.done).toMatchObject({ code: 0, signal: null });
 
-  const text = cli.start(['--redis', redis.url, '--prefix', prefix, 'watch', 'live']);
+  const text = cli.start(['--redis', bed.redis.url, '--prefix', prefix, 'watch', 'live']);
   await waitUntil(() => text.stderr().includes("watching 'live' (Ctrl-C to stop)"), 'watch started', 15_000);
   // the listeners key outlives the first watcher: add until this one has seen a job
   let n = 0;

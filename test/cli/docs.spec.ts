@@ -5,9 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_PREFIX, Queue } from '../../lib/index.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { CliHarness } from './_cli.js';
+import { DEFAULT_PREFIX } from '../../lib/core/defaults.js';
+import { useCliBed } from './cli-bed.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const doc = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
@@ -15,19 +14,7 @@ const firstBlock = /```bash\n([\s\S]*?)\n```/.exec(doc)![1]!;
 const examples = firstBlock.split('\n').filter((l) => l.includes(' counts '));
 const samplePrefix = /RELQ_PREFIX \?\? '([^']+)'/.exec(readFileSync(join(ROOT, 'sample', 'src', 'app.module.ts'), 'utf8'))![1]!;
 
-const cli = new CliHarness();
-let redis: TestRedis;
-const queues: Queue[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis();
-  cli.build();
-}, 60_000);
-afterAll(async () => {
-  await Promise.all(queues.map((q) => q.close()));
-  await cli.stopAll();
-  await redis?.stop();
-});
+const bed = useCliBed();
 
 test("the first examples count a queue of the default prefix and one of the sample app's", () => {
   expect(examples).toHaveLength(2);
@@ -40,10 +27,9 @@ test.each(examples.map((line) => [line]))('%s', async (line) => {
   expect(args.slice(0, 2)).toEqual(['npx', 'relq']);
   const at = args.indexOf('--prefix');
   const prefix = at < 0 ? DEFAULT_PREFIX : args[at + 1]!;
-  const q = new Queue<string>(args[args.length - 1]!, { connection: redis.url, prefix });
-  queues.push(q as Queue);
+  const q = bed.queue<string>(args[args.length - 1]!, prefix);
   await q.add('hello');
-  const run = await cli.run(args.slice(2).map((a) => (a.startsWith('redis://') ? redis.url : a)));
+  const run = await bed.cli.run(args.slice(2).map((a) => (a.startsWith('redis://') ? bed.redis.url : a)));
   expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
   expect(run.stdout).toMatch(/^pending\s+1$/m);
 }, 30_000);

@@ -4,10 +4,11 @@
  * so that a job cannot clear the operator's screen, retitle the terminal or print fake lines.
  */
 import type { Redis } from 'ioredis';
-import { Queue } from '../../lib/index.js';
-import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
+import type { Queue } from '../../lib/index.js';
+import { uniquePrefix } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
-import { CliHarness, type CliRun } from './_cli.js';
+import type { CliRun } from '../support/cli-harness.js';
+import { useCliBed } from './cli-bed.js';
 
 /** Clears the screen, homes the cursor, retitles the window (OSC ... BEL), a C1 CSI, then a fake line. */
 const FAKE_LINE = '2026-01-01T00:00:00.000Z completed fake-job';
@@ -15,24 +16,12 @@ const HOSTILE = `\u001b[2J\u001b[H\u001b]0;pwned\u0007\u009b31m\r\n${FAKE_LINE}`
 /** The same as the CLI prints it on a text line. */
 const ESCAPED = `\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07\\x9b31m\\r\\n${FAKE_LINE}`;
 
-const cli = new CliHarness();
-let redis: TestRedis;
+const bed = useCliBed();
+const { cli, relq } = bed;
 let admin: Redis;
-const queues: Queue[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis();
-  admin = redisClient(redis);
-  cli.build();
-}, 60_000);
-afterAll(async () => {
-  await Promise.all(queues.map((q) => q.close()));
-  admin?.disconnect();
-  await cli.stopAll();
-  await redis?.stop();
+beforeAll(() => {
+  admin = bed.client();
 });
-
-const relq = (prefix: string, ...args: string[]): Promise<CliRun> => cli.run(['--redis', redis.url, '--prefix', prefix, ...args]);
 
 /** Nothing a terminal would obey: no control character but the CLI's own line feeds. */
 function expectPrintable(what: string, text: string): void {
@@ -46,8 +35,7 @@ function expectPrintable(what: string, text: string): void {
  * and one with a hostile name and id (written as a foreign writer would, beside relq).
  */
 async function hostileQueue(prefix: string): Promise<Queue> {
-  const q = new Queue('hostile', { connection: redis.url, prefix });
-  queues.push(q);
+  const q = bed.queue('hostile', prefix);
   await q.add({ note: HOSTILE }, { jobId: 'bad', attempts: 1 });
   const [lease] = await q.lease();
   await q.log(lease!, HOSTILE);
@@ -101,10 +89,9 @@ test('--json keeps the values (the same JSON, C1 controls as \\u escapes) and pr
 
 test('watch prints events carrying hostile text as escapes, in text and JSON lines', async () => {
   const prefix = uniquePrefix();
-  const q = new Queue<string>('live', { connection: redis.url, prefix });
-  queues.push(q);
+  const q = bed.queue<string>('live', prefix);
   for (const json of [false, true]) {
-    const w = cli.start(['--redis', redis.url, '--prefix', prefix, ...(json ? ['--json'] : []), 'watch', 'live']);
+    const w = cli.start(['--redis', bed.redis.url, '--prefix', prefix, ...(json ? ['--json'] : []), 'watch', 'live']);
     if (!json) await waitUntil(() => w.stderr().includes("watching 'live'"), 'watch started', 15_000);
     // the listeners key may outlive an earlier watcher: send until this one has printed the failure
     let n = 0;

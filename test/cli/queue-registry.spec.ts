@@ -6,11 +6,12 @@
  * failures fail the call.
  */
 import { ConnectionError, listQueues, QueueDeletedError, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
-import { isListed, Registration } from '../../lib/core/queue/registry.js';
+import { isListed, Registration } from '../../lib/core/registry/registry.js';
+import { registerQueueScript, type RegistryArgs, type RegistryScript } from '../../lib/core/registry/scripts.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
 import { waitUntil } from '../support/wait.js';
-import { closedPort } from './_cli.js';
-import { commandStats, redisNow, scriptCalls, statsDelta, untilRedisTime, useRedis } from '../core/_helpers.js';
+import { closedPort } from '../support/cli-harness.js';
+import { commandStats, redisNow, scriptCalls, statsDelta, untilRedisTime, useRedis } from '../support/engine-harness.js';
 import { uniquePrefix } from '../support/redis.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
 
@@ -100,19 +101,19 @@ test('deleteQueue while a registration is in flight: the queue is unlisted, and 
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   // the registering call reaches Redis at once; its reply is held back until released
-  const exec = async (key: string, args: string[]): Promise<unknown> => {
-    const reply = await runScript(client, 'registry', [key], args);
-    if (args[0] === 'add') await held;
+  const exec = async (script: RegistryScript, key: string, args: RegistryArgs): Promise<unknown> => {
+    const reply = await runScript(client, script.name, [key], script.encode(args));
+    if (script === registerQueueScript) await held;
     return reply;
   };
   const registration = new Registration('raced', prefix, exec, () => undefined);
-  const registering = registration.before('add');
+  const registering = registration.before();
   await waitUntil(async () => (await names(prefix)).length === 1, 'the registering call applied', 5000);
   const removing = registration.remove();
   release();
   await Promise.all([registering, removing]);
   expect(await names(prefix)).toEqual([]);
-  const again = registration.before('add');
+  const again = registration.before();
   expect(again).toBeDefined();
   await again;
   expect(await names(prefix)).toEqual(['raced']);

@@ -6,8 +6,8 @@
 import { Redis } from 'ioredis';
 import { Queue, type RelqWarning } from '../../lib/index.js';
 import { scriptCode } from '../../lib/core/redis/script-code.js';
-import { CliHarness, closedPort, type CliRun } from '../cli/_cli.js';
-import { commandStats, statsDelta } from '../core/_helpers.js';
+import { CliHarness, closedPort, type CliRun } from '../support/cli-harness.js';
+import { commandStats, statsDelta } from '../support/engine-harness.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { hostileLibrary } from '../support/hostile-library.js';
 

@@ -4,7 +4,7 @@
  * attempt timeout's TimeoutError (test/timeouts).
  */
 import { LeaseLostError, RelqError, Worker, type Job } from '../../lib/index.js';
-import { useRedis, waitUntil } from './_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -1,6 +1,6 @@
 import { Queue } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useRedis, commandStats, queueKeysIn, redisNow, statsDelta, untilRedisTime } from './_helpers.js';
+import { useRedis, commandStats, queueKeysIn, redisNow, statsDelta, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 

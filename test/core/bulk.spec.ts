@@ -3,7 +3,7 @@
  * limit up to 100,000, listDead / retryDead / purgeDead up to 10,000.
  */
 import type { Queue } from '../../lib/index.js';
-import { useRedis, untilRedisTime } from './_helpers.js';
+import { useRedis, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 

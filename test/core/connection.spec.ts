@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { ConnectionError, Queue, Worker, type RelqWarning } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, blockedClients, eventsReady, sleep, waitUntil, within } from './_helpers.js';
+import { Resources, blockedClients, eventsReady, sleep, waitUntil, within } from '../support/engine-harness.js';
 
 const PASSWORD = 'Pw-7f3c9e-SECRET';
 

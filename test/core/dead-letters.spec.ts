@@ -1,5 +1,5 @@
 import type { Queue } from '../../lib/index.js';
-import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -5,8 +5,8 @@
  * and after some of them left by hand (remove, promote).
  */
 import type { Queue } from '../../lib/index.js';
-import { redisNow, untilRedisTime, useRedis } from './_helpers.js';
-import { booksAgree } from '../management/_indexes.js';
+import { redisNow, untilRedisTime, useRedis } from '../support/engine-harness.js';
+import { booksAgree } from '../support/job-indexes.js';
 
 const res = useRedis();
 

@@ -1,4 +1,4 @@
-import { useRedis, redisNow } from './_helpers.js';
+import { useRedis, redisNow } from '../support/engine-harness.js';
 
 const res = useRedis();
 
@@ -28,9 +28,9 @@ describe("a job's error history (getJob().errors)", () => {
   test('expired leases and rejections are in it; a redrive keeps it and counts attempts afresh', async () => {
     const q = res.queue<string>();
     const { id } = await q.add('x', { attempts: 2 });
-    await q.lease({ leaseMs: 1 });
+    await q.lease({ leaseMs: 10 });
     const obs = res.client();
-    const until = (await redisNow(obs)) + 5;
+    const until = (await redisNow(obs)) + 15;
     while ((await redisNow(obs)) < until) await new Promise((r) => setTimeout(r, 2));
     await q.sweep();
     const [lease] = await q.lease();

@@ -1,5 +1,5 @@
 import { JobFailedError, TimeoutError, Worker, type JobState, type QueueEvent } from '../../lib/index.js';
-import { useRedis, eventsReady, sleep, untilRedisTime, waitUntil } from './_helpers.js';
+import { useRedis, eventsReady, sleep, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

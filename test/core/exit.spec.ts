@@ -9,7 +9,7 @@ import type { EngineChild } from '../support/engine-child.js';
 import { blockedPopIds, redisClient } from '../support/redis.js';
 import { useWorkerProcesses } from '../support/worker-processes.js';
 import { freePort } from '../../lib/testing/redis-ping.js';
-import { waitUntil } from './_helpers.js';
+import { waitUntil } from '../support/engine-harness.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'core', 'fixtures', 'exit-child.mjs');
 const procs = useWorkerProcesses();

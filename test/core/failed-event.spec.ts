@@ -4,7 +4,7 @@
  * reported 'lost' only, never 'failed' or 'dead': nothing this worker did happened to the job.
  */
 import { BatchWorker, Worker, type WorkerEvent } from '../../lib/index.js';
-import { useRedis, waitUntil } from './_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -1,5 +1,5 @@
 import type { Lease, Queue } from '../../lib/index.js';
-import { useRedis, untilRedisTime } from './_helpers.js';
+import { useRedis, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 

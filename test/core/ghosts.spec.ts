@@ -4,7 +4,7 @@
  * queued behind them are not stranded.
  */
 import { Worker, type RelqWarning } from '../../lib/index.js';
-import { useRedis, waitUntil } from './_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -4,7 +4,7 @@
  * a readable description, the worker lives on, its slot is free and close() returns.
  */
 import { BatchWorker, UnreadableValueError, Worker, type WorkerEvent } from '../../lib/index.js';
-import { useRedis, waitUntil, within } from './_helpers.js';
+import { useRedis, waitUntil, within } from '../support/engine-harness.js';
 
 const res = useRedis();
 

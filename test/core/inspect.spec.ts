@@ -1,4 +1,4 @@
-import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
 import { scriptCode } from '../../lib/core/redis/script-code.js';
 import { redisClient, startRedis, uniquePrefix } from '../support/redis.js';
-import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, statsDelta, untilRedisTime, waitUntil } from './_helpers.js';
+import { useRedis, closeClient, commandStats, eventsReady, redisNow, scanKeys, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 
@@ -96,7 +96,7 @@ async function keysTouchedBy(fn: () => Promise<void>): Promise<{ keys: Set<strin
 
 describe('key space', () => {
   // The one key outside a queue's hash tag: the registry of the prefix's queue names
-  // (lib/core/queue/registry.ts), written by calls of its own, never by a queue's script.
+  // (lib/core/registry/registry.ts), written by calls of its own, never by a queue's script.
   test('every key any operation reads or writes carries the queue hash tag (but the registry of queue names); nothing else outside the prefix exists', async () => {
     const prefix = uniquePrefix();
     const q = res.track(new Queue('tagged', { connection: res.server.url, prefix }));

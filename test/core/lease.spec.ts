@@ -1,4 +1,4 @@
-import { useRedis, blockedClients, commandStats, engineCalls, redisNow, statsDelta, untilRedisTime, waitUntil } from './_helpers.js';
+import { useRedis, blockedClients, commandStats, engineCalls, redisNow, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

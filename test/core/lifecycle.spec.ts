@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { ClosedError, Queue, Worker } from '../../lib/index.js';
 import { redisClient, uniquePrefix } from '../support/redis.js';
-import { useRedis, blockedClients, closeClient, eventsReady, waitUntil, within } from './_helpers.js';
+import { useRedis, blockedClients, closeClient, eventsReady, waitUntil, within } from '../support/engine-harness.js';
 
 const res = useRedis();
 

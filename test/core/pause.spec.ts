@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Worker, type Queue } from '../../lib/index.js';
-import { useRedis, blockedClients, sleep, waitUntil } from './_helpers.js';
+import { useRedis, blockedClients, sleep, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -4,7 +4,7 @@
  * lease() returned, and nothing the caller's lease object says about the policy counts.
  */
 import { ValidationError, type Lease, type LeaseRef } from '../../lib/index.js';
-import { redisNow, useRedis } from './_helpers.js';
+import { redisNow, useRedis } from '../support/engine-harness.js';
 
 const res = useRedis();
 

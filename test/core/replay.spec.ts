@@ -6,8 +6,9 @@ import type { Queue } from '../../lib/index.js';
 import { encodeRecord } from '../../lib/core/redis/record.js';
 import type { ScriptName } from '../../lib/core/redis/script-code.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
-import { ackItem, appendSettleItems, nackItem, POLICY_DEFAULTS_ARG, rejectItem, requeueItem, type SettleItem } from '../../lib/core/queue/settle-items.js';
-import { useRedis, waitUntil } from './_helpers.js';
+import { leaseScript } from '../../lib/core/leases/scripts.js';
+import { ackItem, nackItem, rejectItem, requeueItem, settleBatch, type SettleItem } from '../../lib/core/settles/settle-items.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const res = useRedis();
@@ -19,8 +20,7 @@ function script(q: Queue<any, any>, name: ScriptName): Script {
 
 /** Raw relq_lease call exactly as Queue.leaseStep builds it. */
 function leaseRaw(q: Queue<any, any>, reqId: string, count: number, leaseMs: number, items: SettleItem[] = []) {
-  const args: Array<string | number> = ['1', reqId, count, leaseMs, 0, 1000, POLICY_DEFAULTS_ARG];
-  appendSettleItems(args, items);
+  const args = leaseScript.encode({ events: '1', reqId, count, leaseMs, woken: false, items: settleBatch(items) });
   return script(q, 'lease')([...q.keys.all, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
 }
 

@@ -2,7 +2,7 @@
  * A completed job past its retention is gone for getJob and counts, whether or not a sweep
  * has removed it yet (sweeps run every few seconds; reads must not depend on them).
  */
-import { redisNow, useRedis, waitUntil } from './_helpers.js';
+import { redisNow, useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

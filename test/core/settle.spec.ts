@@ -1,6 +1,7 @@
 import { ValidationError } from '../../lib/index.js';
-import { ackItem, appendSettleItems, requeueItem } from '../../lib/core/queue/settle-items.js';
-import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import type { ScriptArg } from '../../lib/core/redis/script-def.js';
+import { ackItem, pushSettleBatch, requeueItem, settleBatch } from '../../lib/core/settles/settle-items.js';
+import { useRedis, redisNow, untilRedisTime } from '../support/engine-harness.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 
 const res = useRedis();
@@ -377,8 +378,8 @@ describe('settle items on the wire', () => {
       ackItem(byData(3), ''), // another retention: still compact (the script reads it from the lease)
       ackItem(byData(4), ''), // compact
     ];
-    const args: Array<string | number> = [];
-    appendSettleItems(args, items);
+    const args: ScriptArg[] = [];
+    pushSettleBatch(args, settleBatch(items));
     // 1 full item of 5 fields, then 4 compact acks of 2
     expect(args.length).toBe(1 + 5 + 1 + 4 * 2);
     expect(await internalsOf(q)!.settle(items)).toEqual([true, false, true, true, true]);
@@ -392,8 +393,8 @@ describe('settle items on the wire', () => {
     const { id } = await q.add('x');
     const [l] = await q.lease();
     const items = [ackItem(l!, ''), requeueItem(l!, 0, 'again')];
-    const args: Array<string | number> = [];
-    appendSettleItems(args, items);
+    const args: ScriptArg[] = [];
+    pushSettleBatch(args, settleBatch(items));
     expect(args.length).toBe(1 + 2 * 5 + 1);
     expect(await internalsOf(q)!.settle(items)).toEqual([true, false]);
     expect((await q.getJob(id))!.state).toBe('completed');

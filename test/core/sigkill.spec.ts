@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Worker } from '../../lib/index.js';
 import { buildEngine, type BuiltEngine } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, redisNow, waitUntil } from './_helpers.js';
+import { Resources, redisNow, waitUntil } from '../support/engine-harness.js';
 
 const ROOT = process.cwd();
 const FIXTURE = join(ROOT, 'test', 'core', 'fixtures', 'sigkill-child.mjs');

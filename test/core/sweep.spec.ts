@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Lease, Queue } from '../../lib/index.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
-import { useRedis, redisNow, untilRedisTime } from './_helpers.js';
+import { useRedis, redisNow, untilRedisTime } from '../support/engine-harness.js';
 
 const res = useRedis();
 
@@ -154,6 +154,18 @@ describe('sweep', () => {
         (await obs.zscore(q.keys.byName.working, id)) !== null;
       expect([id, indexed]).toEqual([id, true]);
     }
+  });
+
+  test('a record without its attempts limit is not a job: its first failure dead-letters it untouched', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.counts();
+    const record = '{"t":1,"n":"x"}\n"x"';
+    await rawAdd(q, 'no-limit', record);
+    const [lease] = await q.lease();
+    await q.nack(lease!, { error: 'e', delayMs: 0 });
+    expect(await obs.zscore(q.keys.byName.dead, 'no-limit')).not.toBeNull();
+    expect(await obs.hget(q.keys.byName.jobs, 'no-limit')).toBe(record);
   });
 
   test('rejects bad options', async () => {

@@ -6,7 +6,7 @@ import { inspect } from 'node:util';
 import type { Redis } from 'ioredis';
 import { PayloadTooLargeError, Queue, RelqError, ValidationError, Worker } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { Resources, commandStats, scriptCalls, statsDelta, waitUntil } from './_helpers.js';
+import { Resources, commandStats, scriptCalls, statsDelta, waitUntil } from '../support/engine-harness.js';
 
 let redis: TestRedis;
 let obs: Redis;
@@ -103,6 +103,7 @@ describe('queue construction', () => {
     ['unknown defaults key', { defaults: { retries: 3 } }, 'defaults'],
     ['defaults.attempts 0', { defaults: { attempts: 0 } }, 'defaults.attempts'],
     ['defaults.leaseMs 1.5', { defaults: { leaseMs: 1.5 } }, 'defaults.leaseMs'],
+    ['defaults.leaseMs 9', { defaults: { leaseMs: 9 } }, 'defaults.leaseMs'],
     ['defaults.keepCompletedMs -1', { defaults: { keepCompletedMs: -1 } }, 'defaults.keepCompletedMs'],
     ['defaults.backoff.type', { defaults: { backoff: { type: 'linear', delayMs: 1 } } }, 'defaults.backoff.type'],
     ['maxPayloadBytes 0', { maxPayloadBytes: 0 }, 'maxPayloadBytes'],
@@ -175,6 +176,7 @@ describe('job options', () => {
     ['priority 0.5', { priority: 0.5 }, 'opts.priority'],
     ['priority NaN', { priority: Number.NaN }, 'opts.priority'],
     ['leaseMs 0', { leaseMs: 0 }, 'opts.leaseMs'],
+    ['leaseMs 9', { leaseMs: 9 }, 'opts.leaseMs'],
     ['leaseMs -5', { leaseMs: -5 }, 'opts.leaseMs'],
     ['leaseMs 10.5', { leaseMs: 10.5 }, 'opts.leaseMs'],
     ['leaseMs Infinity', { leaseMs: Number.POSITIVE_INFINITY }, 'opts.leaseMs'],
@@ -217,9 +219,9 @@ describe('job options', () => {
     await expectInvalid(() => q.add('x', opts as never), 'opts');
   });
 
-  test('boundaries are accepted: priority ±1000, attempts 1, delayMs 0, keepCompletedMs 0', async () => {
+  test('boundaries are accepted: priority ±1000, attempts 1, delayMs 0, keepCompletedMs 0, leaseMs 10', async () => {
     const q = newQueue('q');
-    for (const opts of [{ priority: 1000 }, { priority: -1000 }, { attempts: 1 }, { delayMs: 0 }, { keepCompletedMs: 0 }, { leaseMs: 1 }]) {
+    for (const opts of [{ priority: 1000 }, { priority: -1000 }, { attempts: 1 }, { delayMs: 0 }, { keepCompletedMs: 0 }, { leaseMs: 10 }]) {
       expect((await q.add('x', opts)).created).toBe(true);
     }
   });
@@ -257,6 +259,7 @@ describe('lease, settle and other call options', () => {
     ['count 1001', { count: 1001 }, 'count'],
     ['count 1.5', { count: 1.5 }, 'count'],
     ['leaseMs 0', { leaseMs: 0 }, 'leaseMs'],
+    ['leaseMs 9', { leaseMs: 9 }, 'leaseMs'],
     ['leaseMs NaN', { leaseMs: Number.NaN }, 'leaseMs'],
     ['leaseMs -1', { leaseMs: -1 }, 'leaseMs'],
     ['blockMs -1', { blockMs: -1 }, 'blockMs'],

@@ -10,7 +10,7 @@ import { ClosedError, Queue, Worker } from '../../lib/index.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
 import { freePort } from '../../lib/testing/redis-ping.js';
 import { blockedPopIds } from '../support/redis.js';
-import { blockedClients, sleep, useRedis, waitUntil, within } from './_helpers.js';
+import { blockedClients, sleep, useRedis, waitUntil, within } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -5,7 +5,7 @@
  * leasing fails here even while another would drain the queue.
  */
 import { BatchWorker, Worker, type Job, type WorkerEvent } from '../../lib/index.js';
-import { useRedis, waitUntil } from './_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { UnrecoverableError, Worker, type JobInfo, type Queue, type WorkerEvent } from '../../lib/index.js';
-import { Gate, blockedClients, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, useRedis, sleep, waitUntil, within } from './_helpers.js';
+import { Gate, blockedClients, commandsPerIdleAdd, consumerIdle, redisNow, scriptCalls, useRedis, sleep, waitUntil, within } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -13,7 +13,7 @@ import type { DashboardAccess, JobList, QueueOverview, Throughput } from '../../
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue } from '../support/wait.js';
 import { createDashboard } from '../../lib/dashboard/index.js';
-import { act, raw, startDashboard, type DashboardServer } from './_server.js';
+import { act, raw, startDashboard, type DashboardServer } from './dashboard-server.js';
 
 let redis: TestRedis;
 const queues: Queue[] = [];

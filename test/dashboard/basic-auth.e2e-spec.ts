@@ -9,7 +9,7 @@ import { main, type RunningDashboard } from '../../examples/dashboard.js';
 import { Queue } from '../../lib/index.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitForValue } from '../support/wait.js';
-import { launchBrowser, type Browser } from './_browser.js';
+import { launchBrowser, type Browser } from './headless-browser.js';
 
 let redis: TestRedis;
 let running: RunningDashboard | undefined;

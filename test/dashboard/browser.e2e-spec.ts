@@ -10,8 +10,8 @@ import type { Page } from 'playwright-core';
 import { Queue, Worker, type Job } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue, waitUntil } from '../support/wait.js';
-import { launchBrowser, type Browser } from './_browser.js';
-import { startDashboard, type DashboardServer } from './_server.js';
+import { launchBrowser, type Browser } from './headless-browser.js';
+import { startDashboard, type DashboardServer } from './dashboard-server.js';
 
 interface Email {
   to: string;

@@ -12,7 +12,7 @@ import { QueueModule, QueueRegistry } from '../../lib/nest/index.js';
 import { RelqDashboardModule } from '../../lib/dashboard/nest/index.js';
 import type { JobList, QueueOverview } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { act, raw } from './_server.js';
+import { act, raw } from './dashboard-server.js';
 
 @Controller('hello')
 class HelloController {

@@ -11,8 +11,8 @@ import { Queue } from '../../lib/index.js';
 import type { DashboardGuard } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue, waitUntil } from '../support/wait.js';
-import { launchBrowser, type Browser } from './_browser.js';
-import { startDashboard, type DashboardServer } from './_server.js';
+import { launchBrowser, type Browser } from './headless-browser.js';
+import { startDashboard, type DashboardServer } from './dashboard-server.js';
 
 let redis: TestRedis;
 let browser: Browser;

@@ -7,8 +7,8 @@
 import type { Page } from 'playwright-core';
 import { Queue } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { launchBrowser, type Browser } from './_browser.js';
-import { startDashboard, type DashboardServer } from './_server.js';
+import { launchBrowser, type Browser } from './headless-browser.js';
+import { startDashboard, type DashboardServer } from './dashboard-server.js';
 
 let redis: TestRedis;
 let browser: Browser | undefined;

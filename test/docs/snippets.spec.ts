@@ -1,11 +1,11 @@
 /**
  * Every TypeScript snippet of the README and docs/ compiles against the library's sources, as a
- * reader would paste it (test/docs/_snippets.ts says how a block is taken). Blocks marked
+ * reader would paste it (test/docs/doc-snippets.ts says how a block is taken). Blocks marked
  * `fragment` are not compiled: the marking is for code that cannot stand alone, and stays rare.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileSnippets, extractSnippets } from './_snippets.js';
+import { compileSnippets, extractSnippets } from './doc-snippets.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const docs = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];

@@ -1,20 +1,11 @@
-import { jest } from '@jest/globals';
 import { main } from '../../examples/progress.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useExampleRedis, withLogCaptured } from './example-bed.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(() => redis.stop());
+const redis = useExampleRedis();
 
-test('the progress and logs example runs as written', async () => {
-  const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-  try {
+test('the progress and logs example runs as written', () =>
+  withLogCaptured(async (log) => {
     const out = await main(redis.url);
     expect(out[0]).toBe('imported 1000 rows from customers.csv');
     expect(log).toHaveBeenCalledWith({ done: 1000, of: 1000 }, ['imported 1000 rows from customers.csv']);
-  } finally {
-    log.mockRestore();
-  }
-});
+  }));

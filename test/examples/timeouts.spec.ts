@@ -1,20 +1,11 @@
-import { jest } from '@jest/globals';
 import { main } from '../../examples/timeouts.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { useExampleRedis, withLogCaptured } from './example-bed.js';
 
-let redis: TestRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(() => redis.stop());
+const redis = useExampleRedis();
 
-test('the timeouts example runs as written', async () => {
-  const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-  try {
+test('the timeouts example runs as written', () =>
+  withLogCaptured(async (log) => {
     const seen = await main(redis.url);
     expect(seen).toEqual(['attempt 1 timed out, retried: true', 'fetched https://example.com/slow (attempt 2)']);
     expect(log).toHaveBeenCalledWith(seen);
-  } finally {
-    log.mockRestore();
-  }
-});
+  }));

@@ -4,7 +4,7 @@
  * and every path that returns a job to pending (nack, requeue, sweep, delayed, redrive).
  */
 import { Queue, ValidationError, Worker } from '../../lib/index.js';
-import { useRedis, commandStats, sleep, statsDelta, untilRedisTime, waitUntil } from '../core/_helpers.js';
+import { useRedis, commandStats, sleep, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -6,8 +6,8 @@
  */
 import { CrossQueueFlowError, FlowJobExistsError, QueueClosedError, QueueFullError, ValidationError, Worker, type FlowJob, type Job, type Lease, type Queue } from '../../lib/index.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
-import { ackItem } from '../../lib/core/queue/settle-items.js';
-import { useRedis, waitUntil } from '../core/_helpers.js';
+import { ackItem } from '../../lib/core/settles/settle-items.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 import { keyContent } from '../support/key-read.js';
 
 const res = useRedis();

@@ -4,8 +4,8 @@
  * failure), and clean, purgeDead, deleteQueue and a closed queue leave no parent to run early.
  */
 import { QueueDeletedError, type Lease, type Queue } from '../../lib/index.js';
-import { blockedClients, useRedis, waitUntil } from '../core/_helpers.js';
-import { booksAgree } from '../management/_indexes.js';
+import { blockedClients, useRedis, waitUntil } from '../support/engine-harness.js';
+import { booksAgree } from '../support/job-indexes.js';
 
 const res = useRedis();
 

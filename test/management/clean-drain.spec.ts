@@ -3,8 +3,8 @@
  * and drain().
  */
 import type { Queue } from '../../lib/index.js';
-import { blockedClients, redisNow, untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
-import { booksAgree, whereIs } from './_indexes.js';
+import { blockedClients, redisNow, untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
+import { booksAgree, whereIs } from '../support/job-indexes.js';
 
 const res = useRedis();
 

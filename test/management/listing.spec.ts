@@ -2,7 +2,7 @@
  * getJobs(state, { start, end, order }): pages of every state, in both orders.
  */
 import type { JobInfo, JobState, Queue } from '../../lib/index.js';
-import { redisNow, untilRedisTime, useRedis } from '../core/_helpers.js';
+import { redisNow, untilRedisTime, useRedis } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -3,8 +3,8 @@
  * the lease order afterwards.
  */
 import { ValidationError } from '../../lib/index.js';
-import { useRedis } from '../core/_helpers.js';
-import { booksAgree } from './_indexes.js';
+import { useRedis } from '../support/engine-harness.js';
+import { booksAgree } from '../support/job-indexes.js';
 
 const res = useRedis();
 

@@ -4,8 +4,8 @@
  */
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import { JobLeasedError, RelqError } from '../../lib/index.js';
-import { eventsReady, useRedis, waitUntil } from '../core/_helpers.js';
-import { booksAgree, whereIs } from './_indexes.js';
+import { eventsReady, useRedis, waitUntil } from '../support/engine-harness.js';
+import { booksAgree, whereIs } from '../support/job-indexes.js';
 
 const res = useRedis();
 

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { Queue, ValidationError } from '../../lib/index.js';
-import { commandStats, queueKeysIn, scriptCalls, statsDelta, useRedis } from '../core/_helpers.js';
+import { commandStats, queueKeysIn, scriptCalls, statsDelta, useRedis } from '../support/engine-harness.js';
 import { keyContent } from '../support/key-read.js';
 
 const res = useRedis();

@@ -16,8 +16,8 @@ import {
 } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { blockedClients } from '../core/_helpers.js';
-import { deferred, startApp, sweptAfter, waitFor } from './helpers.js';
+import { blockedClients } from '../support/engine-harness.js';
+import { deferred, startApp, sweptAfter, waitFor } from './app-bed.js';
 
 let redis: TestRedis;
 let admin: Redis;

@@ -22,7 +22,7 @@ import {
 } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { sleep, startApp, waitFor } from './helpers.js';
+import { sleep, startApp, waitFor } from './app-bed.js';
 
 let redis: TestRedis;
 const apps: Array<{ close(): Promise<void> }> = [];

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { LeaseLostError, Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { deferred, sleep, sweptAfter, waitFor, useApps } from './helpers.js';
+import { deferred, sleep, sweptAfter, waitFor, useApps } from './app-bed.js';
 
 const bed = useApps();
 const { apps, start } = bed;

@@ -15,7 +15,7 @@ import {
   type QueueModuleOptionsFactory,
 } from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { startApp, useApps } from './helpers.js';
+import { startApp, useApps } from './app-bed.js';
 
 const bed = useApps();
 const { apps, start } = bed;

@@ -13,7 +13,7 @@ import {
   type LeasedJob,
 } from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { deferred, sleep, sweptAfter, waitFor, useApps } from './helpers.js';
+import { deferred, sleep, sweptAfter, waitFor, useApps } from './app-bed.js';
 
 const bed = useApps();
 const { start } = bed;

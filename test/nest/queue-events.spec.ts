@@ -6,7 +6,7 @@
 import { Module } from '@nestjs/common';
 import { OnQueueEvent, Queue, QueueEventsListener, QueueModule, QueueRegistry, type QueueEvent } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { deferred, startApp, waitFor } from './helpers.js';
+import { deferred, startApp, waitFor } from './app-bed.js';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 

@@ -6,7 +6,7 @@ import { Module } from '@nestjs/common';
 import { QueueModule, QueueRegistry } from '../../lib/nest/index.js';
 import { ValidationError } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useApps } from './helpers.js';
+import { useApps } from './app-bed.js';
 
 const bed = useApps();
 

@@ -14,7 +14,7 @@ import {
 } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { Redis } from 'ioredis';
-import { waitFor } from './helpers.js';
+import { waitFor } from './app-bed.js';
 
 // Both tests kill and restart a private redis-server (data is not kept across restarts).
 let redis: TestRedis;

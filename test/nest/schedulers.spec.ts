@@ -8,7 +8,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { Process, Processor, QueueHealthService, QueueModule, QueueRegistry, Scheduled } from '../../lib/nest/index.js';
 import type { Job } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useApps, waitFor } from './helpers.js';
+import { useApps, waitFor } from './app-bed.js';
 
 const bed = useApps();
 

@@ -6,7 +6,7 @@
 import { Module } from '@nestjs/common';
 import { OnWorkerEvent, Process, Processor, QueueModule, QueueRegistry, type Job } from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { useApps, waitFor } from './helpers.js';
+import { useApps, waitFor } from './app-bed.js';
 
 const bed = useApps();
 const never = new Promise<never>(() => undefined);

@@ -17,7 +17,7 @@ import {
   type LeasedJob,
 } from '../../lib/nest/index.js';
 import { uniquePrefix } from '../support/redis.js';
-import { deferred, useApps, waitFor } from './helpers.js';
+import { deferred, useApps, waitFor } from './app-bed.js';
 
 const bed = useApps();
 const closers: Array<() => Promise<unknown>> = [];

@@ -11,7 +11,7 @@ import { Registry } from 'prom-client';
 import type { Queue } from '../../lib/index.js';
 import { RelqMetrics } from '../../lib/metrics/index.js';
 import { RelqTracing } from '../../lib/tracing/index.js';
-import { commandStats, statsDelta, useRedis } from '../core/_helpers.js';
+import { commandStats, statsDelta, useRedis } from '../support/engine-harness.js';
 
 const res = useRedis();
 const exporter = new InMemorySpanExporter();

@@ -6,7 +6,7 @@
 import { jest } from '@jest/globals';
 import { Worker, type Job } from '../../lib/index.js';
 import { registerInstrument, type JobOutcome, type ProcessScope } from '../../lib/core/instrumentation/index.js';
-import { useRedis, waitUntil } from '../core/_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 const cleanups: Array<() => void> = [];

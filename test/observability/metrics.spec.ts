@@ -6,7 +6,7 @@
 import { Counter, Registry } from 'prom-client';
 import { RateLimitError, UnrecoverableError, ValidationError, Worker, type Job } from '../../lib/index.js';
 import { RelqMetrics } from '../../lib/metrics/index.js';
-import { commandStats, statsDelta, untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
+import { commandStats, statsDelta, untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
 import { parseExposition, type Exposition } from './exposition.js';
 
 const res = useRedis();

@@ -9,7 +9,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { BatchWorker, RateLimitError, Worker, type Job } from '../../lib/index.js';
 import { RelqTracing } from '../../lib/tracing/index.js';
-import { untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
+import { untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 const exporter = new InMemorySpanExporter();

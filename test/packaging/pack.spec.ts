@@ -72,7 +72,7 @@ test('the tarball holds the built engine, its Lua, every entry point, the dashbo
   // the dashboard's page, served from next to its code
   for (const asset of ['index.html', 'app.js', 'style.css']) expect(list).toContain(`package/dist/lib/dashboard/public/${asset}`);
   expect(list).toContain('package/dist/lib/index.d.ts');
-  expect(list).toContain('package/dist/lib/scripts/lease.lua');
+  expect(list).toContain('package/dist/lib/core/leases/lease.lua');
   expect(list.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
   expect(list.filter((f) => f.endsWith('.map'))).toEqual([]);
 });

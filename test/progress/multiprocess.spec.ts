@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { redisClient } from '../support/redis.js';
 import { useWorkerProcesses } from '../support/worker-processes.js';
-import { eventsReady } from '../core/_helpers.js';
+import { eventsReady } from '../support/engine-harness.js';
 import { waitUntil } from '../support/wait.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'progress', 'fixtures', 'progress-worker.mjs');

@@ -6,7 +6,7 @@
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import { PayloadTooLargeError, ValidationError, Worker, type Job, type QueueEvent } from '../../lib/index.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
-import { eventsReady, redisNow, untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
+import { eventsReady, redisNow, untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

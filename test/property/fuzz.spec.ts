@@ -13,6 +13,10 @@
  * Inputs come from fast-check arbitraries (fc.string with unit 'grapheme' / 'binary',
  * fc.double with NaN, fc.anything, ...) plus tables of hand-picked nasty values.
  *
+ * The properties are a table (FUZZ_PROPERTIES): each gives its inputs, its number of runs and
+ * a run that checks one call and names its outcome; fuzzProperty runs it on a flushed server
+ * and requires every outcome to come up (the tally is logged by the last test).
+ *
  * REPLAY. A failure prints fast-check's report (seed and path) and, at its end, the command
  * line that replays it, e.g.
  *
@@ -67,6 +71,8 @@ import { registryKey } from '../../lib/core/redis/keys.js';
 const RUNS = process.env.RELQ_FC_RUNS !== undefined ? Number(process.env.RELQ_FC_RUNS) : undefined;
 
 const MAX_MS = 2 ** 41;
+/** Shortest lease, wherever a leaseMs is given (a job, a queue's defaults, lease(), a lease loop). */
+const MIN_LEASE_MS = 10;
 /** Longest delay a Node timer takes (setTimeout fires after 1 ms beyond it): the ceiling of every wait option. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const PAYLOAD_LIMIT = 4096;
@@ -152,6 +158,7 @@ function describeError(e: unknown): string {
 /**
  * `out` must be a typed rejection (ValidationError unless `kind` says otherwise) and nothing
  * may have changed. `field`: the ValidationError's field must be it (a string), or pass it.
+ * Resolves to the outcome a property counts.
  */
 async function expectRefused(
   out: Outcome<unknown>,
@@ -159,7 +166,7 @@ async function expectRefused(
   what: string,
   kind: new (...args: any[]) => RelqError = ValidationError,
   field?: string | ((f: string) => boolean),
-): Promise<void> {
+): Promise<'refused'> {
   if (out.ok) throw new Error(`${what}: expected ${kind.name}, got a result: ${safeShow(out.value)}`);
   if (!(out.error instanceof kind)) throw new Error(`${what}: expected ${kind.name}, got ${describeError(out.error)}`);
   expect(out.error).toBeInstanceOf(RelqError);
@@ -173,6 +180,7 @@ async function expectRefused(
   } catch (err) {
     throw new Error(`${what}: refused with ${describeError(out.error)} but Redis changed:\n${(err as Error).message}`);
   }
+  return 'refused';
 }
 
 /** A field predicate: `root` itself or a path below it (`root.key`, `root[0]`). */
@@ -254,6 +262,41 @@ function property<Ts extends [unknown, ...unknown[]]>(prop: fc.IAsyncPropertyWit
   );
 }
 
+/**
+ * One property of the table: the inputs of a run and the run itself, which checks one call on a
+ * server flushed before it and says which outcome(s) the call had.
+ */
+interface FuzzProperty<Ts extends [unknown, ...unknown[]], O extends string> {
+  /** How many runs (RELQ_FC_RUNS overrides it). */
+  runs: number;
+  inputs: { [K in keyof Ts]: fc.Arbitrary<Ts[K]> };
+  /** Every outcome a run may have, counted and logged by the last test. */
+  outcomes: readonly O[];
+  /** What the runs must have seen: each outcome, or one of a group, at least once (default: every outcome). */
+  mustSee?: ReadonlyArray<O | readonly O[]>;
+  run(...input: Ts): Promise<NoInfer<O> | readonly NoInfer<O>[]>;
+}
+
+/** The check of a property, made when its test starts (the server is up by then). */
+function fuzzProperty<Ts extends [unknown, ...unknown[]], O extends string>(make: () => FuzzProperty<Ts, O> | Promise<FuzzProperty<Ts, O>>): () => Promise<void> {
+  return async () => {
+    const p = await make();
+    const counts = Object.fromEntries(p.outcomes.map((o) => [o, 0])) as Record<O, number>;
+    await property(
+      fc.asyncProperty(...p.inputs, async (...input: Ts) => {
+        await reset();
+        for (const o of [await p.run(...input)].flat() as O[]) counts[o] += 1;
+      }),
+      p.runs,
+    );
+    note(counts);
+    for (const group of p.mustSee ?? p.outcomes) {
+      const names = [group].flat() as O[];
+      expect([names.join(' or '), names.some((o) => counts[o] > 0)]).toEqual([names.join(' or '), true]);
+    }
+  };
+}
+
 // ---- the oracle: the documented limits, written independently of lib/ ---------------------
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -299,7 +342,7 @@ function validPolicy(o: Record<string, unknown>): boolean {
   return (
     opt(o.attempts, (x) => isInt(x, 1, 1_000_000)) &&
     opt(o.backoff, validBackoff) &&
-    opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
+    opt(o.leaseMs, (x) => isInt(x, MIN_LEASE_MS, MAX_MS)) &&
     opt(o.timeoutMs, (x) => isInt(x, 1, MAX_TIMER_MS)) &&
     opt(o.keepCompletedMs, (x) => isInt(x, 0, MAX_MS)) &&
     opt(o.dedupWindowMs, (x) => isInt(x, 0, MAX_MS))
@@ -725,7 +768,7 @@ const jobOptionsArb: fc.Arbitrary<Record<string, unknown>> = optionsArb({
   priority: field(intIn(-1000, 1000), numberish),
   attempts: field(intIn(1, 1_000_000), numberish),
   backoff: field(validBackoffArb, backoffish),
-  leaseMs: field(intIn(1, MAX_MS), numberish),
+  leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish),
   keepCompletedMs: field(intIn(0, MAX_MS), numberish),
   dedupWindowMs: field(intIn(0, MAX_MS), numberish),
   group: field(nastyString.filter(validQueueName), stringish),
@@ -822,101 +865,97 @@ const n0 = (x: unknown): unknown => (x === 0 ? 0 : x);
 // ---- properties ----------------------------------------------------------------------------------
 
 const PROPERTIES = 'fuzz: every outcome is a typed error with nothing written, or a correct result';
-describe(PROPERTIES, () => {
-  test('Queue constructor: names, prefixes and options objects', async () => {
-    const queueOptions = optionsArb({
-      prefix: field(nastyString.filter(validPrefix), stringish),
-      defaults: nested(
-        { attempts: field(intIn(1, 1_000_000), numberish), backoff: field(validBackoffArb, backoffish), leaseMs: field(intIn(1, MAX_MS), numberish), keepCompletedMs: field(intIn(0, MAX_MS), numberish), dedupWindowMs: field(intIn(0, MAX_MS), numberish) },
-      ),
-      maxPayloadBytes: field(intIn(1, 512 * 1024 * 1024), numberish),
-      maxLogLines: field(intIn(1, 100_000), numberish),
-      events: field(fc.boolean(), boolish),
-      bound: field(intIn(0, 2 ** 40), numberish),
-      stats: field(fc.boolean(), boolish),
-      groupConcurrency: field(intIn(0, 2 ** 31), numberish),
-      checkClosed: field(fc.boolean(), boolish),
-      exclusive: nested({ producer: field(fc.boolean(), boolish), consumer: field(fc.boolean(), boolish), waitMs: timerField(0), ttlMs: timerField(30) }),
-      evictionCheck: field(fc.constantFrom('warn', 'error', 'off'), fc.oneof(fc.constantFrom('WARN', 'none', ''), wrongType)),
-      onWarning: field(fc.constant(() => undefined), wrongType),
-      // no replica here: a valid durability makes every add fail with NotReplicatedError after timeoutMs
-      durability: field(
-        fc.record({ replicas: intIn(1, 1000), timeoutMs: intIn(1, 20) }),
-        fc.oneof(optionsArb({ replicas: field(intIn(1, 1000), numberish), timeoutMs: field(intIn(1, 20), numberish) }), wrongType, fc.constant({ replicas: 1, timeoutMs: COMMAND_TIMEOUT_MS }), fc.constant({ replicas: 0, timeoutMs: 10 })),
-      ),
-    });
-    const connectionArb = fc.oneof(
-      { weight: 12, arbitrary: fc.constant('url') },
-      { weight: 2, arbitrary: fc.constant('options-url') },
-      { weight: 3, arbitrary: fc.constantFrom<unknown>(null, 5, true, () => 1, [], 'http://127.0.0.1:1', '127.0.0.1:6379', { url: 5 }, { url: 'tcp://x' }) },
-    );
-    let built = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: nastyString.filter(validQueueName) }, { weight: 3, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }), queueOptions, connectionArb, async (name, options, conn) => {
-        await reset();
-        const before = await snapshotAll();
-        const connection = conn === 'url' ? server.url : conn === 'options-url' ? { url: server.url } : conn;
-        const full = { ...options, connection } as QueueOptions; // a spread keeps `__proto__` an own key
-        const verdict: Verdict = validQueueName(name) ? judge(full, validQueueOptions, ['connection']) : 'invalid';
-        // the constructor is synchronous: no promise to wait for
-        let q: Queue<unknown, unknown> | undefined;
-        let error: unknown;
-        try {
-          q = new Queue<unknown, unknown>(name as string, full);
-        } catch (e) {
-          error = e;
-        }
-        if (mustRefuse(verdict, q !== undefined)) {
-          if (q) await q.close();
-          await expectRefused(q ? { ok: true, value: q.keys.tag } : { ok: false, error }, before, `new Queue(${safeShow(name)}, ${safeShow(full)})`);
-          refused += 1;
-          return;
-        }
-        if (!q) throw new Error(`new Queue(${safeShow(name)}, ${safeShow(full)}): expected a queue, got ${describeError(error)}`);
-        const lo = loose(full, ['connection']);
-        try {
-          const prefix = lo.prefix ?? 'relq';
-          expect(q.keys.tag).toBe(`{${prefix}:${name as string}}`);
-          expect(await snapshotAll()).toEqual(before); // constructing writes nothing
-          const bytes = Buffer.byteLength(JSON.stringify({ name }));
-          if (bytes > (lo.maxPayloadBytes ?? 1024 * 1024)) {
-            await expectRefused(await outcome(() => q!.add({ name })), before, 'add over maxPayloadBytes', PayloadTooLargeError);
-            built += 1;
-            return;
+const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promise<void>]> = [
+  [
+    'Queue constructor: names, prefixes and options objects',
+    fuzzProperty(() => {
+      const queueOptions = optionsArb({
+        prefix: field(nastyString.filter(validPrefix), stringish),
+        defaults: nested(
+          { attempts: field(intIn(1, 1_000_000), numberish), backoff: field(validBackoffArb, backoffish), leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish), keepCompletedMs: field(intIn(0, MAX_MS), numberish), dedupWindowMs: field(intIn(0, MAX_MS), numberish) },
+        ),
+        maxPayloadBytes: field(intIn(1, 512 * 1024 * 1024), numberish),
+        maxLogLines: field(intIn(1, 100_000), numberish),
+        events: field(fc.boolean(), boolish),
+        bound: field(intIn(0, 2 ** 40), numberish),
+        stats: field(fc.boolean(), boolish),
+        groupConcurrency: field(intIn(0, 2 ** 31), numberish),
+        checkClosed: field(fc.boolean(), boolish),
+        exclusive: nested({ producer: field(fc.boolean(), boolish), consumer: field(fc.boolean(), boolish), waitMs: timerField(0), ttlMs: timerField(30) }),
+        evictionCheck: field(fc.constantFrom('warn', 'error', 'off'), fc.oneof(fc.constantFrom('WARN', 'none', ''), wrongType)),
+        onWarning: field(fc.constant(() => undefined), wrongType),
+        // no replica here: a valid durability makes every add fail with NotReplicatedError after timeoutMs
+        durability: field(
+          fc.record({ replicas: intIn(1, 1000), timeoutMs: intIn(1, 20) }),
+          fc.oneof(optionsArb({ replicas: field(intIn(1, 1000), numberish), timeoutMs: field(intIn(1, 20), numberish) }), wrongType, fc.constant({ replicas: 1, timeoutMs: COMMAND_TIMEOUT_MS }), fc.constant({ replicas: 0, timeoutMs: 10 })),
+        ),
+      });
+      const connectionArb = fc.oneof(
+        { weight: 12, arbitrary: fc.constant('url') },
+        { weight: 2, arbitrary: fc.constant('options-url') },
+        { weight: 3, arbitrary: fc.constantFrom<unknown>(null, 5, true, () => 1, [], 'http://127.0.0.1:1', '127.0.0.1:6379', { url: 5 }, { url: 'tcp://x' }) },
+      );
+      return {
+        runs: 250,
+        outcomes: ['built', 'refused'],
+        inputs: [fc.oneof({ weight: 3, arbitrary: nastyString.filter(validQueueName) }, { weight: 3, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }), queueOptions, connectionArb],
+        run: async (name, options, conn) => {
+          const before = await snapshotAll();
+          const connection = conn === 'url' ? server.url : conn === 'options-url' ? { url: server.url } : conn;
+          const full = { ...options, connection } as QueueOptions; // a spread keeps `__proto__` an own key
+          const verdict: Verdict = validQueueName(name) ? judge(full, validQueueOptions, ['connection']) : 'invalid';
+          // the constructor is synchronous: no promise to wait for
+          let q: Queue<unknown, unknown> | undefined;
+          let error: unknown;
+          try {
+            q = new Queue<unknown, unknown>(name as string, full);
+          } catch (e) {
+            error = e;
           }
-          let id: string;
-          if (lo.durability) {
-            // applied, but no replica confirms it: NotReplicatedError carrying the result
-            const out = await outcome(() => q!.add({ name }));
-            if (out.ok || !(out.error instanceof NotReplicatedError)) throw new Error(`add with durability and no replica: ${out.ok ? 'a result' : describeError(out.error)}`);
-            id = (out.error.result as { id: string }).id;
-          } else id = (await q.add({ name })).id;
-          const info = await q.getJob(id);
-          expect(info?.data).toEqual({ name });
-          expect(info?.state).toBe('pending');
-          // every key the queue wrote carries its hash tag, but the registry of queue names
-          const registry = registryKey(q.prefix);
-          for (const key of Object.keys(await snapshotAll())) if (key !== registry) expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
-          await checkStructure(q, 'queue with a fuzzed name');
-          built += 1;
-        } finally {
-          await q.close();
-        }
-      }),
-      250,
-    );
-    note({ built, refused });
-    expect(built).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('add / tryAdd: payloads (JSON, non-JSON, cyclic, huge)', async () => {
-    let accepted = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(payloadArb, fc.constantFrom('add', 'tryAdd', 'addBulk', 'tryAddBulk'), async (data, how) => {
-        await reset();
+          if (mustRefuse(verdict, q !== undefined)) {
+            if (q) await q.close();
+            return expectRefused(q ? { ok: true, value: q.keys.tag } : { ok: false, error }, before, `new Queue(${safeShow(name)}, ${safeShow(full)})`);
+          }
+          if (!q) throw new Error(`new Queue(${safeShow(name)}, ${safeShow(full)}): expected a queue, got ${describeError(error)}`);
+          const lo = loose(full, ['connection']);
+          try {
+            const prefix = lo.prefix ?? 'relq';
+            expect(q.keys.tag).toBe(`{${prefix}:${name as string}}`);
+            expect(await snapshotAll()).toEqual(before); // constructing writes nothing
+            const bytes = Buffer.byteLength(JSON.stringify({ name }));
+            if (bytes > (lo.maxPayloadBytes ?? 1024 * 1024)) {
+              await expectRefused(await outcome(() => q!.add({ name })), before, 'add over maxPayloadBytes', PayloadTooLargeError);
+              return 'built';
+            }
+            let id: string;
+            if (lo.durability) {
+              // applied, but no replica confirms it: NotReplicatedError carrying the result
+              const out = await outcome(() => q!.add({ name }));
+              if (out.ok || !(out.error instanceof NotReplicatedError)) throw new Error(`add with durability and no replica: ${out.ok ? 'a result' : describeError(out.error)}`);
+              id = (out.error.result as { id: string }).id;
+            } else id = (await q.add({ name })).id;
+            const info = await q.getJob(id);
+            expect(info?.data).toEqual({ name });
+            expect(info?.state).toBe('pending');
+            // every key the queue wrote carries its hash tag, but the registry of queue names
+            const registry = registryKey(q.prefix);
+            for (const key of Object.keys(await snapshotAll())) if (key !== registry) expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
+            await checkStructure(q, 'queue with a fuzzed name');
+            return 'built';
+          } finally {
+            await q.close();
+          }
+        },
+      };
+    }),
+  ],
+  [
+    'add / tryAdd: payloads (JSON, non-JSON, cyclic, huge)',
+    fuzzProperty(() => ({
+      runs: 300,
+      outcomes: ['accepted', 'refused'],
+      inputs: [payloadArb, fc.constantFrom('add', 'tryAdd', 'addBulk', 'tryAddBulk')],
+      run: async (data, how) => {
         const before = await snapshotAll();
         const json = payloadJson(data);
         const call = () => {
@@ -934,43 +973,37 @@ describe(PROPERTIES, () => {
         const out = await outcome(call);
         const what = `${how}(${safeShow(data)})`;
         const root = how === 'add' || how === 'tryAdd' ? 'data' : 'jobs[0].data';
+        let seen: 'accepted' | 'refused';
         if (json === undefined) {
-          await expectRefused(out, before, what, ValidationError, under(root));
-          refused += 1;
+          seen = await expectRefused(out, before, what, ValidationError, under(root));
         } else if (Buffer.byteLength(json) > PAYLOAD_LIMIT) {
-          await expectRefused(out, before, what, PayloadTooLargeError, root);
-          refused += 1;
+          seen = await expectRefused(out, before, what, PayloadTooLargeError, root);
         } else {
           const { id, created } = expectOk(out, what);
           expect(created).toBe(true);
           await verifyAdded(plain, id, data, undefined, true, what);
           await checkStructure(plain, what);
-          accepted += 1;
+          seen = 'accepted';
         }
         // nothing leaked into the prototypes
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-      }),
-      300,
-    );
-    note({ accepted, refused });
-    expect(accepted).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('add / tryAdd: job options (numbers of every kind, wrong types, unknown keys, ids with odd characters)', async () => {
-    let accepted = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(jobOptionsOrJunk, fc.boolean(), async (opts, useTry) => {
-        await reset();
+        return seen;
+      },
+    })),
+  ],
+  [
+    'add / tryAdd: job options (numbers of every kind, wrong types, unknown keys, ids with odd characters)',
+    fuzzProperty(() => ({
+      runs: 400,
+      outcomes: ['accepted', 'refused'],
+      inputs: [jobOptionsOrJunk, fc.boolean()],
+      run: async (opts, useTry) => {
         const before = await snapshotAll();
         const t0 = await redisNow();
         const out = await outcome(() => (useTry ? plain.tryAdd('d', opts as JobOptions) : plain.add('d', opts as JobOptions)));
         const what = `${useTry ? 'tryAdd' : 'add'}('d', ${safeShow(opts)})`;
         if (mustRefuse(judge(opts, (o) => validJobOptions(o, useTry ? 'tryAdd' : 'add')), out.ok)) {
-          await expectRefused(out, before, what);
-          refused += 1;
-          return;
+          return expectRefused(out, before, what);
         }
         const { id, created } = expectOk(out, what);
         const o = (opts === null ? undefined : loose(opts)) as Record<string, unknown> | undefined;
@@ -996,396 +1029,371 @@ describe(PROPERTIES, () => {
           else if (o?.backoff !== undefined) expect(policy.backoff).toEqual(expect.objectContaining(JSON.parse(JSON.stringify(o.backoff))));
           expect(lease!.deadline - lease!.job.leasedAt).toBe((o?.leaseMs as number | undefined) ?? 1000);
         }
-        accepted += 1;
-      }),
-      400,
-    );
-    note({ accepted, refused });
-    expect(accepted).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('addBulk / tryAddBulk: hostile job arrays, items and bulk options (all or nothing)', async () => {
-    const item = fc.oneof(
-      { weight: 6, arbitrary: fc.record({ data: fc.oneof(fc.jsonValue({ maxDepth: 2 }), nastyPayload), opts: jobOptionsOrJunk }, { requiredKeys: ['data'] }) },
-      { weight: 1, arbitrary: fc.record({ data: fc.constant(1), opts: fc.constant(undefined), extra: fc.constant(1) }) },
-      { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 5, 'job', [], { opts: {} }, JSON.parse('{"__proto__": {"data": 1}}')) },
-      { weight: 2, arbitrary: fc.record({ data: fc.integer(), opts: fc.record({ jobId: fc.constantFrom('dup:1', 'dup*2') }) }) },
-    );
-    const jobsArb = fc.oneof({ weight: 8, arbitrary: fc.array(item, { maxLength: 6 }) }, { weight: 1, arbitrary: wrongType });
-    const bulkOpts = fc.oneof(fc.constant(undefined), optionsArb({ waitMs: timerField(0) }), wrongType);
-    let accepted = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(jobsArb, bulkOpts, fc.boolean(), async (jobs, bopts, useTry) => {
-        await reset();
-        const before = await snapshotAll();
-        const out = await outcome(() =>
-          useTry ? plain.tryAddBulk(jobs as any) : plain.addBulk(jobs as any, bopts as { waitMs?: number } | undefined),
-        );
-        const what = `${useTry ? 'tryAddBulk' : 'addBulk'}(${safeShow(jobs)}, ${safeShow(bopts)})`;
-        const bulkOptsOk = (b: unknown) => useTry || b === undefined || (isOptionsObject(b) && onlyKeys(b, ['waitMs']) && opt(b.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)));
-        const itemsOk = (optsOf: (o: unknown) => unknown) =>
-          Array.isArray(jobs) &&
-          jobs.every((j) => {
-            if (!isOptionsObject(j) || !onlyKeys(j, ['data', 'opts'])) return false;
-            const json = payloadJson(j.data);
-            return json !== undefined && Buffer.byteLength(json) <= PAYLOAD_LIMIT && validJobOptions(optsOf(j.opts), useTry ? 'tryAddBulk' : 'addBulk');
-          });
-        const verdict: Verdict =
-          bulkOptsOk(bopts) && itemsOk((o) => o) ? 'valid' : bulkOptsOk(loose(bopts)) && itemsOk((o) => loose(o)) ? 'either' : 'invalid';
-        if (mustRefuse(verdict, out.ok)) {
-          await expectRefused(out, before, what); // PayloadTooLargeError is a ValidationError too
-          refused += 1;
-          return;
-        }
-        const results = expectOk(out, what);
-        const list = (jobs as Array<{ data: unknown; opts?: Record<string, unknown> }>).map((j) => ({ data: j.data, opts: j.opts === null ? undefined : loose(j.opts) }));
-        expect(results).toHaveLength(list.length);
-        const seen = new Set<string>();
-        for (let i = 0; i < list.length; i++) {
-          const custom = list[i]!.opts?.jobId as string | undefined;
-          const dup = custom !== undefined && seen.has(custom);
-          if (custom !== undefined) seen.add(custom);
-          expect(results[i]!.created).toBe(!dup);
-          if (custom !== undefined) expect(results[i]!.id).toBe(custom);
-          await verifyAdded(plain, results[i]!.id, list[i]!.data, list[i]!.opts, !dup, what);
-        }
-        await checkStructure(plain, what);
-        expect((await plain.counts()).pending + (await plain.counts()).delayed).toBe(results.filter((r) => r.created).length);
-        accepted += 1;
-      }),
-      250,
-    );
-    note({ accepted, refused });
-    expect(accepted).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('tryAdd / tryAddBulk on a full bounded queue: QueueFullError with nothing written, or a ValidationError', async () => {
-    const bounded = track(new Queue<unknown, unknown>('bounded', { connection: server.url, prefix: 'fz', bound: 1 }));
-    const counts = { full: 0, duplicate: 0, refused: 0 };
-    await property(
-      fc.asyncProperty(jobOptionsOrJunk, fc.boolean(), async (opts, bulk) => {
-        await reset();
-        await bounded.add('the one', { jobId: 'held' });
-        const before = await snapshotAll();
-        const out = await outcome(() => (bulk ? bounded.tryAddBulk([{ data: 'd', opts: opts as JobOptions }]).then((r) => r[0]!) : bounded.tryAdd('d', opts as JobOptions)));
-        const what = `${bulk ? 'tryAddBulk' : 'tryAdd'}('d', ${safeShow(opts)}) on a full queue`;
-        if (mustRefuse(judge(opts, (o) => validJobOptions(o, bulk ? 'tryAddBulk' : 'tryAdd')), out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
-        if ((opts as Record<string, unknown> | null | undefined)?.jobId === 'held') {
-          expect(expectOk(out, what)).toEqual({ id: 'held', created: false }); // a duplicate needs no room
-          expect(await snapshotAll()).toEqual(before);
-          counts.duplicate += 1;
-          return;
-        }
-        await expectRefused(out, before, what, QueueFullError);
-        counts.full += 1;
-      }),
-      150,
-    );
-    note(counts);
-    expect(counts.full).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-  });
-
-  test('lease options', async () => {
-    const leaseOpts = fc.oneof(
-      { weight: 8, arbitrary: optionsArb({ count: field(intIn(1, 1000), numberish), leaseMs: field(intIn(1, MAX_MS), numberish), blockMs: timerField(0) }) },
-      { weight: 1, arbitrary: wrongType },
-    );
-    let accepted = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(leaseOpts, async (opts) => {
-        await reset();
-        const { id } = await plain.add('to lease');
-        const before = await snapshotAll();
-        const verdict = judge(
-          opts,
-          (o) =>
-            isOptionsObject(o) &&
-            onlyKeys(o, ['count', 'leaseMs', 'blockMs']) &&
-            opt(o.count, (x) => isInt(x, 1, 1000)) &&
-            opt(o.leaseMs, (x) => isInt(x, 1, MAX_MS)) &&
-            opt(o.blockMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
-        );
-        const o = loose(opts) as Record<string, unknown>;
-        const out = await outcome(() => plain.lease(opts as any));
-        const what = `lease(${safeShow(opts)})`;
-        if (mustRefuse(verdict, out.ok)) {
-          await expectRefused(out, before, what);
-          refused += 1;
-          return;
-        }
-        const leases = expectOk(out, what);
-        expect(leases.map((l) => l.job.id)).toEqual([id]);
-        expect(leases[0]!.deadline - leases[0]!.job.leasedAt).toBe((o.leaseMs as number | undefined) ?? 30_000);
-        const info = await plain.getJob(id);
-        expect(info?.state).toBe('working');
-        expect(info?.leaseDeadline).toBe(leases[0]!.deadline);
-        await checkStructure(plain, what);
-        accepted += 1;
-      }),
-      250,
-    );
-    note({ accepted, refused });
-    expect(accepted).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('nack / requeue / reject: options, error values and reasons', async () => {
-    // any value at all: JSON, non-JSON, strings, errors, and values with neither JSON nor a prototype
-    const errorValue = fc.oneof(
-      payloadArb,
-      wrongType,
-      nastyString,
-      fc.constant(new Error('boom')),
-      fc.constant(Object.assign(new Error(''), { name: '' })),
-      fc.integer({ min: 0, max: 2 }).map((i) => unprintables()[i]),
-    );
-    const nackOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ error: field(errorValue, errorValue), delayMs: field(intIn(0, MAX_MS), numberish) }) }, { weight: 1, arbitrary: wrongType });
-    // requeue's reason must be a string: anything else is refused
-    const reasonArb = stringish;
-    const requeueOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ delayMs: field(intIn(0, MAX_MS), numberish), reason: field(reasonArb, reasonArb) }) }, { weight: 1, arbitrary: wrongType });
-    let accepted = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(fc.constantFrom('nack', 'requeue', 'reject'), nackOpts, requeueOpts, errorValue, async (op, nOpts, qOpts, reason) => {
-        await reset();
-        const lease = await leasedJob({ attempts: 2 });
-        const before = await snapshotAll();
-        const given = (op === 'nack' ? nOpts : qOpts) as Record<string, unknown>;
-        const keys = op === 'nack' ? ['error', 'delayMs'] : ['delayMs', 'reason'];
-        const verdict: Verdict =
-          op === 'reject'
-            ? 'valid'
-            : judge(given, (o) => isOptionsObject(o) && onlyKeys(o, keys) && opt(o.delayMs, (x) => isInt(x, 0, MAX_MS)) && (op === 'nack' || opt(o.reason, (x) => typeof x === 'string')), ['error']);
-        const call = () => (op === 'nack' ? plain.nack(lease, given as any) : op === 'requeue' ? plain.requeue(lease, given as any) : plain.reject(lease, reason));
-        const out = await outcome(call);
-        const what = `${op}(lease, ${safeShow(op === 'reject' ? reason : given)})`;
-        const opts = loose(given, ['error']);
-        if (mustRefuse(verdict, out.ok)) {
-          await expectRefused(out, before, what);
-          refused += 1;
-          return;
-        }
-        expect(expectOk(out, what)).toBe(true);
-        const info = (await plain.getJob(lease.job.id))!;
-        const delayed = typeof opts?.delayMs === 'number' && opts.delayMs > 0;
-        if (op === 'reject') {
-          expect(info.state).toBe('dead');
-          expect(info.lastError).toEqual(reason === undefined ? 'rejected' : errorText(reason));
-        } else if (op === 'nack') {
-          expect(info.failures).toBe(1);
-          // no delayMs: the default exponential backoff (~1 s) delays the retry
-          expect(info.state).toBe(delayed || opts.delayMs === undefined ? 'delayed' : 'pending');
-          expect(info.lastError).toEqual(opts.error === undefined ? 'failed' : errorText(opts.error));
-        } else {
-          expect(info.failures).toBe(0);
-          expect(info.requeues).toBe(1);
-          expect(info.state).toBe(delayed ? 'delayed' : 'pending');
-        }
-        await checkStructure(plain, what);
-        accepted += 1;
-      }),
-      250,
-    );
-    note({ accepted, refused });
-    expect(accepted).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('ack / ackBatch: result payloads', async () => {
-    let accepted = 0;
-    let refused = 0;
-    await property(
-      fc.asyncProperty(payloadArb, fc.boolean(), async (result, batch) => {
-        await reset();
+        return 'accepted';
+      },
+    })),
+  ],
+  [
+    'addBulk / tryAddBulk: hostile job arrays, items and bulk options (all or nothing)',
+    fuzzProperty(() => {
+      const item = fc.oneof(
+        { weight: 6, arbitrary: fc.record({ data: fc.oneof(fc.jsonValue({ maxDepth: 2 }), nastyPayload), opts: jobOptionsOrJunk }, { requiredKeys: ['data'] }) },
+        { weight: 1, arbitrary: fc.record({ data: fc.constant(1), opts: fc.constant(undefined), extra: fc.constant(1) }) },
+        { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 5, 'job', [], { opts: {} }, JSON.parse('{"__proto__": {"data": 1}}')) },
+        { weight: 2, arbitrary: fc.record({ data: fc.integer(), opts: fc.record({ jobId: fc.constantFrom('dup:1', 'dup*2') }) }) },
+      );
+      const jobsArb = fc.oneof({ weight: 8, arbitrary: fc.array(item, { maxLength: 6 }) }, { weight: 1, arbitrary: wrongType });
+      const bulkOpts = fc.oneof(fc.constant(undefined), optionsArb({ waitMs: timerField(0) }), wrongType);
+      return {
+        runs: 250,
+        outcomes: ['accepted', 'refused'],
+        inputs: [jobsArb, bulkOpts, fc.boolean()],
+        run: async (jobs, bopts, useTry) => {
+          const before = await snapshotAll();
+          const out = await outcome(() =>
+            useTry ? plain.tryAddBulk(jobs as any) : plain.addBulk(jobs as any, bopts as { waitMs?: number } | undefined),
+          );
+          const what = `${useTry ? 'tryAddBulk' : 'addBulk'}(${safeShow(jobs)}, ${safeShow(bopts)})`;
+          const bulkOptsOk = (b: unknown) => useTry || b === undefined || (isOptionsObject(b) && onlyKeys(b, ['waitMs']) && opt(b.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)));
+          const itemsOk = (optsOf: (o: unknown) => unknown) =>
+            Array.isArray(jobs) &&
+            jobs.every((j) => {
+              if (!isOptionsObject(j) || !onlyKeys(j, ['data', 'opts'])) return false;
+              const json = payloadJson(j.data);
+              return json !== undefined && Buffer.byteLength(json) <= PAYLOAD_LIMIT && validJobOptions(optsOf(j.opts), useTry ? 'tryAddBulk' : 'addBulk');
+            });
+          const verdict: Verdict =
+            bulkOptsOk(bopts) && itemsOk((o) => o) ? 'valid' : bulkOptsOk(loose(bopts)) && itemsOk((o) => loose(o)) ? 'either' : 'invalid';
+          if (mustRefuse(verdict, out.ok)) {
+            return expectRefused(out, before, what); // PayloadTooLargeError is a ValidationError too
+          }
+          const results = expectOk(out, what);
+          const list = (jobs as Array<{ data: unknown; opts?: Record<string, unknown> }>).map((j) => ({ data: j.data, opts: j.opts === null ? undefined : loose(j.opts) }));
+          expect(results).toHaveLength(list.length);
+          const seen = new Set<string>();
+          for (let i = 0; i < list.length; i++) {
+            const custom = list[i]!.opts?.jobId as string | undefined;
+            const dup = custom !== undefined && seen.has(custom);
+            if (custom !== undefined) seen.add(custom);
+            expect(results[i]!.created).toBe(!dup);
+            if (custom !== undefined) expect(results[i]!.id).toBe(custom);
+            await verifyAdded(plain, results[i]!.id, list[i]!.data, list[i]!.opts, !dup, what);
+          }
+          await checkStructure(plain, what);
+          expect((await plain.counts()).pending + (await plain.counts()).delayed).toBe(results.filter((r) => r.created).length);
+          return 'accepted';
+        },
+      };
+    }),
+  ],
+  [
+    'tryAdd / tryAddBulk on a full bounded queue: QueueFullError with nothing written, or a ValidationError',
+    fuzzProperty(() => {
+      const bounded = track(new Queue<unknown, unknown>('bounded', { connection: server.url, prefix: 'fz', bound: 1 }));
+      return {
+        runs: 150,
+        outcomes: ['full', 'duplicate', 'refused'],
+        mustSee: ['full', 'refused'],
+        inputs: [jobOptionsOrJunk, fc.boolean()],
+        run: async (opts, bulk) => {
+          await bounded.add('the one', { jobId: 'held' });
+          const before = await snapshotAll();
+          const out = await outcome(() => (bulk ? bounded.tryAddBulk([{ data: 'd', opts: opts as JobOptions }]).then((r) => r[0]!) : bounded.tryAdd('d', opts as JobOptions)));
+          const what = `${bulk ? 'tryAddBulk' : 'tryAdd'}('d', ${safeShow(opts)}) on a full queue`;
+          if (mustRefuse(judge(opts, (o) => validJobOptions(o, bulk ? 'tryAddBulk' : 'tryAdd')), out.ok)) return expectRefused(out, before, what);
+          if ((opts as Record<string, unknown> | null | undefined)?.jobId === 'held') {
+            expect(expectOk(out, what)).toEqual({ id: 'held', created: false }); // a duplicate needs no room
+            expect(await snapshotAll()).toEqual(before);
+            return 'duplicate';
+          }
+          await expectRefused(out, before, what, QueueFullError);
+          return 'full';
+        },
+      };
+    }),
+  ],
+  [
+    'lease options',
+    fuzzProperty(() => {
+      const leaseOpts = fc.oneof(
+        { weight: 8, arbitrary: optionsArb({ count: field(intIn(1, 1000), numberish), leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish), blockMs: timerField(0) }) },
+        { weight: 1, arbitrary: wrongType },
+      );
+      return {
+        runs: 250,
+        outcomes: ['accepted', 'refused'],
+        inputs: [leaseOpts],
+        run: async (opts) => {
+          const { id } = await plain.add('to lease');
+          const before = await snapshotAll();
+          const verdict = judge(
+            opts,
+            (o) =>
+              isOptionsObject(o) &&
+              onlyKeys(o, ['count', 'leaseMs', 'blockMs']) &&
+              opt(o.count, (x) => isInt(x, 1, 1000)) &&
+              opt(o.leaseMs, (x) => isInt(x, MIN_LEASE_MS, MAX_MS)) &&
+              opt(o.blockMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
+          );
+          const o = loose(opts) as Record<string, unknown>;
+          const out = await outcome(() => plain.lease(opts as any));
+          const what = `lease(${safeShow(opts)})`;
+          if (mustRefuse(verdict, out.ok)) {
+            return expectRefused(out, before, what);
+          }
+          const leases = expectOk(out, what);
+          expect(leases.map((l) => l.job.id)).toEqual([id]);
+          expect(leases[0]!.deadline - leases[0]!.job.leasedAt).toBe((o.leaseMs as number | undefined) ?? 30_000);
+          const info = await plain.getJob(id);
+          expect(info?.state).toBe('working');
+          expect(info?.leaseDeadline).toBe(leases[0]!.deadline);
+          await checkStructure(plain, what);
+          return 'accepted';
+        },
+      };
+    }),
+  ],
+  [
+    'nack / requeue / reject: options, error values and reasons',
+    fuzzProperty(() => {
+      // any value at all: JSON, non-JSON, strings, errors, and values with neither JSON nor a prototype
+      const errorValue = fc.oneof(
+        payloadArb,
+        wrongType,
+        nastyString,
+        fc.constant(new Error('boom')),
+        fc.constant(Object.assign(new Error(''), { name: '' })),
+        fc.integer({ min: 0, max: 2 }).map((i) => unprintables()[i]),
+      );
+      const nackOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ error: field(errorValue, errorValue), delayMs: field(intIn(0, MAX_MS), numberish) }) }, { weight: 1, arbitrary: wrongType });
+      // requeue's reason must be a string: anything else is refused
+      const reasonArb = stringish;
+      const requeueOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ delayMs: field(intIn(0, MAX_MS), numberish), reason: field(reasonArb, reasonArb) }) }, { weight: 1, arbitrary: wrongType });
+      return {
+        runs: 250,
+        outcomes: ['accepted', 'refused'],
+        inputs: [fc.constantFrom('nack', 'requeue', 'reject'), nackOpts, requeueOpts, errorValue],
+        run: async (op, nOpts, qOpts, reason) => {
+          const lease = await leasedJob({ attempts: 2 });
+          const before = await snapshotAll();
+          const given = (op === 'nack' ? nOpts : qOpts) as Record<string, unknown>;
+          const keys = op === 'nack' ? ['error', 'delayMs'] : ['delayMs', 'reason'];
+          const verdict: Verdict =
+            op === 'reject'
+              ? 'valid'
+              : judge(given, (o) => isOptionsObject(o) && onlyKeys(o, keys) && opt(o.delayMs, (x) => isInt(x, 0, MAX_MS)) && (op === 'nack' || opt(o.reason, (x) => typeof x === 'string')), ['error']);
+          const call = () => (op === 'nack' ? plain.nack(lease, given as any) : op === 'requeue' ? plain.requeue(lease, given as any) : plain.reject(lease, reason));
+          const out = await outcome(call);
+          const what = `${op}(lease, ${safeShow(op === 'reject' ? reason : given)})`;
+          const opts = loose(given, ['error']);
+          if (mustRefuse(verdict, out.ok)) {
+            return expectRefused(out, before, what);
+          }
+          expect(expectOk(out, what)).toBe(true);
+          const info = (await plain.getJob(lease.job.id))!;
+          const delayed = typeof opts?.delayMs === 'number' && opts.delayMs > 0;
+          if (op === 'reject') {
+            expect(info.state).toBe('dead');
+            expect(info.lastError).toEqual(reason === undefined ? 'rejected' : errorText(reason));
+          } else if (op === 'nack') {
+            expect(info.failures).toBe(1);
+            // no delayMs: the default exponential backoff (~1 s) delays the retry
+            expect(info.state).toBe(delayed || opts.delayMs === undefined ? 'delayed' : 'pending');
+            expect(info.lastError).toEqual(opts.error === undefined ? 'failed' : errorText(opts.error));
+          } else {
+            expect(info.failures).toBe(0);
+            expect(info.requeues).toBe(1);
+            expect(info.state).toBe(delayed ? 'delayed' : 'pending');
+          }
+          await checkStructure(plain, what);
+          return 'accepted';
+        },
+      };
+    }),
+  ],
+  [
+    'ack / ackBatch: result payloads',
+    fuzzProperty(() => ({
+      runs: 200,
+      outcomes: ['accepted', 'refused'],
+      inputs: [payloadArb, fc.boolean()],
+      run: async (result, batch) => {
         const lease = await leasedJob();
         const before = await snapshotAll();
         const out = await outcome(() => (batch ? plain.ackBatch([{ lease, result }]).then((r) => r[0]) : plain.ack(lease, result)));
         const what = `${batch ? 'ackBatch' : 'ack'}(lease, ${safeShow(result)})`;
         const json = result === undefined ? 'null' : payloadJson(result);
         if (json === undefined || Buffer.byteLength(json) > PAYLOAD_LIMIT) {
-          await expectRefused(out, before, what, json === undefined ? ValidationError : PayloadTooLargeError, under('result'));
-          refused += 1;
-          return;
+          return expectRefused(out, before, what, json === undefined ? ValidationError : PayloadTooLargeError, under('result'));
         }
         expect(expectOk(out, what)).toBe(true);
         const info = (await plain.getJob(lease.job.id))!;
         expect(info.state).toBe('completed');
         expect(JSON.stringify(info.result ?? null)).toBe(json);
         await checkStructure(plain, what);
-        accepted += 1;
-      }),
-      200,
-    );
-    note({ accepted, refused });
-    expect(accepted).toBeGreaterThan(0);
-    expect(refused).toBeGreaterThan(0);
-  });
-
-  test('ack / nack / requeue / reject / touch / updateProgress / log / ackBatch: things that are not leases (ValidationError naming the lease, nothing written)', async () => {
-    /** Not a lease: junk, or a real lease with a required part (job.id, token) missing or of a wrong type. */
-    const notLeases: Record<string, (l: Lease<unknown>) => unknown> = {
-      null: () => null,
-      undefined: () => undefined,
-      empty: () => ({}),
-      string: () => 'lease',
-      number: () => 42,
-      array: () => [],
-      'empty job': () => ({ job: {} }),
-      'null job': (l) => ({ ...l, job: null }),
-      'no job': (l) => ({ token: l.token, deadline: l.deadline, leaseMs: l.leaseMs }),
-      'numeric id': (l) => ({ ...l, job: { ...l.job, id: 1 } }),
-      'no token': (l) => ({ ...l, token: undefined }),
-      'numeric token': (l) => ({ ...l, token: 7 }),
-      'as JSON text': (l) => JSON.stringify(l),
-      'a job, not a lease': (l) => l.job,
-    };
-    const notLeaseArb = fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom(...Object.keys(notLeases)) },
-      { weight: 1, arbitrary: fc.anything({ maxDepth: 2, maxKeys: 3 }).map((v) => ({ anything: v })) },
-    );
-    /** ackBatch items: the real lease (bare or with a result), or something else (bare or as { lease }). */
-    const itemArb = fc.record({ real: fc.boolean(), wrapped: fc.boolean(), bad: notLeaseArb });
-    const ops = ['ack', 'nack', 'requeue', 'reject', 'touch', 'updateProgress', 'log', 'ackBatch', 'ackBatch of a non-array'] as const;
-    const counts = { refused: 0, settled: 0 };
-    await property(
-      fc.asyncProperty(fc.constantFrom(...ops), notLeaseArb, fc.array(itemArb, { minLength: 1, maxLength: 3 }), async (op, bad, items) => {
-        await reset();
-        const lease = await leasedJob();
-        const before = await snapshotAll();
-        const make = (b: string | { anything: unknown }): unknown => (typeof b === 'string' ? notLeases[b]!(lease) : b.anything);
-        const junk = make(bad);
-        let call: () => unknown;
-        let field: string | undefined;
-        switch (op) {
-          case 'ack':
-            call = () => plain.ack(junk as any, { r: 1 });
-            field = 'lease';
-            break;
-          case 'nack':
-            call = () => plain.nack(junk as any, { error: 'e', delayMs: 0 });
-            field = 'lease';
-            break;
-          case 'requeue':
-            call = () => plain.requeue(junk as any, { reason: 'r' });
-            field = 'lease';
-            break;
-          case 'reject':
-            call = () => plain.reject(junk as any, 'r');
-            field = 'lease';
-            break;
-          case 'touch':
-            call = () => plain.touch(junk as any, 1000);
-            field = 'lease';
-            break;
-          case 'updateProgress':
-            call = () => plain.updateProgress(junk as any, { done: 1 });
-            field = 'lease';
-            break;
-          case 'log':
-            call = () => plain.log(junk as any, 'line');
-            field = 'lease';
-            break;
-          case 'ackBatch of a non-array':
-            call = () => plain.ackBatch((Array.isArray(junk) ? lease : junk) as any);
-            field = 'leases';
-            break;
-          default: {
-            const arg = items.map((it) => {
-              const l = it.real ? lease : make(it.bad);
-              return it.wrapped ? { lease: l, result: 'r' } : l;
-            });
-            const first = items.findIndex((it) => !it.real);
-            field = first < 0 ? undefined : items[first]!.wrapped ? `leases[${first}].lease` : `leases[${first}]`;
-            call = () => plain.ackBatch(arg as any);
+        return 'accepted';
+      },
+    })),
+  ],
+  [
+    'ack / nack / requeue / reject / touch / updateProgress / log / ackBatch: things that are not leases (ValidationError naming the lease, nothing written)',
+    fuzzProperty(() => {
+      /** Not a lease: junk, or a real lease with a required part (job.id, token) missing or of a wrong type. */
+      const notLeases: Record<string, (l: Lease<unknown>) => unknown> = {
+        null: () => null,
+        undefined: () => undefined,
+        empty: () => ({}),
+        string: () => 'lease',
+        number: () => 42,
+        array: () => [],
+        'empty job': () => ({ job: {} }),
+        'null job': (l) => ({ ...l, job: null }),
+        'no job': (l) => ({ token: l.token, deadline: l.deadline, leaseMs: l.leaseMs }),
+        'numeric id': (l) => ({ ...l, job: { ...l.job, id: 1 } }),
+        'no token': (l) => ({ ...l, token: undefined }),
+        'numeric token': (l) => ({ ...l, token: 7 }),
+        'as JSON text': (l) => JSON.stringify(l),
+        'a job, not a lease': (l) => l.job,
+      };
+      const notLeaseArb = fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(...Object.keys(notLeases)) },
+        { weight: 1, arbitrary: fc.anything({ maxDepth: 2, maxKeys: 3 }).map((v) => ({ anything: v })) },
+      );
+      /** ackBatch items: the real lease (bare or with a result), or something else (bare or as { lease }). */
+      const itemArb = fc.record({ real: fc.boolean(), wrapped: fc.boolean(), bad: notLeaseArb });
+      const ops = ['ack', 'nack', 'requeue', 'reject', 'touch', 'updateProgress', 'log', 'ackBatch', 'ackBatch of a non-array'] as const;
+      return {
+        runs: 250,
+        outcomes: ['refused', 'settled'],
+        inputs: [fc.constantFrom(...ops), notLeaseArb, fc.array(itemArb, { minLength: 1, maxLength: 3 })],
+        run: async (op, bad, items) => {
+          const lease = await leasedJob();
+          const before = await snapshotAll();
+          const make = (b: string | { anything: unknown }): unknown => (typeof b === 'string' ? notLeases[b]!(lease) : b.anything);
+          const junk = make(bad);
+          let call: () => unknown;
+          let field: string | undefined;
+          switch (op) {
+            case 'ack':
+              call = () => plain.ack(junk as any, { r: 1 });
+              field = 'lease';
+              break;
+            case 'nack':
+              call = () => plain.nack(junk as any, { error: 'e', delayMs: 0 });
+              field = 'lease';
+              break;
+            case 'requeue':
+              call = () => plain.requeue(junk as any, { reason: 'r' });
+              field = 'lease';
+              break;
+            case 'reject':
+              call = () => plain.reject(junk as any, 'r');
+              field = 'lease';
+              break;
+            case 'touch':
+              call = () => plain.touch(junk as any, 1000);
+              field = 'lease';
+              break;
+            case 'updateProgress':
+              call = () => plain.updateProgress(junk as any, { done: 1 });
+              field = 'lease';
+              break;
+            case 'log':
+              call = () => plain.log(junk as any, 'line');
+              field = 'lease';
+              break;
+            case 'ackBatch of a non-array':
+              call = () => plain.ackBatch((Array.isArray(junk) ? lease : junk) as any);
+              field = 'leases';
+              break;
+            default: {
+              const arg = items.map((it) => {
+                const l = it.real ? lease : make(it.bad);
+                return it.wrapped ? { lease: l, result: 'r' } : l;
+              });
+              const first = items.findIndex((it) => !it.real);
+              field = first < 0 ? undefined : items[first]!.wrapped ? `leases[${first}].lease` : `leases[${first}]`;
+              call = () => plain.ackBatch(arg as any);
+            }
           }
-        }
-        const out = await outcome(call);
-        const what = `${op}(${op === 'ackBatch' ? safeShow(items) : safeShow(bad)})`;
-        if (field !== undefined) {
-          await expectRefused(out, before, what, ValidationError, field);
-          expect((await plain.getJob(lease.job.id))?.state).toBe('working'); // the real lease of a refused batch is untouched
-          counts.refused += 1;
-          return;
-        }
-        // only the real lease, one or more times: the first settles it, the others are refused
-        expect(expectOk(out, what)).toEqual(items.map((_, i) => i === 0));
-        expect((await plain.getJob(lease.job.id))?.state).toBe('completed');
-        await checkStructure(plain, what);
-        counts.settled += 1;
-      }),
-      250,
-    );
-    note(counts);
-    expect(counts.refused).toBeGreaterThan(0);
-    expect(counts.settled).toBeGreaterThan(0);
-  });
-
-  test('touch extendMs, sweep options, listDead options', async () => {
-    const sweepOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ limit: field(intIn(1, 100_000), numberish) }) }, { weight: 1, arbitrary: wrongType });
-    const listOpts = fc.oneof(
-      { weight: 8, arbitrary: optionsArb({ offset: field(intIn(0, Number.MAX_SAFE_INTEGER), numberish), limit: field(intIn(1, 10_000), numberish) }) },
-      { weight: 1, arbitrary: wrongType },
-    );
-    const counts = { ok: 0, refused: 0 };
-    await property(
-      fc.asyncProperty(fc.constantFrom('touch', 'sweep', 'listDead'), fc.oneof(intIn(1, MAX_MS), numberish), sweepOpts, listOpts, async (op, extendMs, sOpts, lOpts) => {
-        await reset();
-        const lease = await leasedJob({ attempts: 1 });
-        await plain.add('dead one', { jobId: 'dead:1', attempts: 1 });
-        const [toKill] = await plain.lease({ leaseMs: 600_000 });
-        await plain.reject(toKill!, 'x');
-        await plain.add('later', { delayMs: 1 });
-        const before = await snapshotAll();
-        const what = `${op}(${safeShow(op === 'touch' ? extendMs : op === 'sweep' ? sOpts : lOpts)})`;
-        if (op === 'touch') {
-          const valid = opt(extendMs, (x) => isInt(x, 1, MAX_MS));
-          const t0 = await redisNow();
-          const out = await outcome(() => plain.touch(lease, extendMs as number | undefined));
-          if (!valid) return void (await expectRefused(out, before, what), (counts.refused += 1));
-          expect(expectOk(out, what)).toBe(true);
-          const ext = (extendMs as number | undefined) ?? 600_000;
-          expect(lease.deadline).toBeGreaterThanOrEqual(t0 + ext);
-          expect(lease.deadline).toBeLessThanOrEqual((await redisNow()) + ext);
-          expect((await plain.getJob(lease.job.id))?.leaseDeadline).toBe(lease.deadline);
-        } else if (op === 'sweep') {
-          const verdict = judge(sOpts, (o) => isOptionsObject(o) && onlyKeys(o, ['limit']) && opt(o.limit, (x) => isInt(x, 1, 100_000)));
-          const out = await outcome(() => plain.sweep(sOpts as any));
-          if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
-          const r = expectOk(out, what);
-          for (const v of Object.values(r)) expect(Number.isInteger(v) && v >= 0).toBe(true);
-          expect(r.stalled).toBe(0); // the lease is 10 minutes long
-        } else {
-          const verdict = judge(
-            lOpts,
-            (o) => isOptionsObject(o) && onlyKeys(o, ['offset', 'limit']) && opt(o.offset, (x) => isInt(x, 0, Number.MAX_SAFE_INTEGER)) && opt(o.limit, (x) => isInt(x, 1, 10_000)),
-          );
-          const o = loose(lOpts) as Record<string, unknown>;
-          const out = await outcome(() => plain.listDead(lOpts as any));
-          if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
-          const list = expectOk(out, what);
-          expect(list.map((d) => d.id)).toEqual(((o.offset as number | undefined) ?? 0) === 0 ? ['dead:1'] : []);
-          expect(await snapshotAll()).toEqual(before); // a read writes nothing
-        }
-        await checkStructure(plain, what);
-        counts.ok += 1;
-      }),
-      250,
-    );
-    note(counts);
-    expect(counts.ok).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-  });
-
-  test('getJob: ids (a legal id with odd characters reads back its job)', async () => {
-    const counts = { found: 0, missing: 0, refused: 0 };
-    await property(
-      fc.asyncProperty(fc.oneof(nastyString, wrongType, fc.constant(undefined)), fc.boolean(), async (id, addFirst) => {
-        await reset();
+          const out = await outcome(call);
+          const what = `${op}(${op === 'ackBatch' ? safeShow(items) : safeShow(bad)})`;
+          if (field !== undefined) {
+            await expectRefused(out, before, what, ValidationError, field);
+            expect((await plain.getJob(lease.job.id))?.state).toBe('working'); // the real lease of a refused batch is untouched
+            return 'refused';
+          }
+          // only the real lease, one or more times: the first settles it, the others are refused
+          expect(expectOk(out, what)).toEqual(items.map((_, i) => i === 0));
+          expect((await plain.getJob(lease.job.id))?.state).toBe('completed');
+          await checkStructure(plain, what);
+          return 'settled';
+        },
+      };
+    }),
+  ],
+  [
+    'touch extendMs, sweep options, listDead options',
+    fuzzProperty(() => {
+      const sweepOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ limit: field(intIn(1, 100_000), numberish) }) }, { weight: 1, arbitrary: wrongType });
+      const listOpts = fc.oneof(
+        { weight: 8, arbitrary: optionsArb({ offset: field(intIn(0, Number.MAX_SAFE_INTEGER), numberish), limit: field(intIn(1, 10_000), numberish) }) },
+        { weight: 1, arbitrary: wrongType },
+      );
+      return {
+        runs: 250,
+        outcomes: ['ok', 'refused'],
+        inputs: [fc.constantFrom('touch', 'sweep', 'listDead'), fc.oneof(intIn(1, MAX_MS), numberish), sweepOpts, listOpts],
+        run: async (op, extendMs, sOpts, lOpts) => {
+          const lease = await leasedJob({ attempts: 1 });
+          await plain.add('dead one', { jobId: 'dead:1', attempts: 1 });
+          const [toKill] = await plain.lease({ leaseMs: 600_000 });
+          await plain.reject(toKill!, 'x');
+          await plain.add('later', { delayMs: 1 });
+          const before = await snapshotAll();
+          const what = `${op}(${safeShow(op === 'touch' ? extendMs : op === 'sweep' ? sOpts : lOpts)})`;
+          if (op === 'touch') {
+            const valid = opt(extendMs, (x) => isInt(x, 1, MAX_MS));
+            const t0 = await redisNow();
+            const out = await outcome(() => plain.touch(lease, extendMs as number | undefined));
+            if (!valid) return expectRefused(out, before, what);
+            expect(expectOk(out, what)).toBe(true);
+            const ext = (extendMs as number | undefined) ?? 600_000;
+            expect(lease.deadline).toBeGreaterThanOrEqual(t0 + ext);
+            expect(lease.deadline).toBeLessThanOrEqual((await redisNow()) + ext);
+            expect((await plain.getJob(lease.job.id))?.leaseDeadline).toBe(lease.deadline);
+          } else if (op === 'sweep') {
+            const verdict = judge(sOpts, (o) => isOptionsObject(o) && onlyKeys(o, ['limit']) && opt(o.limit, (x) => isInt(x, 1, 100_000)));
+            const out = await outcome(() => plain.sweep(sOpts as any));
+            if (mustRefuse(verdict, out.ok)) return expectRefused(out, before, what);
+            const r = expectOk(out, what);
+            for (const v of Object.values(r)) expect(Number.isInteger(v) && v >= 0).toBe(true);
+            expect(r.stalled).toBe(0); // the lease is 10 minutes long
+          } else {
+            const verdict = judge(
+              lOpts,
+              (o) => isOptionsObject(o) && onlyKeys(o, ['offset', 'limit']) && opt(o.offset, (x) => isInt(x, 0, Number.MAX_SAFE_INTEGER)) && opt(o.limit, (x) => isInt(x, 1, 10_000)),
+            );
+            const o = loose(lOpts) as Record<string, unknown>;
+            const out = await outcome(() => plain.listDead(lOpts as any));
+            if (mustRefuse(verdict, out.ok)) return expectRefused(out, before, what);
+            const list = expectOk(out, what);
+            expect(list.map((d) => d.id)).toEqual(((o.offset as number | undefined) ?? 0) === 0 ? ['dead:1'] : []);
+            expect(await snapshotAll()).toEqual(before); // a read writes nothing
+          }
+          await checkStructure(plain, what);
+          return 'ok';
+        },
+      };
+    }),
+  ],
+  [
+    'getJob: ids (a legal id with odd characters reads back its job)',
+    fuzzProperty(() => ({
+      runs: 300,
+      outcomes: ['found', 'missing', 'refused'],
+      inputs: [fc.oneof(nastyString, wrongType, fc.constant(undefined)), fc.boolean()],
+      run: async (id, addFirst) => {
         const added = addFirst && validNewJobId(id);
         if (added) {
           const r = await plain.add({ id }, { jobId: id });
@@ -1394,135 +1402,132 @@ describe(PROPERTIES, () => {
         const before = await snapshotAll();
         const out = await outcome(() => plain.getJob(id as string));
         const what = `getJob(${safeShow(id)})`;
-        if (!validJobId(id)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+        if (!validJobId(id)) return expectRefused(out, before, what);
         const info = expectOk(out, what);
         if (added) {
           expect(info?.id).toBe(id);
           expect(info?.data).toEqual({ id });
-          counts.found += 1;
         } else {
           expect(info).toBeNull();
-          counts.missing += 1;
         }
         expect(await snapshotAll()).toEqual(before);
-      }),
-      300,
-    );
-    note(counts);
-    expect(counts.found).toBeGreaterThan(0);
-    expect(counts.missing).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-  });
-
-  test('retryDead / purgeDead: ids and limits', async () => {
-    // the same id often more than once: it is moved / removed once and returned once
-    const idList = fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom('dead:1', 'dead*2', 'alive', 'nope') }, { weight: 1, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }), { maxLength: 5 });
-    const targetArb = fc.oneof(
-      { weight: 4, arbitrary: idList },
-      { weight: 3, arbitrary: optionsArb({ limit: fc.oneof(intIn(1, 10_000), numberish) }) },
-      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
-    );
-    const counts = { ok: 0, refused: 0, repeated: 0 };
-    await property(
-      fc.asyncProperty(fc.constantFrom('retryDead', 'purgeDead'), targetArb, async (op, target) => {
-        await reset();
-        for (const jobId of ['dead:1', 'dead*2']) {
-          await plain.add(jobId, { jobId, attempts: 1 });
-          const [l] = await plain.lease({ leaseMs: 600_000 });
-          await plain.reject(l!, 'x');
-        }
-        await plain.add('alive', { jobId: 'alive' });
-        const dead = (await plain.listDead()).map((d) => d.id); // oldest first (ties: by id)
-        expect([...dead].sort()).toEqual(['dead*2', 'dead:1']);
-        const before = await snapshotAll();
-        const out = await outcome(() => (op === 'retryDead' ? plain.retryDead(target as any) : plain.purgeDead(target as any)));
-        const what = `${op}(${safeShow(target)})`;
-        let expected: string[];
-        if (Array.isArray(target)) {
-          if (!target.every(validJobId)) return void (await expectRefused(out, before, what), (counts.refused += 1));
-          expected = [...new Set(target as string[])].filter((id) => dead.includes(id)); // first mention, once
-          if (new Set(target).size < target.length) counts.repeated += 1;
-        } else {
-          const t = target as Record<string, unknown>;
-          if (!isOptionsObject(target) || !onlyKeys(t, ['limit']) || !isInt(t.limit, 1, 10_000)) {
-            return void (await expectRefused(out, before, what), (counts.refused += 1));
-          }
-          expected = dead.slice(0, t.limit as number); // the oldest
-        }
-        expect(expectOk(out, what)).toEqual(expected);
-        for (const id of dead) {
-          const info = await plain.getJob(id);
-          if (!expected.includes(id)) expect(info?.state).toBe('dead');
-          else if (op === 'purgeDead') expect(info).toBeNull();
-          else expect(info?.state).toBe('pending');
-        }
-        expect((await plain.getJob('alive'))?.state).toBe('pending');
-        await checkStructure(plain, what);
-        counts.ok += 1;
-      }),
-      200,
-    );
-    note(counts);
-    expect(counts.ok).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-    expect(counts.repeated).toBeGreaterThan(0);
-  });
-
-  test('getJobs / remove / promote / changePriority / clean / drain: ids, states, pages, options, limits and priorities', async () => {
-    const JOB_STATES = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
-    const CLEAN_STATES = ['completed', 'dead'];
-    const KNOWN = ['p:1', 'p*2', 'g:1', 'd:1', 'held', 'dead:1', 'done:1'];
-    const idArb = fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom(...KNOWN, 'held', 'held', 'g:1', 'g:1', 'nope') },
-      { weight: 3, arbitrary: nastyString },
-      { weight: 1, arbitrary: wrongType },
-      { weight: 1, arbitrary: fc.constant(undefined) },
-    );
-    const stateArb = (valid: string[]) =>
-      fc.oneof(
-        { weight: 8, arbitrary: fc.constantFrom(...valid) },
-        { weight: 2, arbitrary: fc.constantFrom(...JOB_STATES, 'PENDING', 'active', 'failed', 'waiting', 'completed ', '') },
-        { weight: 1, arbitrary: nastyString },
+        return added ? 'found' : 'missing';
+      },
+    })),
+  ],
+  [
+    'retryDead / purgeDead: ids and limits',
+    fuzzProperty(() => {
+      // the same id often more than once: it is moved / removed once and returned once
+      const idList = fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom('dead:1', 'dead*2', 'alive', 'nope') }, { weight: 1, arbitrary: nastyString }, { weight: 1, arbitrary: wrongType }), { maxLength: 5 });
+      const targetArb = fc.oneof(
+        { weight: 4, arbitrary: idList },
+        { weight: 3, arbitrary: optionsArb({ limit: fc.oneof(intIn(1, 10_000), numberish) }) },
         { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
       );
-    const orderArb = field(fc.constantFrom('asc', 'desc'), fc.oneof(fc.constantFrom('ASC', 'descending', '', 'reverse'), wrongType));
-    const pageArb = fc.oneof(
-      {
-        weight: 8,
-        arbitrary: optionsArb({ start: field(fc.oneof(intIn(0, 8), intIn(0, 8), intIn(0, 2 ** 40)), numberish), end: field(fc.oneof(intIn(0, 8), intIn(8, 12), intIn(0, 20_000)), numberish), order: orderArb }),
-      },
-      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
-    );
-    const removeOptsArb = fc.oneof(
-      { weight: 8, arbitrary: optionsArb({ force: field(fc.boolean(), boolish) }) },
-      { weight: 4, arbitrary: fc.constant(undefined) },
-      { weight: 1, arbitrary: wrongType },
-    );
-    const priorityArb = fc.oneof({ weight: 3, arbitrary: intIn(-1000, 1000) }, { weight: 3, arbitrary: numberish });
-    const cleanOptsArb = fc.oneof(
-      {
-        weight: 8,
-        arbitrary: optionsArb({
-          olderThanMs: field(fc.oneof(fc.constantFrom(0, 1, 2, 600_000), intIn(0, MAX_MS)), numberish),
-          limit: field(intIn(1, 10_000), numberish),
-        }),
-      },
-      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
-    );
-    const ops = ['getJobs', 'getJobs', 'remove', 'remove', 'promote', 'changePriority', 'changePriority', 'clean', 'drain'] as const;
-    const counts: Record<string, number> = { refused: 0, leasedRefused: 0, groupedRefused: 0, nothingToDo: 0, changed: 0, pages: 0 };
-    await property(
-      fc.asyncProperty(
-        fc.constantFrom(...ops),
-        idArb,
-        stateArb(JOB_STATES),
-        stateArb(CLEAN_STATES),
-        pageArb,
-        removeOptsArb,
-        priorityArb,
-        cleanOptsArb,
-        async (op, id, state, cleanState, page, removeOpts, priority, cleanOpts) => {
-          await reset();
+      return {
+        runs: 200,
+        outcomes: ['ok', 'refused', 'repeated'],
+        inputs: [fc.constantFrom('retryDead', 'purgeDead'), targetArb],
+        run: async (op, target) => {
+          for (const jobId of ['dead:1', 'dead*2']) {
+            await plain.add(jobId, { jobId, attempts: 1 });
+            const [l] = await plain.lease({ leaseMs: 600_000 });
+            await plain.reject(l!, 'x');
+          }
+          await plain.add('alive', { jobId: 'alive' });
+          const dead = (await plain.listDead()).map((d) => d.id); // oldest first (ties: by id)
+          expect([...dead].sort()).toEqual(['dead*2', 'dead:1']);
+          const before = await snapshotAll();
+          const out = await outcome(() => (op === 'retryDead' ? plain.retryDead(target as any) : plain.purgeDead(target as any)));
+          const what = `${op}(${safeShow(target)})`;
+          let expected: string[];
+          let repeated = false;
+          if (Array.isArray(target)) {
+            if (!target.every(validJobId)) return expectRefused(out, before, what);
+            expected = [...new Set(target as string[])].filter((id) => dead.includes(id)); // first mention, once
+            repeated = new Set(target).size < target.length;
+          } else {
+            const t = target as Record<string, unknown>;
+            if (!isOptionsObject(target) || !onlyKeys(t, ['limit']) || !isInt(t.limit, 1, 10_000)) {
+              return expectRefused(out, before, what);
+            }
+            expected = dead.slice(0, t.limit as number); // the oldest
+          }
+          expect(expectOk(out, what)).toEqual(expected);
+          for (const id of dead) {
+            const info = await plain.getJob(id);
+            if (!expected.includes(id)) expect(info?.state).toBe('dead');
+            else if (op === 'purgeDead') expect(info).toBeNull();
+            else expect(info?.state).toBe('pending');
+          }
+          expect((await plain.getJob('alive'))?.state).toBe('pending');
+          await checkStructure(plain, what);
+          return repeated ? ['ok', 'repeated'] : 'ok';
+        },
+      };
+    }),
+  ],
+  [
+    'getJobs / remove / promote / changePriority / clean / drain: ids, states, pages, options, limits and priorities',
+    fuzzProperty(() => {
+      const JOB_STATES = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
+      const CLEAN_STATES = ['completed', 'dead'];
+      const KNOWN = ['p:1', 'p*2', 'g:1', 'd:1', 'held', 'dead:1', 'done:1'];
+      const idArb = fc.oneof(
+        { weight: 12, arbitrary: fc.constantFrom(...KNOWN, 'held', 'held', 'g:1', 'g:1', 'nope') },
+        { weight: 3, arbitrary: nastyString },
+        { weight: 1, arbitrary: wrongType },
+        { weight: 1, arbitrary: fc.constant(undefined) },
+      );
+      const stateArb = (valid: string[]) =>
+        fc.oneof(
+          { weight: 8, arbitrary: fc.constantFrom(...valid) },
+          { weight: 2, arbitrary: fc.constantFrom(...JOB_STATES, 'PENDING', 'active', 'failed', 'waiting', 'completed ', '') },
+          { weight: 1, arbitrary: nastyString },
+          { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+        );
+      const orderArb = field(fc.constantFrom('asc', 'desc'), fc.oneof(fc.constantFrom('ASC', 'descending', '', 'reverse'), wrongType));
+      const pageArb = fc.oneof(
+        {
+          weight: 8,
+          arbitrary: optionsArb({ start: field(fc.oneof(intIn(0, 8), intIn(0, 8), intIn(0, 2 ** 40)), numberish), end: field(fc.oneof(intIn(0, 8), intIn(8, 12), intIn(0, 20_000)), numberish), order: orderArb }),
+        },
+        { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+      );
+      const removeOptsArb = fc.oneof(
+        { weight: 8, arbitrary: optionsArb({ force: field(fc.boolean(), boolish) }) },
+        { weight: 4, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: wrongType },
+      );
+      const priorityArb = fc.oneof({ weight: 3, arbitrary: intIn(-1000, 1000) }, { weight: 3, arbitrary: numberish });
+      const cleanOptsArb = fc.oneof(
+        {
+          weight: 8,
+          arbitrary: optionsArb({
+            olderThanMs: field(fc.oneof(fc.constantFrom(0, 1, 2, 600_000), intIn(0, MAX_MS)), numberish),
+            limit: field(intIn(1, 10_000), numberish),
+          }),
+        },
+        { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
+      );
+      const ops = ['getJobs', 'getJobs', 'remove', 'remove', 'promote', 'changePriority', 'changePriority', 'clean', 'drain'] as const;
+      return {
+        runs: 400,
+        outcomes: ['refused', 'leasedRefused', 'groupedRefused', 'nothingToDo', 'changed', 'pages'],
+        // the two refusals that need a particular id are pinned below as well (rarer here)
+        mustSee: ['refused', 'nothingToDo', 'changed', 'pages', ['leasedRefused', 'groupedRefused']],
+        inputs: [
+          fc.constantFrom(...ops),
+          idArb,
+          stateArb(JOB_STATES),
+          stateArb(CLEAN_STATES),
+          pageArb,
+          removeOptsArb,
+          priorityArb,
+          cleanOptsArb,
+        ],
+        run: async (op, id, state, cleanState, page, removeOpts, priority, cleanOpts) => {
           // one job in every state: leased first (priority 1000), then the waiting ones
           const settled = async (jobId: string, how: 'held' | 'ack' | 'reject') => {
             await plain.add(jobId, { jobId, priority: 1000, attempts: 1 });
@@ -1543,8 +1548,8 @@ describe(PROPERTIES, () => {
           const before = await snapshotAll();
           const unchanged = async (what: string) => {
             expect(await snapshotAll()).toEqual(before);
-            counts.nothingToDo += 1;
             void what;
+            return 'nothingToDo' as const;
           };
           const exists = typeof id === 'string' && Object.hasOwn(stateOf, id); // not 'constructor' and the like
           switch (op) {
@@ -1558,7 +1563,7 @@ describe(PROPERTIES, () => {
                 if (!isInt(start, 0, 2 ** 40)) return false;
                 return opt(p.end, (e) => isInt(e, start as number, (start as number) + 9_999)) && opt(p.order, (o) => o === 'asc' || o === 'desc');
               });
-              if (!JOB_STATES.includes(state as string) || mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              if (!JOB_STATES.includes(state as string) || mustRefuse(verdict, out.ok)) return expectRefused(out, before, what);
               const p = (loose(page) ?? {}) as { start?: number; end?: number; order?: string };
               const asc = {
                 pending: ['p*2', 'p:1', 'g:1'],
@@ -1572,17 +1577,19 @@ describe(PROPERTIES, () => {
               const expected = (p.order === 'desc' ? [...asc].reverse() : asc).slice(start, (p.end ?? start + 99) + 1);
               const list = expectOk(out, what);
               expect(list.map((j) => [j.id, j.state])).toEqual(expected.map((x) => [x, state]));
-              await unchanged(what); // a read
-              counts.pages += 1;
-              return;
+              // a read
+              return [await unchanged(what), 'pages'];
             }
             case 'remove': {
               const what = `remove(${safeShow(id)}, ${safeShow(removeOpts)})`;
               const out = await outcome(() => plain.remove(id as string, removeOpts as any));
               const verdict = validJobId(id) ? judge(removeOpts, (o) => o === undefined || (isOptionsObject(o) && onlyKeys(o, ['force']) && opt(o.force, isBool))) : 'invalid';
-              if (mustRefuse(verdict, out.ok || out.error instanceof JobLeasedError)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              if (mustRefuse(verdict, out.ok || out.error instanceof JobLeasedError)) return expectRefused(out, before, what);
               const force = (loose(removeOpts) as { force?: boolean } | undefined)?.force ?? false;
-              if (id === 'held' && !force) return void (await expectRefused(out, before, what, JobLeasedError), (counts.leasedRefused += 1));
+              if (id === 'held' && !force) {
+                await expectRefused(out, before, what, JobLeasedError);
+                return 'leasedRefused';
+              }
               expect(expectOk(out, what)).toBe(exists);
               if (!exists) return unchanged(what);
               expect(await plain.getJob(id as string)).toBeNull();
@@ -1593,7 +1600,7 @@ describe(PROPERTIES, () => {
             case 'promote': {
               const what = `promote(${safeShow(id)})`;
               const out = await outcome(() => plain.promote(id as string));
-              if (!validJobId(id)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              if (!validJobId(id)) return expectRefused(out, before, what);
               expect(expectOk(out, what)).toBe(id === 'd:1');
               if (id !== 'd:1') return unchanged(what);
               expect((await plain.getJob(id))?.state).toBe('pending');
@@ -1602,8 +1609,11 @@ describe(PROPERTIES, () => {
             case 'changePriority': {
               const what = `changePriority(${safeShow(id)}, ${safeShow(priority)})`;
               const out = await outcome(() => plain.changePriority(id as string, priority as number));
-              if (!validJobId(id) || !isInt(priority, -1000, 1000)) return void (await expectRefused(out, before, what), (counts.refused += 1));
-              if (id === 'g:1') return void (await expectRefused(out, before, what, ValidationError, 'priority'), (counts.groupedRefused += 1));
+              if (!validJobId(id) || !isInt(priority, -1000, 1000)) return expectRefused(out, before, what);
+              if (id === 'g:1') {
+                await expectRefused(out, before, what, ValidationError, 'priority');
+                return 'groupedRefused';
+              }
               const changes = exists && stateOf[id as string] !== 'completed';
               expect(expectOk(out, what)).toBe(changes);
               const had = ['p:1', 'd:1'].includes(id as string) ? 0 : id === 'p*2' ? 5 : 1000;
@@ -1627,7 +1637,7 @@ describe(PROPERTIES, () => {
               const verdict = CLEAN_STATES.includes(cleanState as string)
                 ? judge(cleanOpts, (o) => o === undefined || (isOptionsObject(o) && onlyKeys(o, ['olderThanMs', 'limit']) && opt(o.olderThanMs, (x) => isInt(x, 0, MAX_MS)) && opt(o.limit, (x) => isInt(x, 1, 10_000))))
                 : 'invalid';
-              if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
+              if (mustRefuse(verdict, out.ok)) return expectRefused(out, before, what);
               const older = (loose(cleanOpts) as { olderThanMs?: number } | undefined)?.olderThanMs ?? 0;
               const job = cleanState === 'completed' ? 'done:1' : 'dead:1';
               const at = finishedAt[job];
@@ -1648,72 +1658,70 @@ describe(PROPERTIES, () => {
             }
           }
           await checkStructure(plain, op);
-          counts.changed += 1;
+          return 'changed';
         },
-      ),
-      400,
-    );
-    note(counts);
-    // the two refusals that need a particular id are pinned below as well (rarer here)
-    for (const what of ['refused', 'nothingToDo', 'changed', 'pages']) expect([what, counts[what]! > 0]).toEqual([what, true]);
-    expect(counts.leasedRefused + counts.groupedRefused).toBeGreaterThan(0);
-  });
-
-  test('updateProgress / log: progress values (numbers, JSON, non-JSON, huge), lines (huge, non-strings), current and stale leases', async () => {
-    const progressArb = fc.oneof({ weight: 4, arbitrary: payloadArb }, { weight: 2, arbitrary: nastyNumber }, { weight: 1, arbitrary: wrongType });
-    const HUGE_LINES = ['x'.repeat(PAYLOAD_LIMIT), 'x'.repeat(PAYLOAD_LIMIT + 1), 'é'.repeat(PAYLOAD_LIMIT / 2), 'é'.repeat(PAYLOAD_LIMIT / 2 + 1), '😀'.repeat(PAYLOAD_LIMIT / 4), '😀'.repeat(PAYLOAD_LIMIT / 4 + 1), '\ud800'.repeat(PAYLOAD_LIMIT / 3 + 1)];
-    const lineArb = fc.oneof({ weight: 4, arbitrary: nastyString }, { weight: 2, arbitrary: fc.constantFrom(...HUGE_LINES) }, { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) });
-    const counts = { stored: 0, stale: 0, refused: 0, tooLarge: 0 };
-    await property(
-      fc.asyncProperty(fc.constantFrom('updateProgress', 'log'), progressArb, lineArb, fc.boolean(), async (op, progress, line, current) => {
-        await reset();
-        const lease = await leasedJob();
-        const held = current ? lease : { ...lease, token: `${lease.token}x` }; // another token: a stale lease
-        const before = await snapshotAll();
-        const what = `${op}(${current ? 'current' : 'stale'} lease, ${safeShow(op === 'log' ? line : progress)})`;
-        let json: string | undefined;
-        let tooLarge = false;
-        if (op === 'updateProgress') {
-          const shape = (typeof progress === 'number' && Number.isFinite(progress)) || (typeof progress === 'object' && progress !== null);
-          json = shape ? payloadJson(progress) : undefined;
-          tooLarge = json !== undefined && Buffer.byteLength(json) > PAYLOAD_LIMIT;
-        } else {
-          json = typeof line === 'string' ? line : undefined;
-          tooLarge = json !== undefined && Buffer.byteLength(json) > PAYLOAD_LIMIT;
-        }
-        const out = await outcome(() => (op === 'log' ? plain.log(held, line as string) : plain.updateProgress(held, progress as any)));
-        if (json === undefined) return void (await expectRefused(out, before, what, ValidationError, op === 'log' ? 'line' : under('progress')), (counts.refused += 1));
-        if (tooLarge) return void (await expectRefused(out, before, what, PayloadTooLargeError, op === 'log' ? 'line' : 'progress'), (counts.tooLarge += 1));
-        expect(expectOk(out, what)).toBe(current);
-        if (!current) {
-          expect(await snapshotAll()).toEqual(before);
-          counts.stale += 1;
-          return;
-        }
-        const info = await plain.getJob(lease.job.id);
-        if (op === 'log') expect(info?.logs).toEqual([Buffer.from(line as string, 'utf8').toString('utf8')]);
-        else expect(info?.progress).toEqual(JSON.parse(json));
-        expect(info?.state).toBe('working');
-        await checkStructure(plain, what);
-        counts.stored += 1;
-      }),
-      300,
-    );
-    note(counts);
-    for (const [what, n] of Object.entries(counts)) expect([what, n > 0]).toEqual([what, true]);
-  });
-
-  test('maxLogLines: the queue option (1 to 100 000), and the lines it keeps', async () => {
-    const counts = { kept: 0, refused: 0 };
-    await property(
-      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 4 }) }, { weight: 1, arbitrary: intIn(1, 100_000) }, { weight: 2, arbitrary: numberish }), fc.integer({ min: 1, max: 6 }), async (maxLogLines, n) => {
-        await reset();
+      };
+    }),
+  ],
+  [
+    'updateProgress / log: progress values (numbers, JSON, non-JSON, huge), lines (huge, non-strings), current and stale leases',
+    fuzzProperty(() => {
+      const progressArb = fc.oneof({ weight: 4, arbitrary: payloadArb }, { weight: 2, arbitrary: nastyNumber }, { weight: 1, arbitrary: wrongType });
+      const HUGE_LINES = ['x'.repeat(PAYLOAD_LIMIT), 'x'.repeat(PAYLOAD_LIMIT + 1), 'é'.repeat(PAYLOAD_LIMIT / 2), 'é'.repeat(PAYLOAD_LIMIT / 2 + 1), '😀'.repeat(PAYLOAD_LIMIT / 4), '😀'.repeat(PAYLOAD_LIMIT / 4 + 1), '\ud800'.repeat(PAYLOAD_LIMIT / 3 + 1)];
+      const lineArb = fc.oneof({ weight: 4, arbitrary: nastyString }, { weight: 2, arbitrary: fc.constantFrom(...HUGE_LINES) }, { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) });
+      return {
+        runs: 300,
+        outcomes: ['stored', 'stale', 'refused', 'tooLarge'],
+        inputs: [fc.constantFrom('updateProgress', 'log'), progressArb, lineArb, fc.boolean()],
+        run: async (op, progress, line, current) => {
+          const lease = await leasedJob();
+          const held = current ? lease : { ...lease, token: `${lease.token}x` }; // another token: a stale lease
+          const before = await snapshotAll();
+          const what = `${op}(${current ? 'current' : 'stale'} lease, ${safeShow(op === 'log' ? line : progress)})`;
+          let json: string | undefined;
+          let tooLarge = false;
+          if (op === 'updateProgress') {
+            const shape = (typeof progress === 'number' && Number.isFinite(progress)) || (typeof progress === 'object' && progress !== null);
+            json = shape ? payloadJson(progress) : undefined;
+            tooLarge = json !== undefined && Buffer.byteLength(json) > PAYLOAD_LIMIT;
+          } else {
+            json = typeof line === 'string' ? line : undefined;
+            tooLarge = json !== undefined && Buffer.byteLength(json) > PAYLOAD_LIMIT;
+          }
+          const out = await outcome(() => (op === 'log' ? plain.log(held, line as string) : plain.updateProgress(held, progress as any)));
+          if (json === undefined) return expectRefused(out, before, what, ValidationError, op === 'log' ? 'line' : under('progress'));
+          if (tooLarge) {
+            await expectRefused(out, before, what, PayloadTooLargeError, op === 'log' ? 'line' : 'progress');
+            return 'tooLarge';
+          }
+          expect(expectOk(out, what)).toBe(current);
+          if (!current) {
+            expect(await snapshotAll()).toEqual(before);
+            return 'stale';
+          }
+          const info = await plain.getJob(lease.job.id);
+          if (op === 'log') expect(info?.logs).toEqual([Buffer.from(line as string, 'utf8').toString('utf8')]);
+          else expect(info?.progress).toEqual(JSON.parse(json));
+          expect(info?.state).toBe('working');
+          await checkStructure(plain, what);
+          return 'stored';
+        },
+      };
+    }),
+  ],
+  [
+    'maxLogLines: the queue option (1 to 100 000), and the lines it keeps',
+    fuzzProperty(() => ({
+      runs: 60,
+      outcomes: ['kept', 'refused'],
+      inputs: [fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 4 }) }, { weight: 1, arbitrary: intIn(1, 100_000) }, { weight: 2, arbitrary: numberish }), fc.integer({ min: 1, max: 6 })],
+      run: async (maxLogLines, n) => {
         const before = await snapshotAll();
         let q: Queue<unknown, unknown> | undefined;
         const out = await outcome(() => (q = new Queue<unknown, unknown>('lines', { connection: server.url, prefix: 'fz', maxLogLines: maxLogLines as number })));
         const what = `new Queue('lines', { maxLogLines: ${safeShow(maxLogLines)} })`;
         try {
-          if (!opt(maxLogLines, (x) => isInt(x, 1, 100_000))) return void (await expectRefused(out, before, what, ValidationError, 'maxLogLines'), (counts.refused += 1));
+          if (!opt(maxLogLines, (x) => isInt(x, 1, 100_000))) return expectRefused(out, before, what, ValidationError, 'maxLogLines');
           expectOk(out, what);
           await q!.add('x');
           const [lease] = await q!.lease({ leaseMs: 600_000 });
@@ -1721,228 +1729,216 @@ describe(PROPERTIES, () => {
           for (const line of lines) expect(await q!.log(lease!, line)).toBe(true);
           const max = (maxLogLines as number | undefined) ?? 100;
           expect((await q!.getJob(lease!.job.id))?.logs).toEqual(lines.slice(-max));
-          counts.kept += 1;
+          return 'kept';
         } finally {
           await q?.close();
         }
-      }),
-      60,
-    );
-    note(counts);
-    expect(counts.kept).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-  });
-
-  test('deleteQueue options', async () => {
-    const q = track(new Queue<unknown, unknown>('doomed', { connection: server.url, prefix: 'fz' }));
-    // tombstoneMs is a key's TTL, not a Node timer: up to 2^31
-    const deleteOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ tombstoneMs: field(intIn(1, 2 ** 31), numberish) }) }, { weight: 1, arbitrary: wrongType });
-    const counts = { ok: 0, refused: 0 };
-    await property(
-      fc.asyncProperty(deleteOpts, async (opts) => {
-        await reset();
-        await q.add('x');
-        await q.add('y', { delayMs: 60_000 });
-        const before = await snapshotAll();
-        const verdict = judge(opts, (x) => isOptionsObject(x) && onlyKeys(x, ['tombstoneMs']) && opt(x.tombstoneMs, (t) => isInt(t, 1, 2 ** 31)));
-        const o = loose(opts) as Record<string, unknown>;
-        const out = await outcome(() => q.deleteQueue(opts as any));
-        const what = `deleteQueue(${safeShow(opts)})`;
-        if (mustRefuse(verdict, out.ok)) return void (await expectRefused(out, before, what), (counts.refused += 1));
-        expect(expectOk(out, what)).toBeGreaterThan(0);
-        const ttl = (o.tombstoneMs as number | undefined) ?? 10_000;
-        const after = await snapshotAll();
-        // only the tombstone is left, and it expires
-        for (const [key, kv] of Object.entries(after)) {
-          expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
-          expect([key, kv.expires]).toEqual([key, true]);
-        }
-        const [[, del], [, pttl]] = (await obs.multi().hget(q.keys.byName.meta, 'del').pttl(q.keys.byName.meta).exec())! as Array<[unknown, unknown]>;
-        if (pttl === -2) expect(ttl).toBeLessThan(1000); // a short tombstone that is already gone
-        else {
-          expect(del).toBe('1');
-          expect(pttl).toBeGreaterThanOrEqual(0);
-          expect(pttl).toBeLessThanOrEqual(ttl);
-        }
-        expect(await q.getJob('x')).toBeNull();
-        counts.ok += 1;
-      }),
-      120,
-    );
-    note(counts);
-    expect(counts.ok).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-  });
-
-  test('waitForResult / watch: ids and options (the id is checked first: a bad one writes nothing)', async () => {
-    const waitOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ timeoutMs: timerField(1) }) }, { weight: 1, arbitrary: wrongType });
-    const idArb = fc.oneof(
-      // a job must exist to be waited for, and no job can have '.' or '..' as its id
-      { weight: 4, arbitrary: nastyString.filter(validNewJobId) },
-      { weight: 2, arbitrary: nastyString.filter((s) => validNewJobId(s) || !validJobId(s)) },
-      { weight: 1, arbitrary: wrongType },
-      { weight: 1, arbitrary: fc.constant(undefined) },
-    );
-    const counts = { ok: 0, refused: 0, watched: 0 };
-    await property(
-      fc.asyncProperty(fc.constantFrom('waitForResult', 'watch'), idArb, waitOpts, async (op, id, opts) => {
-        await reset();
-        // a fresh Queue object: an event subscription (valid calls) outlives the call
-        const q = new Queue<unknown, unknown>('waited', { connection: server.url, prefix: 'fz' });
-        try {
-          if (validJobId(id)) {
-            await q.add('in', { jobId: id });
-            const [l] = await q.lease();
-            await q.ack(l!, { done: id });
-          }
+      },
+    })),
+  ],
+  [
+    'deleteQueue options',
+    fuzzProperty(() => {
+      const q = track(new Queue<unknown, unknown>('doomed', { connection: server.url, prefix: 'fz' }));
+      // tombstoneMs is a key's TTL, not a Node timer: up to 2^31
+      const deleteOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ tombstoneMs: field(intIn(1, 2 ** 31), numberish) }) }, { weight: 1, arbitrary: wrongType });
+      return {
+        runs: 120,
+        outcomes: ['ok', 'refused'],
+        inputs: [deleteOpts],
+        run: async (opts) => {
+          await q.add('x');
+          await q.add('y', { delayMs: 60_000 });
           const before = await snapshotAll();
-          const what = op === 'watch' ? `watch(${safeShow(id)})` : `waitForResult(${safeShow(id)}, ${safeShow(opts)})`;
-          if (op === 'watch') {
-            // refused by watch() itself, before anything subscribes
-            const out = await outcome(() => q.watch(id as string));
-            if (!validJobId(id)) return void (await expectRefused(out, before, what, ValidationError, 'id'), (counts.refused += 1));
-            const states = await lastValueFrom(expectOk(out, what).pipe(toArray()));
-            expect(states).toEqual(['completed']);
-            counts.watched += 1;
-            return;
+          const verdict = judge(opts, (x) => isOptionsObject(x) && onlyKeys(x, ['tombstoneMs']) && opt(x.tombstoneMs, (t) => isInt(t, 1, 2 ** 31)));
+          const o = loose(opts) as Record<string, unknown>;
+          const out = await outcome(() => q.deleteQueue(opts as any));
+          const what = `deleteQueue(${safeShow(opts)})`;
+          if (mustRefuse(verdict, out.ok)) return expectRefused(out, before, what);
+          expect(expectOk(out, what)).toBeGreaterThan(0);
+          const ttl = (o.tombstoneMs as number | undefined) ?? 10_000;
+          const after = await snapshotAll();
+          // only the tombstone is left, and it expires
+          for (const [key, kv] of Object.entries(after)) {
+            expect(key.startsWith(`${q.keys.tag}:`)).toBe(true);
+            expect([key, kv.expires]).toEqual([key, true]);
           }
-          const verdict: Verdict = validJobId(id) ? judge(opts, (o) => isOptionsObject(o) && onlyKeys(o, ['timeoutMs']) && opt(o.timeoutMs, (x) => isInt(x, 1, MAX_TIMER_MS))) : 'invalid';
-          const out = await outcome(() => q.waitForResult(id as string, opts as any));
-          if (mustRefuse(verdict, out.ok)) {
-            await expectRefused(out, before, what, ValidationError, validJobId(id) ? undefined : 'id');
-            counts.refused += 1;
-            return;
+          const [[, del], [, pttl]] = (await obs.multi().hget(q.keys.byName.meta, 'del').pttl(q.keys.byName.meta).exec())! as Array<[unknown, unknown]>;
+          if (pttl === -2) expect(ttl).toBeLessThan(1000); // a short tombstone that is already gone
+          else {
+            expect(del).toBe('1');
+            expect(pttl).toBeGreaterThanOrEqual(0);
+            expect(pttl).toBeLessThanOrEqual(ttl);
           }
-          expect(expectOk(out, what)).toEqual({ done: id });
-          counts.ok += 1;
-        } finally {
-          await q.close();
-        }
-      }),
-      100,
-    );
-    note(counts);
-    expect(counts.ok).toBeGreaterThan(0);
-    expect(counts.watched).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-  });
-
-  test('Worker and BatchWorker: queues, options and handlers', async () => {
-    // a Queue object closed before the worker is made
-    const closed = new Queue<unknown, unknown>('fuzz', { connection: server.url, prefix: 'fz' });
-    await closed.close();
-    /** What is passed as the queue: the open shared Queue, a closed one, or something that is no Queue. */
-    const queues: Record<string, () => unknown> = {
-      open: () => plain,
-      closed: () => closed,
-      null: () => null,
-      undefined: () => undefined,
-      object: () => ({}),
-      name: () => 'fuzz',
-      number: () => 1,
-      // a Queue's own fields without its prototype, and a look-alike
-      copy: () => ({ ...plain }),
-      lookalike: () => ({ name: 'fuzz', keys: plain.keys, isClosed: false, client: plain.client, leaseStep: () => Promise.resolve(undefined) }),
-    };
-    const queueArb = fc.oneof(
-      { weight: 12, arbitrary: fc.constant('open') },
-      { weight: 2, arbitrary: fc.constant('closed') },
-      { weight: 3, arbitrary: fc.constantFrom(...Object.keys(queues).filter((k) => k !== 'open' && k !== 'closed')) },
-    );
-    const flag = field(fc.boolean(), boolish);
-    const workerOpts = optionsArb({
-      concurrency: field(intIn(1, 64), numberish),
-      leaseMs: field(intIn(10, MAX_MS), numberish),
-      blockMs: timerField(10),
-      heartbeat: flag,
-      drainTimeoutMs: timerField(0),
-      autostart: flag,
-      size: fc.oneof(intIn(1, 1000), numberish, fc.constant(undefined)), // required by BatchWorker, unknown to Worker
-      waitMs: timerField(0),
-    });
-    const handlerArb = fc.oneof({ weight: 6, arbitrary: fc.constant(async () => 'ok') }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, 'handler', 1, {}, []) });
-    const counts = { ok: 0, worked: 0, refused: 0, notQueue: 0, closedQueue: 0 };
-    await property(
-      fc.asyncProperty(fc.constantFrom('Worker', 'BatchWorker'), queueArb, workerOpts, handlerArb, async (kind, queueKind, opts, handler) => {
-        await reset();
-        const before = await snapshotAll();
-        const queue = queues[queueKind]!();
-        const common = (o: Record<string, unknown>) =>
-          opt(o.leaseMs, (x) => isInt(x, 10, MAX_MS)) &&
-          opt(o.blockMs, (x) => isInt(x, 10, MAX_TIMER_MS)) &&
-          opt(o.drainTimeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
-          opt(o.heartbeat, isBool) &&
-          opt(o.autostart, isBool);
-        const verdict: Verdict =
-          typeof handler !== 'function'
-            ? 'invalid'
-            : judge(opts, (o: Record<string, unknown>) =>
-                kind === 'Worker'
-                  ? common(o) && onlyKeys(o, ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart']) && opt(o.concurrency, (x) => isInt(x, 1, 1000))
-                  : common(o) &&
-                    onlyKeys(o, ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart']) &&
-                    isInt(o.size, 1, 1000) &&
-                    opt(o.concurrency, (x) => isInt(x, 1, 64)) &&
-                    opt(o.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
-              );
-        const o = loose(opts);
-        let w: Worker<unknown, unknown> | BatchWorker<unknown, unknown> | undefined;
-        let error: unknown;
-        try {
-          w = kind === 'Worker' ? new Worker(queue as any, handler as any, opts as any) : new BatchWorker(queue as any, handler as any, opts as any);
-        } catch (e) {
-          error = e;
-        }
-        const what = `new ${kind}(${queueKind} queue, ${typeof handler === 'function' ? 'handler' : safeShow(handler)}, ${safeShow(opts)})`;
-        try {
-          const outcomeOf: Outcome<unknown> = w ? { ok: true, value: 'a worker' } : { ok: false, error };
-          if (queueKind === 'closed') {
-            // ClosedError (a RelqError); with other faults as well, any of them may be named first
-            await expectRefused(outcomeOf, before, what, verdict === 'valid' ? ClosedError : RelqError);
-            counts.closedQueue += 1;
-            return;
-          }
-          if (queueKind !== 'open') {
-            await expectRefused(outcomeOf, before, what, ValidationError, verdict === 'valid' ? 'queue' : undefined);
-            counts.notQueue += 1;
-            return;
-          }
-          if (mustRefuse(verdict, w !== undefined)) {
-            await expectRefused(outcomeOf, before, what);
-            counts.refused += 1;
-            return;
-          }
-          if (!w) throw new Error(`${what}: expected a worker, got ${describeError(error)}`);
-          expect(w.isRunning).toBe((o.autostart as boolean | undefined) ?? true);
-          expect(w.leaseMs).toBe((o.leaseMs as number | undefined) ?? 30_000);
-          if (w instanceof Worker) expect(w.concurrency).toBe((o.concurrency as number | undefined) ?? 1);
-          else expect(w.size).toBe(o.size);
-          // an idle worker on an empty queue writes nothing
-          expect(await snapshotAll()).toEqual(before);
-          if (w instanceof Worker && w.isRunning) {
-            // ...and a running one does its work
-            const { id } = await plain.add('work');
-            const deadline = Date.now() + 10_000;
-            while ((await plain.getJob(id))?.state !== 'completed') {
-              if (Date.now() > deadline) throw new Error(`${what}: the job was not completed within 10 s`);
-              await new Promise((r) => setTimeout(r, 5));
+          expect(await q.getJob('x')).toBeNull();
+          return 'ok';
+        },
+      };
+    }),
+  ],
+  [
+    'waitForResult / watch: ids and options (the id is checked first: a bad one writes nothing)',
+    fuzzProperty(() => {
+      const waitOpts = fc.oneof({ weight: 8, arbitrary: optionsArb({ timeoutMs: timerField(1) }) }, { weight: 1, arbitrary: wrongType });
+      const idArb = fc.oneof(
+        // a job must exist to be waited for, and no job can have '.' or '..' as its id
+        { weight: 4, arbitrary: nastyString.filter(validNewJobId) },
+        { weight: 2, arbitrary: nastyString.filter((s) => validNewJobId(s) || !validJobId(s)) },
+        { weight: 1, arbitrary: wrongType },
+        { weight: 1, arbitrary: fc.constant(undefined) },
+      );
+      return {
+        runs: 100,
+        outcomes: ['ok', 'refused', 'watched'],
+        inputs: [fc.constantFrom('waitForResult', 'watch'), idArb, waitOpts],
+        run: async (op, id, opts) => {
+          // a fresh Queue object: an event subscription (valid calls) outlives the call
+          const q = new Queue<unknown, unknown>('waited', { connection: server.url, prefix: 'fz' });
+          try {
+            if (validJobId(id)) {
+              await q.add('in', { jobId: id });
+              const [l] = await q.lease();
+              await q.ack(l!, { done: id });
             }
-            expect((await plain.getJob(id))?.result).toBe('ok');
-            counts.worked += 1;
+            const before = await snapshotAll();
+            const what = op === 'watch' ? `watch(${safeShow(id)})` : `waitForResult(${safeShow(id)}, ${safeShow(opts)})`;
+            if (op === 'watch') {
+              // refused by watch() itself, before anything subscribes
+              const out = await outcome(() => q.watch(id as string));
+              if (!validJobId(id)) return expectRefused(out, before, what, ValidationError, 'id');
+              const states = await lastValueFrom(expectOk(out, what).pipe(toArray()));
+              expect(states).toEqual(['completed']);
+              return 'watched';
+            }
+            const verdict: Verdict = validJobId(id) ? judge(opts, (o) => isOptionsObject(o) && onlyKeys(o, ['timeoutMs']) && opt(o.timeoutMs, (x) => isInt(x, 1, MAX_TIMER_MS))) : 'invalid';
+            const out = await outcome(() => q.waitForResult(id as string, opts as any));
+            if (mustRefuse(verdict, out.ok)) {
+              return expectRefused(out, before, what, ValidationError, validJobId(id) ? undefined : 'id');
+            }
+            expect(expectOk(out, what)).toEqual({ done: id });
+            return 'ok';
+          } finally {
+            await q.close();
           }
-          counts.ok += 1;
-        } finally {
-          await w?.close({ drainTimeoutMs: 0 });
-        }
-      }),
-      300,
-    );
-    note(counts);
-    expect(counts.ok).toBeGreaterThan(0);
-    expect(counts.refused).toBeGreaterThan(0);
-    expect(counts.notQueue).toBeGreaterThan(0);
-    expect(counts.closedQueue).toBeGreaterThan(0);
-  });
+        },
+      };
+    }),
+  ],
+  [
+    'Worker and BatchWorker: queues, options and handlers',
+    fuzzProperty(async () => {
+      // a Queue object closed before the worker is made
+      const closed = new Queue<unknown, unknown>('fuzz', { connection: server.url, prefix: 'fz' });
+      await closed.close();
+      /** What is passed as the queue: the open shared Queue, a closed one, or something that is no Queue. */
+      const queues: Record<string, () => unknown> = {
+        open: () => plain,
+        closed: () => closed,
+        null: () => null,
+        undefined: () => undefined,
+        object: () => ({}),
+        name: () => 'fuzz',
+        number: () => 1,
+        // a Queue's own fields without its prototype, and a look-alike
+        copy: () => ({ ...plain }),
+        lookalike: () => ({ name: 'fuzz', keys: plain.keys, isClosed: false, client: plain.client, leaseStep: () => Promise.resolve(undefined) }),
+      };
+      const queueArb = fc.oneof(
+        { weight: 12, arbitrary: fc.constant('open') },
+        { weight: 2, arbitrary: fc.constant('closed') },
+        { weight: 3, arbitrary: fc.constantFrom(...Object.keys(queues).filter((k) => k !== 'open' && k !== 'closed')) },
+      );
+      const flag = field(fc.boolean(), boolish);
+      const workerOpts = optionsArb({
+        concurrency: field(intIn(1, 64), numberish),
+        leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish),
+        blockMs: timerField(10),
+        heartbeat: flag,
+        drainTimeoutMs: timerField(0),
+        autostart: flag,
+        size: fc.oneof(intIn(1, 1000), numberish, fc.constant(undefined)), // required by BatchWorker, unknown to Worker
+        waitMs: timerField(0),
+      });
+      const handlerArb = fc.oneof({ weight: 6, arbitrary: fc.constant(async () => 'ok') }, { weight: 1, arbitrary: fc.constantFrom<unknown>(null, undefined, 'handler', 1, {}, []) });
+      return {
+        runs: 300,
+        outcomes: ['ok', 'worked', 'refused', 'notQueue', 'closedQueue'],
+        mustSee: ['ok', 'refused', 'notQueue', 'closedQueue'],
+        inputs: [fc.constantFrom('Worker', 'BatchWorker'), queueArb, workerOpts, handlerArb],
+        run: async (kind, queueKind, opts, handler) => {
+          const before = await snapshotAll();
+          const queue = queues[queueKind]!();
+          const common = (o: Record<string, unknown>) =>
+            opt(o.leaseMs, (x) => isInt(x, MIN_LEASE_MS, MAX_MS)) &&
+            opt(o.blockMs, (x) => isInt(x, 10, MAX_TIMER_MS)) &&
+            opt(o.drainTimeoutMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
+            opt(o.heartbeat, isBool) &&
+            opt(o.autostart, isBool);
+          const verdict: Verdict =
+            typeof handler !== 'function'
+              ? 'invalid'
+              : judge(opts, (o: Record<string, unknown>) =>
+                  kind === 'Worker'
+                    ? common(o) && onlyKeys(o, ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart']) && opt(o.concurrency, (x) => isInt(x, 1, 1000))
+                    : common(o) &&
+                      onlyKeys(o, ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart']) &&
+                      isInt(o.size, 1, 1000) &&
+                      opt(o.concurrency, (x) => isInt(x, 1, 64)) &&
+                      opt(o.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)),
+                );
+          const o = loose(opts);
+          let w: Worker<unknown, unknown> | BatchWorker<unknown, unknown> | undefined;
+          let error: unknown;
+          try {
+            w = kind === 'Worker' ? new Worker(queue as any, handler as any, opts as any) : new BatchWorker(queue as any, handler as any, opts as any);
+          } catch (e) {
+            error = e;
+          }
+          const what = `new ${kind}(${queueKind} queue, ${typeof handler === 'function' ? 'handler' : safeShow(handler)}, ${safeShow(opts)})`;
+          try {
+            const outcomeOf: Outcome<unknown> = w ? { ok: true, value: 'a worker' } : { ok: false, error };
+            if (queueKind === 'closed') {
+              // ClosedError (a RelqError); with other faults as well, any of them may be named first
+              await expectRefused(outcomeOf, before, what, verdict === 'valid' ? ClosedError : RelqError);
+              return 'closedQueue';
+            }
+            if (queueKind !== 'open') {
+              await expectRefused(outcomeOf, before, what, ValidationError, verdict === 'valid' ? 'queue' : undefined);
+              return 'notQueue';
+            }
+            if (mustRefuse(verdict, w !== undefined)) {
+              return expectRefused(outcomeOf, before, what);
+            }
+            if (!w) throw new Error(`${what}: expected a worker, got ${describeError(error)}`);
+            expect(w.isRunning).toBe((o.autostart as boolean | undefined) ?? true);
+            expect(w.leaseMs).toBe((o.leaseMs as number | undefined) ?? 30_000);
+            if (w instanceof Worker) expect(w.concurrency).toBe((o.concurrency as number | undefined) ?? 1);
+            else expect(w.size).toBe(o.size);
+            // an idle worker on an empty queue writes nothing
+            expect(await snapshotAll()).toEqual(before);
+            if (w instanceof Worker && w.isRunning) {
+              // ...and a running one does its work
+              const { id } = await plain.add('work');
+              const deadline = Date.now() + 10_000;
+              while ((await plain.getJob(id))?.state !== 'completed') {
+                if (Date.now() > deadline) throw new Error(`${what}: the job was not completed within 10 s`);
+                await new Promise((r) => setTimeout(r, 5));
+              }
+              expect((await plain.getJob(id))?.result).toBe('ok');
+              return ['ok', 'worked'];
+            }
+            return 'ok';
+          } finally {
+            await w?.close({ drainTimeoutMs: 0 });
+          }
+        },
+      };
+    }),
+  ],
+];
+
+describe(PROPERTIES, () => {
+  for (const [title, check] of FUZZ_PROPERTIES) test(title, check);
 
   test('afterwards: no prototype pollution and no connection left open by a refused call', async () => {
     // eslint-disable-next-line no-console

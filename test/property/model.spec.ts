@@ -812,6 +812,8 @@ interface AddItem {
 }
 
 const tinyMs = fc.integer({ min: 1, max: 4 });
+/** The shortest leases there are (a leaseMs is at least 10). */
+const shortLeaseMs = fc.integer({ min: 10, max: 14 });
 /** Jitters: none, or any double in [0, 1] (they must survive every failure bit for bit). */
 const jitterArb = fc.oneof(
   { weight: 2, arbitrary: fc.constant(0) },
@@ -834,7 +836,7 @@ const jobOpts: fc.Arbitrary<JobOpts> = fc.record(
     priority: fc.constantFrom(0, 5, -5, 1000, -1000),
     delayMs: fc.oneof(fc.constant(0), tinyMs, fc.constant(LARGE_MS)),
     attempts: fc.integer({ min: 1, max: 3 }),
-    leaseMs: fc.oneof(tinyMs, fc.constant(LARGE_MS)),
+    leaseMs: fc.oneof(shortLeaseMs, fc.constant(LARGE_MS)),
     keepCompletedMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
     dedupWindowMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
     backoff: fc.oneof(fc.constant(0), fc.tuple(tinyMs, jitterArb).map(([d, jitter]) => ({ type: 'fixed' as const, delayMs: d, jitter }))),
@@ -1707,7 +1709,7 @@ const settleArb = (kind: SettleKind): fc.Arbitrary<Cmd> => {
   }
 };
 const addArb = addItem.map((it) => new AddCmd([it], false));
-const leaseArb = fc.tuple(fc.integer({ min: 1, max: 5 }), fc.oneof(tinyMs, fc.constant(LARGE_MS))).map(([c, ms]) => new LeaseCmd(c, ms));
+const leaseArb = fc.tuple(fc.integer({ min: 1, max: 5 }), fc.oneof(shortLeaseMs, fc.constant(LARGE_MS))).map(([c, ms]) => new LeaseCmd(c, ms));
 const sweepArb = fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined, freq: 2 }).map((l) => new SweepCmd(l));
 const deadArb = fc
   .tuple(

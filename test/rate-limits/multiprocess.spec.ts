@@ -7,7 +7,7 @@ import { Queue, type RateLimit } from '../../lib/index.js';
 import { useEngineChildren } from '../support/engine-child.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
-import { windows } from './_windows.js';
+import { windows } from './limiter-windows.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'rate-limits', 'fixtures', 'limited-worker.mjs');
 const children = useEngineChildren();

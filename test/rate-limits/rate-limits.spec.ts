@@ -5,8 +5,8 @@
  * lease times are Redis times (`job.leasedAt`).
  */
 import { RateLimitError, ValidationError, Worker, type Job, type RateLimit, type WorkerEvent } from '../../lib/index.js';
-import { windows } from './_windows.js';
-import { commandStats, redisNow, statsDelta, useRedis, waitUntil } from '../core/_helpers.js';
+import { windows } from './limiter-windows.js';
+import { commandStats, redisNow, statsDelta, useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

@@ -4,8 +4,8 @@
  * ahead, which a tick then moves on.
  */
 import type { Queue } from '../../lib/index.js';
-import { untilRedisTime, useRedis } from '../core/_helpers.js';
-import { slotJobs } from './_helpers.js';
+import { untilRedisTime, useRedis } from '../support/engine-harness.js';
+import { slotJobs } from './slot-jobs.js';
 
 const res = useRedis();
 

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { Queue, SchedulerTicker } from '../../lib/index.js';
 import { useEngineChildren } from '../support/engine-child.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { closeClient, redisNow, sleep, waitUntil } from '../core/_helpers.js';
-import { slotJobs } from './_helpers.js';
+import { closeClient, redisNow, sleep, waitUntil } from '../support/engine-harness.js';
+import { slotJobs } from './slot-jobs.js';
 
 const FIXTURE = join(process.cwd(), 'test', 'schedulers', 'fixtures', 'ticker.mjs');
 const children = useEngineChildren();

@@ -4,8 +4,8 @@
  * nothing written, counts and deleteQueue.
  */
 import { SchedulerTicker, ValidationError, type Queue } from '../../lib/index.js';
-import { redisNow, untilRedisTime, useRedis, waitUntil } from '../core/_helpers.js';
-import { drainJobs, keysOf, slotJobs } from './_helpers.js';
+import { redisNow, untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
+import { drainJobs, keysOf, slotJobs } from './slot-jobs.js';
 
 const res = useRedis();
 

@@ -10,8 +10,8 @@
 import type { Redis } from 'ioredis';
 import { functionLibraryStatus, loadFunctionLibrary, Queue, type RelqWarning } from '../../lib/index.js';
 import { scriptCode } from '../../lib/core/redis/script-code.js';
-import { CliHarness } from '../cli/_cli.js';
-import { commandStats, statsDelta } from '../core/_helpers.js';
+import { CliHarness } from '../support/cli-harness.js';
+import { commandStats, statsDelta } from '../support/engine-harness.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
 import { hostileLibrary } from '../support/hostile-library.js';
 import { redisClient, startRedis, type TestRedis } from '../support/redis.js';

@@ -8,8 +8,8 @@
  *      their keys with `uniquePrefix()`.
  *   2. A private `redis-server` child process on a free 127.0.0.1 port (source 'spawned'),
  *      binary from `REDIS_SERVER_BIN` or `PATH`. No persistence, temp `--dir`, removed on stop.
- *      Started by lib/testing/redis-server.ts (relq/testing's launcher), which the benchmarks
- *      and `npm run sample` use too.
+ *      Started by tools/redis-server.ts (on relq/testing's private server process), which the
+ *      benchmarks and `npm run sample` use too.
  *   3. Testcontainers `redis:7` (source 'container'), only if a Docker engine answers.
  *   4. Otherwise an Error that says how to provide one of the three.
  *
@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
 import { redisServerBinary } from '../../lib/testing/redis-binary.js';
 import { REDIS_HOST, waitForPing } from '../../lib/testing/redis-ping.js';
-import { startRedisServer } from '../../lib/testing/redis-server.js';
+import { startRedisServer } from '../../tools/redis-server.js';
 import type { CertFiles, TestCerts } from './tls.js';
 
 export { redisServerBinary };
@@ -149,7 +149,7 @@ function fromEnv(url: string): TestRedis {
 }
 
 // ---------------------------------------------------------------------------------------
-// spawned (lib/testing/redis-server.ts owns the process: free port, temp dir, watchdog, stop)
+// spawned (tools/redis-server.ts owns the process: free port, temp dir, watchdog, stop)
 
 async function spawnRedis(bin: string, opts: StartRedisOptions): Promise<TestRedis> {
   const tls = opts.tls;

@@ -2,10 +2,11 @@
  * FakeQueue: the adds of a Queue recorded in memory, checked by the queue's own validators, and
  * drain() running them through a handler. Its type fits wherever a QueueProducer is asked for.
  */
-import { CrossQueueFlowError, DEFAULT_POLICY, FlowJobExistsError, PayloadTooLargeError, Queue, ValidationError, type QueueProducer } from 'relq';
+import { CrossQueueFlowError, FlowJobExistsError, PayloadTooLargeError, Queue, ValidationError, type QueueProducer } from 'relq';
 import { Test } from '@nestjs/testing';
 import { getQueueToken } from 'relq/nest';
 import { createFakeQueue, FakeQueue, provideFakeQueue } from 'relq/testing';
+import { DEFAULT_POLICY } from '../../lib/core/defaults.js';
 import type { EmailJob, EmailReceipt } from './emails/email.types.js';
 import { EmailsService } from './emails/emails.service.js';
 

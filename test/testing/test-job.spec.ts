@@ -2,8 +2,9 @@
  * createTestJob(): the job a handler sees, in memory. What the handler reports is recorded,
  * checked as a queue checks it, and a lost lease behaves as in a worker.
  */
-import { DEFAULT_POLICY, PayloadTooLargeError, RateLimitError, UnrecoverableError, ValidationError } from 'relq';
+import { PayloadTooLargeError, RateLimitError, UnrecoverableError, ValidationError } from 'relq';
 import { createTestJob } from 'relq/testing';
+import { DEFAULT_POLICY } from '../../lib/core/defaults.js';
 
 test('defaults: a first attempt of an unnamed job under the built-in policy, its data a JSON copy', () => {
   const at = new Date('2026-01-02T03:04:05.000Z');

@@ -4,7 +4,7 @@
  * length (renewed by the heartbeat), not a bound on run time.
  */
 import { BatchWorker, TimeoutError, ValidationError, Worker, type Job, type WorkerEvent } from '../../lib/index.js';
-import { useRedis, waitUntil } from '../core/_helpers.js';
+import { useRedis, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 

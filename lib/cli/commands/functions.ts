@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { functionLibraryStatus, loadFunctionLibrary, type FunctionLibraryState } from '../../core/functions.js';
+import { functionLibraryStatus, loadFunctionLibrary, type FunctionLibraryState } from '../../core/redis/functions.js';
 import { EXIT } from '../exit-codes.js';
 import { table } from '../output.js';
 import type { Run } from '../run.js';

@@ -1,6 +1,8 @@
 import { Option, type Command } from 'commander';
-import { DEFAULT_PAGE_SIZE, JOB_STATES, MAX_MANAGED } from '../../core/queue/management-options.js';
-import type { JobOrder, JobState } from '../../core/types.js';
+import { DEFAULT_PAGE_SIZE, MAX_MANAGED } from '../../core/defaults.js';
+import { JOB_STATES } from '../../core/management/options.js';
+import type { JobState } from '../../core/management/read-types.js';
+import type { JobOrder } from '../../core/management/types.js';
 import { intArg } from '../args.js';
 import { table, time } from '../output.js';
 import type { Run } from '../run.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { listQueues } from '../../core/queue/registry.js';
+import { listQueues } from '../../core/registry/registry.js';
 import { table, time } from '../output.js';
 import type { Run } from '../run.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { QueueEvent } from '../../core/event-types.js';
+import type { QueueEvent } from '../../core/events/types.js';
 import type { Run } from '../run.js';
 
 /** One event as a line: time it arrived, type, job id, then what else it carries. */

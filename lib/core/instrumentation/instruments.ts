@@ -1,4 +1,5 @@
-import type { LeasedJob, SweepResult } from '../types.js';
+import type { LeasedJob } from '../leases/types.js';
+import type { SweepResult } from '../management/read-types.js';
 
 /**
  * The instrumentation hook: metrics (relq/metrics) and traces (relq/tracing) register an

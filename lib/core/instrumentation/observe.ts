@@ -4,7 +4,8 @@
  * allocates) while none is registered. An instrument that throws never breaks a job: its
  * error is a process warning, and the handler still runs exactly once (guardedRun).
  */
-import type { LeasedJob, SweepResult } from '../types.js';
+import type { LeasedJob } from '../leases/types.js';
+import type { SweepResult } from '../management/read-types.js';
 import { messageOf } from '../thrown.js';
 import { instruments, type AddInfo, type AddScope, type JobOutcome, type ProcessScope } from './instruments.js';
 

@@ -1,4 +1,4 @@
-import type { LeasedJob } from '../types.js';
+import type { LeasedJob } from '../leases/types.js';
 
 /**
  * The propagation carrier a traced add stored with a job (record meta `tc`), kept beside

@@ -1,7 +1,8 @@
 import type { Blocker } from '../redis/blocking-wait.js';
-import type { JobProgress, LeaseRef, QueueCounts, SweepResult } from '../types.js';
-import type { LeaseStep } from './leasing.js';
-import type { SettleItem } from './settle-items.js';
+import type { LeaseRef } from '../leases/types.js';
+import type { JobProgress, QueueCounts, SweepResult } from '../management/read-types.js';
+import type { LeaseStep } from '../leases/lease-step.js';
+import type { SettleItem } from '../settles/settle-items.js';
 
 /**
  * What Worker, BatchWorker and the Nest runtime use of a Queue beyond its public API: the
@@ -16,18 +17,18 @@ export interface QueueInternals<Data> {
   leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId?: string): Promise<LeaseStep<Data>>;
   settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
   touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;
-  /** Blocks on the wake-up list for up to `ms` (lib/core/queue/leasing.ts). */
+  /** Blocks on the wake-up list for up to `ms` (lib/core/leases/leasing.ts). */
   waitForWork(blocker: Blocker, ms: number): Promise<boolean>;
-  /** A handler's progress and log lines (lib/core/queue/progress.ts). */
+  /** A handler's progress and log lines (lib/core/progress/progress.ts). */
   updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean>;
   log(lease: LeaseRef, line: string): Promise<boolean>;
-  /** The results of a flow parent's completed children (lib/core/queue/flows.ts). */
+  /** The results of a flow parent's completed children (lib/core/flows/flows.ts). */
   childrenResults(id: string): Promise<Record<string, unknown>>;
-  /** `sweep()`, with the ids of the expired leases it returned (lib/core/queue/inspector.ts). */
+  /** `sweep()`, with the ids of the expired leases it returned (lib/core/management/inspector.ts). */
   sweepReporting(opts: { limit?: number }): Promise<{ result: SweepResult; stalledIds: string[] }>;
-  /** counts() and the age of the oldest pending job, in one call (relq/metrics; lib/core/queue/inspector.ts). */
+  /** counts() and the age of the oldest pending job, in one call (relq/metrics; lib/core/management/inspector.ts). */
   countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }>;
-  /** Resolves once the `events()` stream is subscribed (lib/core/queue/event-hub.ts). */
+  /** Resolves once the `events()` stream is subscribed (lib/core/events/event-hub.ts). */
   eventsOpen(): Promise<void>;
   openBlocker(): Blocker;
   closeBlocker(b: Blocker): void;

@@ -1,6 +1,6 @@
-import type { JobDataOf, JobMap, JobName, JobResultOf } from '../job-names.js';
+import type { JobDataOf, JobMap, JobName, JobResultOf } from './job-names.js';
 import { ValidationError } from '../errors.js';
-import type { AddResult, JobOptions } from '../types.js';
+import type { AddResult, JobOptions } from '../adds/types.js';
 import { assertOptions, assertString } from '../validate.js';
 import type { Queue } from './queue.js';
 

@@ -1,9 +1,20 @@
 import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
-import { DEFAULT_MAX_LOG_LINES, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, MAX_LOG_LINES, MAX_PAYLOAD_LIMIT, MAX_TIMER_MS } from '../defaults.js';
+import {
+  DEFAULT_MAX_LOG_LINES,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PREFIX,
+  DEFAULT_ROLE_TTL_MS,
+  MAX_LOG_LINES,
+  MAX_PAYLOAD_LIMIT,
+  MAX_TIMER_MS,
+  MIN_ROLE_TTL_MS,
+} from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import { assertDurability } from '../redis/replication.js';
 import { assertEvictionCheck } from '../redis/server-check.js';
-import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
+import type { JobPolicy } from '../adds/types.js';
+import { rateLimitSetting } from '../rate-limits/stored.js';
+import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js';
 import {
   assertBoolean,
   assertFunction,
@@ -13,7 +24,7 @@ import {
   assertQueueName,
 } from '../validate.js';
 import { processWarning, type WarningHandler } from '../warnings.js';
-import { resolvePolicy } from './job-options.js';
+import { isResolvedPolicy, resolvePolicy } from '../adds/job-options.js';
 
 /**
  * The one validator of queue options, and the one place their defaults are applied (the
@@ -40,14 +51,13 @@ const QUEUE_OPTION_KEYS = [
   'checkClosed',
 ] as const;
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
-const DEFAULT_ROLE_TTL_MS = 10_000;
 
-/** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/queue/queue-settings.ts). */
+/** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/settings/queue-settings.ts). */
 export interface ResolvedSettings {
   bound: number | undefined;
   stats: boolean | undefined;
   groupConcurrency: number | undefined;
-  /** '<max>:<durationMs>' as stored (include/limiter.lua), '0' to remove it */
+  /** '<max>:<durationMs>' as stored (rate-limits/limiter.lua), '0' to remove it */
   limiter: string | undefined;
   groupLimiter: string | undefined;
   exclusive: { producer: boolean; consumer: boolean; waitMs: number; ttlMs: number } | undefined;
@@ -85,7 +95,7 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
   assertDurability(options.durability, commandTimeoutOf(options.connection));
   return {
     prefix,
-    defaults: Object.freeze(resolvePolicy('defaults', options.defaults)),
+    defaults: isResolvedPolicy(options.defaults) ? options.defaults : resolvePolicy('defaults', options.defaults),
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
     maxLogLines: options.maxLogLines ?? DEFAULT_MAX_LOG_LINES,
     eventsFlag: options.events === false ? '0' : '1',
@@ -111,7 +121,7 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
       if (exclusive[k] !== undefined) assertBoolean(`exclusive.${k}`, exclusive[k]);
     }
     if (exclusive.waitMs !== undefined) assertInt('exclusive.waitMs', exclusive.waitMs, { max: MAX_TIMER_MS });
-    if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: 30, max: MAX_TIMER_MS });
+    if (exclusive.ttlMs !== undefined) assertInt('exclusive.ttlMs', exclusive.ttlMs, { min: MIN_ROLE_TTL_MS, max: MAX_TIMER_MS });
     resolvedExclusive = {
       producer: exclusive.producer === true,
       consumer: exclusive.consumer === true,
@@ -121,19 +131,6 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
   }
   assertCheckClosed(options);
   return { bound, stats, groupConcurrency, limiter, groupLimiter, exclusive: resolvedExclusive, checkClosed };
-}
-
-const RATE_LIMIT_KEYS = ['max', 'durationMs'] as const;
-
-/** A rate limit as stored: '<max>:<durationMs>', or '0' for `{ max: 0, durationMs: 0 }` (remove it). */
-function rateLimitSetting(field: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  assertOptions(field, value, RATE_LIMIT_KEYS);
-  const { max, durationMs } = value as { max?: unknown; durationMs?: unknown };
-  if (max === 0 && durationMs === 0) return '0';
-  assertInt(`${field}.max`, max, { min: 1, max: 2 ** 31 });
-  assertInt(`${field}.durationMs`, durationMs, { min: 1, max: MAX_TIMER_MS });
-  return `${max}:${durationMs}`;
 }
 
 /**

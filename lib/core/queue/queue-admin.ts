@@ -1,22 +1,13 @@
 import type { QueueKeys } from '../redis/keys.js';
-import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../scheduler-types.js';
-import type {
-  CleanOptions,
-  CleanState,
-  DeadLetter,
-  DeadLetterFilter,
-  JobInfo,
-  JobPage,
-  JobPolicy,
-  JobState,
-  QueueCounts,
-  QueueStats,
-  RemoveOptions,
-  SweepResult,
-} from '../types.js';
+import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../schedulers/types.js';
+import type { JobPolicy } from '../adds/types.js';
+import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../management/read-types.js';
+import type { CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
+import type { QueueStats } from '../settings/types.js';
+import { DEFAULT_TOMBSTONE_MS } from '../defaults.js';
 import { assertInt, assertOptions } from '../validate.js';
 import type { QueueParts } from './queue-parts.js';
-import { DEFAULT_TOMBSTONE_MS, type QueueState } from './queue-settings.js';
+import type { QueueState } from '../settings/queue-settings.js';
 
 /**
  * What an operator does with a queue, from any process: read it (jobs, counts, dead letters),
@@ -27,6 +18,7 @@ import { DEFAULT_TOMBSTONE_MS, type QueueState } from './queue-settings.js';
 export class QueueAdmin<Data = unknown, Result = unknown> {
   readonly name: string;
   readonly prefix: string;
+  /** @internal The queue's Redis keys (lib/core/redis/keys.ts), for the repository's own tools and tests. */
   readonly keys: QueueKeys;
   readonly defaults: Readonly<JobPolicy>;
   readonly maxPayloadBytes: number;
@@ -226,7 +218,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
     const ttl = opts.tombstoneMs ?? DEFAULT_TOMBSTONE_MS;
     assertInt('tombstoneMs', ttl, { min: 1, max: 2 ** 31 });
     const removed = await this.parts.settings.deleteQueue(ttl);
-    await this.parts.ctx.unregister(); // the registry has a slot of its own: a second call (lib/core/queue/registry.ts)
+    await this.parts.ctx.unregister(); // the registry has a slot of its own: a second call (lib/core/registry/registry.ts)
     return removed;
   }
 

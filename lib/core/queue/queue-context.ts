@@ -1,17 +1,20 @@
-import { afterLoading, boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { boundedCall, closeClient, duplicateClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { afterLoading } from '../redis/loading.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
 import { queueKeys, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
-import type { ScriptName } from '../redis/script-code.js';
+import type { QueueOp, ScriptName } from '../redis/script-code.js';
+import type { QueueScript, ScriptArg } from '../redis/script-def.js';
 import { runScript } from '../redis/scripts.js';
 import { checkEvictionPolicy } from '../redis/server-check.js';
-import type { DurabilityOptions, EvictionCheck, JobPolicy, QueueOptions } from '../types.js';
+import type { JobPolicy } from '../adds/types.js';
+import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js';
 import type { WarningHandler } from '../warnings.js';
 import type { ResolvedQueueOptions } from './options.js';
-import { isDeletedReply, Registration } from './registry.js';
-import type { SettingsContext } from './settings-context.js';
+import { isDeletedReply, Registration } from '../registry/registry.js';
+import type { SettingsContext } from '../settings/settings-context.js';
 
 /** Ghost ids are reported at most this often per queue (the count adds up meanwhile). */
 const GHOST_WARNING_EVERY_MS = 10_000;
@@ -31,7 +34,7 @@ export class QueueContext implements SettingsContext {
   readonly warn: WarningHandler;
   readonly handle: ClientHandle;
   readonly blockers: BlockerPool;
-  /** The queue's entry in the registry of queue names (lib/core/queue/registry.ts). */
+  /** The queue's entry in the registry of queue names (lib/core/registry/registry.ts). */
   private readonly registration: Registration;
   /** Where runScript reports a function library that holds other code (once per check). */
   private readonly reportLibrary: (message: string) => void;
@@ -63,7 +66,7 @@ export class QueueContext implements SettingsContext {
     this.registration = new Registration(
       name,
       o.prefix,
-      (key, args) => boundedCall(this.handle, runScript(this.handle.client, 'registry', [key], args, this.reportLibrary)),
+      (script, key, args) => boundedCall(this.handle, runScript(this.handle.client, script.name, [key], script.encode(args), this.reportLibrary)),
       o.warn,
     );
   }
@@ -77,28 +80,34 @@ export class QueueContext implements SettingsContext {
   }
 
   /**
-   * One script call of this queue: its keys (+ `extraKeys`), typed errors, a deadline where the
-   * client has none, sent again while a restarted server is still loading its data.
+   * One operation on this queue: its named arguments encoded, the queue keys (+ its extra
+   * keys), typed errors labelled `op` (the definition's first label unless given), a deadline
+   * where the client has none, sent again while a restarted server is still loading its
+   * data; its reply decoded.
    */
-  async run(script: ScriptName, op: string, args: Array<string | number>, extraKeys: string[] = []): Promise<unknown> {
+  async run<Args, Result, Op extends string>(script: QueueScript<ScriptName, Args, Result, Op>, args: Args, op: Op = script.ops[0]): Promise<Result> {
     this.assertOpen();
-    const keys = extraKeys.length ? [...this.keys.all, ...extraKeys] : this.keys.all;
+    const argv = script.encode(args);
+    const keys = script.extraKeysOf ? [...this.keys.all, ...script.extraKeysOf(this.keys, args)] : this.keys.all;
+    let reply: unknown;
     try {
-      return await this.send(script, op, keys, args);
+      reply = await this.send(script, keys, argv);
     } catch (err) {
       try {
-        return await afterLoading(this.handle, err, () => this.send(script, op, keys, args));
+        reply = await afterLoading(this.handle, err, () => this.send(script, keys, argv));
       } catch (last) {
         throw wrapRedisError(last, op, this.handle);
       }
     }
+    return script.decode(reply, args);
   }
 
-  private async send(script: ScriptName, op: string, keys: readonly string[], args: Array<string | number>): Promise<unknown> {
+  private async send(script: QueueScript<ScriptName, never, unknown, string>, keys: readonly string[], argv: ScriptArg[]): Promise<unknown> {
     if (this.serverChecked !== true) await this.checkServer();
-    const registering = this.registration.before(op);
-    if (registering) await registering; // no await otherwise: leases and settles pay no tick
-    const reply = await boundedCall(this.handle, runScript(this.handle.client, script, keys, args, this.reportLibrary));
+    // no await otherwise: leases and settles pay no tick
+    const registering = script.creates ? this.registration.before() : undefined;
+    if (registering) await registering;
+    const reply = await boundedCall(this.handle, runScript(this.handle.client, script.name, keys, argv, this.reportLibrary));
     // Listed for a call that the deleted queue's tombstone refused: not listed after all.
     if (registering && isDeletedReply(reply)) await this.registration.withdraw();
     return reply;
@@ -113,7 +122,7 @@ export class QueueContext implements SettingsContext {
     }
   }
 
-  wrapError(err: unknown, op: string): RelqError {
+  wrapError(err: unknown, op: QueueOp): RelqError {
     return wrapRedisError(err, op, this.handle);
   }
 

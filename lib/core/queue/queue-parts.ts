@@ -1,19 +1,19 @@
-import type { QueueOptions } from '../types.js';
-import { EventHub } from './event-hub.js';
-import { Flows } from './flows.js';
-import { Inspector } from './inspector.js';
+import type { QueueOptions } from './types.js';
+import { EventHub } from '../events/event-hub.js';
+import { Flows } from '../flows/flows.js';
+import { Inspector } from '../management/inspector.js';
 import type { QueueInternals } from './internals.js';
-import { Leasing } from './leasing.js';
-import { Management } from './management.js';
+import { Leasing } from '../leases/leasing.js';
+import { Management } from '../management/management.js';
 import { resolveQueueOptions, type ResolvedQueueOptions } from './options.js';
-import { Producer } from './producer.js';
-import { ProgressWriter } from './progress.js';
+import { Producer } from '../adds/producer.js';
+import { ProgressWriter } from '../progress/progress.js';
 import { QueueContext } from './queue-context.js';
-import { QueueProbe } from './queue-probe.js';
-import { QueueSettings } from './queue-settings.js';
-import { Schedulers } from './schedulers.js';
-import { Settling } from './settling.js';
-import { Watching } from './watching.js';
+import { QueueProbe } from '../adds/queue-probe.js';
+import { QueueSettings } from '../settings/queue-settings.js';
+import { Schedulers } from '../schedulers/schedulers.js';
+import { Settling } from '../settles/settling.js';
+import { Watching } from '../events/watching.js';
 
 /**
  * @internal The parts one Queue object is made of, each the owner of its part of the work

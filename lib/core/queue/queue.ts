@@ -1,18 +1,11 @@
 import type { Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from '../flow-types.js';
-import type {
-  AddResult,
-  BulkJob,
-  JobOptions,
-  JobProgress,
-  JobState,
-  Lease,
-  LeaseOptions,
-  LeaseRef,
-  QueueEvent,
-  QueueOptions,
-} from '../types.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
+import type { AddResult, BulkJob, JobOptions } from '../adds/types.js';
+import type { QueueEvent } from '../events/types.js';
+import type { Lease, LeaseOptions, LeaseRef } from '../leases/types.js';
+import type { JobProgress, JobState } from '../management/read-types.js';
+import type { QueueOptions } from './types.js';
 import { registerInternals } from './internals.js';
 import { QueueAdmin } from './queue-admin.js';
 import { buildQueueParts, queueInternals } from './queue-parts.js';
@@ -31,7 +24,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     registerInternals(this, queueInternals(name, parts));
   }
 
-  /** The shared command connection (for health checks and tests). */
+  /** @internal The shared command connection (Nest health checks, the CLI, the dashboard, tests). */
   get client(): RedisClient {
     return this.parts.ctx.handle.client;
   }

@@ -2,8 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../errors.js';
 import { Redactor } from './redact.js';
-import { isLoading } from './redis-errors.js';
-import type { ConnectionInput, ConnectionOptions } from '../types.js';
+import type { ConnectionInput, ConnectionOptions } from './types.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -71,7 +70,7 @@ export function boundedCall<T>(handle: ClientHandle, call: Promise<T>): Promise<
 }
 
 /** The reply wait relq imposes on a client that sets none (a Cluster, or a client passed in). */
-const CALL_DEADLINE_MS = 10_000;
+export const CALL_DEADLINE_MS = 10_000;
 
 function callDeadlineOf(client: RedisClient): number | undefined {
   if (client instanceof Cluster) return CALL_DEADLINE_MS;
@@ -100,29 +99,6 @@ const OWNED_DEFAULTS: RedisOptions = {
   enableReadyCheck: false,
   disconnectTimeout: CLOSE_GRACE_MS,
 };
-
-/** How often a call refused with LOADING is sent again. */
-const LOADING_RETRY_MS = 100;
-
-/**
- * What to do after `send()` failed with `err`: rethrow it, unless it is LOADING (the server is
- * reading its data after a restart; the command did not run): then `send()` again until the
- * server answers otherwise or the call's reply wait (its `commandTimeout`, else relq's deadline)
- * runs out, as ioredis's ready check would have waited. Rejects with the last failure.
- */
-export async function afterLoading<T>(handle: ClientHandle, err: unknown, send: () => Promise<T>): Promise<T> {
-  const end = Date.now() + (handle.callDeadlineMs ?? (handle.client as Redis).options.commandTimeout ?? CALL_DEADLINE_MS);
-  let last = err;
-  while (isLoading(last) && Date.now() + LOADING_RETRY_MS <= end) {
-    await new Promise((resolve) => setTimeout(resolve, LOADING_RETRY_MS));
-    try {
-      return await send();
-    } catch (e) {
-      last = e;
-    }
-  }
-  throw last;
-}
 
 export function isClient(value: unknown): value is RedisClient {
   return value instanceof Redis || value instanceof Cluster;

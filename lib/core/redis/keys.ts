@@ -1,7 +1,7 @@
 /**
  * The key layout of one queue, the one list of its keys. Every key starts with the hash tag `{<prefix>:<name>}`, so a
  * queue lives in one Cluster slot and a script may touch all of its keys. The order of
- * QUEUE_KEYS is the order of KEYS in every script (lib/scripts/include/keys.lua).
+ * QUEUE_KEYS is the order of KEYS in every script (lib/core/redis/keys.lua).
  */
 export const QUEUE_KEYS = [
   'jobs',
@@ -48,7 +48,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
 
 /**
  * The registry of the queue names of `prefix` (sorted set: name -> first-seen ms,
- * lib/scripts/registry.lua). Its hash tag `{<prefix>:}` is no queue's (a queue name is never
+ * lib/core/registry/register-queue.lua). Its hash tag `{<prefix>:}` is no queue's (a queue name is never
  * empty), so on a Cluster it has a slot of its own; it still matches an ACL key pattern
  * `~{<prefix>:*` that grants a user the prefix's queues.
  */
@@ -58,7 +58,7 @@ export function registryKey(prefix: string): string {
 
 /**
  * Keys of a queue that the scripts derive from its hash tag instead of receiving them in
- * KEYS (lib/scripts/include/keys.lua): a group's pending list cannot be known before the
+ * KEYS (lib/core/redis/keys.lua): a group's pending list cannot be known before the
  * lease script picks the group. They all start with the tag, so they share the queue's
  * Cluster slot. Listed here for tests and docs.
  */
@@ -81,7 +81,7 @@ export interface DerivedKeys {
   progress: string;
   /** hash: job id -> writer, number and lease token of its last log line (the jobs that have a log list) */
   logged: string;
-  /** hash: scheduler id -> config and job record template (lib/core/queue/schedulers.ts) */
+  /** hash: scheduler id -> config and job record template (lib/core/schedulers/schedulers.ts) */
   schedulers: string;
   /** hash: scheduler id -> '<version>:<next slot>:<jobs made>' */
   schedulerState: string;

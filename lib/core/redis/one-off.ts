@@ -1,5 +1,6 @@
-import type { ConnectionInput } from '../types.js';
-import { afterLoading, boundedCall, closeClient, openConnection, type ClientHandle } from './connection.js';
+import type { ConnectionInput } from './types.js';
+import { boundedCall, closeClient, openConnection, type ClientHandle } from './connection.js';
+import { afterLoading } from './loading.js';
 import { wrapRedisError } from './redis-errors.js';
 
 /**

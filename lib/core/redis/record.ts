@@ -1,48 +1,56 @@
 import { DEFAULT_POLICY } from '../defaults.js';
-import type { Backoff, JobPolicy } from '../types.js';
+import type { Backoff, JobPolicy } from '../adds/types.js';
 
 /**
- * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because
- * they are stored once per job; values equal to the built-in defaults are left out.
- * Lua reads p, l, f and a (lib/scripts/include/record.lua); nested keys are never
- * one of those letters.
+ * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because they
+ * are stored once per job; values equal to the built-in defaults are left out, and so are
+ * f, o, r and p while 0 (read as 0 here and in Lua). RECORD_KEYS says what each key holds;
+ * the Lua that reads and writes them is in redis/record.lua. Nested keys are never read by Lua.
  */
 export interface RecordMeta {
-  /** created at (producer clock, ms) */
   t: number;
-  /** max attempts */
   a: number;
   n?: string;
   p?: number;
-  /** backoff, as JSON text (an object in records of older versions) */
   b?: string | Backoff;
   l?: number;
-  /** timeoutMs of one attempt (read by the worker only) */
   x?: number;
   k?: number;
-  /** idempotency window, custom ids only */
   i?: number;
-  /** 1 when the id is a caller's idempotency key */
   u?: 1;
-  /** failures, over the job's whole life */
   f?: number;
-  /** failures before the last dead-letter redrive (attempts count from there) */
   o?: number;
-  /** requeues */
   r?: number;
-  /** last error */
   e?: string;
-  /** the last errors, oldest first: [error, at (Redis ms), attempt] (include/failures.lua) */
   eh?: Array<[string, number, number]>;
-  /** fairness group (include/record.lua reads it) */
   g?: string;
-  /** a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (include/flows.lua) */
   w?: number;
-  /** a flow child's parent id */
   pa?: string;
-  /** trace context of the add (a propagation carrier), only while tracing is on (relq/tracing) */
   tc?: Record<string, string>;
 }
+
+/** The one legend of the meta keys (redis/record.lua's comment lists the same). */
+export const RECORD_KEYS = {
+  t: 'created at (producer clock, ms)',
+  a: 'max attempts (always written: Lua never defaults it)',
+  n: 'name',
+  p: 'priority',
+  b: 'backoff, as JSON text (an object in records of older versions)',
+  l: "lease ms, the job's own",
+  x: 'timeoutMs of one attempt (read by the worker only)',
+  k: 'keep-completed ms',
+  i: 'idempotency window ms, custom ids only',
+  u: "1 when the id is a caller's idempotency key",
+  f: "failures, over the job's whole life",
+  o: 'failures before the last dead-letter redrive (attempts count from there)',
+  r: 'requeues',
+  e: 'last error',
+  eh: 'the last errors, oldest first: [error, at (Redis ms), attempt] (settles/failures.lua)',
+  g: 'fairness group',
+  w: "a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)",
+  pa: "a flow child's parent id",
+  tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',
+} as const satisfies { readonly [K in keyof Required<RecordMeta>]: string };
 
 export function encodeRecord(meta: RecordMeta, dataJson: string): string {
   return `${JSON.stringify(meta)}\n${dataJson}`;

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
 import { ValidationError } from '../errors.js';
-import type { DurabilityOptions } from '../types.js';
+import type { DurabilityOptions } from '../queue/types.js';
 import { assertInt, assertOptions } from '../validate.js';
 import type { RedisClient } from './connection.js';
 

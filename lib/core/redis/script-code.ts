@@ -1,84 +1,83 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { QUEUE_KEYS } from './keys.js';
+import type { AnyScript } from './script-def.js';
+import { ADD_SCRIPTS } from '../adds/scripts.js';
+import { BACKPRESSURE_SCRIPTS } from '../backpressure/scripts.js';
+import { FLOW_SCRIPTS } from '../flows/scripts.js';
+import { LEASE_SCRIPTS } from '../leases/scripts.js';
+import { MANAGEMENT_SCRIPTS } from '../management/scripts.js';
+import { PROGRESS_SCRIPTS } from '../progress/scripts.js';
+import { REGISTRY_SCRIPTS } from '../registry/scripts.js';
+import { ROLE_SCRIPTS } from '../roles/scripts.js';
+import { SCHEDULER_SCRIPTS } from '../schedulers/scripts.js';
+import { SETTINGS_SCRIPTS } from '../settings/scripts.js';
+import { SETTLE_SCRIPTS } from '../settles/scripts.js';
 
 /**
- * Lua files in lib/scripts, one per operation; each receives the queue keys (+ `extraKeys`),
- * or only `ownKeys` keys of its own (a key outside every queue's hash tag).
+ * Every operation of the library, as each feature defines them beside its code (its
+ * scripts.ts): its Lua file, keys, arguments and reply.
  */
-const SCRIPT_FILES = {
-  add: { file: 'add.lua', extraKeys: 0 },
-  lease: { file: 'lease.lua', extraKeys: 1 },
-  settle: { file: 'settle.lua', extraKeys: 1 },
-  touch: { file: 'touch.lua', extraKeys: 0 },
-  sweep: { file: 'sweep.lua', extraKeys: 0 },
-  // read-only: they still run when Redis refuses writes (maxmemory reached)
-  getJob: { file: 'get-job.lua', extraKeys: 0, readOnly: true },
-  counts: { file: 'counts.lua', extraKeys: 0, readOnly: true },
-  pause: { file: 'pause.lua', extraKeys: 0 },
-  deadLetters: { file: 'dead-letters.lua', extraKeys: 0 },
-  // bounded queues, groups, lifecycle, roles (lib/core/queue/queue-settings.ts)
-  produce: { file: 'produce.lua', extraKeys: 0 },
-  queueAdmin: { file: 'queue-admin.lua', extraKeys: 0 },
-  deleteQueue: { file: 'delete-queue.lua', extraKeys: 0 },
-  role: { file: 'role.lua', extraKeys: 0 },
-  // job management (lib/core/queue/management.ts)
-  getJobs: { file: 'get-jobs.lua', extraKeys: 0, readOnly: true },
-  removeJob: { file: 'remove-job.lua', extraKeys: 0 },
-  promoteJob: { file: 'promote-job.lua', extraKeys: 0 },
-  changePriority: { file: 'change-priority.lua', extraKeys: 0 },
-  cleanCompleted: { file: 'clean-completed.lua', extraKeys: 0 },
-  drain: { file: 'drain.lua', extraKeys: 0 },
-  // a handler's progress and log lines (lib/core/queue/progress.ts)
-  progress: { file: 'progress.lua', extraKeys: 0 },
-  log: { file: 'log.lua', extraKeys: 0 },
-  // parent/child flows (lib/core/queue/flows.ts)
-  addFlow: { file: 'add-flow.lua', extraKeys: 0 },
-  childrenResults: { file: 'children-results.lua', extraKeys: 0, readOnly: true },
-  // job schedulers (lib/core/queue/schedulers.ts)
-  schedulerRead: { file: 'scheduler-read.lua', extraKeys: 0, readOnly: true },
-  schedulerUpsert: { file: 'scheduler-upsert.lua', extraKeys: 0 },
-  schedulerAdvance: { file: 'scheduler-advance.lua', extraKeys: 0 },
-  schedulerRemove: { file: 'scheduler-remove.lua', extraKeys: 0 },
-  // the registry of queue names (lib/core/queue/registry.ts): its own key, its own slot
-  registry: { file: 'registry.lua', extraKeys: 0, ownKeys: 1 },
-} as const;
+const SCRIPTS = [
+  ...ADD_SCRIPTS,
+  ...LEASE_SCRIPTS,
+  ...SETTLE_SCRIPTS,
+  ...MANAGEMENT_SCRIPTS,
+  ...SETTINGS_SCRIPTS,
+  ...BACKPRESSURE_SCRIPTS,
+  ...ROLE_SCRIPTS,
+  ...PROGRESS_SCRIPTS,
+  ...FLOW_SCRIPTS,
+  ...SCHEDULER_SCRIPTS,
+  ...REGISTRY_SCRIPTS,
+] as const;
 
-export type ScriptName = keyof typeof SCRIPT_FILES;
-const NAMES = Object.keys(SCRIPT_FILES) as ScriptName[];
+export type ScriptName = (typeof SCRIPTS)[number]['name'];
+/** The labels of every operation's errors. */
+export type ScriptOp = (typeof SCRIPTS)[number]['ops'][number];
+/** The labels of a queue's errors: its operations', and its event stream's. */
+export type QueueOp = ScriptOp | 'events';
+const BY_NAME = new Map<string, AnyScript>(SCRIPTS.map((d) => [d.name, d]));
+
+/** Every operation's definition (test/core/script-headers.spec.ts reads their headers). */
+export function scriptDefinitions(): readonly AnyScript[] {
+  return SCRIPTS;
+}
 
 /**
- * Shared code (lib/scripts/include, one concern per file), defined once in the library in
+ * Shared code (one concern per file, in the folder of its concern), defined once in the library in
  * this order: each file uses only what the files before it define. begin.lua, last, binds
  * each call's keys and resets its per-call state.
  */
 const PRELUDE = [
-  'keys.lua', // the queue's keys, declared and derived
-  'calls.lua', // Redis clock, calls with long argument lists
-  'record.lua', // job records
-  'lease-token.lua', // lease tokens: what settling reads back from them
-  'progress.lua', // progress and log lines of jobs
-  'policy.lua', // built-in policy defaults, backoff, retention in lease tokens
-  'events.lua', // job events
-  'wake.lua', // wake-ups of blocked leasers
-  'groups.lua', // fair groups
-  'limiter.lua', // rate limits of queues and groups
-  'bound.lua', // bounded queues and blocked producers
-  'ended.lua', // books of the leases a call ended
-  'pending.lua', // ungrouped pending jobs
-  'delayed.lua', // delayed jobs
-  'flows.lua', // parent/child flows
-  'failures.lua', // failed attempts and dead letters
-  'settle-items.lua', // ack, nack, requeue, reject
-  'lease-jobs.lua', // leasing
-  'replay.lua', // replayed lease and settle requests
-  'add-jobs.lua', // adding jobs
-  'remove.lua', // where a job is, removing jobs
-  'schedulers.lua', // job schedulers
-  'begin.lua', // binds a call's keys, resets its state
+  'redis/keys.lua', // the queue's keys, declared and derived
+  'redis/calls.lua', // Redis clock, calls with long argument lists
+  'redis/record.lua', // job records
+  'redis/lease-token.lua', // lease tokens: what settling reads back from them
+  'progress/progress.lua', // progress and log lines of jobs
+  'settings/tombstone.lua', // the tombstone of a deleted queue
+  'settles/policy.lua', // built-in policy defaults, backoff, retention in lease tokens
+  'events/events.lua', // job events
+  'leases/wake.lua', // wake-ups of blocked leasers
+  'groups/groups.lua', // fair groups
+  'rate-limits/limiter.lua', // rate limits of queues and groups
+  'backpressure/bound.lua', // bounded queues and blocked producers
+  'settles/ended.lua', // books of the leases a call ended
+  'adds/pending.lua', // ungrouped pending jobs
+  'adds/delayed.lua', // delayed jobs
+  'flows/flows.lua', // parent/child flows
+  'settles/failures.lua', // failed attempts and dead letters
+  'settles/settle-items.lua', // ack, nack, requeue, reject
+  'leases/lease-jobs.lua', // leasing
+  'redis/replay.lua', // replayed lease and settle requests
+  'adds/add-jobs.lua', // adding jobs
+  'management/remove.lua', // where a job is, removing jobs
+  'management/dead-targets.lua', // the dead letters a redrive or purge takes
+  'schedulers/schedulers.lua', // job schedulers
+  'redis/begin.lua', // binds a call's keys, resets its state
 ];
 
-const SCRIPT_DIR = new URL('../../scripts/', import.meta.url);
+const SCRIPT_DIR = new URL('../', import.meta.url);
 
 function readLua(file: string): string {
   return readFileSync(new URL(file, SCRIPT_DIR), 'utf8');
@@ -89,7 +88,7 @@ export interface ScriptCode {
   library: string;
   libraryName: string;
   functionName: Record<ScriptName, string>;
-  /** Each operation's own code (lib/scripts/<name>.lua), without the prelude. */
+  /** Each operation's own code (its .lua file), without the prelude. */
   bodies: Record<ScriptName, string>;
   /** The same operations as stand-alone scripts (EVALSHA), where functions cannot be loaded. */
   scripts: Record<ScriptName, string>;
@@ -103,27 +102,27 @@ let code: ScriptCode | undefined;
  */
 export function scriptCode(): ScriptCode {
   if (code) return code;
-  const prelude = PRELUDE.map((f) => readLua(`include/${f}`)).join('\n');
-  const bodies = Object.fromEntries(NAMES.map((n) => [n, readLua(SCRIPT_FILES[n].file)])) as Record<ScriptName, string>;
+  const prelude = PRELUDE.map((f) => readLua(f)).join('\n');
+  const bodies = Object.fromEntries(SCRIPTS.map((d) => [d.name, readLua(d.file)])) as Record<ScriptName, string>;
   const hash = createHash('sha1')
     .update(prelude)
-    .update(NAMES.map((n) => bodies[n]).join('\n'))
+    .update(SCRIPTS.map((d) => bodies[d.name]).join('\n'))
     .digest('hex')
     .slice(0, 12);
   const libraryName = `relq_${hash}`;
-  const functionName = Object.fromEntries(NAMES.map((n) => [n, `${libraryName}_${n}`])) as Record<ScriptName, string>;
+  const functionName = Object.fromEntries(SCRIPTS.map((d) => [d.name, `${libraryName}_${d.name}`])) as Record<ScriptName, string>;
   const library = [
     `#!lua name=${libraryName}`,
     prelude,
-    ...NAMES.map(
-      (n) =>
-        `redis.register_function{function_name = '${functionName[n]}', flags = { ${'readOnly' in SCRIPT_FILES[n] ? "'no-writes'" : ''} },\n` +
-        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[n]}\nend}`,
+    ...SCRIPTS.map(
+      (d) =>
+        `redis.register_function{function_name = '${functionName[d.name]}', flags = { ${d.readOnly ? "'no-writes'" : ''} },\n` +
+        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[d.name]}\nend}`,
     ),
   ].join('\n');
   // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
   const scripts = Object.fromEntries(
-    NAMES.map((n) => [n, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[n]}`]),
+    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[d.name]}`]),
   ) as Record<ScriptName, string>;
   code = { library, libraryName, functionName, bodies, scripts };
   return code;
@@ -131,6 +130,10 @@ export function scriptCode(): ScriptCode {
 
 /** The number of keys an operation's call passes. */
 export function keyCount(name: ScriptName): number {
-  const entry = SCRIPT_FILES[name];
-  return 'ownKeys' in entry ? entry.ownKeys : QUEUE_KEYS.length + entry.extraKeys;
+  return keyCountOf(BY_NAME.get(name)!);
+}
+
+/** The number of keys a definition's call passes. */
+export function keyCountOf(def: AnyScript): number {
+  return 'ownKeys' in def ? def.ownKeys : QUEUE_KEYS.length + def.extraKeys;
 }

@@ -4,7 +4,7 @@ import { ServerConfigError, ValidationError } from '../errors.js';
 import type { WarningHandler } from '../warnings.js';
 
 /** What a queue does about a server that may evict keys: warn once (default), refuse, or not check. */
-import type { EvictionCheck } from '../types.js';
+import type { EvictionCheck } from '../queue/types.js';
 
 const EVICTION_CHECKS: readonly EvictionCheck[] = ['warn', 'error', 'off'];
 

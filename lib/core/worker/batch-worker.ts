@@ -1,4 +1,4 @@
-import { DEFAULT_BATCH_WAIT_MS, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess } from '../instrumentation/index.js';
@@ -8,9 +8,9 @@ import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
 import { isInstance } from '../thrown.js';
-import { blockDuration } from '../queue/leasing.js';
+import { blockDuration } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
-import type { Lease, LeasedJob } from '../types.js';
+import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertInt, assertOptions } from '../validate.js';
 
 /** What a batch handler says about one job of its batch (same index as the job). */
@@ -83,7 +83,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   ) {
     assertOptions('batch worker options', options, OPTION_KEYS);
     assertInt('size', options.size, { min: 1, max: MAX_LEASE_COUNT });
-    const concurrency = options.concurrency ?? 1;
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     assertInt('concurrency', concurrency, { min: 1, max: MAX_BATCH_CONCURRENCY });
     const waitMs = options.waitMs ?? DEFAULT_BATCH_WAIT_MS;
     assertInt('waitMs', waitMs, { max: MAX_TIMER_MS });

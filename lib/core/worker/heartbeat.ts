@@ -1,5 +1,5 @@
 import type { HeldLease } from './job-view.js';
-import type { Lease } from '../types.js';
+import type { Lease } from '../leases/types.js';
 
 export interface HeartbeatHooks<Data> {
   /** The leases the worker holds now (the beat skips lost ones). */

@@ -1,6 +1,8 @@
 import { LeaseLostError, RateLimitError, UnrecoverableError } from '../errors.js';
 import type { ProcessScope } from '../instrumentation/index.js';
-import type { JobPolicy, JobProgress, Lease, LeasedJob } from '../types.js';
+import type { JobPolicy } from '../adds/types.js';
+import type { Lease, LeasedJob } from '../leases/types.js';
+import type { JobProgress } from '../management/read-types.js';
 
 /** The job as a handler sees it; plain `Job` for a handler that does not read its data. */
 export interface Job<Data = unknown> extends LeasedJob<Data> {

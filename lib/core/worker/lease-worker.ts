@@ -7,10 +7,10 @@ import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease, JobCalls } from './job-view.js';
 import { Outbox, type ActivityEvent, type Outcome, type OutcomeEvent, type SettleCall } from './outbox.js';
 import { internalsOf, type QueueInternals } from '../queue/internals.js';
-import type { LeaseStep } from '../queue/leasing.js';
+import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
-import { requeueItem, type SettleItem } from '../queue/settle-items.js';
-import type { Lease, LeasedJob } from '../types.js';
+import { requeueItem, type SettleItem } from '../settles/settle-items.js';
+import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */

@@ -1,9 +1,10 @@
-import { newRequestId } from '../queue/ids.js';
+import { newRequestId } from '../adds/ids.js';
 import type { HeldLease } from './job-view.js';
 import { RateLimitError, UnrecoverableError } from '../errors.js';
 import { readableThrown } from '../thrown.js';
-import { ackItem, nackItem, rateLimitItem, rejectItem, requeueItem, type SettleItem } from '../queue/settle-items.js';
-import type { JobProgress, LeasedJob } from '../types.js';
+import { ackItem, nackItem, rateLimitItem, rejectItem, requeueItem, type SettleItem } from '../settles/settle-items.js';
+import type { LeasedJob } from '../leases/types.js';
+import type { JobProgress } from '../management/read-types.js';
 import { toJson } from '../validate.js';
 
 export type WorkerEvent<Data, Result> =

@@ -1,4 +1,4 @@
-import { MAX_LEASE_COUNT } from '../defaults.js';
+import { DEFAULT_CONCURRENCY, MAX_LEASE_COUNT } from '../defaults.js';
 import { startAttemptTimer } from './attempt-timeout.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess, type ProcessScope } from '../instrumentation/index.js';
@@ -6,10 +6,11 @@ import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
-import { blockDuration, type LeaseStep } from '../queue/leasing.js';
+import { blockDuration } from '../leases/leasing.js';
+import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
-import { requeueItem } from '../queue/settle-items.js';
-import type { Lease } from '../types.js';
+import { requeueItem } from '../settles/settle-items.js';
+import type { Lease } from '../leases/types.js';
 import { assertFunction, assertInt, assertOptions } from '../validate.js';
 
 export type { Job } from './job-view.js';
@@ -70,7 +71,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     options: WorkerOptions = {},
   ) {
     assertOptions('worker options', options, WORKER_OPTION_KEYS);
-    const concurrency = options.concurrency ?? 1;
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     assertInt('concurrency', concurrency, { min: 1, max: MAX_LEASE_COUNT });
     super(queue, options);
     this.concurrency = concurrency;

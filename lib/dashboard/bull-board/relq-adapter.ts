@@ -11,12 +11,12 @@ import type {
   QueueMetrics,
   Status,
 } from '@bull-board/api/dist/types.js';
-import { MAX_MANAGED } from '../../core/queue/management-options.js';
+import { MAX_MANAGED } from '../../core/defaults.js';
 import type { Queue } from '../../core/queue/queue.js';
 import { boundedCall, openConnection, type ClientHandle } from '../../core/redis/connection.js';
 import { wrapRedisError } from '../../core/redis/redis-errors.js';
-import type { QueueCounts } from '../../core/read-types.js';
-import type { JobState } from '../../core/types.js';
+import type { QueueCounts } from '../../core/management/read-types.js';
+import type { JobState } from '../../core/management/read-types.js';
 import { BOARD_STATUS, RELQ_STATE, RelqBoardJob } from './relq-job.js';
 /** Jobs per engine call when cleaning or promoting a whole state. */
 const BATCH = 1000;

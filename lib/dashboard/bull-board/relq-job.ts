@@ -1,6 +1,6 @@
 import type { JobRetryStatus, JobState as BoardJobState, JobStatus, QueueJob, QueueJobJson } from '@bull-board/api/dist/types.js';
 import type { Queue } from '../../core/queue/queue.js';
-import type { JobInfo, JobState } from '../../core/types.js';
+import type { JobInfo, JobState } from '../../core/management/read-types.js';
 
 /** relq's states as bull-board's statuses: a dead letter is a failed job, a leased one active. */
 export const BOARD_STATUS: Record<JobState, JobStatus> = {

@@ -1,5 +1,5 @@
 import type { ModuleMetadata } from '@nestjs/common';
-import type { FactoryFunction, FactoryInject } from '../../nest/options/async-options.js';
+import type { FactoryFunction, FactoryInject } from '../../nest/queues/async-options.js';
 import type { DashboardOptions } from '../options.js';
 
 /**

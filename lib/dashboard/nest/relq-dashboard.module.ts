@@ -13,7 +13,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { RelqConfigError } from '../../nest/errors.js';
 import { LOG_CONTEXT } from '../../nest/relq.constants.js';
-import { QueueRegistry } from '../../nest/runtime/queue.registry.js';
+import { QueueRegistry } from '../../nest/queues/queue.registry.js';
 import { createDashboard, type DashboardHandler } from '../handler.js';
 import { assertOptions } from '../../core/validate.js';
 import { DASHBOARD_OPTION_KEYS, normalizeBasePath } from '../options.js';

@@ -1,22 +1,22 @@
 import { Inject, Injectable, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
-import type { QueueEventsListenerMetadata } from '../decorators/queue-events-listener.decorator.js';
+import type { ProcessorMetadata } from '../processors/processor.decorator.js';
+import type { QueueEventsListenerMetadata } from '../events/queue-events-listener.decorator.js';
 import { RelqConfigError, validating } from '../errors.js';
-import { resolveHandlerOptions } from '../options/handler-options.js';
-import { checkProcessorOptions, PROCESSOR_EVENT_TYPES, resolveWorkerSettings, type ProcessorOptions } from '../options/processor-options.js';
-import type { ResolvedRootOptions } from '../options/root-options.js';
+import { resolveHandlerOptions } from '../processors/handler-options.js';
+import { checkProcessorOptions, PROCESSOR_EVENT_TYPES, resolveWorkerSettings, type ProcessorOptions } from '../processors/processor-options.js';
+import type { ResolvedRootOptions } from '../queues/root-options.js';
 import { getQueueToken, LOG_CONTEXT, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
-import { QueueOrchestrator } from '../runtime/queue.orchestrator.js';
-import { QueueRegistry, type RegisteredQueue } from '../runtime/queue.registry.js';
-import type { HandlerDefinition, InstanceSource, ListenerDefinition, ProcessorDefinition } from '../runtime/processor-definition.js';
-import type { QueueListenerDefinition } from '../runtime/queue-listener.js';
-import { QUEUE_LISTENER_EVENT_TYPES } from '../runtime/queue-listener-events.js';
+import { QueueOrchestrator } from './queue.orchestrator.js';
+import { QueueRegistry, type RegisteredQueue } from '../queues/queue.registry.js';
+import type { HandlerDefinition, InstanceSource, ListenerDefinition, ProcessorDefinition } from '../processors/processor-definition.js';
+import type { QueueListenerDefinition } from '../events/queue-listener.js';
+import { QUEUE_LISTENER_EVENT_TYPES } from '../events/queue-listener-events.js';
 import { RelqMetadataAccessor } from './relq-metadata.accessor.js';
-import { scheduledOn } from '../decorators/scheduled.decorator.js';
-import { checkSchedulers } from '../options/scheduler-options.js';
-import { WorkerHost } from '../worker-host.js';
+import { scheduledOn } from '../schedulers/scheduled.decorator.js';
+import { checkSchedulers } from '../schedulers/scheduler-options.js';
+import { WorkerHost } from '../processors/worker-host.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 

@@ -1,10 +1,10 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { EventMethodMetadata } from '../decorators/event-method.js';
-import type { ProcessMetadata } from '../decorators/process.decorator.js';
-import type { ProcessorMetadata } from '../decorators/processor.decorator.js';
-import type { QueueEventsListenerMetadata } from '../decorators/queue-events-listener.decorator.js';
-import type { ProcessorEventType } from '../options/processor-options.js';
+import type { EventMethodMetadata } from '../events/event-method.js';
+import type { ProcessMetadata } from '../processors/process.decorator.js';
+import type { ProcessorMetadata } from '../processors/processor.decorator.js';
+import type { QueueEventsListenerMetadata } from '../events/queue-events-listener.decorator.js';
+import type { ProcessorEventType } from '../processors/processor-options.js';
 import {
   ON_QUEUE_EVENT_METADATA,
   ON_WORKER_EVENT_METADATA,
@@ -12,7 +12,7 @@ import {
   PROCESSOR_METADATA,
   QUEUE_EVENTS_LISTENER_METADATA,
 } from '../relq.constants.js';
-import type { QueueListenerEventType } from '../runtime/queue-listener-events.js';
+import type { QueueListenerEventType } from '../events/queue-listener-events.js';
 
 /** Reads what `@Processor()`, `@Process()`, `@OnWorkerEvent()`, `@QueueEventsListener()` and `@OnQueueEvent()` recorded. @internal */
 @Injectable()

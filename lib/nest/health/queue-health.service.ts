@@ -1,17 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { QueueState } from '../../core/queue/queue-settings.js';
+import type { QueueState } from '../../core/settings/queue-settings.js';
 import type { RedisClient } from '../../core/redis/connection.js';
-import type { QueueCounts, QueueStats } from '../../core/types.js';
-import { defaultSweeperStaleMs } from '../options/defaults.js';
-import type { ResolvedRootOptions } from '../options/root-options.js';
+import type { QueueCounts } from '../../core/management/read-types.js';
+import type { QueueStats } from '../../core/settings/types.js';
+import { defaultSweeperStaleMs } from '../defaults.js';
+import type { ResolvedRootOptions } from '../queues/root-options.js';
 import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
 import * as healthMsg from './health.messages.js';
-import type { ProcessorStatus } from '../runtime/processor-runner.js';
-import { QueueRegistry } from '../runtime/queue.registry.js';
-import type { SweeperStatus } from '../runtime/queue-sweeper.js';
-import { RelqConnection } from '../runtime/relq-connection.js';
-import { withTimeout } from '../runtime/with-timeout.js';
+import type { ProcessorStatus } from '../processors/processor-runner.js';
+import { QueueRegistry } from '../queues/queue.registry.js';
+import type { SweeperStatus } from '../sweeper/queue-sweeper.js';
+import { RelqConnection } from '../queues/relq-connection.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** Reachability of one Redis connection. */
 export interface RedisHealth {

@@ -5,7 +5,7 @@
  */
 import { QueueModule, QueueRegistry } from '../../../lib/nest/index.js';
 import { uniquePrefix } from '../../support/redis.js';
-import { useApps, waitFor } from '../helpers.js';
+import { useApps, waitFor } from '../app-bed.js';
 import { AudioLog } from './audio-log.js';
 import { AudioModule } from './audio.module.js';
 import { AudioService } from './audio.service.js';

@@ -18,7 +18,7 @@ import {
 } from '../../../lib/nest/index.js';
 import { ValidationError } from '../../../lib/index.js';
 import { uniquePrefix } from '../../support/redis.js';
-import { useApps } from '../helpers.js';
+import { useApps } from '../app-bed.js';
 
 const bed = useApps();
 

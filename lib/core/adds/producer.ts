@@ -1,0 +1,99 @@
+import { MAX_TIMER_MS } from '../defaults.js';
+import { ValidationError } from '../errors.js';
+import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
+import { encodeRecord } from '../redis/record.js';
+import type { AddResult, BulkJob, JobOptions } from './types.js';
+import { assertInt, assertOptions, toJson } from '../validate.js';
+import type { ProduceItem } from '../backpressure/scripts.js';
+import { IdGenerator } from './ids.js';
+import { plainRecordMaker, prepareJob } from './job-options.js';
+import type { QueueContext } from '../queue/queue-context.js';
+import { addScript } from './scripts.js';
+import type { QueueProbe } from './queue-probe.js';
+import type { QueueSettings } from '../settings/queue-settings.js';
+
+/**
+ * The add paths of one Queue object: plain adds (add.lua: FCALL + HSETNX + RPUSH) while the
+ * queue needs nothing more, managed adds (produce.lua, through the bounded queue's
+ * backpressure) when it is bounded, closable, grouped or counting.
+ */
+export class Producer<Data> {
+  private readonly ids = new IdGenerator();
+  private readonly plainRecord: (now: number, dataJson: string) => string;
+
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly settings: QueueSettings,
+    private readonly probe: QueueProbe,
+  ) {
+    this.plainRecord = plainRecordMaker(ctx.defaults);
+  }
+
+  async add(data: Data, opts: JobOptions | undefined, mode: 'wait' | 'try'): Promise<AddResult> {
+    const [result] = await this.addMany([{ data, opts }], 'add', mode);
+    return this.ctx.replicated(mode === 'try' ? 'tryAdd' : 'add', result!);
+  }
+
+  /** Throws at once for what is not a list of jobs (or bad call options); the jobs themselves are checked by the returned promise. */
+  addBulk(jobs: ReadonlyArray<BulkJob<Data>>, opts: { waitMs?: number }, mode: 'wait' | 'try'): Promise<AddResult[]> {
+    const call = mode === 'try' ? 'tryAddBulk' : 'addBulk';
+    if (!Array.isArray(jobs)) throw new ValidationError('jobs', `${call} expects an array of { data, opts }`);
+    if (mode === 'wait') {
+      assertOptions('addBulk options', opts, ['waitMs']);
+      if (opts.waitMs !== undefined) assertInt('waitMs', opts.waitMs, { max: MAX_TIMER_MS });
+    }
+    return this.addMany(jobs, 'addBulk', mode, opts.waitMs).then((r) => this.ctx.replicated(call, r));
+  }
+
+  private async addMany(jobs: ReadonlyArray<BulkJob<Data>>, op: 'add' | 'addBulk', mode: 'wait' | 'try', waitMs?: number): Promise<AddResult[]> {
+    this.ctx.assertOpen();
+    if (jobs.length === 0) return [];
+    const now = Date.now();
+    const items: ProduceItem[] = [];
+    let grouped = false;
+    jobs.forEach((job, i) => {
+      if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
+      const dataJson = toJson(op === 'add' ? 'data' : `jobs[${i}].data`, job.data, this.ctx.maxPayloadBytes);
+      if (job.opts === undefined) {
+        // the common case: nothing to check, the meta is the queue's defaults
+        items.push({ id: this.ids.next(), custom: 0, record: this.plainRecord(now, dataJson), priority: 0, due: '', group: '' });
+        return;
+      }
+      const field = op === 'add' ? 'opts' : `jobs[${i}].opts`;
+      const prepared = prepareJob(field, job.opts, this.ctx.defaults, now);
+      const custom = prepared.id === undefined ? 0 : 1;
+      const id = prepared.id ?? this.ids.next();
+      items.push({ id, custom, record: encodeRecord(prepared.meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group });
+      if (prepared.group !== '') grouped = true;
+      if (job.opts?.waitMs !== undefined) {
+        // how long one call waits for room: a job's own value means something only for add()
+        if (mode === 'try') throw new ValidationError(`${field}.waitMs`, `${op === 'add' ? 'tryAdd' : 'tryAddBulk'} never waits for room; use ${op} to wait`);
+        if (op !== 'add') throw new ValidationError(`${field}.waitMs`, 'is an option of the whole call: addBulk(jobs, { waitMs })');
+        waitMs = job.opts?.waitMs;
+      }
+    });
+    if (instruments.length === 0) return this.send(items, op, mode, grouped, now, waitMs);
+    const call = mode === 'try' ? (op === 'add' ? 'tryAdd' : 'tryAddBulk') : op;
+    return observedAdd(
+      { queue: this.ctx.name, op: call, ids: items.map((it) => it.id) },
+      (carrier) => stampAll(items, carrier),
+      () => this.send(items, op, mode, grouped, now, waitMs),
+      (results) => results.map((r) => r.created),
+    );
+  }
+
+  private async send(items: ProduceItem[], op: 'add' | 'addBulk', mode: 'wait' | 'try', grouped: boolean, now: number, waitMs: number | undefined): Promise<AddResult[]> {
+    // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
+    // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's
+    // state finds nothing they would miss (lib/core/adds/queue-probe.ts).
+    let created: number[];
+    if (this.settings.managed || mode === 'try' || grouped || this.settings.addsWaiting || !this.probe.plainAdds(now)) {
+      created = await this.settings.produce(items, mode, waitMs);
+    } else {
+      if (this.settings.hasSettings) await this.settings.configure(); // e.g. stats: false, once
+      const events = this.ctx.eventsFlag === '1' && this.probe.listening() ? '1' : '0';
+      created = await this.ctx.run(addScript, { events, jobs: items }, op);
+    }
+    return items.map((it, i) => ({ id: it.id, created: created[i] === 1 }));
+  }
+}

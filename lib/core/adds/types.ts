@@ -1,0 +1,80 @@
+export interface Backoff {
+  type: 'fixed' | 'exponential';
+  /** Delay before the first retry; exponential doubles it per failed attempt. */
+  delayMs: number;
+  /** Upper bound of one delay (exponential). Default 1 hour. */
+  maxDelayMs?: number;
+  /** Fraction of the delay drawn at random, 0 to 1: 0.2 gives delay × [0.8, 1.2]. Default 0.2. */
+  jitter?: number;
+}
+
+/** Per-job settings; any not given come from the queue's `defaults`. */
+export interface JobPolicy {
+  /** Maximum deliveries that may fail (handler error or lease expiry) before the job is dead. */
+  attempts: number;
+  backoff: Backoff;
+  /**
+   * Lease length for this job, overriding the worker's: how long a worker may hold it without
+   * a heartbeat before it is presumed lost. Not a bound on run time (a heartbeat renews it):
+   * that is `timeoutMs`.
+   */
+  leaseMs?: number;
+  /**
+   * Longest run of one attempt: at the timeout the handler's `job.signal` aborts and the
+   * attempt fails with a TimeoutError, retried by the job's policy. Default: no timeout.
+   */
+  timeoutMs?: number;
+  /** How long a completed job and its result are kept. 0 deletes at once. */
+  keepCompletedMs: number;
+  /** How long a finished job's custom jobId is still recognised as a duplicate. */
+  dedupWindowMs: number;
+}
+
+/** A job policy as given: any field may be left out, and `backoff` may be a number (fixed ms, no jitter). */
+export interface JobPolicyOptions extends Partial<Omit<JobPolicy, 'backoff'>> {
+  /** `{ type, delayMs, maxDelayMs?, jitter? }`, or a number: a fixed delay in ms without jitter. */
+  backoff?: Backoff | number;
+}
+
+export interface JobOptions extends JobPolicyOptions {
+  /** Idempotency key: adding an id that exists (or finished within dedupWindowMs) creates nothing. */
+  jobId?: string;
+  /** Job name, used to route jobs to named handlers. */
+  name?: string;
+  /** Run no earlier than this many ms from now (Redis clock). */
+  delayMs?: number;
+  /** Run no earlier than this time (epoch ms or Date). */
+  runAt?: number | Date;
+  /**
+   * Last in, first out: the job goes to the head of the pending jobs of its priority (or of
+   * its group) instead of their tail. Not with `delayMs` / `runAt`: a delayed job becomes
+   * pending in due order. Not stored with the job: a retry goes to the tail.
+   */
+  lifo?: boolean;
+  /** Higher runs first; -1000 to 1000, default 0. FIFO within a priority. */
+  priority?: number;
+  /**
+   * Fair scheduling: leasing rotates over the groups that have pending work, FIFO within a
+   * group (a group's jobs cannot also have a priority). Named like a queue (no braces, no
+   * control characters, at most 128 characters).
+   */
+  group?: string;
+  /**
+   * Bounded queues: how long `add()` waits for room before it fails with QueueFullError.
+   * Default: wait until there is room (or the queue is closed, deleted, or this Queue is
+   * closed). Not stored with the job. Only `add()` takes it here: `addBulk(jobs, { waitMs })`
+   * takes it for the whole call, and `tryAdd` / `tryAddBulk` never wait (a ValidationError).
+   */
+  waitMs?: number;
+}
+
+export interface AddResult {
+  id: string;
+  /** false when jobId already existed: nothing was written. */
+  created: boolean;
+}
+
+export interface BulkJob<Data> {
+  data: Data;
+  opts?: JobOptions;
+}

@@ -1,0 +1,60 @@
+import type { JobProgress } from '../management/read-types.js';
+
+/** The job transitions scripts publish (`queue.events()`, Nest: `@OnQueueEvent`). */
+
+export type QueueEventType =
+  | 'added'
+  | 'leased'
+  | 'completed'
+  | 'failed'
+  | 'retried'
+  | 'dead'
+  | 'stalled'
+  | 'promoted'
+  /** A flow's parent waits for its children (docs/flows.md); 'promoted' once they completed. */
+  | 'waiting-children'
+  | 'removed'
+  | 'paused'
+  | 'resumed'
+  | 'closed'
+  | 'reopened'
+  | 'deleted'
+  /** A handler reported progress (`job.updateProgress`). */
+  | 'progress'
+  /** A handler wrote a log line (`job.log`). */
+  | 'log'
+  /** A handler met a rate limit: its job is back at the head, its group or queue held back for delayMs. */
+  | 'limited'
+  /** New stats totals (queues with `stats: true`), after adds or leases. */
+  | 'stats';
+
+/** One job transition, as published by the script that made it. */
+export interface QueueEvent {
+  type: QueueEventType;
+  queue: string;
+  id?: string;
+  attempt?: number;
+  error?: string;
+  delayMs?: number;
+  /** 'added' of a delayed job, 'retried' after a delay: when it becomes pending (Redis time, ms). */
+  runAt?: number;
+  reason?: string;
+  /**
+   * 'completed': what the handler returned (absent when it returned nothing, or when its JSON
+   * is over 16 KiB, or the results of one settle call passed 256 KiB: then `resultOmitted` is
+   * set and `getJob()` reads it while the job is kept).
+   */
+  result?: unknown;
+  /** 'completed': the result was over 16 KiB of JSON (or its call's over 256 KiB) and left out of the event. */
+  resultOmitted?: true;
+  /** 'progress': what the handler reported. */
+  progress?: JobProgress;
+  /** 'log': the line. */
+  line?: string;
+  /** 'limited': the group held back (absent: the queue). */
+  group?: string;
+  /** 'stats' after adds: produced totals so far. */
+  produced?: { messages: number; bytes: number };
+  /** 'stats' after leases: consumed totals so far. */
+  consumed?: { messages: number; bytes: number };
+}

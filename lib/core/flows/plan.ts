@@ -1,0 +1,102 @@
+import { CrossQueueFlowError } from './errors.js';
+import { MAX_FLOW_JOBS } from '../defaults.js';
+import { ValidationError } from '../errors.js';
+import type { AddFlowOptions, ChildFailurePolicy, FlowJob, FlowResult } from './types.js';
+import { encodeRecord } from '../redis/record.js';
+import type { JobPolicy } from '../adds/types.js';
+import { assertOptions, toJson } from '../validate.js';
+import type { IdGenerator } from '../adds/ids.js';
+import { prepareJob } from '../adds/job-options.js';
+import type { ProduceItem } from '../backpressure/scripts.js';
+
+const FLOW_KEYS = ['data', 'opts', 'children', 'onFailure', 'queue'] as const;
+const POLICIES: readonly ChildFailurePolicy[] = ['fail', 'ignore'];
+
+/** One job of a flow as add-flow.lua takes it, parents before their children. */
+export interface FlowItem extends ProduceItem {
+  /** 1-based position of its parent in the list, 0 for the root. */
+  parent: number;
+}
+
+export interface FlowPlan {
+  items: FlowItem[];
+  /** The ids in the flow's shape (`created` filled in by the caller). */
+  result: FlowResult;
+}
+
+interface Ctx {
+  queue: string;
+  defaults: JobPolicy;
+  maxPayloadBytes: number;
+  ids: IdGenerator;
+  now: number;
+}
+
+/**
+ * Checks a whole flow and lays it out for add-flow.lua: every job's options, payload and
+ * place, before anything is written (the script itself checks only what Redis knows).
+ */
+export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: Ctx): FlowPlan {
+  assertOptions('addFlow options', opts, ['onChildFailure']);
+  const fallback = opts.onChildFailure ?? 'fail';
+  checkPolicy('onChildFailure', fallback);
+  const items: FlowItem[] = [];
+  const customIds = new Set<string>();
+  const root: FlowResult = { id: '', created: false, children: [] };
+  // iterative walk: a deep flow cannot overflow the stack
+  const stack: Array<{ job: unknown; field: string; parent: number; out: FlowResult }> = [{ job: flow, field: 'flow', parent: 0, out: root }];
+  while (stack.length > 0) {
+    const { job, field, parent, out } = stack.pop()!;
+    if (items.length >= MAX_FLOW_JOBS) throw new ValidationError('flow', `has more than ${MAX_FLOW_JOBS} jobs`);
+    assertOptions(field, job, FLOW_KEYS);
+    const j = job as unknown as FlowJob<Data>;
+    if (j.queue !== undefined && j.queue !== ctx.queue) throw new CrossQueueFlowError(ctx.queue, String(j.queue), `${field}.queue`);
+    if (j.children !== undefined && !Array.isArray(j.children)) throw new ValidationError(`${field}.children`, 'must be an array of flow jobs');
+    const isParent = (j.children?.length ?? 0) > 0;
+    const o = j.opts ?? {};
+    if ((o as { waitMs?: unknown }).waitMs !== undefined) throw new ValidationError(`${field}.opts.waitMs`, 'addFlow never waits for room: a bounded queue without room refuses the flow');
+    if (isParent && (o.delayMs !== undefined || o.runAt !== undefined || o.lifo)) {
+      throw new ValidationError(`${field}.opts`, 'a parent becomes pending when its children completed: delayMs, runAt and lifo are for jobs without children');
+    }
+    let failure = fallback;
+    if (j.onFailure !== undefined) {
+      if (parent === 0) throw new ValidationError(`${field}.onFailure`, "is a child's option: the root has no parent");
+      checkPolicy(`${field}.onFailure`, j.onFailure);
+      failure = j.onFailure;
+    }
+    const prepared = prepareJob(`${field}.opts`, o, ctx.defaults, ctx.now);
+    const dataJson = toJson(`${field}.data`, j.data, ctx.maxPayloadBytes);
+    if (prepared.id !== undefined) {
+      if (customIds.has(prepared.id)) throw new ValidationError(`${field}.opts.jobId`, `'${prepared.id}' appears twice in the flow`);
+      customIds.add(prepared.id);
+    }
+    const id = prepared.id ?? ctx.ids.next();
+    const meta = prepared.meta;
+    // w: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)
+    const w = (parent > 0 ? 1 : 0) + (isParent ? 2 : 0) + (parent > 0 && failure === 'ignore' ? 4 : 0);
+    if (w > 0) meta.w = w;
+    if (parent > 0) meta.pa = items[parent - 1]!.id;
+    items.push({ id, custom: prepared.id === undefined ? 0 : 1, record: encodeRecord(meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group, parent });
+    out.id = id;
+    const position = items.length;
+    const kids = j.children ?? [];
+    const outs = kids.map((): FlowResult => ({ id: '', created: false, children: [] }));
+    out.children = outs;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push({ job: kids[i], field: `${field}.children[${i}]`, parent: position, out: outs[i]! });
+  }
+  return { items, result: root };
+}
+
+function checkPolicy(field: string, value: unknown): asserts value is ChildFailurePolicy {
+  if (!POLICIES.includes(value as ChildFailurePolicy)) throw new ValidationError(field, "must be 'fail' or 'ignore'");
+}
+
+/** Sets `created` on every node of a flow's result. */
+export function markCreated(root: FlowResult, created: boolean): FlowResult {
+  const stack = [root];
+  for (let r = stack.pop(); r; r = stack.pop()) {
+    r.created = created;
+    stack.push(...r.children);
+  }
+  return root;
+}

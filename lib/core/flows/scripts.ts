@@ -1,0 +1,53 @@
+import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
+import type { FlowItem } from './plan.js';
+
+/** add-flow.lua's answer. */
+export type AddFlowReply =
+  | { kind: 'ok'; created: boolean }
+  | { kind: 'exists'; id: string }
+  | { kind: 'closed' | 'deleted' }
+  | { kind: 'full'; free: number; bound: number };
+
+/** Adds a whole flow, all or nothing (add-flow.lua). */
+export const addFlowScript = queueScript({
+  name: 'addFlow',
+  file: 'flows/add-flow.lua',
+  ops: ['addFlow'],
+  creates: true,
+  encode: (a: { events: EventsFlag; jobs: readonly FlowItem[] }) => {
+    const argv: ScriptArg[] = [a.events, a.jobs.length];
+    for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent);
+    return argv;
+  },
+  decode: (reply): AddFlowReply => {
+    const r = reply as [string, ...Array<string | number>];
+    switch (r[0]) {
+      case 'ok':
+        return { kind: 'ok', created: r[1] === 1 };
+      case 'exists':
+        return { kind: 'exists', id: String(r[1]) };
+      case 'closed':
+      case 'deleted':
+        return { kind: r[0] };
+      default:
+        return { kind: 'full', free: Number(r[1]), bound: Number(r[2]) };
+    }
+  },
+});
+
+/** The results a flow parent's completed children left it (children-results.lua), by child id. */
+export const childrenResultsScript = queueScript({
+  name: 'childrenResults',
+  file: 'flows/children-results.lua',
+  ops: ['childrenResults'],
+  readOnly: true,
+  encode: (a: { id: string }) => [a.id],
+  decode: (reply): Record<string, unknown> => {
+    const r = reply as Array<string | number>;
+    const pairs: Array<[string, unknown]> = [];
+    for (let i = 1; i < r.length; i += 2) pairs.push([String(r[i]), JSON.parse(String(r[i + 1]))]);
+    return Object.fromEntries(pairs); // own keys, whatever an id is (even '__proto__')
+  },
+});
+
+export const FLOW_SCRIPTS = [addFlowScript, childrenResultsScript] as const;

@@ -1,0 +1,69 @@
+--[[
+  One bounded pass of housekeeping (lib/core/management/inspector.ts sweep(), run by workers and
+  sweepers): expired leases count as a failed attempt (back to pending, or dead past the
+  limit), due delayed jobs are promoted, completed jobs past their retention are removed and
+  ended idempotency windows forgotten.
+
+  Input:
+    KEYS[1..15]  the queue keys (redis/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      limit: most items of each kind handled in this pass
+
+  Output:
+    { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now, stalledIds }
+      stalled       expired leases returned (each a failed attempt)
+      stalledIds    their job ids
+      deadLettered  those of them dead-lettered
+      promoted      due ids taken from the delayed set
+      now           Redis time (ms)
+
+  Events:
+    stalled, retried, dead, promoted
+]]
+eventsArg = ARGV[1] == '1'
+local limit = tonumber(ARGV[2])
+local now = nowMs()
+local ended = endedLeases()
+
+local stalled, dead = 0, 0
+local stalledIds = {}
+local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
+if #expired > 0 then
+  callMany('HDEL', K_LEASES, expired)
+  callMany('ZREM', K_WORKING, expired)
+  local recs = hmgetMany(K_JOBS, expired)
+  for i, id in ipairs(expired) do
+    if recs[i] then
+      leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks
+      stalled = stalled + 1
+      stalledIds[stalled] = id
+      if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
+    end
+  end
+end
+ended.freed = dead
+
+local promoted = 0
+local nextDue = tonumber(redis.call('HGET', K_META, 'nextDue'))
+if nextDue and nextDue <= now then promoted = promoteDue(now, limit) end
+
+local gone = redis.call('ZRANGEBYSCORE', K_DONE, '-inf', now, 'LIMIT', 0, limit)
+if #gone > 0 then forgetCompleted(gone) end
+
+local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
+if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
+
+-- Jobs wait, yet no wake-up token does: one was lost (leases/wake.lua), and adds into a
+-- queue that holds jobs push none, so idle workers would sleep until their safety lease.
+-- A consumer that just took a token and is about to lease makes this one spare: it costs one
+-- empty lease call.
+if redis.call('EXISTS', K_WAKE) == 0 and (ungroupedPending() or redis.call('EXISTS', K_GACTIVE) == 1)
+    and not redis.call('HGET', K_META, 'paused') then
+  wakeNeeded = true
+end
+
+flushEnded(ended)
+flushWake()
+flushEvents()
+return { stalled, dead, promoted, #gone, #forgotten, now, stalledIds }

@@ -1,0 +1,33 @@
+--[[
+  Extends leases: a worker's heartbeat (lib/core/settles/settling.ts touchMany()). Only the
+  current token of a job extends it.
+
+  Input:
+    KEYS[1..15]  the queue keys (redis/keys.lua)
+
+    ARGV[1..]    leases: n, then n leases of 3 fields each:
+                   id, token, extendMs (the new deadline is now + extendMs)
+
+  Output:
+    one integer per lease: its new deadline (ms, Redis clock), or 0 when that token no
+    longer holds the job
+]]
+local now = nowMs()
+local n = tonumber(ARGV[1])
+local ids = {}
+for i = 1, n do ids[i] = ARGV[2 + (i - 1) * 3] end
+local held = hmgetMany(K_LEASES, ids)
+local out, working = {}, {}
+for i = 1, n do
+  local b = 2 + (i - 1) * 3
+  if held[i] and held[i] == ARGV[b + 1] then
+    local deadline = now + tonumber(ARGV[b + 2])
+    working[#working + 1] = deadline
+    working[#working + 1] = ids[i]
+    out[i] = deadline
+  else
+    out[i] = 0
+  end
+end
+if #working > 0 then callMany('ZADD', K_WORKING, working, { 'XX' }) end
+return out

@@ -1,0 +1,52 @@
+import { decodeRecord } from '../redis/record.js';
+import type { JobInfo, JobProgress, JobState } from './read-types.js';
+
+/**
+ * A job as getJob() and getJobs() answer it, from what get-job.lua and get-jobs.lua read:
+ * its state, record, score in that state ('' for pending) and, when completed, its stored
+ * result ('{"at":ms,"r":json or null}', '' for none).
+ */
+export function toJobInfo<Data, Result>(id: string, state: JobState, record: string, score: string, result: string | undefined, notes?: JobNotes): JobInfo<Data, Result> {
+  const { meta, data } = decodeRecord<Data>(record);
+  const failures = meta.f ?? 0;
+  const requeues = meta.r ?? 0;
+  const info: JobInfo<Data, Result> = {
+    id,
+    name: meta.n ?? '',
+    state,
+    data,
+    priority: meta.p ?? 0,
+    failures,
+    maxAttempts: meta.a,
+    dequeues: failures + requeues + (state === 'working' || state === 'completed' ? 1 : 0),
+    requeues,
+    createdAt: meta.t,
+  };
+  if (meta.o) info.failuresBeforeRedrive = meta.o;
+  if (meta.e !== undefined) info.lastError = meta.e;
+  if (meta.eh) info.errors = meta.eh.map(([error, at, attempt]) => ({ error, at, attempt }));
+  if (meta.g !== undefined) info.group = meta.g;
+  const at = Number(score);
+  if (state === 'working' && score !== '') info.leaseDeadline = at;
+  if (state === 'delayed') info.runAt = at;
+  if (state === 'dead') info.diedAt = at;
+  if (state === 'completed') {
+    info.retainedUntil = at;
+    if (result) {
+      const stored = JSON.parse(result) as { at: number; r: Result | null };
+      info.completedAt = stored.at;
+      if (stored.r !== null) info.result = stored.r;
+    }
+  }
+  if (notes) {
+    if (notes.progress) info.progress = JSON.parse(notes.progress) as JobProgress;
+    info.logs = notes.logs;
+  }
+  return info;
+}
+
+/** What a job's handlers wrote (get-job.lua): its progress JSON ('' for none) and log lines. */
+export interface JobNotes {
+  progress: string;
+  logs: string[];
+}

@@ -1,0 +1,63 @@
+import { JobLeasedError, ValidationError } from '../errors.js';
+import { MAX_PRIORITY } from '../defaults.js';
+import type { JobInfo, JobState } from './read-types.js';
+import type { CleanOptions, JobPage, RemoveOptions } from './types.js';
+import { assertBoolean, assertInt, assertJobId, assertOptions } from '../validate.js';
+import type { Inspector } from './inspector.js';
+import { changePriorityScript, cleanCompletedScript, drainScript, getJobsScript, promoteJobScript, removeJobScript } from './scripts.js';
+import { checkJobState, resolveClean, resolvePage } from './options.js';
+import type { QueueContext } from '../queue/queue-context.js';
+
+/**
+ * Job management: pages of jobs by state, removing, promoting and re-prioritising one job,
+ * cleaning finished jobs and draining waiting ones. Each change is one script
+ * (lib/core/management/remove-job.lua, promote-job.lua, change-priority.lua, clean-completed.lua,
+ * drain.lua; dead letters through inspector.ts); a job leaves every index at once
+ * (lib/core/management/remove.lua).
+ */
+export class Management<Data, Result> {
+  constructor(
+    private readonly ctx: QueueContext,
+    private readonly inspector: Inspector<Data, Result>,
+  ) {}
+
+  async getJobs(state: JobState, page: JobPage): Promise<Array<JobInfo<Data, Result>>> {
+    checkJobState(state);
+    const { start, end, order } = resolvePage(page);
+    return (await this.ctx.run(getJobsScript, { state, start, end, order })) as Array<JobInfo<Data, Result>>;
+  }
+
+  async remove(id: string, opts: RemoveOptions): Promise<boolean> {
+    assertJobId(id, 'id');
+    assertOptions('remove options', opts, ['force']);
+    const force = opts.force ?? false;
+    assertBoolean('force', force);
+    const r = await this.ctx.run(removeJobScript, { events: this.ctx.eventsFlag, id, force });
+    if (r === 'leased') throw new JobLeasedError(this.ctx.name, id);
+    return r === 'removed';
+  }
+
+  async promote(id: string): Promise<boolean> {
+    assertJobId(id, 'id');
+    return this.ctx.run(promoteJobScript, { events: this.ctx.eventsFlag, id });
+  }
+
+  async changePriority(id: string, priority: number): Promise<boolean> {
+    assertJobId(id, 'id');
+    assertInt('priority', priority, { min: -MAX_PRIORITY, max: MAX_PRIORITY });
+    const state = await this.ctx.run(changePriorityScript, { id, priority });
+    // Known only in Redis; nothing was written, as for any other ValidationError.
+    if (state === 'grouped') throw new ValidationError('priority', `job ${id} has a group: it runs FIFO within its group and cannot have a priority`);
+    return state !== '' && state !== 'completed';
+  }
+
+  async clean(state: unknown, opts: CleanOptions): Promise<string[]> {
+    const o = resolveClean(state, opts);
+    if (o.state === 'dead') return this.inspector.deadOp('purge', { limit: o.limit, olderThanMs: o.olderThanMs });
+    return this.ctx.run(cleanCompletedScript, { events: this.ctx.eventsFlag, olderThanMs: o.olderThanMs, limit: o.limit });
+  }
+
+  async drain(): Promise<number> {
+    return this.ctx.run(drainScript, { events: this.ctx.eventsFlag });
+  }
+}

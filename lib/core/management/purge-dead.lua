@@ -1,0 +1,31 @@
+--[[
+  Purges dead letters (lib/core/management/inspector.ts deadOp()): deleted for good.
+
+  Input:
+    KEYS[1..15]  the queue keys (redis/keys.lua)
+
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[2]      limit: the oldest this many dead letters that pass the filter; or 'ids' to name them
+    ARGV[3..]    target: with 'ids', the ids; else the filter: olderThanMs, then 'n<name>'
+                 (management/dead-targets.lua)
+
+  Cost: O(log D + limit) for D dead letters, ids: O(ids); with a name, every dead letter old
+  enough is examined until `limit` match: O(log D + examined).
+
+  Output:
+    the ids removed
+
+  Events:
+    removed
+]]
+eventsArg = ARGV[1] == '1'
+local ids = deadTargets(2)
+if #ids == 0 then return {} end
+callMany('ZREM', K_DEAD, ids)
+flowJobsGone(ids) -- flows/flows.lua
+callMany('HDEL', K_JOBS, ids)
+forgetProgress(ids)
+for _, id in ipairs(ids) do emit({ type = 'removed', id = id }) end
+flushWake()
+flushEvents()
+return ids

@@ -1,0 +1,54 @@
+--[[
+  The keys of one queue, bound per call by begin() (redis/begin.lua). Every relq function
+  receives the same queue keys, in the order of QUEUE_KEYS in lib/core/redis/keys.ts; lease
+  and settle get one more, their request's replay record (KEYS[16], redis/replay.lua).
+  The other keys are derived from the queue's hash tag instead of being passed in KEYS: a
+  group's pending list cannot be known before the lease script picks the group. All of them
+  share the tag, so a call touches one Cluster slot. keys.ts (DerivedKeys) lists the derived
+  names too. Needs nothing.
+]]
+
+local KEYS, ARGV            -- this call's keys and arguments
+local K_JOBS                -- hash  id -> record ("<meta json>\n<data json>", redis/record.lua)
+local K_PENDING             -- list  ids of priority 0, FIFO (RPUSH / LPOP)
+local K_PRIO                -- zset  ids with a non-zero priority, by (-priority, seq)
+local K_DELAYED             -- zset  id -> due time (ms, Redis clock)
+local K_WORKING             -- zset  id -> lease deadline (ms)
+local K_LEASES              -- hash  id -> current lease token (the fence)
+local K_DONE                -- zset  completed id -> time its retention ends
+local K_RESULTS             -- hash  completed id -> {"at":ms,"r":result json or null}
+local K_DEAD                -- zset  dead-lettered id -> time of death
+local K_META                -- hash  queue state, below
+local K_WAKE                -- list  wake-up tokens for blocked leasers (BLPOP); 'x' once deleted
+local K_DEDUP               -- zset  finished custom job id -> end of its idempotency window
+local K_EVENTS              -- sharded pub/sub channel of job transitions
+local K_SEQ                 -- string sequence for FIFO order among prioritized jobs
+local K_LISTEN              -- string present while some process listens to K_EVENTS (expires)
+-- K_META fields: paused, nextDue (earliest due time in K_DELAYED), ghosts (ids dropped without
+-- a record); bound, stats, glimit and cfg (settings stored, produce.lua); closed; del (the
+-- tombstone of a deleted queue); g (the group rotation may be non-empty), u ('' is in the
+-- rotation), gp (grouped jobs pending).
+
+-- derived from the tag
+local K_TAG                 -- '<tag>' (from K_JOBS = '<tag>:jobs')
+local K_GACTIVE             -- list  rotation: groups that may lease now, '' = ungrouped jobs
+local K_GSET                -- set   the group members of gactive (never '')
+local K_GWORK               -- hash  group -> its jobs leased now
+local K_GROUPS              -- set   groups whose pending list is not empty
+local K_WAITERS             -- zset  blocked producer id -> registration expiry (ms)
+local K_NOTFULL             -- list  wake-up tokens for blocked producers (BLPOP)
+local K_STATS               -- hash  pm, pb produced messages/bytes; cm, cb consumed
+local K_LIMITER             -- string leases in the queue's rate-limit window; its expiry ends it (rate-limits/limiter.lua)
+local K_GLIMITED            -- zset  group out of the rotation -> end of its rate-limit window (ms)
+local K_PROGRESS            -- hash  id -> progress JSON its handler wrote (progress/progress.lua)
+local K_LOGGED              -- hash  id -> '<n> <writer> <token>' of its last log line (progress/progress.lua)
+local K_FLOWS               -- hash  parent id -> 1: parents whose flow keys exist (flows/flows.lua)
+local K_FLOWWAIT            -- zset  parent id waiting for its children -> time it began waiting
+local K_SCHEDS              -- hash  scheduler id -> config and job record template (schedulers/schedulers.lua)
+local K_SCHED_STATE         -- hash  scheduler id -> '<version>:<next slot>:<jobs made>'
+local K_SCHED_NEXT          -- zset  scheduler id -> its next slot (ms), while it has one
+local K_TIES                -- zset  due time -> itself: the due times of K_DELAYED that have a tie list (adds/delayed.lua)
+local function groupKey(g) return K_TAG .. ':g:' .. g end         -- list  a group's pending ids, FIFO
+local function glimKey(g) return K_TAG .. ':glim:' .. g end      -- string a group's leases in its rate-limit window
+local function roleKey(role) return K_TAG .. ':role:' .. role end -- string holder of an exclusive role
+local function tieKey(due) return K_TAG .. ':tie:' .. due end    -- list  the delayed ids due at one time, in the order they came

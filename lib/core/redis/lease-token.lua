@@ -1,0 +1,44 @@
+--[[
+  Lease tokens, the fence of every lease (K_LEASES holds each leased job's current one):
+    "<reqId>.<j>"                      a job with the built-in retention, on a plain queue
+    "...~<keepMs>,<dedupMs>[,<w>]"     its own retention, idempotency window, flow bits
+    "...*<group>"                      a lease of an extended queue ('' ungrouped)
+  grantLeases (leases/lease-jobs.lua) builds them; settling reads retention, flow bits and
+  group back from the stored token, never from the caller, so a lease rebuilt from its id and
+  token settles like the original. reqId holds no '.', and digits and commas no '~' or '*':
+  the first '*' starts the group, and a '~' after it is the group's. Needs redis/calls.lua.
+]]
+
+-- keep, dedup and flow as digits (strings): formatting numbers would cost more than the rest.
+local function leaseToken(reqId, j, keep, dedup, flow, group)
+  local token = reqId .. '.' .. int(j)
+  if keep then
+    token = token .. '~' .. keep .. ',' .. dedup
+    if flow then token = token .. ',' .. flow end
+  end
+  if group then token = token .. '*' .. group end
+  return token
+end
+
+-- Parsed retention parts ('~<keep>,<dedup>[,<w>]' -> { keepMs, dedupMs, flow }). The
+-- library outlives calls and a queue's jobs share a few policies, so most settles parse
+-- none; emptied when it grows past any plausible number of policies.
+local policyParts, policyCount = {}, 0
+
+-- keepMs, dedupMs, flow bits, group: nil where the token does not say (the built-in
+-- retention, no flow, a plain queue). This runs for every settled job.
+local function parseToken(token)
+  local star = string.find(token, '*', 1, true)
+  local group = star and string.sub(token, star + 1) or nil
+  local tilde = string.find(token, '~', 1, true)
+  if not tilde or (star and tilde > star) then return nil, nil, nil, group end
+  local part = string.sub(token, tilde, star and star - 1 or -1)
+  local p = policyParts[part]
+  if not p then
+    local keep, dedup, flow = string.match(part, '^~(%d+),(%d+),?(%d*)$')
+    p = { tonumber(keep), tonumber(dedup), tonumber(flow) }
+    if policyCount >= 1000 then policyParts, policyCount = {}, 0 end
+    policyParts[part], policyCount = p, policyCount + 1
+  end
+  return p[1], p[2], p[3], group
+end

@@ -1,0 +1,170 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { Queue } from '../../core/queue/queue.js';
+import type { ProcessorDefinition } from '../processors/processor-definition.js';
+import { defaultLoopStallMs } from '../defaults.js';
+import type { ResolvedRootOptions } from '../queues/root-options.js';
+import { LOG_CONTEXT, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
+import * as msg from '../relq.messages.js';
+import { ProcessorRunner } from '../processors/processor-runner.js';
+import { QueueListener, type QueueListenerDefinition } from '../events/queue-listener.js';
+import { QueueRegistry } from '../queues/queue.registry.js';
+import { QueueSweeper } from '../sweeper/queue-sweeper.js';
+import { QueueSchedulers } from '../schedulers/queue-schedulers.js';
+import { RelqConnection } from '../queues/relq-connection.js';
+import { withTimeout } from '../with-timeout.js';
+
+/** Longest wait for closeQueue() / reopenQueue() at shutdown / startup (Redis may be away). */
+const LIFECYCLE_TIMEOUT_MS = 2000;
+/** reopenQueue() at startup is retried with backoff up to this delay. */
+const REOPEN_RETRY_MAX_MS = 5000;
+
+/**
+ * Runs what the queues need, in the app's lifecycle: lease loops (one ProcessorRunner per
+ * processor class) and sweepers (one per queue), kept in the QueueRegistry. Reopens
+ * `closeOnShutdown` queues in onModuleInit, starts loops and sweepers in
+ * onApplicationBootstrap. In beforeApplicationShutdown it stops them (draining running
+ * handlers, then queue listeners' running calls), closes `closeOnShutdown` queues, then
+ * closes the Queue objects, which releases add() calls waiting for room on a full queue
+ * (before the HTTP server waits for the requests making them). Closes the shared connection
+ * in onApplicationShutdown.
+ */
+@Injectable()
+export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger(LOG_CONTEXT);
+  private readonly reopenTimers = new Set<NodeJS.Timeout>();
+  // Nest may call a hook twice on one context (init() and listen(), say): each runs once.
+  private opened = false;
+  private bootstrapped = false;
+  private stopping: Promise<void> | undefined;
+  private shutDown = false;
+  private readonly schedulers: QueueSchedulers[] = [];
+  private readonly declared = new Map<string, ProcessorDefinition['schedulers']>();
+  private readonly queueListeners: QueueListener[] = [];
+
+  constructor(
+    @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
+    private readonly registry: QueueRegistry,
+    private readonly connection: RelqConnection,
+  ) {}
+
+  /** Called by the explorer with every discovered processor; starts nothing. */
+  addProcessors(defs: ProcessorDefinition[]): void {
+    for (const def of defs) {
+      if (def.schedulers) this.declared.set(def.queueName, def.schedulers);
+      const stallMs = this.options.health.loopStallMs ?? defaultLoopStallMs(def.settings.blockMs);
+      this.registry.addRunner(new ProcessorRunner(def, this.registry.getQueue(def.queueName), this.logger, stallMs));
+    }
+  }
+
+  /** Called by the explorer with every discovered `@QueueEventsListener()` class; starts nothing. */
+  addQueueListeners(defs: QueueListenerDefinition[]): void {
+    for (const def of defs) this.queueListeners.push(new QueueListener(def, this.registry.getQueue(def.queueName), this.logger));
+  }
+
+  /** `closeOnShutdown` queues are open while the app runs: reopened before anything starts. */
+  async onModuleInit(): Promise<void> {
+    if (this.opened) return;
+    this.opened = true;
+    await Promise.all(this.closeOnShutdownQueues().map((queue) => this.reopen(queue, 0)));
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.bootstrapped) return;
+    this.bootstrapped = true;
+    // Listeners first: the jobs the schedulers queue, the sweepers' first promotions and the
+    // loops' first leases are heard from the start (scripts publish only while one listens).
+    await Promise.all(this.queueListeners.map((l) => l.start()));
+    for (const { queue, options } of this.registry.getEntries()) {
+      const runner = this.registry.getRunners().find((r) => r.def.queueName === queue.name);
+      const sweeper = new QueueSweeper(queue, options.sweeper, this.logger, runner && ((ids) => runner.stalled(ids)));
+      this.registry.addSweeper(sweeper);
+      sweeper.start();
+    }
+    for (const { queue, options } of this.registry.getEntries()) {
+      const declared = [...options.schedulers, ...(this.declared.get(queue.name) ?? [])];
+      const s = new QueueSchedulers(queue, declared, options.schedulerOptions, this.logger);
+      this.schedulers.push(s);
+      await s.start();
+    }
+    const runners = this.registry.getRunners();
+    if (!this.options.workersEnabled) {
+      if (runners.length) this.logger.log(msg.loopsNotStarted(runners.length));
+      return;
+    }
+    await Promise.all(runners.map((r) => r.start()));
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    this.stopping ??= this.stopAll();
+    return this.stopping;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.shutDown) return;
+    this.shutDown = true;
+    // In case beforeApplicationShutdown was skipped (e.g. an init failure).
+    await this.beforeApplicationShutdown();
+    await this.registry.closeQueues();
+    await this.connection.close();
+  }
+
+  private async stopAll(): Promise<void> {
+    for (const t of this.reopenTimers) clearTimeout(t);
+    this.reopenTimers.clear();
+    // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
+    await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop()), ...this.schedulers.map((s) => s.stop())]);
+    // After the drain, so that the last outcomes are heard; before the queues close, which
+    // the running listener methods may still use.
+    await Promise.all(this.queueListeners.map((l) => l.stop(this.options.drainTimeoutMs)));
+    // 2. closeOnShutdown: the queue takes no more jobs; consumers elsewhere drain it and stop.
+    await Promise.all(this.closeOnShutdownQueues().map((queue) => this.closeQueue(queue)));
+    // 3. Closing the Queue objects releases add() calls still waiting for room (ClosedError),
+    //    so that nothing (an HTTP request blocked in add(), say) holds up the rest of app.close().
+    await this.registry.closeQueues();
+  }
+
+  private closeOnShutdownQueues(): Array<Queue<unknown, unknown>> {
+    return this.registry
+      .getEntries()
+      .filter((e) => e.options.closeOnShutdown)
+      .map((e) => e.queue);
+  }
+
+  private async closeQueue(queue: Queue<unknown, unknown>): Promise<void> {
+    try {
+      const closed = await withTimeout(queue.closeQueue(), LIFECYCLE_TIMEOUT_MS, 'closeQueue()');
+      this.logger.log(msg.queueClosed(queue.name, closed));
+    } catch (err) {
+      this.logger.warn(msg.closeFailed(queue.name, msg.textOf(err)));
+    }
+  }
+
+  /** reopenQueue(), retried in the background while Redis cannot be reached. */
+  private async reopen(queue: Queue<unknown, unknown>, attempt: number): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const reopened = await withTimeout(queue.reopenQueue(), LIFECYCLE_TIMEOUT_MS, 'reopenQueue()');
+      if (reopened || attempt > 0) this.logger.log(msg.queueReopened(queue.name, reopened));
+    } catch (err) {
+      if (this.stopping) return;
+      if (attempt === 0) this.logger.warn(msg.reopenFailed(queue.name, msg.textOf(err)));
+      const timer = setTimeout(
+        () => {
+          this.reopenTimers.delete(timer);
+          void this.reopen(queue, attempt + 1);
+        },
+        Math.min(REOPEN_RETRY_MAX_MS, 250 * 2 ** attempt),
+      );
+      timer.unref();
+      this.reopenTimers.add(timer);
+    }
+  }
+}
