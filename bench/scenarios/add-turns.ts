@@ -54,6 +54,7 @@ export async function addInTurns(ctx: ScenarioContext, names: RelqName[], phase:
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
   for (let t = 0; t < TURNS; t++) {
     for (const side of turnOrder(sides, t)) {
+      gc(); // the other build's garbage is collected before, not charged to this turn
       const s0 = await snapshot(admin);
       const c0 = cpuUs();
       const t0 = performance.now();

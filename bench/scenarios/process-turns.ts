@@ -84,6 +84,8 @@ export async function processInTurns(
       const stuck = (c: unknown) => reject(new Error(`${phase} ${side.name}: ${side.done} of ${at} jobs done after ${TURN_TIMEOUT_MS} ms (counts ${JSON.stringify(c)})`));
       timer = setTimeout(() => void side.queue.counts().then(stuck, stuck), TURN_TIMEOUT_MS);
     });
+    // the other build's garbage is collected before, not charged to this turn
+    if (measured) gc();
     const s0 = measured ? await snapshot(admin) : undefined;
     const c0 = cpuUs();
     const t0 = performance.now();
