@@ -7,7 +7,7 @@
  * and after), OR a correct result (e.g. a job id with ':' or '*' is legal: the job must then
  * be readable with getJob, its data and options must round-trip, and it must sit in exactly
  * one state). Never a TypeError, a Redis error, a crash or a half-written job. An oracle
- * written independently of lib/ from the documented limits (README, lib/core/types.ts, the
+ * written independently of lib/ from the documented limits (README, the types.ts of lib/core's features, the
  * ranges the errors state) says which outcome each input must have.
  *
  * Inputs come from fast-check arbitraries (fc.string with unit 'grapheme' / 'binary',
