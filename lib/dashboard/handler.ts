@@ -110,6 +110,6 @@ function answerError(res: ServerResponse, err: unknown): void {
     return;
   }
   if (err instanceof URIError) err = new HttpError(400, 'malformed percent-encoding in the URL');
-  const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError ? 409 : 500;
+  const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError || err instanceof JobNotRetryableError ? 409 : 500;
   sendJson(res, status, { error: publicMessage(err) }, err instanceof HttpError ? err.headers : {});
 }

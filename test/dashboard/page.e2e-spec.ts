@@ -167,7 +167,7 @@ test("a redriven job's drawer shows its fresh attempts apart from the failures b
   const terms = await p.locator('#detail-fields dt').allTextContents();
   const values = await p.locator('#detail-fields dd').allTextContents();
   const fields = Object.fromEntries(terms.map((t, i) => [t, values[i]]));
-  expect(fields).toMatchObject({ Attempts: 'attempt 1 of 3 running', 'Before redrive': '3 failed' });
+  expect(fields).toMatchObject({ Attempts: 'attempt 1 of 3 running (3 failed before the last retry)', Retried: '1 time' });
   await shot(p, 'redriven.png');
 });
 

@@ -2387,7 +2387,7 @@ describe('pinned examples', () => {
       for (let failures = 1; failures <= 3; failures++) {
         expect(await plain.nack(current, { error: 'x' })).toBe(true);
         const [again] = await plain.lease();
-        expect({ failures, jitter: again!.job.policy.backoff.jitter }).toEqual({ failures, jitter });
+        expect({ failures, backoff: again!.job.policy.backoff }).toEqual({ failures, backoff: { type: 'fixed', delayMs: 0, jitter } });
         current = again!;
       }
       await plain.reject(current);
