@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JobLeasedError, ValidationError } from '../core/errors.js';
+import { JobNotRetryableError } from '../core/management/errors.js';
 import { accessNotice, authorize, checkHost } from './access.js';
 import { actions, JOB_ACTIONS, reads, type Watched } from './api.js';
 import { asset } from './assets.js';

@@ -181,8 +181,10 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   return { id: o.jobId as string | undefined, meta, priority: o.priority ?? 0, due, group: (o.group as string | undefined) ?? '' };
 }
 
-function sameBackoff(a: Backoff | CustomBackoff, b: Backoff): boolean {
-  return a.type !== 'custom' && a.type === b.type && a.delayMs === b.delayMs && a.maxDelayMs === b.maxDelayMs && a.jitter === b.jitter;
+/** Whether backoff `a` is the built-in `b` (a strategy's never is: it is always stored). */
+function sameBackoff(a: Backoff | CustomBackoff, b: Backoff | CustomBackoff): boolean {
+  if (a.type === 'custom' || b.type === 'custom') return false;
+  return a.type === b.type && a.delayMs === b.delayMs && a.maxDelayMs === b.maxDelayMs && a.jitter === b.jitter;
 }
 
 /**
