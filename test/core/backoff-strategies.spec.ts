@@ -176,6 +176,35 @@ describe('backoff strategies', () => {
     expect(await q.getJob('j')).toMatchObject({ state: 'delayed', failures: 2, lastError: 'now' });
   });
 
+  test("a worker whose lease was lost cannot retry the job with its strategy's delay: reported lost, nothing written", async () => {
+    const { q } = warnedQueue();
+    const obs = res.client();
+    const other = res.twin<string>(q);
+    await q.add('x', { jobId: 'j', attempts: 3, backoff: custom('later') });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    const handler = async (): Promise<never> => {
+      await gate;
+      throw new Error('late failure');
+    };
+    // its one slot stays busy: the job, back in pending, is leased by `other` alone
+    const w = res.worker(new Worker(q, handler, { leaseMs: 100, heartbeat: false, backoffStrategies: { later: () => (asked++, 60_000) } }));
+    const got = eventsOf(w);
+    const held = await until(q, 'j', 'working');
+    await untilRedisTime(obs, held.leaseDeadline!, 'the lease to run out');
+    expect((await other.sweep()).stalled).toBe(1);
+    const [current] = await other.lease();
+    expect(current!.job.id).toBe('j');
+    const before = await q.getJob('j');
+    release();
+    await waitUntil(() => got.some((e) => e.type === 'lost'), 'the lost event');
+    expect(asked).toBe(1); // asked, but the nack carrying its delay was refused
+    expect(await q.getJob('j')).toEqual(before);
+    expect(before).toMatchObject({ state: 'working', failures: 1, lastError: 'lease expired' });
+    expect(await other.ack(current!)).toBe(true);
+  });
+
   test('options: a custom backoff needs a strategy name (checked at add, not looked up); strategies are functions', async () => {
     const { q } = warnedQueue();
     const bad: Array<[unknown, string]> = [
