@@ -10,7 +10,8 @@ import type { Outcome } from './outbox.js';
 /**
  * Chooses the delay before the retry of a failed attempt, in ms (a whole number, 0 to 2^41),
  * or 'dead' to dead-letter the job at once. `attempt`: the attempt that failed (1 = the first,
- * counted from the job's last retry); `job.maxAttempts` more would be its last.
+ * counted from the job's last retry). Not asked after the last attempt (`job.maxAttempts`):
+ * the job dies.
  */
 export type BackoffStrategy<Data = unknown> = (attempt: number, error: unknown, job: LeasedJob<Data>) => number | 'dead';
 
