@@ -7,6 +7,7 @@ import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { queuesCommand } from './commands/queues.js';
+import { retryCommand } from './commands/retry.js';
 import { watchCommand } from './commands/watch.js';
 import { passwordOf } from './context.js';
 import { purgeDeadCommand, retryDeadCommand } from './dead-letters.js';
@@ -15,7 +16,7 @@ import { Output } from './output.js';
 import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand, functionsCommand];
+const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {

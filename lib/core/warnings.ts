@@ -6,8 +6,9 @@ export interface RelqWarning {
    * - `RELQ_EVENTS_RETRY`: the event stream (`events()`, `watch()`) could not subscribe and keeps trying; then that it is back
    * - `RELQ_REGISTRY_NOPERM`: the ACL user may not write the registry of queue names, so `listQueues()` misses the queue (the queue itself works)
    * - `RELQ_LIBRARY_MISMATCH`: a function library under relq's name (or one registering relq's function names) holds other code; relq never calls it and runs scripts instead
+   * - `RELQ_BACKOFF_STRATEGY`: a job's backoff names a strategy the worker does not have (or it threw, or answered no delay); the job retries with the built-in backoff
    */
-  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY' | 'RELQ_REGISTRY_NOPERM' | 'RELQ_LIBRARY_MISMATCH';
+  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY' | 'RELQ_REGISTRY_NOPERM' | 'RELQ_LIBRARY_MISMATCH' | 'RELQ_BACKOFF_STRATEGY';
   queue: string;
   message: string;
 }

@@ -62,7 +62,7 @@ export const reads = {
 
 /** The actions of the JSON API: each one engine call. @internal */
 export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Record<string, unknown>, id?: string) => Promise<unknown>> = {
-  retry: async (q, body, id) => (pick(body, []), { retried: (await q.retryDead([id!])).length === 1 }),
+  retry: async (q, body, id) => (pick(body, []), { retried: true, from: await q.retry(id!) }),
   remove: async (q, body, id) => ({ removed: await q.remove(id!, pick(body, ['force'])) }),
   promote: async (q, body, id) => (pick(body, []), { promoted: await q.promote(id!) }),
   pause: async (q, body) => (pick(body, []), { paused: (await q.pause(), true) }),

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JobLeasedError, ValidationError } from '../core/errors.js';
+import { JobNotRetryableError } from '../core/management/errors.js';
 import { accessNotice, authorize, checkHost } from './access.js';
 import { actions, JOB_ACTIONS, reads, type Watched } from './api.js';
 import { asset } from './assets.js';
@@ -110,6 +111,6 @@ function answerError(res: ServerResponse, err: unknown): void {
     return;
   }
   if (err instanceof URIError) err = new HttpError(400, 'malformed percent-encoding in the URL');
-  const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError ? 409 : 500;
+  const status = err instanceof HttpError ? err.status : err instanceof ValidationError ? 400 : err instanceof JobLeasedError || err instanceof JobNotRetryableError ? 409 : 500;
   sendJson(res, status, { error: publicMessage(err) }, err instanceof HttpError ? err.headers : {});
 }

@@ -127,6 +127,29 @@ test('pause and resume', async () => {
   expect(await q.isPaused()).toBe(false);
 }, 30_000);
 
+test('retry: a dead or completed job runs again; an unfinished one is refused (1), an unknown one is not found (4)', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('r', prefix);
+  const [dead] = await deadLetters(q, 'd', 1);
+  await q.add('done', { jobId: 'done' });
+  await q.ack((await q.lease())[0]!);
+  await q.add('waiting', { jobId: 'waiting' });
+  expect(json(await relq(prefix, '--json', 'retry', 'r', dead!))).toEqual({ queue: 'r', id: dead, retried: 'dead' });
+  expect(await relq(prefix, 'retry', 'r', 'done')).toMatchObject({ code: 0, stdout: "retried completed job 'done' of 'r': pending, with a fresh attempt budget\n" });
+  expect(await q.getJob(dead!)).toMatchObject({ state: 'pending', failures: 1, failuresBeforeRedrive: 1, retries: 1 });
+  expect(await q.getJob('done')).toMatchObject({ state: 'pending', retries: 1 });
+  const job = await relq(prefix, 'job', 'r', dead!);
+  expect(job.stdout).toMatch(/^attempts\s+attempt 1 of 1 next \(1 failed before the last retry\), leased 1 time\(s\), requeued 0$/m);
+  expect(job.stdout).toMatch(/^retried\s+1 time\(s\)$/m);
+  const refused = await relq(prefix, '--json', 'retry', 'r', 'waiting');
+  expect(refused.code).toBe(1);
+  expect(JSON.parse(refused.stderr)).toMatchObject({ error: { message: "job waiting of queue 'r' cannot be retried: it is pending: only completed and dead jobs are retried", exitCode: 1 } });
+  const unknown = await relq(prefix, 'retry', 'r', 'missing');
+  expect(unknown.code).toBe(4);
+  expect(unknown.stderr).toContain("job missing of queue 'r' cannot be retried: no such job (or its retention ended)");
+  expect((await relq(prefix, 'retry', 'nosuch', 'x')).code).toBe(4);
+}, 30_000);
+
 test('exit codes: 2 for usage errors, 4 for an unknown queue or job (nothing written)', async () => {
   const prefix = uniquePrefix();
   await queue('known', prefix).add(1);

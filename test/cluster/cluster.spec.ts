@@ -46,6 +46,8 @@ test('every operation works on a Redis Cluster, for queues on every master', asy
     expect((await q.getJob(leases[0]!.job.id))?.result).toBe(3);
     expect((await q.listDead()).map((d) => d.data.n)).toEqual([2]);
     expect(await q.retryDead({ limit: 10 })).toHaveLength(1);
+    expect(await q.retry(leases[0]!.job.id)).toBe('completed');
+    expect(await q.getJob(leases[0]!.job.id)).toMatchObject({ state: 'pending', retries: 1 });
     await q.pause();
     expect(await q.lease()).toEqual([]);
     await q.resume();

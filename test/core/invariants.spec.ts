@@ -41,6 +41,8 @@ async function exerciseEverything(q: Queue<any, any>, obs: Redis): Promise<void>
   const dead = await q.listDead();
   if (dead[0]) await q.retryDead([dead[0].id]);
   await q.retryDead({ limit: 1 });
+  const [completed] = await q.getJobs('completed');
+  if (completed) await q.retry(completed.id);
   const w = res.worker(new Worker(q, async (job) => (job.attempt > 0 ? 'ok' : undefined), { blockMs: 200, leaseMs: 1000 }));
   const { id } = await q.add('for the worker');
   await q.waitForResult(id, { timeoutMs: 10_000 });

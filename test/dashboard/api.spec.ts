@@ -137,6 +137,9 @@ describe('actions', () => {
     const r = await json<{ error: string }>(act(`${s.url}api/queues/unguarded/pause`), 403);
     expect(r.error).toContain('actions need a guard');
     expect((await q.counts()).paused).toBe(false);
+    await deadLetter(q, { n: 1 }, 'dead-1');
+    expect((await json<{ error: string }>(act(`${s.url}api/queues/unguarded/jobs/dead-1/retry`), 403)).error).toContain('actions need a guard');
+    expect((await q.getJob('dead-1'))?.state).toBe('dead');
   });
 
   test('CSRF: an action needs POST, the header and a JSON body', async () => {
@@ -186,16 +189,27 @@ describe('actions', () => {
     expect((await fetch(`${closed.url}api/queues`)).status).toBe(403);
   });
 
-  test('retry a dead letter, promote, remove, pause and resume, redrive and clean, each through the engine', async () => {
+  test('retry a dead letter or a completed job, promote, remove, pause and resume, redrive and clean, each through the engine', async () => {
     const q = queue('ops');
     const s = await dashboard({ queues: [q], guard: allowAll });
     const api = `${s.url}api/queues/ops`;
     await deadLetter(q, { n: 1 }, 'dead-1');
     await deadLetter(q, { n: 2 }, 'dead-2');
     await deadLetter(q, { n: 3 }, 'dead-3');
-    expect(await json(act(`${api}/jobs/dead-1/retry`))).toEqual({ retried: true });
-    expect((await q.getJob('dead-1'))?.state).toBe('pending');
-    expect(await json(act(`${api}/jobs/dead-1/retry`))).toEqual({ retried: false }); // not dead any more
+    expect(await json(act(`${api}/jobs/dead-1/retry`))).toEqual({ retried: true, from: 'dead' });
+    expect(await q.getJob('dead-1')).toMatchObject({ state: 'pending', failures: 1, failuresBeforeRedrive: 1, retries: 1 });
+    // not finished any more: refused, nothing written
+    expect((await json<{ error: string }>(act(`${api}/jobs/dead-1/retry`), 409)).error).toBe(
+      "job dead-1 of queue 'ops' cannot be retried: it is pending: only completed and dead jobs are retried",
+    );
+    expect((await json<{ error: string }>(act(`${api}/jobs/nope/retry`), 409)).error).toContain('no such job');
+    expect((await json<{ error: string }>(act(`${api}/jobs/dead-1/retry`, { bogus: 1 }), 400)).error).toBe('unknown field(s) bogus; allowed: none');
+    await q.add({ n: 4 }, { jobId: 'done-1', priority: 9 });
+    const [done] = await q.lease();
+    expect(await q.ack(done!, 'ok')).toBe(true);
+    expect(await json(act(`${api}/jobs/done-1/retry`))).toEqual({ retried: true, from: 'completed' });
+    expect(await q.getJob('done-1')).toMatchObject({ state: 'pending', retries: 1 });
+    expect(await q.remove('done-1')).toBe(true);
 
     await q.add({ later: true }, { jobId: 'later', delayMs: 60_000 });
     expect(await json(act(`${api}/jobs/later/promote`))).toEqual({ promoted: true });
@@ -436,7 +450,7 @@ describe('Express', () => {
       const base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
       expect((await fetch(`${base}/admin/queues/`)).status).toBe(200);
       expect((await json<{ queues: QueueOverview[] }>(fetch(`${base}/admin/queues/api/queues`))).queues[0]?.counts?.dead).toBe(1);
-      expect(await json(act(`${base}/admin/queues/api/queues/mounted/jobs/dead-1/retry`))).toEqual({ retried: true });
+      expect(await json(act(`${base}/admin/queues/api/queues/mounted/jobs/dead-1/retry`))).toEqual({ retried: true, from: 'dead' });
       expect((await q.getJob('dead-1'))?.state).toBe('pending');
       expect(await (await fetch(`${base}/elsewhere`)).text()).toBe('express 404');
     } finally {

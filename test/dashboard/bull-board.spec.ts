@@ -90,7 +90,7 @@ test('the queue list: relq states as bull-board statuses, counts and a page of f
   expect(countReads).toBe(1);
   expect(res.status ?? 200).toBe(200);
   const [q] = res.body.queues;
-  expect(q).toMatchObject({ name: 'billing', type: 'bullmq', isPaused: false, allowCompletedRetries: false });
+  expect(q).toMatchObject({ name: 'billing', type: 'bullmq', isPaused: false, allowCompletedRetries: true });
   expect(q.counts).toEqual({ active: 0, waiting: 1, delayed: 1, completed: 1, failed: 1, 'waiting-children': 0 });
   expect(q.statuses).toEqual(['latest', 'waiting', 'active', 'delayed', 'completed', 'failed', 'waiting-children']);
   expect(q.jobs).toHaveLength(1);
@@ -113,9 +113,14 @@ test('one job, its logs, and the job actions through the engine', async () => {
 
   expect((await call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'd1' })).status).toBe(204);
   expect((await queue.getJob('d1'))?.state).toBe('pending');
-  // a web adapter turns the throw into bull-board's error answer
-  await expect(call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'c1' })).rejects.toThrow('relq retries dead letters (failed) only, not completed job c1');
-  expect((await queue.getJob('c1'))?.state).toBe('completed');
+  expect((await call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'c1' })).status).toBe(204);
+  expect((await queue.getJob('c1'))?.state).toBe('pending');
+  // bull-board itself refuses a job that has not finished (the engine would too)
+  expect(await call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'c1' })).toEqual({
+    status: 400,
+    body: { error: { key: 'ERRORS.JOB_NOT_RETRIABLE', options: { state: 'waiting' } } },
+  });
+  expect((await queue.getJob('c1'))?.state).toBe('pending');
 
   expect((await call('put', '/api/queues/:queueName/:jobId/promote', { queueName: 'billing', jobId: 'later' })).status).toBe(204);
   expect((await queue.getJob('later'))?.state).toBe('pending');

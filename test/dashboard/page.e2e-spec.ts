@@ -167,8 +167,32 @@ test("a redriven job's drawer shows its fresh attempts apart from the failures b
   const terms = await p.locator('#detail-fields dt').allTextContents();
   const values = await p.locator('#detail-fields dd').allTextContents();
   const fields = Object.fromEntries(terms.map((t, i) => [t, values[i]]));
-  expect(fields).toMatchObject({ Attempts: 'attempt 1 of 3 running', 'Before redrive': '3 failed' });
+  expect(fields).toMatchObject({ Attempts: 'attempt 1 of 3 running (3 failed before the last retry)', Retried: '1 time' });
   await shot(p, 'redriven.png');
+});
+
+test("a completed job's drawer retries it after asking; its attempts then count from the retry", async () => {
+  const reports = queue<{ month: string }>('reports');
+  await reports.add({ month: '2026-11' }, { jobId: 'report-2026-11', attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
+  await reports.nack((await reports.lease())[0]!, { error: 'upstream timeout' });
+  expect(await reports.ack((await reports.lease())[0]!, 'ok')).toBe(true);
+  const p = await open({ queues: [reports], guard: () => true });
+  await p.goto(server!.url);
+  await p.locator('#tabs button[data-state="completed"]').click();
+  await p.locator('#jobs tr[data-job-id="report-2026-11"]').click();
+  await p.locator('#detail-title', { hasText: 'report-2026-11' }).waitFor();
+  const fields = async () => {
+    const terms = await p.locator('#detail-fields dt').allTextContents();
+    const values = await p.locator('#detail-fields dd').allTextContents();
+    return Object.fromEntries(terms.map((t, i) => [t, values[i]]));
+  };
+  expect(await fields()).toMatchObject({ Attempts: 'completed at attempt 2 of 3' });
+  p.once('dialog', (dialog) => void dialog.accept());
+  await p.locator('#detail-actions button[data-action="retry"]').click();
+  await p.locator('#status', { hasText: 'Retry: report-2026-11' }).waitFor();
+  expect(await reports.getJob('report-2026-11')).toMatchObject({ state: 'pending', retries: 1, failuresBeforeRedrive: 1 });
+  await p.locator('#detail-fields dd', { hasText: 'attempt 1 of 3 next (1 failed before the last retry)' }).waitFor();
+  expect(await fields()).toMatchObject({ Attempts: 'attempt 1 of 3 next (1 failed before the last retry)', Retried: '1 time' });
 });
 
 test('the first paint says the queues are loading, and a failed first read says why', async () => {

@@ -233,6 +233,38 @@ test('a throw is retried with backoff, then dead-lettered; UnrecoverableError de
   );
 });
 
+test("@Processor's backoffStrategies choose the delay of a retry, or dead-letter at once", async () => {
+  const asked: Array<[number, string]> = [];
+  @Processor('strategic', {
+    backoffStrategies: {
+      upstream: (attempt, error) => {
+        asked.push([attempt, (error as Error).message]);
+        return (error as Error).message === 'permanent' ? 'dead' : 60_000;
+      },
+    },
+  })
+  class Strategic {
+    @Process()
+    run(job: Job<{ permanent: boolean }>): never {
+      throw new Error(job.data.permanent ? 'permanent' : 'busy');
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: 'strategic' })], providers: [Strategic] })
+  class M {}
+
+  const app = await start(root(), M);
+  const queue = app.get(QueueRegistry).getQueue<{ permanent: boolean }>('strategic');
+  const backoff = { type: 'custom' as const, strategy: 'upstream' };
+  const busy = await queue.add({ permanent: false }, { attempts: 5, backoff });
+  const permanent = await queue.add({ permanent: true }, { attempts: 5, backoff });
+  const before = Date.now();
+  await waitFor(async () => (await queue.getJob(busy.id))?.state === 'delayed', 3000, 'the busy job delayed');
+  await waitFor(async () => (await queue.getJob(permanent.id))?.state === 'dead', 3000, 'the permanent job dead');
+  expect((await queue.getJob(busy.id))!.runAt).toBeGreaterThanOrEqual(before + 60_000 - 1000); // the strategy's delay, give or take the clocks
+  expect(await queue.getJob(permanent.id)).toMatchObject({ failures: 1, lastError: 'Error: permanent' });
+  expect(asked.sort()).toEqual([[1, 'busy'], [1, 'permanent']]);
+});
+
 test('request-scoped processors get a fresh instance per job, with the job as REQUEST', async () => {
   const seen: Array<{ instance: number; jobId: string }> = [];
   let instances = 0;

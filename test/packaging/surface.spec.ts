@@ -18,12 +18,12 @@ const root = resolve(import.meta.dirname, '..', '..');
 /** Each entry point's exported names, values and types, sorted. */
 const PROMISED: Record<string, string[]> = {
   '.': [
-    'ActivityEvent', 'AddFlowOptions', 'AddResult', 'AuthenticationError', 'Backoff', 'BatchHandler', 'BatchOutcome', 'BatchWorker',
+    'ActivityEvent', 'AddFlowOptions', 'AddResult', 'AuthenticationError', 'Backoff', 'BackoffStrategies', 'BackoffStrategy', 'BatchHandler', 'BatchOutcome', 'BatchWorker',
     'BatchWorkerOptions', 'BulkJob', 'ChildFailurePolicy', 'CleanOptions', 'CleanState', 'ClosedError', 'ConnectionError', 'ConnectionInput',
-    'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'DeadLetter', 'DeadLetterFilter', 'DurabilityOptions', 'EverySchedule',
+    'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DurabilityOptions', 'EverySchedule',
     'EvictionCheck', 'ExclusiveOptions', 'FlowChildren', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowResult', 'FunctionLibraryLoad',
     'FunctionLibraryState', 'FunctionLibraryStatus', 'Handler', 'Job', 'JobDataOf', 'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
-    'JobMap', 'JobName', 'JobOptions', 'JobOrder', 'JobPage', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
+    'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
     'JobState', 'Lease', 'LeaseLostError', 'LeaseOptions', 'LeaseRef', 'LeasedJob', 'MissedPolicy', 'NamedBulkJob', 'NamedJob',
     'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PayloadTooLargeError', 'PermissionError', 'Queue',
     'QueueClosedError', 'QueueCounts', 'QueueDeletedError', 'QueueEvent', 'QueueEventType', 'QueueFullError', 'QueueInUseError',
@@ -67,7 +67,7 @@ const QUEUE_MEMBERS = [
   'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'changePriority', 'childrenResults', 'clean', 'close', 'closeQueue', 'counts', 'defaults',
   'deleteQueue', 'drain', 'events', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease',
   'listDead', 'log', 'maxPayloadBytes', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject',
-  'remove', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retryDead', 'runSchedulers', 'stats', 'sweep', 'touch', 'tryAdd',
+  'remove', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'stats', 'sweep', 'touch', 'tryAdd',
   'tryAddBulk', 'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',
 ];
 

@@ -38,9 +38,10 @@
  * 2^31 - 1, and a wait that long really waits). The last describe block pins each of these
  * guarantees with a minimal example.
  *
- * The job-management calls (getJobs, remove, promote, changePriority, clean, drain) get
+ * The job-management calls (getJobs, remove, promote, retry, changePriority, clean, drain) get
  * hostile ids, states, pages, options, limits and priorities on a queue with one job in every
- * state (a leased one refused by remove without force, a grouped one by changePriority);
+ * state (a leased one refused by remove without force, a grouped one by changePriority, an
+ * unfinished or unknown one by retry);
  * updateProgress and log get progress values that are not JSON or too large, lines past
  * maxPayloadBytes and non-strings, through current and stale leases; maxLogLines is fuzzed
  * in the constructor and checked for the lines it keeps.
@@ -52,6 +53,7 @@ import {
   BatchWorker,
   ClosedError,
   JobLeasedError,
+  JobNotRetryableError,
   NotReplicatedError,
   PayloadTooLargeError,
   Queue,
@@ -1469,7 +1471,7 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
     }),
   ],
   [
-    'getJobs / remove / promote / changePriority / clean / drain: ids, states, pages, options, limits and priorities',
+    'getJobs / remove / promote / retry / changePriority / clean / drain: ids, states, pages, options, limits and priorities',
     fuzzProperty(() => {
       const JOB_STATES = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
       const CLEAN_STATES = ['completed', 'dead'];
@@ -1511,12 +1513,12 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
         },
         { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant(undefined)) },
       );
-      const ops = ['getJobs', 'getJobs', 'remove', 'remove', 'promote', 'changePriority', 'changePriority', 'clean', 'drain'] as const;
+      const ops = ['getJobs', 'getJobs', 'remove', 'remove', 'promote', 'retry', 'changePriority', 'changePriority', 'clean', 'drain'] as const;
       return {
         runs: 400,
-        outcomes: ['refused', 'leasedRefused', 'groupedRefused', 'nothingToDo', 'changed', 'pages'],
+        outcomes: ['refused', 'leasedRefused', 'groupedRefused', 'notRetryable', 'nothingToDo', 'changed', 'pages'],
         // the two refusals that need a particular id are pinned below as well (rarer here)
-        mustSee: ['refused', 'nothingToDo', 'changed', 'pages', ['leasedRefused', 'groupedRefused']],
+        mustSee: ['refused', 'nothingToDo', 'changed', 'pages', 'notRetryable', ['leasedRefused', 'groupedRefused']],
         inputs: [
           fc.constantFrom(...ops),
           idArb,
@@ -1604,6 +1606,19 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
               expect(expectOk(out, what)).toBe(id === 'd:1');
               if (id !== 'd:1') return unchanged(what);
               expect((await plain.getJob(id))?.state).toBe('pending');
+              break;
+            }
+            case 'retry': {
+              const what = `retry(${safeShow(id)})`;
+              const out = await outcome(() => plain.retry(id as string));
+              if (!validJobId(id)) return expectRefused(out, before, what);
+              if (id !== 'dead:1' && id !== 'done:1') {
+                await expectRefused(out, before, what, JobNotRetryableError);
+                expect((out as { error: JobNotRetryableError }).error.state).toBe(exists ? stateOf[id] : undefined);
+                return 'notRetryable';
+              }
+              expect(expectOk(out, what)).toBe(stateOf[id]);
+              expect(await plain.getJob(id)).toMatchObject({ state: 'pending', retries: 1, data: id === 'dead:1' ? 'dead:1' : 'done:1' });
               break;
             }
             case 'changePriority': {
@@ -2387,7 +2402,7 @@ describe('pinned examples', () => {
       for (let failures = 1; failures <= 3; failures++) {
         expect(await plain.nack(current, { error: 'x' })).toBe(true);
         const [again] = await plain.lease();
-        expect({ failures, jitter: again!.job.policy.backoff.jitter }).toEqual({ failures, jitter });
+        expect({ failures, backoff: again!.job.policy.backoff }).toEqual({ failures, backoff: { type: 'fixed', delayMs: 0, jitter } });
         current = again!;
       }
       await plain.reject(current);

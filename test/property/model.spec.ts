@@ -2081,7 +2081,7 @@ describe('pinned examples', () => {
       }
       const [last] = await q.lease();
       expect(last?.job.attempt).toBe(4);
-      expect(last?.job.policy.backoff.jitter).toBe(jitter);
+      expect(last?.job.policy.backoff).toEqual({ type: 'fixed', delayMs: 0, jitter });
     } finally {
       await q.close();
     }

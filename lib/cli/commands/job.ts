@@ -3,6 +3,7 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { fields, optTime, time } from '../output.js';
 import { printable } from '../printable.js';
 import type { Run } from '../run.js';
+import type { JobInfo } from '../../core/management/read-types.js';
 
 const json = (v: unknown): string | undefined => (v === undefined ? undefined : JSON.stringify(v));
 
@@ -25,7 +26,8 @@ export function jobCommand(program: Command, run: Run): void {
               ['state', job.state],
               ['priority', job.priority],
               ['group', job.group],
-              ['attempts', `${job.failures} failed of ${job.maxAttempts}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
+              ['attempts', `${attempts(job)}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
+              ['retried', job.retries === undefined ? undefined : `${job.retries} time(s)`],
               ['created', time(job.createdAt)],
               ['lease deadline', optTime(job.leaseDeadline)],
               ['runs at', optTime(job.runAt)],
@@ -42,4 +44,20 @@ export function jobCommand(program: Command, run: Run): void {
         );
       }),
     );
+}
+
+/**
+ * Where a job is in its attempt budget. A retry (or a redrive of its dead letter) gave it a
+ * fresh one: its attempts count from there, the failures before it said apart.
+ */
+function attempts(job: JobInfo<unknown, unknown>): string {
+  const before = job.failuresBeforeRedrive ?? 0;
+  const used = job.failures - before;
+  const of = `of ${job.maxAttempts}`;
+  let text: string;
+  if (job.state === 'working') text = `attempt ${used + 1} ${of} running`;
+  else if (job.state === 'completed') text = `completed at attempt ${used + 1} ${of}`;
+  else if (job.state === 'dead') text = `${used} failed ${of}`;
+  else text = `attempt ${used + 1} ${of} next`;
+  return before ? `${text} (${before} failed before the last retry)` : text;
 }

@@ -2,7 +2,7 @@ import { DEFAULT_POLICY, MAX_MS, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
-import type { Backoff, JobPolicy } from './types.js';
+import type { Backoff, CustomBackoff, JobPolicy } from './types.js';
 import {
   assertBoolean,
   assertInt,
@@ -37,6 +37,7 @@ const JOB_OPTION_KEYS = [
 ] as const;
 const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'] as const;
+const CUSTOM_BACKOFF_KEYS = ['type', 'strategy'] as const;
 
 declare const CHECKED: unique symbol;
 /** Job defaults as given, checked (a number backoff made a fixed one): only checkPolicyOptions makes one. */
@@ -94,14 +95,21 @@ function checkPolicy(field: string, o: Record<string, unknown>): Partial<JobPoli
   return out;
 }
 
-function checkBackoff(field: string, value: unknown): Backoff {
+function checkBackoff(field: string, value: unknown): Backoff | CustomBackoff {
   if (typeof value === 'number') {
     assertInt(field, value, { max: MAX_MS });
     return { type: 'fixed', delayMs: value, jitter: 0 };
   }
+  if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'custom') {
+    // the strategy is the workers' to know: only its name is checked here
+    assertOptions(field, value, CUSTOM_BACKOFF_KEYS);
+    assertString(`${field}.strategy`, value.strategy, 128);
+    if (value.strategy === '') throw new ValidationError(`${field}.strategy`, 'must not be empty');
+    return { type: 'custom', strategy: value.strategy };
+  }
   assertOptions(field, value, BACKOFF_KEYS);
   if (value.type !== 'fixed' && value.type !== 'exponential') {
-    throw new ValidationError(`${field}.type`, "must be 'fixed' or 'exponential'");
+    throw new ValidationError(`${field}.type`, "must be 'fixed', 'exponential' or 'custom'");
   }
   assertInt(`${field}.delayMs`, value.delayMs, { max: MAX_MS });
   const out: Backoff = { type: value.type, delayMs: value.delayMs };
@@ -173,7 +181,9 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   return { id: o.jobId as string | undefined, meta, priority: o.priority ?? 0, due, group: (o.group as string | undefined) ?? '' };
 }
 
-function sameBackoff(a: Backoff, b: Backoff): boolean {
+/** Whether backoff `a` is the built-in `b` (a strategy's never is: it is always stored). */
+function sameBackoff(a: Backoff | CustomBackoff, b: Backoff | CustomBackoff): boolean {
+  if (a.type === 'custom' || b.type === 'custom') return false;
   return a.type === b.type && a.delayMs === b.delayMs && a.maxDelayMs === b.maxDelayMs && a.jitter === b.jitter;
 }
 

@@ -1,3 +1,4 @@
+/** A built-in backoff: the delay before each retry follows from these numbers. */
 export interface Backoff {
   type: 'fixed' | 'exponential';
   /** Delay before the first retry; exponential doubles it per failed attempt. */
@@ -8,11 +9,23 @@ export interface Backoff {
   jitter?: number;
 }
 
+/**
+ * A backoff strategy registered by name on the workers (`backoffStrategies`, docs/handlers.md):
+ * after a failed attempt, the worker that ran it asks the strategy for the delay (or 'dead').
+ * A worker without that strategy (it warns), and a `nack()` without `delayMs`, retry with
+ * the built-in default backoff.
+ */
+export interface CustomBackoff {
+  type: 'custom';
+  /** The strategy's name in the workers' `backoffStrategies`. */
+  strategy: string;
+}
+
 /** Per-job settings; any not given come from the queue's `defaults`. */
 export interface JobPolicy {
   /** Maximum deliveries that may fail (handler error or lease expiry) before the job is dead. */
   attempts: number;
-  backoff: Backoff;
+  backoff: Backoff | CustomBackoff;
   /**
    * Lease length for this job, overriding the worker's: how long a worker may hold it without
    * a heartbeat before it is presumed lost. Not a bound on run time (a heartbeat renews it):
@@ -32,8 +45,11 @@ export interface JobPolicy {
 
 /** A job policy as given: any field may be left out, and `backoff` may be a number (fixed ms, no jitter). */
 export interface JobPolicyOptions extends Partial<Omit<JobPolicy, 'backoff'>> {
-  /** `{ type, delayMs, maxDelayMs?, jitter? }`, or a number: a fixed delay in ms without jitter. */
-  backoff?: Backoff | number;
+  /**
+   * `{ type, delayMs, maxDelayMs?, jitter? }`, a number (a fixed delay in ms without jitter),
+   * or `{ type: 'custom', strategy }`: a strategy the workers register.
+   */
+  backoff?: Backoff | CustomBackoff | number;
 }
 
 export interface JobOptions extends JobPolicyOptions {

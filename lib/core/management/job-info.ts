@@ -18,11 +18,12 @@ export function toJobInfo<Data, Result>(id: string, state: JobState, record: str
     priority: meta.p ?? 0,
     failures,
     maxAttempts: meta.a,
-    dequeues: failures + requeues + (state === 'working' || state === 'completed' ? 1 : 0),
+    dequeues: failures + requeues + (meta.c ?? 0) + (state === 'working' || state === 'completed' ? 1 : 0),
     requeues,
     createdAt: meta.t,
   };
   if (meta.o) info.failuresBeforeRedrive = meta.o;
+  if (meta.rt) info.retries = meta.rt;
   if (meta.e !== undefined) info.lastError = meta.e;
   if (meta.eh) info.errors = meta.eh.map(([error, at, attempt]) => ({ error, at, attempt }));
   if (meta.g !== undefined) info.group = meta.g;

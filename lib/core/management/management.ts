@@ -4,15 +4,16 @@ import type { JobInfo, JobState } from './read-types.js';
 import type { CleanOptions, JobPage, RemoveOptions } from './types.js';
 import { assertBoolean, assertInt, assertJobId, assertOptions } from '../validate.js';
 import type { Inspector } from './inspector.js';
-import { changePriorityScript, cleanCompletedScript, drainScript, getJobsScript, promoteJobScript, removeJobScript } from './scripts.js';
+import { changePriorityScript, cleanCompletedScript, drainScript, getJobsScript, promoteJobScript, removeJobScript, retryJobScript } from './scripts.js';
+import { JobNotRetryableError } from './errors.js';
 import { checkJobState, resolveClean, resolvePage } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 
 /**
- * Job management: pages of jobs by state, removing, promoting and re-prioritising one job,
- * cleaning finished jobs and draining waiting ones. Each change is one script
- * (lib/core/management/remove-job.lua, promote-job.lua, change-priority.lua, clean-completed.lua,
- * drain.lua; dead letters through inspector.ts); a job leaves every index at once
+ * Job management: pages of jobs by state, removing, promoting, retrying and re-prioritising
+ * one job, cleaning finished jobs and draining waiting ones. Each change is one script
+ * (lib/core/management/remove-job.lua, promote-job.lua, retry-job.lua, change-priority.lua,
+ * clean-completed.lua, drain.lua; dead letters through inspector.ts); a job leaves every index at once
  * (lib/core/management/remove.lua).
  */
 export class Management<Data, Result> {
@@ -40,6 +41,15 @@ export class Management<Data, Result> {
   async promote(id: string): Promise<boolean> {
     assertJobId(id, 'id');
     return this.ctx.run(promoteJobScript, { events: this.ctx.eventsFlag, id });
+  }
+
+  async retry(id: string): Promise<'completed' | 'dead'> {
+    assertJobId(id, 'id');
+    const r = await this.ctx.run(retryJobScript, { events: this.ctx.eventsFlag, id });
+    if (r === 'completed' || r === 'dead') return r;
+    if (r === 'none') throw new JobNotRetryableError(this.ctx.name, id, undefined, 'no such job (or its retention ended)');
+    if (r === '!completed' || r === '!dead') throw new JobNotRetryableError(this.ctx.name, id, r === '!dead' ? 'dead' : 'completed', 'its stored record cannot be decoded');
+    throw new JobNotRetryableError(this.ctx.name, id, r, `it is ${r}: only completed and dead jobs are retried`);
   }
 
   async changePriority(id: string, priority: number): Promise<boolean> {

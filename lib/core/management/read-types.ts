@@ -14,13 +14,15 @@ export interface JobInfo<Data, Result> {
   /** Failed attempts so far (handler errors and expired leases), over the job's whole life. */
   failures: number;
   /**
-   * Of `failures`, those before the last redrive of the dead letter (`retryDead`), which gave it
-   * a fresh budget: it has used `failures - failuresBeforeRedrive` of `maxAttempts` since.
-   * Absent until a redrive.
+   * Of `failures`, those before the last `retry()` of the job or redrive of its dead letter
+   * (`retryDead`), which gave it a fresh budget: it has used `failures - failuresBeforeRedrive`
+   * of `maxAttempts` since. Absent until then (and while no failure came before it).
    */
   failuresBeforeRedrive?: number;
+  /** Times `retry()` or `retryDead()` moved it back to pending. Absent until then. */
+  retries?: number;
   maxAttempts: number;
-  /** Times the job was leased. */
+  /** Times the job was leased (also before a retry). */
   dequeues: number;
   /** Times it was put back without a failure (requeue, shutdown). */
   requeues: number;
@@ -54,7 +56,7 @@ export interface JobError {
   error: string;
   /** When it was recorded, Redis time (ms). */
   at: number;
-  /** The attempt it ended (counted from the last redrive of a dead letter). */
+  /** The attempt it ended (counted from the last retry or redrive of a dead letter). */
   attempt: number;
 }
 

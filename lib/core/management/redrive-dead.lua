@@ -1,6 +1,6 @@
 --[[
   Redrives dead letters (lib/core/management/inspector.ts deadOp()): back to pending with a
-  fresh attempt budget; the failure history stays.
+  fresh attempt budget; the failure history stays (management/retried.lua).
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -29,11 +29,7 @@ local moved = {}
 for i, id in ipairs(ids) do
   local meta, data = decodeMeta(recs[i] or '')
   if meta then
-    meta.o = meta.f or 0 -- a fresh attempt budget; the failure history stays
-    meta.e = nil
-    redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
-    pushPending({ id }, { meta.p or 0 }, { meta.g or false })
-    emit({ type = 'retried', id = id, reason = 'redrive' })
+    retryFinished(id, meta, data, 'redrive') -- management/retried.lua
     moved[#moved + 1] = id
   else
     redis.call('ZADD', K_DEAD, nowMs(), id) -- cannot run: stays dead

@@ -90,6 +90,24 @@ export const redriveDeadScript = queueScript({
   decode: (reply) => reply as string[],
 });
 
+/**
+ * Retries one completed or dead job (retry-job.lua): the state it left, or why it was refused
+ * with nothing written ('none': no such job).
+ */
+export const retryJobScript = queueScript({
+  name: 'retryJob',
+  file: 'management/retry-job.lua',
+  ops: ['retry'],
+  encode: (a: { events: EventsFlag; id: string }) => [a.events, a.id],
+  decode: (reply): RetryReply => (reply === '' ? 'none' : (reply as RetryReply)),
+});
+
+/**
+ * What retry-job.lua answers: retried from 'completed' or 'dead'; else refused: no such job
+ * ('none'), a record that cannot be decoded ('!' and its state), or a job not finished (its state).
+ */
+export type RetryReply = 'completed' | 'dead' | 'none' | '!completed' | '!dead' | Exclude<JobState, 'completed' | 'dead'>;
+
 /** Deletes dead letters for good (purge-dead.lua): the ids removed. */
 export const purgeDeadScript = queueScript({
   name: 'purgeDead',
@@ -167,6 +185,7 @@ export const MANAGEMENT_SCRIPTS = [
   countsScript,
   listDeadScript,
   redriveDeadScript,
+  retryJobScript,
   purgeDeadScript,
   getJobsScript,
   removeJobScript,

@@ -3,6 +3,7 @@ import type { LeaseRef } from '../leases/types.js';
 import type { JobProgress, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { SettleItem } from '../settles/settle-items.js';
+import type { WarningHandler } from '../warnings.js';
 
 /**
  * What Worker, BatchWorker and the Nest runtime use of a Queue beyond its public API: the
@@ -14,6 +15,8 @@ export interface QueueInternals<Data> {
   readonly name: string;
   readonly maxPayloadBytes: number;
   readonly isClosed: boolean;
+  /** The queue's warning handler (QueueOptions.onWarning). */
+  readonly warn: WarningHandler;
   leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId?: string): Promise<LeaseStep<Data>>;
   settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
   touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;

@@ -111,6 +111,17 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
     return this.parts.management.remove(id, opts);
   }
 
+  /**
+   * Runs a completed or dead job again: back to pending with a fresh attempt budget, its data,
+   * name, priority and group kept, its failure history too (getJob's `failuresBeforeRedrive`
+   * tells the old failures from the new budget); a completed job's result goes. Returns the
+   * state it left. Any other job, or none, is refused with JobNotRetryableError, nothing
+   * written. O(log N).
+   */
+  retry(id: string): Promise<'completed' | 'dead'> {
+    return this.parts.management.retry(id);
+  }
+
   /** Makes a delayed job pending now. False when it is not delayed. O(log D). */
   promote(id: string): Promise<boolean> {
     return this.parts.management.promote(id);

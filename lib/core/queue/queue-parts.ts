@@ -74,6 +74,7 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
   return {
     name,
     maxPayloadBytes: p.o.maxPayloadBytes,
+    warn: ctx.warn,
     get isClosed() {
       return ctx.isClosed;
     },

@@ -3,11 +3,12 @@
   lib/core/redis/record.ts; JSON never holds a raw newline). Meta keys (RECORD_KEYS there is
   the legend): t created at, n name, a max attempts (always written), p priority, b backoff,
   l lease ms, x attempt timeout ms, k keep-completed ms, u 1 for an idempotency key, i its
-  window ms, f failures, o failures before the last redrive, r requeues, e last error, eh the
-  last errors (settles/failures.lua), g group, w flow bits, pa parent id (flows/flows.lua),
-  tc trace context. A value equal to the built-in default is left out (settles/policy.lua);
-  f, o, r and p are left out while 0, so Lua reads them `or 0` as the client does. Needs
-  nothing.
+  window ms, f failures, o failures before the last retry or redrive, rt times retried or
+  redriven (management/retried.lua), c completions before a retry, r requeues, e last
+  error, eh the last errors (settles/failures.lua), g group, w flow bits, pa parent id
+  (flows/flows.lua), tc trace context. A value equal to the built-in default is left out
+  (settles/policy.lua); f, o, rt, c, r and p are left out while 0, so Lua reads them `or 0`
+  as the client does. Needs nothing.
 ]]
 
 local function splitRecord(rec)

@@ -1,10 +1,10 @@
 import { DEFAULT_POLICY } from '../defaults.js';
-import type { Backoff, JobPolicy } from '../adds/types.js';
+import type { Backoff, CustomBackoff, JobPolicy } from '../adds/types.js';
 
 /**
  * The stored form of a job: "<meta json>\n<data json>". Meta keys are short because they
  * are stored once per job; values equal to the built-in defaults are left out, and so are
- * f, o, r and p while 0 (read as 0 here and in Lua). RECORD_KEYS says what each key holds;
+ * f, o, rt, c, r and p while 0 (read as 0 here and in Lua). RECORD_KEYS says what each key holds;
  * the Lua that reads and writes them is in redis/record.lua. Nested keys are never read by Lua.
  */
 export interface RecordMeta {
@@ -12,7 +12,7 @@ export interface RecordMeta {
   a: number;
   n?: string;
   p?: number;
-  b?: string | Backoff;
+  b?: string | Backoff | CustomBackoff;
   l?: number;
   x?: number;
   k?: number;
@@ -20,6 +20,8 @@ export interface RecordMeta {
   u?: 1;
   f?: number;
   o?: number;
+  rt?: number;
+  c?: number;
   r?: number;
   e?: string;
   eh?: Array<[string, number, number]>;
@@ -42,7 +44,9 @@ export const RECORD_KEYS = {
   i: 'idempotency window ms, custom ids only',
   u: "1 when the id is a caller's idempotency key",
   f: "failures, over the job's whole life",
-  o: 'failures before the last dead-letter redrive (attempts count from there)',
+  o: 'failures before the last retry or dead-letter redrive (attempts count from there)',
+  rt: 'times retry() or a dead-letter redrive moved it back to pending (management/retried.lua)',
+  c: 'times it completed before retry() moved it back (counted among its dequeues)',
   r: 'requeues',
   e: 'last error',
   eh: 'the last errors, oldest first: [error, at (Redis ms), attempt] (settles/failures.lua)',
@@ -72,7 +76,7 @@ export function decodeRecord<Data>(record: string): DecodedRecord<Data> {
 export function policyOf(meta: RecordMeta): JobPolicy {
   const policy: JobPolicy = {
     attempts: meta.a,
-    backoff: typeof meta.b === 'string' ? (JSON.parse(meta.b) as Backoff) : (meta.b ?? DEFAULT_POLICY.backoff),
+    backoff: typeof meta.b === 'string' ? (JSON.parse(meta.b) as Backoff | CustomBackoff) : (meta.b ?? DEFAULT_POLICY.backoff),
     keepCompletedMs: meta.k ?? DEFAULT_POLICY.keepCompletedMs,
     dedupWindowMs: meta.u ? (meta.i ?? DEFAULT_POLICY.dedupWindowMs) : 0,
   };

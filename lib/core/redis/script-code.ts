@@ -73,6 +73,7 @@ const PRELUDE = [
   'adds/add-jobs.lua', // adding jobs
   'management/remove.lua', // where a job is, removing jobs
   'management/dead-targets.lua', // the dead letters a redrive or purge takes
+  'management/retried.lua', // finished jobs back to pending with a fresh attempt budget
   'schedulers/schedulers.lua', // job schedulers
   'redis/begin.lua', // binds a call's keys, resets its state
 ];

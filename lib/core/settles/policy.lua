@@ -21,6 +21,8 @@ end
 
 -- Delay before the retry after failed attempt number `attempt` (1 = the first), as
 -- the backoff option documents it; `rnd` comes from the client (scripts stay deterministic).
+-- A strategy of the workers' ('custom') chose its delay in the worker: here (a worker
+-- without that strategy, a nack without a delay) the built-in backoff applies.
 local function backoffDelay(rec, attempt, rnd, defaults)
   if not defaults.backoff then defaults.backoff = cjson.decode(defaults.backoffJson) end
   local b = defaults.backoff
@@ -28,6 +30,7 @@ local function backoffDelay(rec, attempt, rnd, defaults)
   if meta and meta.b then
     b = meta.b
     if type(b) == 'string' then b = cjson.decode(b) end
+    if b.type == 'custom' then b = defaults.backoff end
   end
   local base = b.delayMs
   if b.type ~= 'fixed' then

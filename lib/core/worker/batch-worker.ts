@@ -12,6 +12,7 @@ import { blockDuration } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertInt, assertOptions } from '../validate.js';
+import type { BackoffStrategies } from './backoff-strategies.js';
 
 /** What a batch handler says about one job of its batch (same index as the job). */
 export type BatchOutcome<Result> =
@@ -28,7 +29,7 @@ export type BatchHandler<Data, Result> = (
   jobs: Array<Job<Data>>,
 ) => Promise<ReadonlyArray<BatchOutcome<Result>> | void> | ReadonlyArray<BatchOutcome<Result>> | void;
 
-export interface BatchWorkerOptions {
+export interface BatchWorkerOptions<Data = unknown> {
   /** Most jobs per batch (1 to 1000). */
   size: number;
   /**
@@ -48,9 +49,11 @@ export interface BatchWorkerOptions {
   drainTimeoutMs?: number;
   /** Start at construction. Default true. */
   autostart?: boolean;
+  /** Backoff strategies by name, as a Worker's (`WorkerOptions.backoffStrategies`). */
+  backoffStrategies?: BackoffStrategies<Data>;
 }
 
-const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
+const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies'] as const;
 /** What a batch's wait ends with when every job of it timed out or lost its lease. */
 const BATCH_OVER = Symbol('every attempt of the batch is over');
 const attemptOver = (h: HeldLease<unknown>): boolean => h.lost || h.timedOut !== undefined;
@@ -79,7 +82,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   constructor(
     queue: Queue<Data, Result>,
     private readonly handler: BatchHandler<Data, Result>,
-    options: BatchWorkerOptions,
+    options: BatchWorkerOptions<Data>,
   ) {
     assertOptions('batch worker options', options, OPTION_KEYS);
     assertInt('size', options.size, { min: 1, max: MAX_LEASE_COUNT });
@@ -214,8 +217,12 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       for (const stop of stopTimers) stop();
       this.overChecks.delete(held);
     }
-    // Jobs whose lease was lost (reported then) or given back at shutdown are not settled.
-    const settle = held.map((h, i) => (h.lost ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!));
+    // Jobs whose lease was lost (reported then) or given back at shutdown are not settled; a
+    // failed attempt's delay may come from its job's backoff strategy.
+    const settle = held.map((h, i) => {
+      const o = h.lost ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!;
+      return o?.item[0] === 'n' ? this.backoff.apply(o) : o;
+    });
     observed?.end(held.map((h, i) => jobOutcome(settle[i]?.event, h.lost)));
     this.batches.delete(held);
     this.runningBatches -= 1;

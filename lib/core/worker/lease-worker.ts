@@ -12,9 +12,10 @@ import type { Queue } from '../queue/queue.js';
 import { requeueItem, type SettleItem } from '../settles/settle-items.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
+import { checkBackoffStrategies, StrategyBackoff, type BackoffStrategies } from './backoff-strategies.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
-export type LeaseWorkerOptions = LoopOptions;
+export type LeaseWorkerOptions<Data> = LoopOptions & { backoffStrategies?: BackoffStrategies<Data> };
 
 /**
  * What Worker and BatchWorker share: options, start / close, events, the lease call that
@@ -43,16 +44,23 @@ export abstract class LeaseWorker<Data, Result> {
   protected readonly q: QueueInternals<Data>;
   /** What each JobView calls for its lease. */
   protected readonly jobCalls: JobCalls<Data>;
+  /** The backoff strategies of this worker, applied to its failed attempts. */
+  protected readonly backoff: StrategyBackoff<Data>;
 
   protected constructor(
     readonly queue: Queue<Data, Result>,
-    options: LeaseWorkerOptions,
+    options: LeaseWorkerOptions<Data>,
   ) {
     const internals = internalsOf<Data>(queue);
     if (!internals) throw new ValidationError('queue', 'must be a relq Queue');
     this.q = internals;
     if (queue.isClosed) throw new ClosedError(`queue '${queue.name}' (a worker needs an open Queue object)`);
     assertLoopOptions(options);
+    if (options.backoffStrategies !== undefined) checkBackoffStrategies('backoffStrategies', options.backoffStrategies);
+    const name = queue.name;
+    this.backoff = new StrategyBackoff<Data>(options.backoffStrategies ?? {}, (message) =>
+      internals.warn({ code: 'RELQ_BACKOFF_STRATEGY', queue: name, message: `queue '${name}': ${message}` }),
+    );
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;

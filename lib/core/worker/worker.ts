@@ -12,13 +12,15 @@ import type { Queue } from '../queue/queue.js';
 import { requeueItem } from '../settles/settle-items.js';
 import type { Lease } from '../leases/types.js';
 import { assertFunction, assertInt, assertOptions } from '../validate.js';
+import type { BackoffStrategies } from './backoff-strategies.js';
 
 export type { Job } from './job-view.js';
 export type { ActivityEvent, OutcomeEvent, WorkerEvent } from './outbox.js';
+export type { BackoffStrategies, BackoffStrategy } from './backoff-strategies.js';
 
 export type Handler<Data, Result> = (job: Job<Data>) => Promise<Result> | Result;
 
-export interface WorkerOptions {
+export interface WorkerOptions<Data = unknown> {
   /** Jobs run at once. Default 1. */
   concurrency?: number;
   /** Lease length for jobs without their own leaseMs. Default 30 s. */
@@ -31,9 +33,14 @@ export interface WorkerOptions {
   drainTimeoutMs?: number;
   /** Start at construction. Default true. */
   autostart?: boolean;
+  /**
+   * Backoff strategies by name, for jobs whose backoff is `{ type: 'custom', strategy }`: after
+   * a failed attempt the strategy chooses the delay of its retry, or 'dead' (docs/handlers.md).
+   */
+  backoffStrategies?: BackoffStrategies<Data>;
 }
 
-const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart'] as const;
+const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies'] as const;
 /**
  * An idle wait that times out without a wake-up token means nothing was added, so the loop
  * waits again without leasing; it leases anyway this often, for what a wake-up does not
@@ -68,7 +75,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   constructor(
     queue: Queue<Data, Result>,
     private readonly handler: Handler<Data, Result>,
-    options: WorkerOptions = {},
+    options: WorkerOptions<Data> = {},
   ) {
     assertOptions('worker options', options, WORKER_OPTION_KEYS);
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
@@ -217,7 +224,8 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   private end(held: HeldLease<Data>, outcome: Outcome<Data, Result> | undefined): void {
     if (held.finished) return;
     held.stopTimer?.();
-    this.finish(held, outcome, held.observed);
+    // a failed attempt: its job's backoff strategy may choose its delay (a success pays one comparison)
+    this.finish(held, outcome?.item[0] === 'n' ? this.backoff.apply(outcome) : outcome, held.observed);
   }
 
   protected override abandon(held: HeldLease<Data>): void {

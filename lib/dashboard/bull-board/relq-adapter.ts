@@ -24,7 +24,7 @@ const BATCH = 1000;
 /**
  * A relq queue on bull-board (`createBullBoard({ queues: [new RelqBullBoardAdapter(queue)] })`).
  * Each method is one engine call or a short loop of them. What relq does not have is refused
- * with a clear error or left empty: retrying completed jobs, cleaning waiting or active jobs,
+ * with a clear error or left empty: cleaning waiting or active jobs,
  * global concurrency, editing schedulers, and BullMQ's metrics (relq keeps no per-minute
  * totals; relq's own dashboard charts throughput).
  */
@@ -35,9 +35,9 @@ export class RelqBullBoardAdapter extends BaseAdapter {
 
   constructor(
     private readonly queue: Queue<unknown, unknown>,
-    options: Partial<Omit<QueueAdapterOptions, 'allowCompletedRetries'>> = {},
+    options: Partial<QueueAdapterOptions> = {},
   ) {
-    super('bullmq', { ...options, allowCompletedRetries: false });
+    super('bullmq', options);
   }
 
   getName(): string {

@@ -1,4 +1,4 @@
-import type { JobRetryStatus, JobState as BoardJobState, JobStatus, QueueJob, QueueJobJson } from '@bull-board/api/dist/types.js';
+import type { JobState as BoardJobState, JobStatus, QueueJob, QueueJobJson } from '@bull-board/api/dist/types.js';
 import type { Queue } from '../../core/queue/queue.js';
 import type { JobInfo, JobState } from '../../core/management/read-types.js';
 
@@ -37,10 +37,9 @@ export class RelqBoardJob implements QueueJob {
     await this.queue.remove(this.job.id);
   }
 
-  /** Only a dead letter is retried (relq runs a completed job once). */
-  async retry(state?: JobRetryStatus): Promise<void> {
-    if (state !== 'failed') throw new Error(`relq retries dead letters (failed) only, not ${state ?? 'this'} job ${this.job.id}`);
-    if ((await this.queue.retryDead([this.job.id])).length === 0) throw new Error(`job ${this.job.id} is not a dead letter`);
+  /** A dead letter (failed) or a completed job runs again: `queue.retry()`, which refuses any other (JobNotRetryableError). */
+  async retry(): Promise<void> {
+    await this.queue.retry(this.job.id);
   }
 
   async getState(): Promise<BoardJobState> {

@@ -103,7 +103,7 @@ function renderQueueHead(o) {
 /** The actions a job in its state offers; each one engine call through the API. */
 function jobButtons(queue, job) {
   const buttons = [];
-  if (job.state === 'dead') buttons.push(actionButton('Retry', 'retry', queue, job));
+  if (job.state === 'dead' || job.state === 'completed') buttons.push(actionButton('Retry', 'retry', queue, job));
   if (job.state === 'delayed') buttons.push(actionButton('Promote', 'promote', queue, job));
   buttons.push(actionButton('Remove', 'remove', queue, job, 'danger'));
   return buttons;
@@ -114,6 +114,7 @@ function actionButton(label, action, queue, job, cls) {
   b.addEventListener('click', async (ev) => {
     ev.stopPropagation();
     if (action === 'remove' && !confirm(`Remove job ${job.id}?`)) return;
+    if (action === 'retry' && job.state === 'completed' && !confirm(`Run the completed job ${job.id} again? Its result goes.`)) return;
     const body = action === 'remove' && job.state === 'working' ? { force: true } : {};
     await act(`${q(queue)}/jobs/${encodeURIComponent(job.id)}/${action}`, body, `${label}: ${job.id}`);
     if ($('detail').hidden || $('detail').dataset.jobId !== job.id) return;
@@ -123,10 +124,10 @@ function actionButton(label, action, queue, job, cls) {
   return b;
 }
 
-/** Failed attempts of the budget it has now; those before a redrive of the dead letter apart. */
+/** Failed attempts of the budget it has now; those before a retry (or redrive) apart. */
 function triesCell(j) {
   const before = j.failuresBeforeRedrive || 0;
-  const title = before ? `failed attempts / attempts since the last redrive; ${before} failed before it` : 'failed attempts / attempts';
+  const title = before ? `failed attempts / attempts since the last retry; ${before} failed before it` : 'failed attempts / attempts';
   return el('td', { class: 'num tries', title }, `${j.failures - before}/${j.maxAttempts}`, before ? el('span', { class: 'muted' }, ` +${before}`) : null);
 }
 
@@ -231,18 +232,31 @@ async function showJob(queue, id) {
   }
 }
 
+/**
+ * Where a job is in its attempt budget. A retry (or a redrive of its dead letter) gave it a
+ * fresh one: its attempts count from there, the failures before it said apart.
+ */
+function attemptsText(job) {
+  const before = job.failuresBeforeRedrive || 0;
+  const used = job.failures - before;
+  const of = `of ${job.maxAttempts}`;
+  let text = `attempt ${used + 1} ${of} next`;
+  if (job.state === 'working') text = `attempt ${used + 1} ${of} running`;
+  else if (job.state === 'completed') text = `completed at attempt ${used + 1} ${of}`;
+  else if (job.state === 'dead') text = `${used} failed ${of}`;
+  return before ? `${text} (${before} failed before the last retry)` : text;
+}
+
 function renderJob(queue, job) {
   $('detail').hidden = false;
   $('detail').dataset.jobId = job.id;
   $('detail-title').textContent = `${queue} / ${job.id}`;
   $('detail-actions').replaceChildren(...jobButtons(queue, job));
-  // a redrive gave the dead letter a fresh budget: its attempts count from there
   const before = job.failuresBeforeRedrive || 0;
-  const used = job.failures - before;
   const fields = [
     ['State', el('span', { class: `badge state-${job.state}` }, job.state)], ['Name', job.name || '(default)'],
-    ['Attempts', job.state === 'working' ? `attempt ${used + 1} of ${job.maxAttempts} running` : `${used} failed of ${job.maxAttempts}`],
-    ['Before redrive', before ? `${before} failed` : undefined], ['Leased', `${job.dequeues} times`], ['Requeued', job.requeues],
+    ['Attempts', attemptsText(job)], ['Retried', job.retries ? `${job.retries} time${job.retries === 1 ? '' : 's'}` : undefined],
+    ['Leased', `${job.dequeues} times`], ['Requeued', job.requeues],
     ['Priority', job.priority], ['Group', job.group], ['Created', time(job.createdAt)], ['Runs at', time(job.runAt)],
     ['Lease deadline', time(job.leaseDeadline)], ['Completed', time(job.completedAt)], ['Kept until', time(job.retainedUntil)], ['Died', time(job.diedAt)],
   ].filter(([, v]) => v !== undefined && v !== '');
@@ -250,7 +264,7 @@ function renderJob(queue, job) {
   const blocks = [block('Data', job.data)];
   if (job.errors && job.errors.length) {
     // Every failure kept with the job (the last 10), oldest first.
-    const title = before ? 'Errors (attempts count from each redrive)' : 'Errors';
+    const title = before ? 'Errors (attempts count from each retry)' : 'Errors';
     blocks.push(block(title, job.errors.map((e) => `attempt ${e.attempt} · ${time(e.at)}\n${e.error}`).join('\n\n')));
   } else if (job.lastError !== undefined) blocks.push(block('Last error', job.lastError));
   if (job.result !== undefined) blocks.push(block('Result', job.result));

@@ -3,6 +3,7 @@ import { DEFAULT_BLOCK_MS, MAX_LEASE_COUNT } from '../../core/defaults.js';
 import { assertBoolean, assertInt, assertOptions } from '../../core/validate.js';
 import type { WorkerEvent, WorkerOptions } from '../../core/worker/worker.js';
 import { assertLoopOptions } from '../../core/worker/loop-options.js';
+import { checkBackoffStrategies, type BackoffStrategies } from '../../core/worker/backoff-strategies.js';
 import { optionKeys } from '../option-keys.js';
 
 /**
@@ -57,6 +58,8 @@ export interface ResolvedWorkerSettings extends Required<Pick<WorkerOptions, 'co
   leaseMs: number | undefined;
   /** Left to the engine when nobody set it. */
   heartbeat: boolean | undefined;
+  /** The processor's backoff strategies (`@Processor(queue, { backoffStrategies })`), if any. */
+  backoffStrategies: BackoffStrategies | undefined;
 }
 
 const DEFAULTS_KEYS = optionKeys<ProcessorDefaults>({ concurrency: true, leaseMs: true, blockMs: true, heartbeat: true });
@@ -66,6 +69,7 @@ const PROCESSOR_KEYS = optionKeys<ProcessorOptions>({
   blockMs: true,
   heartbeat: true,
   drainTimeoutMs: true,
+  backoffStrategies: true,
   scope: true,
   durable: true,
 });
@@ -83,6 +87,7 @@ export function checkProcessorOptions(options: unknown): ProcessorOptions {
   assertOptions('options', options, PROCESSOR_KEYS);
   const o = options as ProcessorOptions;
   checkLoopOptions('', o);
+  if (o.backoffStrategies !== undefined) checkBackoffStrategies('backoffStrategies', o.backoffStrategies);
   if (o.durable !== undefined) assertBoolean('durable', o.durable);
   return o;
 }
@@ -105,6 +110,7 @@ export function resolveWorkerSettings(
     blockMs: options.blockMs ?? defaults.blockMs ?? DEFAULT_BLOCK_MS,
     heartbeat: options.heartbeat ?? defaults.heartbeat,
     drainTimeoutMs: options.drainTimeoutMs ?? drainTimeoutMs,
+    backoffStrategies: options.backoffStrategies,
   };
 }
 

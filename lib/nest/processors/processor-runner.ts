@@ -81,9 +81,9 @@ export class ProcessorRunner {
     if (this.isRunning) return;
     // A loop that stopped by itself (its queue was closed or deleted) is replaced.
     this.release();
-    const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs } = this.def.settings;
+    const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies } = this.def.settings;
     // For a batch processor, concurrency is its batches at once (the explorer resolved it).
-    const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, autostart: false };
+    const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, autostart: false };
     const router = this.router;
     let loop: Loop;
     if (router instanceof BatchRouter) {
