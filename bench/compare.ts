@@ -1,9 +1,9 @@
 /**
  * The RESULTS.md section of a `--ref` run: every figure of the working tree's relq against
- * the same figure of relq@ref, measured in the same run. The builds' samples pair up by rep:
- * processing and latency come from runs in which the two take turns (process-turns.ts,
- * latency.ts), backlogs from drains that alternate, and a figure's change is the median of its
- * pairs' ratios, so drift of the machine between reps cancels out.
+ * the same figure of relq@ref, measured in the same run. The builds' samples pair up: adds and
+ * processing by neighbouring turns (add-turns.ts, process-turns.ts), latency by rep from a run in
+ * which the two take turns (latency.ts), backlogs from drains that alternate; a figure's change is
+ * the median of its pairs' ratios, so drift of the machine cancels out.
  */
 import type { BenchResults, RunMeta } from './results.js';
 import { fmt, median, range } from './stats.js';
@@ -48,6 +48,36 @@ function describe(metric: string): { label: string; digits: number; better: Dire
   return undefined;
 }
 
+/**
+ * The ratios working tree / ref of one figure: per pair of neighbouring turns where the run
+ * kept each turn (`byTurn`: a figure of two builds a few hundred ms apart, so that the machine's
+ * drift between reps and within a rep cancels out); else per rep where both have one sample per
+ * rep; else the ratio of the medians.
+ */
+export function pairedRatios(
+  a: number[],
+  b: number[],
+  turnsA: number[] | undefined,
+  turnsB: number[] | undefined,
+): { ratios: number[]; byTurn: boolean } {
+  if (turnsA && turnsB && turnsA.length === turnsB.length && turnsA.length > 1) {
+    return { ratios: turnsA.map((x, i) => x / turnsB[i]!), byTurn: true };
+  }
+  if (a.length === b.length) return { ratios: a.map((x, i) => x / b[i]!), byTurn: false };
+  return { ratios: [median(a) / median(b)], byTurn: false };
+}
+
+/** The first and third quartiles of `xs` (linear interpolation). */
+export function quartiles(xs: number[]): [number, number] {
+  const s = [...xs].sort((x, y) => x - y);
+  const at = (q: number) => {
+    const pos = (s.length - 1) * q;
+    const lo = Math.floor(pos);
+    return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (pos - lo);
+  };
+  return [at(0.25), at(0.75)];
+}
+
 /** The section's lines, or none when the run measured no relq@ref. */
 export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   const head = r.samples.relq ?? {};
@@ -62,8 +92,9 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
       `ten turns each of N/10 jobs per rep for processing, each with its own worker ` +
       `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), ` +
       `whose tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X ` +
-      `(bench/scenarios/backlog.ts). "change" is the median of the per-rep ratios working tree / ref, ` +
-      `<sub>min–max</sub>, signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +
+      `(bench/scenarios/backlog.ts). "change" is, for adds and processing, the median of the ratios working tree / ref ` +
+      `of each pair of neighbouring turns, <sub>first–third quartile</sub>, and for the other figures the median of the ` +
+      `per-rep ratios, <sub>min–max</sub>; signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +
       `worse is in bold. Figures measured once per run (idle, round trips) are one sample each.`,
     '',
   );
@@ -76,17 +107,17 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
     const b = ref[metric] ?? [];
     if (!d || a.length === 0 || b.length === 0) continue;
     compared++;
-    // per-rep ratios where both have one sample per rep; else the ratio of the medians
-    const ratios = a.length === b.length ? a.map((x, i) => x / b[i]!) : [median(a) / median(b)];
+    const { ratios, byTurn } = pairedRatios(a, b, r.turns?.relq?.[metric], r.turns?.['relq@ref']?.[metric]);
     const gain = (x: number) => (d.better === 'higher' ? x - 1 : 1 / x - 1);
     const gains = ratios.filter(Number.isFinite).map(gain);
     const g = median(gains);
     const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)} %`;
     let change = Number.isFinite(g) ? pct(g) : '–';
     if (gains.length > 1) {
-      const [lo, hi] = range(gains);
+      const [lo, hi] = byTurn ? quartiles(gains) : range(gains);
       change += ` <sub>${pct(lo)} … ${pct(hi)}</sub>`;
     }
+    if (byTurn) change += ` (${gains.length} turns)`;
     if (g < -WORSE_LIMIT) {
       change = `**${change}**`;
       worse.push(`${d.label} (${pct(g)})`);

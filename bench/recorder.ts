@@ -29,14 +29,19 @@ export class Recorder {
 
   /** Commands, Redis CPU and Node CPU per job of one measured window, and its command breakdown. */
   recordWindow(lib: string, phase: string, jobs: number, w: WindowStats, nodeCpuUs: number): void {
-    this.record(lib, `${phase}.cmds`, w.total / jobs);
-    this.record(lib, `${phase}.redisCpuUs`, (w.redisCpuSec * 1e6) / jobs);
-    this.record(lib, `${phase}.nodeCpuUs`, nodeCpuUs / jobs);
-    // Time inside scripts (Lua only, from INFO commandstats): steadier than CPU, which also
-    // counts the server's network work and whatever else the machine does.
-    const scriptUs = ['fcall', 'fcall_ro', 'evalsha', 'eval'].reduce((sum, cmd) => sum + (w.usec[cmd] ?? 0), 0);
-    if (scriptUs > 0) this.record(lib, `${phase}.scriptUs`, scriptUs / jobs);
+    for (const [what, value] of Object.entries(windowFigures(jobs, w, nodeCpuUs))) this.record(lib, `${phase}.${what}`, value);
     this.recordBreakdown(lib, phase, jobs, w);
+  }
+
+  /**
+   * One turn of a run in which the relq builds take turns: its rate and per-job figures, kept
+   * apart from the per-rep samples so that compare.ts can pair each turn with the other
+   * build's neighbouring one.
+   */
+  recordTurn(lib: string, phase: string, jobs: number, ms: number, w: WindowStats, nodeCpuUs: number): void {
+    const turns = (this.results.turns ??= {});
+    const figures = { rate: (jobs * 1000) / ms, ...windowFigures(jobs, w, nodeCpuUs) };
+    for (const [what, value] of Object.entries(figures)) ((turns[lib] ??= {})[`${phase}.${what}`] ??= []).push(value);
   }
 
   /** Calls per job of each command in one measured window (the last rep's is kept). */
@@ -77,4 +82,14 @@ export class Recorder {
       );
     }
   }
+}
+
+/** Per job of one window: commands, Redis CPU, Node CPU and, where scripts ran, µs inside them. */
+function windowFigures(jobs: number, w: WindowStats, nodeCpuUs: number): Record<string, number> {
+  const out: Record<string, number> = { cmds: w.total / jobs, redisCpuUs: (w.redisCpuSec * 1e6) / jobs, nodeCpuUs: nodeCpuUs / jobs };
+  // Time inside scripts (Lua only, from INFO commandstats): steadier than CPU, which also
+  // counts the server's network work and whatever else the machine does.
+  const scriptUs = ['fcall', 'fcall_ro', 'evalsha', 'eval'].reduce((sum, cmd) => sum + (w.usec[cmd] ?? 0), 0);
+  if (scriptUs > 0) out.scriptUs = scriptUs / jobs;
+  return out;
 }

@@ -2,6 +2,12 @@
 export interface BenchResults {
   /** lib -> metric -> one value per rep */
   samples: Record<string, Record<string, number[]>>;
+  /**
+   * lib -> metric -> one value per turn of the runs in which the relq builds take turns
+   * (process-turns.ts, add-turns.ts), in the order the turns ran: index i of one build and of
+   * the other are neighbouring turns, which compare.ts pairs. Absent in older runs.
+   */
+  turns?: Record<string, Record<string, number[]>>;
   /** lib -> phase -> command -> calls per job (last rep) */
   breakdown: Record<string, Record<string, Record<string, number>>>;
   /** redis-benchmark requests/s */

@@ -59,9 +59,15 @@ export async function addInTurns(ctx: ScenarioContext, names: RelqName[], phase:
       const c0 = cpuUs();
       const t0 = performance.now();
       await addAll(side.producer, t * perTurn);
-      side.ms += performance.now() - t0;
-      side.nodeCpuUs += cpuUs() - c0;
-      side.redis.add(s0, await snapshot(admin));
+      const ms = performance.now() - t0;
+      const cpu = cpuUs() - c0;
+      const s1 = await snapshot(admin);
+      const own = new WindowTally();
+      own.add(s0, s1);
+      side.ms += ms;
+      side.nodeCpuUs += cpu;
+      side.redis.add(s0, s1);
+      rec.recordTurn(side.name, metric, perTurn, ms, own.stats, cpu);
     }
   }
   for (const mark of marks) mark();

@@ -52,6 +52,7 @@ export async function processInTurns(
   const warmup = Math.min(perTurn, 1000);
   // every turn's overflow (jobs leased before the pause: about 500 in batch mode) is processed unmeasured
   const total = warmup + cfg.n + (TURNS + 1) * 2000;
+  const metric = phase.replace('proc', 'procTurns');
   const sides: Side[] = [];
   for (const name of names) {
     const own: Conn = { ...conn, queue: buildQueueName(name) };
@@ -92,10 +93,15 @@ export async function processInTurns(
     await side.queue.resume();
     const t1 = await reached.finally(() => clearTimeout(timer));
     if (s0) {
-      side.nodeCpuUs += cpuUs() - c0;
-      side.redis.add(s0, await snapshot(admin));
+      const cpu = cpuUs() - c0;
+      const s1 = await snapshot(admin);
+      const own = new WindowTally();
+      own.add(s0, s1);
+      side.redis.add(s0, s1);
+      side.nodeCpuUs += cpu;
       side.ms += t1 - t0;
       side.jobs += jobs;
+      rec.recordTurn(side.name, metric, jobs, t1 - t0, own.stats, cpu);
     }
     await side.queue.pause();
     // the jobs leased before the pause finish unmeasured
@@ -104,7 +110,6 @@ export async function processInTurns(
   for (const side of sides) await turn(side, warmup, false);
   gc();
   await rec.quiet();
-  const metric = phase.replace('proc', 'procTurns');
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
   for (let t = 0; t < TURNS; t++) {
     for (const side of turnOrder(sides, t)) await turn(side, perTurn, true);

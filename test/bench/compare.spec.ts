@@ -64,3 +64,26 @@ test("the latency tail is compared from each turn's p99, not from the p99 of all
   expect(lines.some((l) => l.startsWith('| latency p99 at a steady rate'))).toBe(false);
   expect(lines).toContain('1 figures compared; none is more than 5 % worse than at the ref.');
 });
+
+test('where the run kept each turn, the change is the median of the neighbouring turns’ ratios, not of the per-rep figures', () => {
+  // per rep the tree looks 10 % slower, but turn by turn it is as fast: the slow reps were slow for both
+  const r = results({ 'procTurns1.rate': [900, 900, 900] }, { 'procTurns1.rate': [1000, 1000, 1000] });
+  r.turns = {
+    relq: { 'procTurns1.rate': [100, 200, 300, 400, 500, 600, 700] },
+    'relq@ref': { 'procTurns1.rate': [100, 200, 300, 400, 500, 600, 560] },
+  };
+  const line = row(compareSection(meta, r), 'process, c=1, builds taking turns: jobs/s');
+  expect(line).toContain('| 900 | 1,000 | +0.0 % <sub>+0.0 % … +0.0 %</sub> (7 turns) |');
+  // one build 10 % slower in most turns is flagged even when its per-rep figures hide it
+  r.samples.relq!['procTurns1.rate'] = [1000, 1000, 1000];
+  r.turns.relq!['procTurns1.rate'] = [90, 180, 270, 360, 450, 540, 700];
+  expect(row(compareSection(meta, r), 'process, c=1, builds taking turns: jobs/s')).toContain('**−10.0 %');
+});
+
+test('turns that do not pair up (a run recorded without them, or of unequal count) fall back to per-rep ratios', () => {
+  const r = results({ 'procTurns1.rate': [900, 900, 900] }, { 'procTurns1.rate': [1000, 1000, 1000] });
+  r.turns = { relq: { 'procTurns1.rate': [100, 100] }, 'relq@ref': { 'procTurns1.rate': [100] } };
+  const line = row(compareSection(meta, r), 'process, c=1, builds taking turns: jobs/s');
+  expect(line).toContain('**−10.0 %');
+  expect(line).not.toContain('turns)');
+});
