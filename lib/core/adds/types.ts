@@ -28,7 +28,8 @@ export interface CustomBackoff {
 export interface Retention {
   /**
    * Keep at most the newest `count` jobs of the queue in this state (1 or more): when a job
-   * with a count completes (dies), the oldest beyond it leave, a few per job (docs: Retention).
+   * with a count completes (dies), the oldest beyond it leave, at most 10 per such job
+   * (docs/bounded-fair-batch.md, "Retention of finished jobs").
    */
   count?: number;
   /** How long after it completed (died) a job is kept, in ms. */
