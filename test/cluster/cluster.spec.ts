@@ -133,6 +133,27 @@ test('bounded, grouped and stats queues work on a cluster (their derived keys sh
   }
 });
 
+test('retention by count and age on a cluster, for queues on every master (the dead jobs\' retention index shares the slot)', async () => {
+  const client = cluster.client();
+  for (const name of NAMES) {
+    const q = new Queue<{ n: number }, number>(`${name}-keep`, {
+      connection: client,
+      defaults: { attempts: 1, keepCompleted: { count: 1 }, keepDead: { count: 2, ageMs: 100 } },
+    });
+    await q.addBulk([1, 2, 3, 4, 5].map((n) => ({ data: { n } })));
+    const leases = await q.lease({ count: 5 });
+    expect(await q.ackBatch(leases.slice(0, 2))).toEqual([true, true]);
+    for (const l of leases.slice(2)) expect(await q.nack(l, { error: 'x' })).toBe(true);
+    expect(await q.counts()).toMatchObject({ completed: 1, dead: 2 });
+    const diedAt = Math.max(...(await q.listDead()).map((d) => d.diedAt));
+    await untilTime(client, diedAt + 100, 'the dead jobs past their retention');
+    expect(await q.sweep()).toMatchObject({ deadRemoved: 2 });
+    expect(await q.counts()).toMatchObject({ completed: 1, dead: 0 });
+    await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);
+
 test('progress and log lines on a cluster, for queues on every master (their keys share the slot)', async () => {
   const client = cluster.client();
   for (const name of NAMES) {

@@ -50,7 +50,7 @@ test('every meta key the TypeScript code reads or writes is in the legend', () =
 });
 
 test('every meta key the codec writes is in the legend', () => {
-  const policy = { attempts: 2, backoff: 5, leaseMs: 10, timeoutMs: 5, keepCompletedMs: 1, dedupWindowMs: 1 };
+  const policy = { attempts: 2, backoff: 5, leaseMs: 10, timeoutMs: 5, keepCompletedMs: 1, keepCompleted: { count: 1 }, keepDead: { ageMs: 1, count: 1 }, dedupWindowMs: 1 };
   const keys = [
     ...Object.keys(prepareJob('opts', { jobId: 'k', name: 'n', priority: 1, ...policy }, DEFAULT_POLICY, 1).meta),
     ...Object.keys(prepareJob('opts', { group: 'g' }, DEFAULT_POLICY, 1).meta),

@@ -15,7 +15,7 @@ function rawAdd(q: Queue<any, any>, id: string, record: string): Promise<unknown
   return runScript(q.client, 'add', q.keys.all, ['1', 1, id, 0, record, 0, '']);
 }
 
-const zero = { stalled: 0, deadLettered: 0, promoted: 0, completedRemoved: 0, dedupForgotten: 0 };
+const zero = { stalled: 0, deadLettered: 0, promoted: 0, completedRemoved: 0, deadRemoved: 0, dedupForgotten: 0 };
 
 describe('sweep', () => {
   test('on an empty queue: all zero', async () => {

@@ -105,6 +105,8 @@ describe('queue construction', () => {
     ['defaults.leaseMs 1.5', { defaults: { leaseMs: 1.5 } }, 'defaults.leaseMs'],
     ['defaults.leaseMs 9', { defaults: { leaseMs: 9 } }, 'defaults.leaseMs'],
     ['defaults.keepCompletedMs -1', { defaults: { keepCompletedMs: -1 } }, 'defaults.keepCompletedMs'],
+    ['defaults.keepCompleted.count 0', { defaults: { keepCompleted: { count: 0 } } }, 'defaults.keepCompleted.count'],
+    ['defaults.keepDead.ageMs past MAX_MS', { defaults: { keepDead: { ageMs: 2 ** 41 + 1 } } }, 'defaults.keepDead.ageMs'],
     ['defaults.backoff.type', { defaults: { backoff: { type: 'linear', delayMs: 1 } } }, 'defaults.backoff.type'],
     ['maxPayloadBytes 0', { maxPayloadBytes: 0 }, 'maxPayloadBytes'],
     ['maxPayloadBytes NaN', { maxPayloadBytes: Number.NaN }, 'maxPayloadBytes'],
@@ -200,6 +202,17 @@ describe('job options', () => {
     ['backoff jitter 2', { backoff: { type: 'fixed', delayMs: 1, jitter: 2 } }, 'opts.backoff.jitter'],
     ['backoff unknown key', { backoff: { type: 'fixed', delayMs: 1, factor: 2 } }, 'opts.backoff'],
     ['keepCompletedMs -1', { keepCompletedMs: -1 }, 'opts.keepCompletedMs'],
+    ['keepCompleted.count -1', { keepCompleted: { count: -1 } }, 'opts.keepCompleted.count'],
+    ['keepCompleted.count 0', { keepCompleted: { count: 0 } }, 'opts.keepCompleted.count'],
+    ['keepCompleted.count 1.5', { keepCompleted: { count: 1.5 } }, 'opts.keepCompleted.count'],
+    ['keepCompleted.ageMs -1', { keepCompleted: { ageMs: -1 } }, 'opts.keepCompleted.ageMs'],
+    ['keepCompleted.ageMs past MAX_MS', { keepCompleted: { ageMs: 2 ** 41 + 1 } }, 'opts.keepCompleted.ageMs'],
+    ['keepCompleted unknown key', { keepCompleted: { age: 1000 } }, 'opts.keepCompleted'],
+    ['keepCompleted a number', { keepCompleted: 100 }, 'opts.keepCompleted'],
+    ['keepDead.count "10"', { keepDead: { count: '10' } }, 'opts.keepDead.count'],
+    ['keepDead.ageMs NaN', { keepDead: { ageMs: Number.NaN } }, 'opts.keepDead.ageMs'],
+    ['keepDead unknown key', { keepDead: { count: 1, removeOnFail: true } }, 'opts.keepDead'],
+    ['keepDead true', { keepDead: true }, 'opts.keepDead'],
     ['dedupWindowMs 1.5', { dedupWindowMs: 1.5 }, 'opts.dedupWindowMs'],
     ['unknown key', { retries: 3 }, 'opts'],
     ['misspelt key', { jobID: 'x' }, 'opts'],
@@ -219,10 +232,21 @@ describe('job options', () => {
     await expectInvalid(() => q.add('x', opts as never), 'opts');
   });
 
-  test('boundaries are accepted: priority ±1000, attempts 1, delayMs 0, keepCompletedMs 0, leaseMs 10', async () => {
+  test('boundaries are accepted: priority ±1000, attempts 1, delayMs 0, keepCompletedMs 0, leaseMs 10, keep counts 1, ages 0 and MAX_MS', async () => {
     const q = newQueue('q');
-    for (const opts of [{ priority: 1000 }, { priority: -1000 }, { attempts: 1 }, { delayMs: 0 }, { keepCompletedMs: 0 }, { leaseMs: 10 }]) {
+    for (const opts of [
+      { priority: 1000 }, { priority: -1000 }, { attempts: 1 }, { delayMs: 0 }, { keepCompletedMs: 0 }, { leaseMs: 10 },
+      { keepCompleted: { count: 1, ageMs: 0 } }, { keepDead: { count: 1, ageMs: 2 ** 41 } }, { keepCompletedMs: 5, keepCompleted: { count: 1 } },
+    ]) {
       expect((await q.add('x', opts)).created).toBe(true);
+    }
+  });
+
+  test('keepCompletedMs and keepCompleted.ageMs are one rule: giving both is refused, in job options and in defaults', async () => {
+    const q = newQueue('q');
+    const both = { keepCompletedMs: 1000, keepCompleted: { ageMs: 1000 } };
+    for (const err of [await expectInvalid(() => q.add('x', both), 'opts'), await expectInvalid(() => newQueue('q', { defaults: both }), 'defaults')]) {
+      expect(err.message).toMatch(/give keepCompletedMs or keepCompleted\.ageMs, not both/);
     }
   });
 
@@ -232,6 +256,7 @@ describe('job options', () => {
       () => q.addBulk([{ data: 'ok' }, { data: 'ok' }, { data: 'bad', opts: { delayMs: -1 } }]),
       'jobs[2].opts.delayMs',
     );
+    await expectInvalid(() => q.addBulk([{ data: 'ok' }, { data: 'bad', opts: { keepDead: { count: 0 } } }]), 'jobs[1].opts.keepDead.count');
     await expectInvalid(() => q.addBulk([{ data: 'ok' }, { data: () => 1 } as never]), 'jobs[1].data');
     await expectInvalid(() => q.addBulk([{ data: 'ok', opt: {} } as never]), 'jobs[0]');
     await expectInvalid(() => q.addBulk([null as never]), 'jobs[0]');

@@ -104,6 +104,18 @@ describe('wiring', () => {
     expect((await queue.getJob(id))?.maxAttempts).toBe(7);
   });
 
+  test('job defaults of forRoot and registerQueue: keepCompleted and keepDead merge field by field', async () => {
+    @Module({ imports: [QueueModule.registerQueue({ name: 'kept', defaults: { job: { keepCompleted: { count: 5 } } } })] })
+    class Kept {}
+    const root = { connection: bed.redis.url, prefix: uniquePrefix(), defaults: { job: { keepCompleted: { ageMs: 60_000 }, keepDead: { count: 10 } } } };
+    const app = await start(QueueModule.forRoot(root), Kept);
+    const queue = app.get(QueueRegistry).getQueue('kept');
+    expect(queue.defaults).toMatchObject({ keepCompletedMs: 60_000, keepCompletedCount: 5, keepDeadCount: 10 });
+    await queue.add({});
+    const [lease] = await queue.lease();
+    expect(lease!.job.policy).toMatchObject({ keepCompletedMs: 60_000, keepCompletedCount: 5, keepDeadCount: 10 });
+  });
+
   test('forRootAsync with useClass', async () => {
     const prefix = uniquePrefix();
     @Injectable()
@@ -255,6 +267,11 @@ describe('bootstrap errors', () => {
     // The root's job policy is checked at forRoot, with its path, even before any queue uses it.
     const badRootPolicy = await bootError(QueueModule.forRoot({ connection: bed.redis.url, defaults: { job: { attempts: 0 } } }));
     expect(badRootPolicy.message).toMatch(/forRoot\(\) options: defaults\.job\.attempts: must be between 1/);
+    const badKeep = await bootError(
+      QueueModule.forRoot({ connection: bed.redis.url }),
+      QueueModule.registerQueue({ name: 'q', defaults: { job: { keepDead: { count: 0 } } } }),
+    );
+    expect(badKeep.message).toMatch(/registerQueue\('q'\): defaults\.job\.keepDead\.count: must be at least 1/);
 
     @Processor('p', { concurrency: 0 })
     class BadProcessor {

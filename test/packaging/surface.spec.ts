@@ -28,7 +28,7 @@ const PROMISED: Record<string, string[]> = {
     'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PayloadTooLargeError', 'PermissionError', 'Queue',
     'QueueClosedError', 'QueueCounts', 'QueueDeletedError', 'QueueEvent', 'QueueEventType', 'QueueFullError', 'QueueInUseError',
     'QueueListing', 'QueueOptions', 'QueueProducer', 'QueueState', 'QueueStats', 'RateLimit', 'RateLimitError', 'RelqError', 'RelqWarning',
-    'RemoveOptions', 'RoleHolder', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',
+    'RemoveOptions', 'Retention', 'RoleHolder', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',
     'SchedulerTickResult', 'SchedulerTicker', 'SchedulerTickerOptions', 'ServerConfigError', 'SweepResult', 'TimeoutError',
     'UnreadableValueError', 'UnrecoverableError', 'ValidationError', 'WarningHandler', 'Worker', 'WorkerEvent', 'WorkerOptions',
     'functionLibraryStatus', 'listQueues', 'loadFunctionLibrary',

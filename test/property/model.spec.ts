@@ -1251,7 +1251,7 @@ class SweepCmd extends Base {
     const due = m.dueJobs(now).slice(0, limit);
     const ended = pastScores(m.inState('completed').map((j) => [j.id, j.score!]), now, 'retention end').slice(0, limit);
     const forgotten = pastScores([...m.dedup].map(([id, s]) => [id, s!]), now, 'idempotency window').slice(0, limit);
-    const expected: SweepResult = { stalled: 0, deadLettered: 0, promoted: due.length, completedRemoved: ended.length, dedupForgotten: forgotten.length };
+    const expected: SweepResult = { stalled: 0, deadLettered: 0, promoted: due.length, completedRemoved: ended.length, deadRemoved: 0, dedupForgotten: forgotten.length };
     const result = await env.q.sweep(this.limit === undefined ? {} : { limit: this.limit });
     env.note(`  -> ${fmt(result)}`);
     for (const [id] of expired) {

@@ -11,6 +11,7 @@ export async function whereIs(c: Redis, q: Queue<any, any>, id: string): Promise
   const found: string[] = [];
   for (const h of ['jobs', 'leases', 'results'] as const) if (await c.hexists(k[h], id)) found.push(h);
   for (const z of ['prio', 'delayed', 'working', 'done', 'dead', 'dedup'] as const) if ((await c.zscore(k[z], id)) !== null) found.push(z);
+  if ((await c.zscore(d.deadExpiry, id)) !== null) found.push('deadexp');
   if ((await c.lpos(k.pending, id)) !== null) found.push('pending');
   const groups = new Set([...(await c.smembers(d.groups)), ...(await c.smembers(d.gset))]);
   for (const g of groups) if ((await c.lpos(d.group(g), id)) !== null) found.push(`group:${g}`);

@@ -1,8 +1,8 @@
-import { DEFAULT_POLICY, MAX_MS, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_MS, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
-import type { Backoff, CustomBackoff, JobPolicy } from './types.js';
+import type { Backoff, CustomBackoff, JobPolicy, Retention } from './types.js';
 import {
   assertBoolean,
   assertInt,
@@ -29,13 +29,16 @@ const JOB_OPTION_KEYS = [
   'backoff',
   'leaseMs',
   'keepCompletedMs',
+  'keepCompleted',
+  'keepDead',
   'dedupWindowMs',
   'group',
   'timeoutMs',
   'waitMs',
   'lifo',
 ] as const;
-const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'dedupWindowMs'] as const;
+const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'keepCompleted', 'keepDead', 'dedupWindowMs'] as const;
+const RETENTION_KEYS = ['count', 'ageMs'] as const;
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'] as const;
 const CUSTOM_BACKOFF_KEYS = ['type', 'strategy'] as const;
 
@@ -88,11 +91,36 @@ function checkPolicy(field: string, o: Record<string, unknown>): Partial<JobPoli
     assertInt(`${field}.keepCompletedMs`, o.keepCompletedMs, { max: MAX_MS });
     out.keepCompletedMs = o.keepCompletedMs;
   }
+  if (o.keepCompleted !== undefined) {
+    const { count, ageMs } = checkRetention(`${field}.keepCompleted`, o.keepCompleted);
+    // one rule under two names: keepCompletedMs is keepCompleted.ageMs
+    if (ageMs !== undefined && o.keepCompletedMs !== undefined) {
+      throw new ValidationError(field, 'give keepCompletedMs or keepCompleted.ageMs, not both: they are the same rule');
+    }
+    if (ageMs !== undefined) out.keepCompletedMs = ageMs;
+    if (count !== undefined) out.keepCompletedCount = count;
+  }
+  if (o.keepDead !== undefined) {
+    const { count, ageMs } = checkRetention(`${field}.keepDead`, o.keepDead);
+    if (ageMs !== undefined) out.keepDeadMs = ageMs;
+    if (count !== undefined) out.keepDeadCount = count;
+  }
   if (o.dedupWindowMs !== undefined) {
     assertInt(`${field}.dedupWindowMs`, o.dedupWindowMs, { max: MAX_MS });
     out.dedupWindowMs = o.dedupWindowMs;
   }
   return out;
+}
+
+function checkRetention(field: string, value: unknown): Retention {
+  assertOptions(field, value, RETENTION_KEYS);
+  const { count, ageMs } = value;
+  if (count !== undefined) {
+    if (count === 0) throw new ValidationError(`${field}.count`, 'must be at least 1 (to keep none, give ageMs: 0)');
+    assertInt(`${field}.count`, count, { min: 1, max: MAX_KEEP_COUNT });
+  }
+  if (ageMs !== undefined) assertInt(`${field}.ageMs`, ageMs, { max: MAX_MS });
+  return { count, ageMs };
 }
 
 function checkBackoff(field: string, value: unknown): Backoff | CustomBackoff {
@@ -173,6 +201,9 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   if (policy.leaseMs !== undefined) meta.l = policy.leaseMs;
   if (policy.timeoutMs !== undefined) meta.x = policy.timeoutMs;
   if (policy.keepCompletedMs !== DEFAULT_POLICY.keepCompletedMs) meta.k = policy.keepCompletedMs;
+  if (policy.keepCompletedCount !== undefined) meta.m = policy.keepCompletedCount;
+  if (policy.keepDeadMs !== undefined) meta.da = policy.keepDeadMs;
+  if (policy.keepDeadCount !== undefined) meta.dn = policy.keepDeadCount;
   if (o.group !== undefined) meta.g = o.group;
   if (o.jobId !== undefined) {
     meta.u = 1;

@@ -21,6 +21,21 @@ export interface CustomBackoff {
   strategy: string;
 }
 
+/**
+ * How many finished jobs of a kind a queue keeps, and for how long (`keepCompleted`,
+ * `keepDead`). Each field left out keeps the value of the queue's defaults (or the built-in one).
+ */
+export interface Retention {
+  /**
+   * Keep at most the newest `count` jobs of the queue in this state (1 or more): when a job
+   * with a count completes (dies), the oldest beyond it leave, at most 10 per such job
+   * (docs/bounded-fair-batch.md, "Retention of finished jobs").
+   */
+  count?: number;
+  /** How long after it completed (died) a job is kept, in ms. */
+  ageMs?: number;
+}
+
 /** Per-job settings; any not given come from the queue's `defaults`. */
 export interface JobPolicy {
   /** Maximum deliveries that may fail (handler error or lease expiry) before the job is dead. */
@@ -37,19 +52,33 @@ export interface JobPolicy {
    * attempt fails with a TimeoutError, retried by the job's policy. Default: no timeout.
    */
   timeoutMs?: number;
-  /** How long a completed job and its result are kept. 0 deletes at once. */
+  /** How long a completed job and its result are kept. 0 deletes at once. Given as `keepCompletedMs` or `keepCompleted.ageMs`. */
   keepCompletedMs: number;
+  /** `keepCompleted.count`: at most this many completed jobs are kept. Default: no count. */
+  keepCompletedCount?: number;
+  /** `keepDead.ageMs`: how long a dead job is kept. Default: until retried or purged. */
+  keepDeadMs?: number;
+  /** `keepDead.count`: at most this many dead jobs are kept. Default: no count. */
+  keepDeadCount?: number;
   /** How long a finished job's custom jobId is still recognised as a duplicate. */
   dedupWindowMs: number;
 }
 
-/** A job policy as given: any field may be left out, and `backoff` may be a number (fixed ms, no jitter). */
-export interface JobPolicyOptions extends Partial<Omit<JobPolicy, 'backoff'>> {
+/**
+ * A job policy as given: any field may be left out, `backoff` may be a number (fixed ms, no
+ * jitter), and retention is given as `keepCompleted` / `keepDead` (`keepCompletedMs` is
+ * `keepCompleted.ageMs` by its older name: give one of the two).
+ */
+export interface JobPolicyOptions extends Partial<Omit<JobPolicy, 'backoff' | 'keepCompletedCount' | 'keepDeadMs' | 'keepDeadCount'>> {
   /**
    * `{ type, delayMs, maxDelayMs?, jitter? }`, a number (a fixed delay in ms without jitter),
    * or `{ type: 'custom', strategy }`: a strategy the workers register.
    */
   backoff?: Backoff | CustomBackoff | number;
+  /** Completed jobs kept: at most `count` of the queue's, each for `ageMs` (default 1 hour, as `keepCompletedMs`). */
+  keepCompleted?: Retention;
+  /** Dead jobs kept: at most `count` of the queue's, each for `ageMs`. Default: all, until retried or purged. */
+  keepDead?: Retention;
 }
 
 export interface JobOptions extends JobPolicyOptions {

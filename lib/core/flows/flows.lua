@@ -7,7 +7,8 @@
   ignores); pa is a child's parent id. A leased flow job's token carries w (grantLeases,
   leases/lease-jobs.lua), so that only a flow job's ack reaches this file: a plain ack
   costs nothing more. Needs redis/keys.lua, redis/calls.lua, redis/record.lua,
-  events/events.lua, groups/groups.lua, backpressure/bound.lua, adds/pending.lua.
+  events/events.lua, groups/groups.lua, backpressure/bound.lua, adds/pending.lua,
+  settles/retention.lua.
 ]]
 
 local function depsKey(id) return K_TAG .. ':deps:' .. id end -- set   a parent's unfinished children
@@ -61,7 +62,7 @@ local function failParents(id, meta, now, why)
       meta.e = why
       redis.call('HSET', K_JOBS, pa, encodeRecord(meta, pdata))
     end
-    redis.call('ZADD', K_DEAD, now, pa)
+    addDead(pa, meta or {}, now) -- settles/retention.lua
     emit({ type = 'dead', id = pa, error = why })
     notifyWaiters(1) -- a bounded queue: the parent's slot is free
     id, why = pa, 'child ' .. pa .. ' failed: ' .. why

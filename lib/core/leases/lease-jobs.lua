@@ -72,7 +72,7 @@ end
 
 -- Leases the taken ids whose records `recs` holds, each with a fresh token
 -- (redis/lease-token.lua) that carries the job's retention when it is not the built-in one
--- (`defaults`, parseDefaults) or the job is in a flow, and its group when `groups` is given
+-- (`defaults`, parseDefaults), has a count or the job is in a flow, and its group when `groups` is given
 -- (an extended queue). Deadline: now + the job's own leaseMs (meta l) or the caller's.
 -- Appends id, token, deadline and record per job to `reply`; returns the leased ids and,
 -- with `groups`, their data bytes.
@@ -82,13 +82,14 @@ local function grantLeases(reply, now, reqId, taken, recs, leaseMs, groups, defa
   for j, id in ipairs(taken) do
     local rec = recs[j]
     local meta = metaPart(rec)
-    local ownLeaseMs, keep, unique, window, flow = leasePolicy(meta)
+    local ownLeaseMs, keep, unique, window, flow, most = leasePolicy(meta)
     local keepText, dedupText
-    if keep or unique or flow then
+    if keep or unique or flow or most then
       keepText, dedupText = keep or defaults.keepText, unique and (window or defaults.dedupText) or '0'
     end
-    -- a flow's job: its ack tells its parent (flows/flows.lua)
-    local token = leaseToken(reqId, j, keepText, dedupText, flow, groups and groups[j])
+    -- a flow's job: its ack tells its parent (flows/flows.lua); a count: its ack trims the
+    -- completed jobs (settles/retention.lua)
+    local token = leaseToken(reqId, j, keepText, dedupText, flow, groups and groups[j], most)
     if groups then bytes = bytes + dataBytes(rec) end
     local deadline = now + (tonumber(ownLeaseMs) or leaseMs)
     leases[#leases + 1] = id

@@ -54,6 +54,7 @@ else
   recordRequest(KEYS[16], settled, leased, leaseMs)
 end
 forgetDropped()
+flushRetention() -- management/remove.lua
 flushEnded(ended)
 flushWake()
 flushEvents()

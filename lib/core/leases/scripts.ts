@@ -89,8 +89,11 @@ export const sweepScript = queueScript({
   ops: ['sweep'],
   encode: (a: { events: EventsFlag; limit: number }) => [a.events, a.limit],
   decode: (reply): { result: SweepResult; stalledIds: string[] } => {
-    const r = reply as [number, number, number, number, number, number, string[]];
-    return { result: { stalled: r[0], deadLettered: r[1], promoted: r[2], completedRemoved: r[3], dedupForgotten: r[4] }, stalledIds: r[6] };
+    const r = reply as [number, number, number, number, number, number, string[], number];
+    return {
+      result: { stalled: r[0], deadLettered: r[1], promoted: r[2], completedRemoved: r[3], deadRemoved: r[7], dedupForgotten: r[4] },
+      stalledIds: r[6],
+    };
   },
 });
 

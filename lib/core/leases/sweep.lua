@@ -1,8 +1,8 @@
 --[[
   One bounded pass of housekeeping (lib/core/management/inspector.ts sweep(), run by workers and
   sweepers): expired leases count as a failed attempt (back to pending, or dead past the
-  limit), due delayed jobs are promoted, completed jobs past their retention are removed and
-  ended idempotency windows forgotten.
+  limit), due delayed jobs are promoted, completed and dead jobs past their retention are
+  removed (settles/retention.lua) and ended idempotency windows forgotten.
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -11,11 +11,12 @@
     ARGV[2]      limit: most items of each kind handled in this pass
 
   Output:
-    { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now, stalledIds }
+    { stalled, deadLettered, promoted, completedRemoved, dedupForgotten, now, stalledIds, deadRemoved }
       stalled       expired leases returned (each a failed attempt)
       stalledIds    their job ids
       deadLettered  those of them dead-lettered
       promoted      due ids taken from the delayed set
+      deadRemoved   dead jobs whose retention (keepDead.ageMs) ended
       now           Redis time (ms)
 
   Events:
@@ -51,6 +52,9 @@ if nextDue and nextDue <= now then promoted = promoteDue(now, limit) end
 local gone = redis.call('ZRANGEBYSCORE', K_DONE, '-inf', now, 'LIMIT', 0, limit)
 if #gone > 0 then forgetCompleted(gone) end
 
+local expired = redis.call('ZRANGEBYSCORE', K_DEADEXP, '-inf', now, 'LIMIT', 0, limit)
+if #expired > 0 then forgetDead(expired) end
+
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 
@@ -63,7 +67,8 @@ if redis.call('EXISTS', K_WAKE) == 0 and (ungroupedPending() or redis.call('EXIS
   wakeNeeded = true
 end
 
+flushRetention() -- the counts of jobs it dead-lettered (management/remove.lua)
 flushEnded(ended)
 flushWake()
 flushEvents()
-return { stalled, dead, promoted, #gone, #forgotten, now, stalledIds }
+return { stalled, dead, promoted, #gone, #forgotten, now, stalledIds, #expired }

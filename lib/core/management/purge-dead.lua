@@ -21,10 +21,7 @@
 eventsArg = ARGV[1] == '1'
 local ids = deadTargets(2)
 if #ids == 0 then return {} end
-callMany('ZREM', K_DEAD, ids)
-flowJobsGone(ids) -- flows/flows.lua
-callMany('HDEL', K_JOBS, ids)
-forgetProgress(ids)
+forgetDead(ids) -- management/remove.lua
 for _, id in ipairs(ids) do emit({ type = 'removed', id = id }) end
 flushWake()
 flushEvents()

@@ -96,6 +96,8 @@ export interface SweepResult {
   promoted: number;
   /** Completed jobs whose retention ended. */
   completedRemoved: number;
+  /** Dead jobs whose retention (`keepDead.ageMs`) ended. */
+  deadRemoved: number;
   /** Custom job ids whose idempotency window ended. */
   dedupForgotten: number;
 }

@@ -23,7 +23,7 @@
 eventsArg = ARGV[1] == '1'
 local ids = deadTargets(2)
 if #ids == 0 then return {} end
-callMany('ZREM', K_DEAD, ids)
+unDead(ids) -- management/remove.lua
 local recs = hmgetMany(K_JOBS, ids)
 local moved = {}
 for i, id in ipairs(ids) do

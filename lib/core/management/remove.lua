@@ -1,12 +1,14 @@
 --[[
   Where a job is, and taking jobs out of the queue: job management (remove-job.lua,
-  change-priority.lua, clean-completed.lua, drain.lua) and get-job.lua. A removed job leaves
-  every index it was in (pending list, prioritized set or group list, delayed set, working
-  set and lease, done set and result, dead set, idempotency window) and its record; its
+  change-priority.lua, clean-completed.lua, drain.lua, purge-dead.lua), retention
+  (settles/retention.lua: the sweep, and the trims at the end of a call) and get-job.lua. A
+  removed job leaves every index it was in (pending list, prioritized set or group list,
+  delayed set, working set and lease, done set and result, dead set and its retention,
+  idempotency window) and its record; its
   lease, if it had one, ends the way an expired one does for its group's books, and the
   slot it held in a bounded queue is freed (settles/ended.lua). Needs redis/keys.lua,
   redis/record.lua, redis/lease-token.lua, events/events.lua, groups/groups.lua,
-  settles/ended.lua, adds/delayed.lua.
+  settles/ended.lua, adds/delayed.lua, settles/retention.lua, flows/flows.lua.
 ]]
 
 -- The state of a job that has a record, and its score there: 'working' (lease deadline, ''
@@ -62,6 +64,37 @@ local function forgetCompleted(ids)
   forgetProgress(ids)
 end
 
+-- Dead jobs out of the dead set and its retention index (a retry, a redrive, a removal).
+local function unDead(ids)
+  callMany('ZREM', K_DEAD, ids)
+  callMany('ZREM', K_DEADEXP, ids)
+end
+
+-- Dead jobs' records gone for good, with their progress and lines. For purge-dead.lua and
+-- retention.
+local function forgetDead(ids)
+  unDead(ids)
+  flowJobsGone(ids)
+  callMany('HDEL', K_JOBS, ids)
+  forgetProgress(ids)
+end
+
+-- The trims the call's finished jobs asked for (settles/retention.lua): their dead jobs kept
+-- 0 ms, then the oldest completed and dead jobs beyond the smallest count asked for, at most
+-- the removals those jobs allowed. Nothing when none asked. Called last by the calls that
+-- settle jobs (settle.lua, lease.lua, sweep.lua).
+local function flushRetention()
+  if doneMost then
+    local excess = math.min(redis.call('ZCARD', K_DONE) - doneMost, doneBudget)
+    if excess > 0 then forgetCompleted(redis.call('ZRANGE', K_DONE, 0, excess - 1)) end
+  end
+  if deadDrop then forgetDead(deadDrop) end
+  if deadMost then
+    local excess = math.min(redis.call('ZCARD', K_DEAD) - deadMost, deadBudget)
+    if excess > 0 then forgetDead(redis.call('ZRANGE', K_DEAD, 0, excess - 1)) end
+  end
+end
+
 -- Removes job `id` (record `rec`, in `state` as locateJob answers) from wherever it is,
 -- with its result and its idempotency window, so its id may be added again. An unfinished
 -- job frees its slot (ended.freed); the caller flushes `ended` and, after removing delayed
@@ -77,7 +110,7 @@ local function removeJob(id, rec, state, ended)
     redis.call('ZREM', K_DONE, id)
     redis.call('HDEL', K_RESULTS, id)
   else
-    redis.call('ZREM', K_DEAD, id)
+    unDead({ id })
   end
   redis.call('ZREM', K_DEDUP, id)
   flowJobsGone({ id }) -- a parent's flow keys go; a parent still waiting for it fails

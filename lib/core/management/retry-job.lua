@@ -36,7 +36,7 @@ if state == 'completed' then
   redis.call('ZREM', K_DEDUP, id)
   meta.c = (meta.c or 0) + 1 -- its completed lease still counts among its dequeues
 else
-  redis.call('ZREM', K_DEAD, id)
+  unDead({ id }) -- management/remove.lua
 end
 retryFinished(id, meta, data, 'retry')
 flushWake()

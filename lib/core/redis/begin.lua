@@ -3,7 +3,8 @@
   call, so begin() binds this call's keys and arguments and resets every piece of per-call
   state: nothing may carry over from the last call but the keys derived from its tag, which
   depend on the tag alone. Needs the includes that declare that
-  state: redis/keys.lua, events/events.lua, leases/wake.lua, groups/groups.lua.
+  state: redis/keys.lua, events/events.lua, leases/wake.lua, groups/groups.lua,
+  settles/retention.lua.
 ]]
 
 local function begin(keys, args)
@@ -21,11 +22,12 @@ local function begin(keys, args)
     K_PROGRESS, K_LOGGED = tag .. ':progress', tag .. ':logged'
     K_FLOWS, K_FLOWWAIT = tag .. ':flows', tag .. ':flowwait'
     K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT = tag .. ':scheds', tag .. ':schedstate', tag .. ':schednext'
-    K_TIES = tag .. ':ties'
+    K_TIES, K_DEADEXP = tag .. ':ties', tag .. ':deadexp'
   end
   events, eventsArg, listening = {}, false, nil -- events/events.lua
   wakeNeeded = false                             -- leases/wake.lua
   glimitCache, gFlagSet = nil, false             -- groups/groups.lua
   limitedUntil = nil                             -- rate-limits/limiter.lua
   notesFlag, droppedIds = nil, nil               -- progress/progress.lua
+  doneMost, doneBudget, deadMost, deadBudget, deadDrop = nil, nil, nil, nil, nil -- settles/retention.lua
 end

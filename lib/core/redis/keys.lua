@@ -48,6 +48,7 @@ local K_SCHEDS              -- hash  scheduler id -> config and job record templ
 local K_SCHED_STATE         -- hash  scheduler id -> '<version>:<next slot>:<jobs made>'
 local K_SCHED_NEXT          -- zset  scheduler id -> its next slot (ms), while it has one
 local K_TIES                -- zset  due time -> itself: the due times of K_DELAYED that have a tie list (adds/delayed.lua)
+local K_DEADEXP             -- zset  dead id -> end of its retention, jobs with keepDead.ageMs (settles/retention.lua)
 local function groupKey(g) return K_TAG .. ':g:' .. g end         -- list  a group's pending ids, FIFO
 local function glimKey(g) return K_TAG .. ':glim:' .. g end      -- string a group's leases in its rate-limit window
 local function roleKey(role) return K_TAG .. ':role:' .. role end -- string holder of an exclusive role

@@ -89,6 +89,8 @@ export interface DerivedKeys {
   schedulerNext: string;
   /** zset: due time -> itself, the due times that two or more delayed jobs share (each has a tie list) */
   ties: string;
+  /** zset: dead job id -> end of its retention, the dead jobs with `keepDead.ageMs` */
+  deadExpiry: string;
   /** list: the ids of the delayed jobs due at `due` (ms), in the order they were delayed */
   tie(due: number): string;
   /** list: one job's log lines, oldest first */
@@ -130,6 +132,7 @@ function derivedKeys(tag: string): DerivedKeys {
     schedulerState: `${tag}:schedstate`,
     schedulerNext: `${tag}:schednext`,
     ties: `${tag}:ties`,
+    deadExpiry: `${tag}:deadexp`,
     tie: (due) => `${tag}:tie:${due}`,
     log: (id) => `${tag}:log:${id}`,
     flows: `${tag}:flows`,

@@ -2,8 +2,8 @@
   Job records. K_JOBS holds each job as "<meta json>\n<data json>" (RecordMeta in
   lib/core/redis/record.ts; JSON never holds a raw newline). Meta keys (RECORD_KEYS there is
   the legend): t created at, n name, a max attempts (always written), p priority, b backoff,
-  l lease ms, x attempt timeout ms, k keep-completed ms, u 1 for an idempotency key, i its
-  window ms, f failures, o failures before the last retry or redrive, rt times retried or
+  l lease ms, x attempt timeout ms, k keep-completed ms, m keep-completed count, da keep-dead
+  ms, dn keep-dead count (settles/retention.lua), u 1 for an idempotency key, i its window ms, f failures, o failures before the last retry or redrive, rt times retried or
   redriven (management/retried.lua), c completions before a retry, r requeues, e last
   error, eh the last errors (settles/failures.lua), g group, w flow bits, pa parent id
   (flows/flows.lua), tc trace context. A value equal to the built-in default is left out
@@ -63,17 +63,18 @@ local function metaInt(rec, field)
 end
 
 -- What leasing reads of a job, in one pass over its meta part (metaPart): its own lease ms
--- (l), retention (k), idempotency key flag (u) and window (i), flow bits (w), as the digits
--- stored (a lease token copies them: no number is formatted); nil where absent. One search
--- per field present, not one per field asked for. As in metaInt, only a key matches and the
--- first occurrence wins.
+-- (l), retention (k) and count of completed jobs kept (m), idempotency key flag (u) and
+-- window (i), flow bits (w), as the digits stored (a lease token copies them: no number is
+-- formatted); nil where absent. One search per field present, not one per field asked for.
+-- As in metaInt, only a key matches and the first occurrence wins.
 local function leasePolicy(meta)
-  local l, k, u, i, w
+  local l, k, u, i, w, m
   local init = 1
   while true do
-    local _, e, f, v = string.find(meta, '[{,]"([lkuiw])":(%-?%d+)', init)
-    if not e then return l, k, u, i, w end
-    if f == 'l' then l = l or v elseif f == 'k' then k = k or v elseif f == 'u' then u = u or v elseif f == 'i' then i = i or v else w = w or v end
+    local _, e, f, v = string.find(meta, '[{,]"([lkuiwm])":(%-?%d+)', init)
+    if not e then return l, k, u, i, w, m end
+    if f == 'l' then l = l or v elseif f == 'k' then k = k or v elseif f == 'u' then u = u or v elseif f == 'i' then i = i or v
+    elseif f == 'w' then w = w or v else m = m or v end
     init = e + 1
   end
 end

@@ -16,6 +16,9 @@ export interface RecordMeta {
   l?: number;
   x?: number;
   k?: number;
+  m?: number;
+  da?: number;
+  dn?: number;
   i?: number;
   u?: 1;
   f?: number;
@@ -41,6 +44,9 @@ export const RECORD_KEYS = {
   l: "lease ms, the job's own",
   x: 'timeoutMs of one attempt (read by the worker only)',
   k: 'keep-completed ms',
+  m: 'keep-completed count: at most this many completed jobs stay when it completes (settles/retention.lua)',
+  da: 'keep-dead ms',
+  dn: 'keep-dead count: at most this many dead jobs stay when it dies',
   i: 'idempotency window ms, custom ids only',
   u: "1 when the id is a caller's idempotency key",
   f: "failures, over the job's whole life",
@@ -82,5 +88,8 @@ export function policyOf(meta: RecordMeta): JobPolicy {
   };
   if (meta.l !== undefined) policy.leaseMs = meta.l;
   if (meta.x !== undefined) policy.timeoutMs = meta.x;
+  if (meta.m !== undefined) policy.keepCompletedCount = meta.m;
+  if (meta.da !== undefined) policy.keepDeadMs = meta.da;
+  if (meta.dn !== undefined) policy.keepDeadCount = meta.dn;
   return policy;
 }

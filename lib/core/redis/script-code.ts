@@ -65,6 +65,7 @@ const PRELUDE = [
   'settles/ended.lua', // books of the leases a call ended
   'adds/pending.lua', // ungrouped pending jobs
   'adds/delayed.lua', // delayed jobs
+  'settles/retention.lua', // retention of finished jobs by age and count
   'flows/flows.lua', // parent/child flows
   'settles/failures.lua', // failed attempts and dead letters
   'settles/settle-items.lua', // ack, nack, requeue, reject

@@ -4,7 +4,7 @@
   last error (e) and its last ERROR_HISTORY errors (eh). A record that cannot be decoded is dead-lettered untouched. A dead job no
   longer counts against a bound: callers count it as a freed slot (settles/ended.lua).
   Needs redis/keys.lua, redis/record.lua, events/events.lua, adds/pending.lua,
-  adds/delayed.lua.
+  adds/delayed.lua, settles/retention.lua.
 ]]
 
 -- Errors kept per job (meta.eh, oldest first: [error, at, attempt]), so that a job's story
@@ -29,7 +29,7 @@ local function deadLetter(id, meta, data, now, reason, noted)
   meta.e = reason
   if not noted then noteError(meta, reason, now, (meta.f or 0) - (meta.o or 0)) end
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
-  redis.call('ZADD', K_DEAD, now, id)
+  addDead(id, meta, now) -- with its retention (settles/retention.lua)
   emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
   if meta.w then flowDied(id, meta, now, reason) end -- its parent fails or goes on (flows/flows.lua)
 end

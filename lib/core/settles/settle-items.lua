@@ -5,7 +5,7 @@
   lease rebuilt from its id and token settles exactly like the original. Needs
   redis/keys.lua, redis/calls.lua, redis/record.lua, redis/lease-token.lua,
   settles/policy.lua, events/events.lua, groups/groups.lua, settles/ended.lua, adds/pending.lua,
-  adds/delayed.lua, settles/failures.lua, rate-limits/limiter.lua.
+  adds/delayed.lua, settles/retention.lua, settles/failures.lua, rate-limits/limiter.lua.
 ]]
 
 -- A completed event carries the job's result up to this many bytes of JSON, and the events
@@ -70,11 +70,12 @@ local function settleItems(args, base, now, defaults, ended)
       local k = idAt(base, n, p, i)
       local id, token, op, a1, a2 = args[k], args[k + 1], 'a', '', ''
       if i <= n then op, a1, a2 = args[k - 1], args[k + 2], args[k + 3] end
-      local keepMs, dedupMs, flow, group = parseToken(token)
+      local keepMs, dedupMs, flow, group, most = parseToken(token)
       leaseEnded(ended, group) -- nothing for a plain queue's token
       if op == 'a' then
         freed = freed + 1
         if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, flow, a1, keepMs) end -- flows/flows.lua
+        if most then retainCompleted(most) end -- settles/retention.lua
         if keepMs > 0 then
           if not done then done, results = {}, {} end
           done[#done + 1] = int(now + keepMs)

@@ -26,6 +26,7 @@ local ended = endedLeases()
 local settled = settleItems(ARGV, 3, now, parseDefaults(ARGV[2]), ended)
 recordRequest(KEYS[16], settled, {}, 0)
 forgetDropped()
+flushRetention() -- management/remove.lua
 flushEnded(ended)
 flushWake()
 flushEvents()
