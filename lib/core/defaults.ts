@@ -6,6 +6,8 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_MS = 2 ** 41;
 /** Largest `count` of `keepCompleted` / `keepDead`. */
 export const MAX_KEEP_COUNT = 1_000_000_000;
+/** Latest absolute due time (`runAt`, epoch ms). */
+export const MAX_RUN_AT = 2 ** 51;
 /** A lease's length (`leaseMs` of a job, a queue's job defaults, lease() and a lease loop) when none is given. */
 export const DEFAULT_LEASE_MS = 30_000;
 /** Shortest `leaseMs`: below it no heartbeat (at most one a 10 ms tick) could renew a lease in time. */

@@ -89,13 +89,19 @@ export class JobFailedError extends RelqError {
   }
 }
 
-/** `remove(id)` of a job a worker holds a lease on: nothing was removed (`{ force: true }` removes it). */
+/**
+ * A change by id of a job a worker holds a lease on, refused with nothing written: `remove(id)`
+ * (`{ force: true }` removes it), `updateData(id, data)` (its handler changes it with
+ * `job.updateData()`).
+ */
 export class JobLeasedError extends RelqError {
   constructor(
     readonly queue: string,
     readonly jobId: string,
+    /** What would change it: the refused call's remedy. */
+    remedy = 'remove(id, { force: true }) removes it and ends the lease',
   ) {
-    super(`job ${jobId} of queue '${queue}' is leased: remove(id, { force: true }) removes it and ends the lease`, 'RELQ_JOB_LEASED');
+    super(`job ${jobId} of queue '${queue}' is leased: ${remedy}`, 'RELQ_JOB_LEASED');
   }
 }
 

@@ -2,7 +2,7 @@
  * The job a handler sees, without Redis: for unit tests of processors. It is the worker's own
  * job class (lib/core/worker/job-view.ts) over a lease that lives in memory, so `signal`,
  * `reject()` and `rateLimit()` behave exactly as in a worker; what the handler reports
- * (progress, log lines, touches) is recorded for the test to assert.
+ * (progress, log lines, touches, data, delays) is recorded for the test to assert.
  */
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
 import { assertLogLine, progressJson } from '../core/progress/progress.js';
@@ -11,6 +11,7 @@ import type { Lease, LeasedJob } from '../core/leases/types.js';
 import type { JobProgress } from '../core/management/read-types.js';
 import { toJson } from '../core/validate.js';
 import { HeldLease, JobView, type Job, type JobCalls } from '../core/worker/job-view.js';
+import { delayItem } from '../core/settles/settle-items.js';
 
 /** What a test may set on a job made by `createTestJob()`; everything else has a default. */
 export interface TestJobOverrides extends Partial<Omit<LeasedJob<unknown>, 'data' | 'policy'>> {
@@ -34,9 +35,17 @@ export interface TestJob<Data> extends Job<Data> {
   readonly rateLimits: Array<{ delayMs: number; scope: 'auto' | 'queue' }>;
   /** Each `reject()` reason (which also throws its UnrecoverableError). */
   readonly rejections: string[];
+  /** Each `updateData()` value, in order, as stored (a JSON copy); `data` becomes the value given, as in a worker. */
+  readonly dataUpdates: Data[];
+  /**
+   * Each `moveToDelayed()` (`runAt`, epoch ms) and `snooze()` (`delayMs`). As in a worker, the
+   * first one ends the lease: the others, and touch, updateProgress, log and updateData, then
+   * answer false and record nothing.
+   */
+  readonly delays: Array<{ runAt: number } | { delayMs: number }>;
   /** Aborts `signal` with `reason`, as a worker does when the attempt times out or is given back. */
   abort(reason?: Error): void;
-  /** The lease is lost: `signal` aborts; touch, updateProgress and log answer false and record nothing. */
+  /** The lease is lost: `signal` aborts; touch, updateProgress, log, updateData and the delays answer false and record nothing. */
   loseLease(): void;
 }
 
@@ -75,6 +84,8 @@ class Recorder<Data> implements JobCalls<Data> {
   readonly progressUpdates: JobProgress[] = [];
   readonly logs: string[] = [];
   readonly touches: Array<number | undefined> = [];
+  readonly dataUpdates: Data[] = [];
+  readonly delays: Array<{ runAt: number } | { delayMs: number }> = [];
 
   constructor(
     private readonly held: HeldLease<Data>,
@@ -82,7 +93,7 @@ class Recorder<Data> implements JobCalls<Data> {
   ) {}
 
   async touch(_held: HeldLease<Data>, extendMs?: number): Promise<boolean> {
-    if (this.held.lost) return false;
+    if (!this.held.live) return false;
     this.touches.push(extendMs);
     this.held.lease.deadline = Date.now() + (extendMs ?? this.held.leaseLen);
     return true;
@@ -90,15 +101,30 @@ class Recorder<Data> implements JobCalls<Data> {
 
   async updateProgress(_lease: Lease<Data>, progress: JobProgress): Promise<boolean> {
     const json = progressJson(progress, DEFAULT_MAX_PAYLOAD_BYTES);
-    if (this.held.lost) return false;
+    if (!this.held.live) return false;
     this.progressUpdates.push(JSON.parse(json) as JobProgress);
     return true;
   }
 
   async log(_lease: Lease<Data>, line: string): Promise<boolean> {
     assertLogLine(line, DEFAULT_MAX_PAYLOAD_BYTES);
-    if (this.held.lost) return false;
+    if (!this.held.live) return false;
     this.logs.push(line);
+    return true;
+  }
+
+  async updateData(_lease: Lease<Data>, data: Data): Promise<boolean> {
+    const json = toJson('data', data, DEFAULT_MAX_PAYLOAD_BYTES);
+    if (!this.held.live) return false;
+    this.dataUpdates.push(JSON.parse(json) as Data);
+    return true;
+  }
+
+  async delay(_held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
+    delayItem(this.held.lease, when); // a bad time throws, as in a worker
+    if (!this.held.live) return false;
+    this.held.moved = true;
+    this.delays.push('delayMs' in when ? { delayMs: when.delayMs } : { runAt: Number(when.runAt) });
     return true;
   }
 
@@ -113,6 +139,8 @@ class RecordingJob<Data> extends JobView<Data> implements TestJob<Data> {
   readonly touches: Array<number | undefined>;
   readonly rateLimits: Array<{ delayMs: number; scope: 'auto' | 'queue' }> = [];
   readonly rejections: string[] = [];
+  readonly dataUpdates: Data[];
+  readonly delays: Array<{ runAt: number } | { delayMs: number }>;
   readonly #held: HeldLease<Data>;
 
   constructor(held: HeldLease<Data>, recorder: Recorder<Data>) {
@@ -121,6 +149,8 @@ class RecordingJob<Data> extends JobView<Data> implements TestJob<Data> {
     this.progressUpdates = recorder.progressUpdates;
     this.logs = recorder.logs;
     this.touches = recorder.touches;
+    this.dataUpdates = recorder.dataUpdates;
+    this.delays = recorder.delays;
   }
 
   override reject(reason = 'rejected'): never {

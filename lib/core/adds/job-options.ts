@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_MS, MAX_PRIORITY, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_MS, MAX_PRIORITY, MAX_RUN_AT, MAX_TIMER_MS } from '../defaults.js';
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
@@ -184,7 +184,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   }
   if (o.runAt !== undefined) {
     const at = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
-    assertInt(`${field}.runAt`, at, { max: 2 ** 51 });
+    assertInt(`${field}.runAt`, at, { max: MAX_RUN_AT });
     due = `a${at}`;
   }
   if (o.lifo !== undefined) {

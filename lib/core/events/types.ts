@@ -11,6 +11,8 @@ export type QueueEventType =
   | 'dead'
   | 'stalled'
   | 'promoted'
+  /** A delayed job's due time changed (`changeDelay`), or its handler moved it to the delayed set (`job.moveToDelayed`, `job.snooze`): due at runAt. */
+  | 'delayed'
   /** A flow's parent waits for its children (docs/flows.md); 'promoted' once they completed. */
   | 'waiting-children'
   | 'removed'
@@ -36,7 +38,7 @@ export interface QueueEvent {
   attempt?: number;
   error?: string;
   delayMs?: number;
-  /** 'added' of a delayed job, 'retried' after a delay: when it becomes pending (Redis time, ms). */
+  /** 'added' of a delayed job, 'retried' after a delay, 'delayed': when it becomes pending (Redis time, ms). */
   runAt?: number;
   reason?: string;
   /**

@@ -100,6 +100,8 @@ function stateAfter(e: QueueEvent): JobState | 'gone' | undefined {
       return 'dead';
     case 'waiting-children':
       return 'waiting-children';
+    case 'delayed':
+      return 'delayed';
     case 'removed':
       return 'gone';
     case 'retried':

@@ -43,9 +43,10 @@ export interface AddScope {
 
 /**
  * How a handler's run on one job ended: 'given-back' when it never started the job (e.g. at
- * shutdown), 'lost' when its lease was lost before the outcome.
+ * shutdown), 'lost' when its lease was lost before the outcome, 'delayed' when the handler
+ * moved its job to the delayed set (a step job).
  */
-export type OutcomeKind = 'completed' | 'retried' | 'dead' | 'rate-limited' | 'given-back' | 'lost';
+export type OutcomeKind = 'completed' | 'retried' | 'dead' | 'rate-limited' | 'delayed' | 'given-back' | 'lost';
 
 export interface JobOutcome {
   kind: OutcomeKind;

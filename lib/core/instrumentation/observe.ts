@@ -114,10 +114,15 @@ export function observeSweep(queue: string, result: SweepResult): void {
 
 /**
  * A worker's outcome as instruments see it: `event` is the WorkerEvent the outcome will report
- * once settled (none for a job given back unstarted), `lost` whether its lease was lost first.
+ * once settled (none for a job given back unstarted); `held` says whether its lease was lost
+ * first, or its handler moved the job to the delayed set (nothing settled then).
  */
-export function jobOutcome(event: { readonly type: string; readonly willRetry?: boolean; readonly error?: unknown } | undefined, lost: boolean): JobOutcome {
-  if (lost) return { kind: 'lost' };
+export function jobOutcome(
+  event: { readonly type: string; readonly willRetry?: boolean; readonly error?: unknown } | undefined,
+  held: { readonly lost: boolean; readonly moved: boolean },
+): JobOutcome {
+  if (held.lost) return { kind: 'lost' };
+  if (held.moved) return { kind: 'delayed' };
   switch (event?.type) {
     case 'completed':
       return { kind: 'completed' };

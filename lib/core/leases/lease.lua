@@ -31,7 +31,7 @@
     nextDue -1, state 0 and ghosts 0.
 
   Events:
-    settle items: completed, failed, retried, dead; promoted; leased; stats (consumed
+    settle items: completed, failed, retried, dead, limited, delayed; promoted; leased; stats (consumed
     totals, a queue with stats)
 ]]
 eventsArg = ARGV[1] == '1'

@@ -1,20 +1,32 @@
 import { JobLeasedError, ValidationError } from '../errors.js';
-import { MAX_PRIORITY } from '../defaults.js';
+import { MAX_MS, MAX_PRIORITY } from '../defaults.js';
+import type { LeaseRef } from '../leases/types.js';
+import { assertLease } from '../settles/settle-items.js';
 import type { JobInfo, JobState } from './read-types.js';
 import type { CleanOptions, JobPage, RemoveOptions } from './types.js';
-import { assertBoolean, assertInt, assertJobId, assertOptions } from '../validate.js';
+import { assertBoolean, assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
 import type { Inspector } from './inspector.js';
-import { changePriorityScript, cleanCompletedScript, drainScript, getJobsScript, promoteJobScript, removeJobScript, retryJobScript } from './scripts.js';
+import {
+  changeDelayScript,
+  changePriorityScript,
+  cleanCompletedScript,
+  drainScript,
+  getJobsScript,
+  promoteJobScript,
+  removeJobScript,
+  retryJobScript,
+  updateDataScript,
+} from './scripts.js';
 import { JobNotRetryableError } from './errors.js';
 import { checkJobState, resolveClean, resolvePage } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 
 /**
- * Job management: pages of jobs by state, removing, promoting, retrying and re-prioritising
- * one job, cleaning finished jobs and draining waiting ones. Each change is one script
- * (lib/core/management/remove-job.lua, promote-job.lua, retry-job.lua, change-priority.lua,
- * clean-completed.lua, drain.lua; dead letters through inspector.ts); a job leaves every index at once
- * (lib/core/management/remove.lua).
+ * Job management: pages of jobs by state, removing, promoting, retrying, re-prioritising,
+ * re-delaying and editing one job, cleaning finished jobs and draining waiting ones. Each
+ * change is one script (lib/core/management/remove-job.lua, promote-job.lua, retry-job.lua,
+ * change-priority.lua, change-delay.lua, update-data.lua, clean-completed.lua, drain.lua; dead
+ * letters through inspector.ts); a job leaves every index at once (lib/core/management/remove.lua).
  */
 export class Management<Data, Result> {
   constructor(
@@ -52,13 +64,33 @@ export class Management<Data, Result> {
     throw new JobNotRetryableError(this.ctx.name, id, r, `it is ${r}: only completed and dead jobs are retried`);
   }
 
-  async changePriority(id: string, priority: number): Promise<boolean> {
+  async changePriority(id: string, priority: number, opts: { lifo?: boolean }): Promise<boolean> {
     assertJobId(id, 'id');
     assertInt('priority', priority, { min: -MAX_PRIORITY, max: MAX_PRIORITY });
-    const state = await this.ctx.run(changePriorityScript, { id, priority });
+    assertOptions('changePriority options', opts, ['lifo']);
+    const lifo = opts.lifo ?? false;
+    assertBoolean('lifo', lifo);
+    const state = await this.ctx.run(changePriorityScript, { id, priority, lifo });
     // Known only in Redis; nothing was written, as for any other ValidationError.
     if (state === 'grouped') throw new ValidationError('priority', `job ${id} has a group: it runs FIFO within its group and cannot have a priority`);
     return state !== '' && state !== 'completed';
+  }
+
+  async changeDelay(id: string, delayMs: number): Promise<boolean> {
+    assertJobId(id, 'id');
+    assertInt('delayMs', delayMs, { max: MAX_MS });
+    return this.ctx.run(changeDelayScript, { events: this.ctx.eventsFlag, id, delayMs });
+  }
+
+  /** By id (refused for a leased job), or through a lease (its token must still hold the job). */
+  async updateData(target: string | LeaseRef, data: Data): Promise<boolean> {
+    if (typeof target === 'string') assertJobId(target, 'id');
+    else assertLease(target);
+    const json = toJson('data', data, this.ctx.maxPayloadBytes); // as add() checks it
+    const [id, token] = typeof target === 'string' ? [target, ''] : [target.job.id, target.token];
+    const r = await this.ctx.run(updateDataScript, { id, token, data: json });
+    if (r === 'leased') throw new JobLeasedError(this.ctx.name, id, 'its handler changes its data (job.updateData)');
+    return r === 'written';
   }
 
   async clean(state: unknown, opts: CleanOptions): Promise<string[]> {

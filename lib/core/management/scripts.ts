@@ -158,8 +158,29 @@ export const changePriorityScript = queueScript({
   name: 'changePriority',
   file: 'management/change-priority.lua',
   ops: ['changePriority'],
-  encode: (a: { id: string; priority: number }) => [a.id, a.priority],
+  encode: (a: { id: string; priority: number; lifo: boolean }) => [a.id, a.priority, a.lifo ? '1' : '0'],
   decode: (reply) => reply as JobState | 'grouped' | '',
+});
+
+/** Makes one delayed job due `delayMs` from now (change-delay.lua): false when it was not delayed. */
+export const changeDelayScript = queueScript({
+  name: 'changeDelay',
+  file: 'management/change-delay.lua',
+  ops: ['changeDelay'],
+  encode: (a: { events: EventsFlag; id: string; delayMs: number }) => [a.events, a.id, a.delayMs],
+  decode: (reply) => reply === 1,
+});
+
+/**
+ * Replaces one job's data (update-data.lua), by id ('' token) or through its lease: written,
+ * not written ('none': no such job, or a stale token), or refused because a lease holds it.
+ */
+export const updateDataScript = queueScript({
+  name: 'updateData',
+  file: 'management/update-data.lua',
+  ops: ['updateData'],
+  encode: (a: { id: string; token: string; data: string }) => [a.id, a.token, a.data],
+  decode: (reply): 'written' | 'none' | 'leased' => (reply === 'leased' ? 'leased' : reply === 1 ? 'written' : 'none'),
 });
 
 /** Removes completed jobs before their retention ends (clean-completed.lua): their ids. */
@@ -191,6 +212,8 @@ export const MANAGEMENT_SCRIPTS = [
   removeJobScript,
   promoteJobScript,
   changePriorityScript,
+  changeDelayScript,
+  updateDataScript,
   cleanCompletedScript,
   drainScript,
 ] as const;

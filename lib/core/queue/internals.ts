@@ -25,6 +25,8 @@ export interface QueueInternals<Data> {
   /** A handler's progress and log lines (lib/core/progress/progress.ts). */
   updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean>;
   log(lease: LeaseRef, line: string): Promise<boolean>;
+  /** A handler's change of its job's data, through its lease (lib/core/management/management.ts). */
+  updateData(lease: LeaseRef, data: unknown): Promise<boolean>;
   /** The results of a flow parent's completed children (lib/core/flows/flows.ts). */
   childrenResults(id: string): Promise<Record<string, unknown>>;
   /** `sweep()`, with the ids of the expired leases it returned (lib/core/management/inspector.ts). */

@@ -1,6 +1,7 @@
 import type { QueueKeys } from '../redis/keys.js';
 import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../schedulers/types.js';
 import type { JobPolicy } from '../adds/types.js';
+import type { LeaseRef } from '../leases/types.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
 import type { QueueStats } from '../settings/types.js';
@@ -129,12 +130,34 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
 
   /**
    * Gives a job a new priority (-1000 to 1000). A pending job moves behind the jobs that
-   * already have it; a delayed, leased or dead job keeps it for when it is pending again. A
-   * job with a group is refused (ValidationError). False when there is no such job, or it
-   * completed. O(log P), or O(position) for a job in the FIFO pending list.
+   * already have it, or with `lifo` ahead of them (also when its priority is unchanged); a
+   * delayed, leased or dead job keeps it for when it is pending again, at its tail. A job with
+   * a group is refused (ValidationError). False when there is no such job, or it completed.
+   * O(log P), or O(position) for a job in the FIFO pending list.
    */
-  changePriority(id: string, priority: number): Promise<boolean> {
-    return this.parts.management.changePriority(id, priority);
+  changePriority(id: string, priority: number, opts: { lifo?: boolean } = {}): Promise<boolean> {
+    return this.parts.management.changePriority(id, priority, opts);
+  }
+
+  /**
+   * A delayed job becomes due `delayMs` from now (Redis clock; 0: due at once) instead of when
+   * it was. False, nothing written, when the job is not delayed (as BullMQ's changeDelay: a
+   * pending job is not delayed by it). Publishes 'delayed'. O(log D).
+   */
+  changeDelay(id: string, delayMs: number): Promise<boolean> {
+    return this.parts.management.changeDelay(id, delayMs);
+  }
+
+  /**
+   * Replaces a job's data, checked as `add()` checks it (JSON, `maxPayloadBytes`); everything
+   * else of the job stays. By id: any job no lease holds (pending, delayed, waiting for its
+   * children, completed, dead); a leased one is refused with JobLeasedError, nothing written,
+   * since its handler owns it: the handler calls `job.updateData(data)`, and a lease taken with
+   * `lease()` is passed instead of the id. Through a lease, false once that lease no longer
+   * holds the job. False when there is no such job. O(size of the job).
+   */
+  updateData(idOrLease: string | LeaseRef, data: Data): Promise<boolean> {
+    return this.parts.management.updateData(idOrLease, data);
   }
 
   /**

@@ -70,7 +70,7 @@ export function buildQueueParts<Data, Result>(name: string, options: QueueOption
 
 /** @internal What workers and the Nest runtime use beyond the public API (internals.ts). */
 export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, Result>): QueueInternals<unknown> {
-  const { ctx, leasing, settling, progress, flows, inspector, hub } = p;
+  const { ctx, leasing, settling, progress, flows, inspector, hub, management } = p;
   return {
     name,
     maxPayloadBytes: p.o.maxPayloadBytes,
@@ -84,6 +84,7 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
     updateProgress: (lease, value) => progress.updateProgress(lease, value),
     log: (lease, line) => progress.log(lease, line),
+    updateData: (lease, data) => management.updateData(lease, data as Data),
     childrenResults: (id) => flows.childrenResults(id),
     sweepReporting: (opts) => inspector.sweepReporting(opts),
     eventsOpen: () => hub.open(),

@@ -111,6 +111,21 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     return this.parts.settling.rateLimit(lease, delayMs, opts);
   }
 
+  /**
+   * A step job (docs/handlers.md): ends the lease and delays the job until `runAt` (epoch ms
+   * or a Date, Redis clock; a past time is due at once), without a failed attempt and with
+   * everything of the job kept (change its data first: `updateData(lease, data)`). Publishes
+   * 'delayed'. False for a stale lease.
+   */
+  async moveToDelayed(lease: LeaseRef, runAt: number | Date): Promise<boolean> {
+    return this.parts.settling.delay(lease, { runAt });
+  }
+
+  /** moveToDelayed() `delayMs` from now, on Redis's clock. */
+  async snooze(lease: LeaseRef, delayMs: number): Promise<boolean> {
+    return this.parts.settling.delay(lease, { delayMs });
+  }
+
   /** Dead-letters the job now, with no further attempts. */
   async reject(lease: LeaseRef, reason: unknown = 'rejected'): Promise<boolean> {
     return this.parts.settling.reject(lease, reason);

@@ -1,5 +1,5 @@
 --[[
-  Settle items: the ends of leases (ack, nack, requeue, reject) that lease.lua and settle.lua
+  Settle items: the ends of leases (ack, nack, requeue, reject, delay) that lease.lua and settle.lua
   apply in bulk, fenced by the lease token. Retention and idempotency window come from the
   stored token (settles/policy.lua), backoff from the record: never from the caller, so a
   lease rebuilt from its id and token settles exactly like the original. Needs
@@ -33,6 +33,9 @@ end
 --   r  reject   a1 = reason                   (dead letter at once)
 --   l  limited  a1 = 'g' the job's group or 'q' the queue, a2 = ms: back at the head, not a
 --               failed attempt, and that window held closed for a2 ms (rate-limits/limiter.lua)
+--   d  delayed  a2 = 'a<ms>' due at that time (Redis clock) or 'd<ms>' that long from now: a
+--               step job its handler moved (job.moveToDelayed, snooze). Not a failed attempt,
+--               and nothing else of the job changes (its data was saved before: update-data.lua)
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (settles/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
@@ -112,6 +115,11 @@ local function settleItems(args, base, now, defaults, ended)
             local ms = tonumber(a2)
             if a1 == 'g' and meta.g then hold(glimKey(meta.g), 'grl', ms) else hold(K_LIMITER, 'rl', ms) end
             emit({ type = 'limited', id = id, delayMs = ms, group = a1 == 'g' and meta.g or nil })
+          elseif op == 'd' then
+            local at = tonumber(string.sub(a2, 2))
+            if string.sub(a2, 1, 1) == 'd' then at = now + at end
+            addDelayed(id, at)
+            emit({ type = 'delayed', id = id, runAt = at })
           elseif op == 'q' then
             local meta, data = decodeMeta(rec)
             if meta then

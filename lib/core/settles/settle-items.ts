@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY, MAX_ERROR_TEXT, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_ERROR_TEXT, MAX_MS, MAX_RUN_AT, MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { LeaseRef } from '../leases/types.js';
 import { describeThrown } from '../thrown.js';
@@ -6,7 +6,7 @@ import { assertInt } from '../validate.js';
 import type { ScriptArg } from '../redis/script-def.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
-export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l', id: string, token: string, a1: string, a2: string | number];
+export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l' | 'd', id: string, token: string, a1: string, a2: string | number];
 
 /** The built-in policy a record leaves out, as settles/policy.lua parses it: sent with every lease and settle call. */
 export const POLICY_DEFAULTS_ARG = `${DEFAULT_POLICY.keepCompletedMs} ${DEFAULT_POLICY.dedupWindowMs} ${JSON.stringify(DEFAULT_POLICY.backoff)}`;
@@ -94,6 +94,21 @@ export function rateLimitItem(lease: LeaseRef, delayMs: unknown, scope: unknown 
   assertInt('delayMs', delayMs, { min: 1, max: MAX_TIMER_MS });
   if (scope !== 'auto' && scope !== 'queue') throw new ValidationError('scope', "must be 'auto' or 'queue'");
   return ['l', lease.job.id, lease.token, scope === 'queue' ? 'q' : 'g', delayMs];
+}
+
+/**
+ * A step job its handler moved to the delayed set: due at `runAt` (epoch ms, Redis clock), or
+ * `delayMs` from now on Redis's clock. Not a failed attempt (settles/settle-items.lua).
+ */
+export function delayItem(lease: LeaseRef, when: { runAt: unknown } | { delayMs: unknown }): SettleItem {
+  assertLease(lease);
+  if ('delayMs' in when) {
+    assertInt('delayMs', when.delayMs, { max: MAX_MS });
+    return ['d', lease.job.id, lease.token, '', `d${when.delayMs}`];
+  }
+  const at = when.runAt instanceof Date ? when.runAt.getTime() : when.runAt;
+  assertInt('runAt', at, { max: MAX_RUN_AT });
+  return ['d', lease.job.id, lease.token, '', `a${at}`];
 }
 
 export function rejectItem(lease: LeaseRef, reason: unknown): SettleItem {

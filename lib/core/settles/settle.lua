@@ -1,5 +1,5 @@
 --[[
-  Settles leases (ack, nack, requeue, reject) without leasing more
+  Settles leases (ack, nack, requeue, reject, delay) without leasing more
   (lib/core/settles/settling.ts settle()). A request run twice (redis/replay.lua) answers
   as the first run did and changes nothing.
 
@@ -16,7 +16,7 @@
     the plain acks
 
   Events:
-    completed, failed, retried, dead
+    completed, failed, retried, dead, limited, delayed
 ]]
 eventsArg = ARGV[1] == '1'
 local recorded = redis.call('GET', KEYS[16])

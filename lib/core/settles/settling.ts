@@ -6,10 +6,10 @@ import { newRequestId } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { touchScript } from '../leases/scripts.js';
 import { settleScript } from './scripts.js';
-import { ackItem, assertLease, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, type SettleItem } from './settle-items.js';
+import { ackItem, assertLease, delayItem, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, type SettleItem } from './settle-items.js';
 
 /**
- * Ending and extending leases for one Queue object: ack, nack, requeue, reject (settle.lua,
+ * Ending and extending leases for one Queue object: ack, nack, requeue, reject, delay (settle.lua,
  * fenced by the lease token, replay-safe per request id) and touch (touch.lua).
  */
 export class Settling<Result> {
@@ -48,6 +48,11 @@ export class Settling<Result> {
   rateLimit(lease: LeaseRef, delayMs: number, opts: { scope?: 'auto' | 'queue' }): Promise<boolean> {
     assertOptions('rateLimit options', opts, ['scope']);
     return this.settleOne(rateLimitItem(lease, delayMs, opts.scope));
+  }
+
+  /** Ends the lease with the job delayed until `when` (a step job): not a failed attempt. */
+  delay(lease: LeaseRef, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
+    return this.settleOne(delayItem(lease, when));
   }
 
   reject(lease: LeaseRef, reason: unknown): Promise<boolean> {

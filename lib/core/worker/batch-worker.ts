@@ -217,13 +217,14 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       for (const stop of stopTimers) stop();
       this.overChecks.delete(held);
     }
-    // Jobs whose lease was lost (reported then) or given back at shutdown are not settled; a
-    // failed attempt's delay may come from its job's backoff strategy.
+    // Jobs whose lease was lost (reported then), given back at shutdown or moved to the delayed
+    // set by the handler are not settled; a failed attempt's delay may come from its job's
+    // backoff strategy.
     const settle = held.map((h, i) => {
-      const o = h.lost ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!;
+      const o = !h.live ? undefined : h.timedOut ? failureOutcome<Data, Result>(h, h.timedOut, false) : outcomes[i]!;
       return o?.item[0] === 'n' ? this.backoff.apply(o) : o;
     });
-    observed?.end(held.map((h, i) => jobOutcome(settle[i]?.event, h.lost)));
+    observed?.end(held.map((h, i) => jobOutcome(settle[i]?.event, h)));
     this.batches.delete(held);
     this.runningBatches -= 1;
     for (const o of settle) if (o) this.outbox.push(o);
@@ -284,9 +285,9 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     this.ended();
   }
 
-  /** Held jobs not lost yet; they are no longer held. */
+  /** Held jobs still this worker's (not lost or moved); they are no longer held. */
   private takeHeld(): Array<HeldLease<Data>> {
-    const held = [...this.heldLeases()].filter((h) => !h.lost);
+    const held = [...this.heldLeases()].filter((h) => h.live);
     this.batches.clear();
     return held;
   }

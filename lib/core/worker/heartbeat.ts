@@ -2,7 +2,7 @@ import type { HeldLease } from './job-view.js';
 import type { Lease } from '../leases/types.js';
 
 export interface HeartbeatHooks<Data> {
-  /** The leases the worker holds now (the beat skips lost ones). */
+  /** The leases the worker holds now (the beat skips lost and moved ones). */
   held(): Iterable<HeldLease<Data>>;
   /** A touch found that the lease is no longer this worker's. */
   lost(held: HeldLease<Data>): void;
@@ -65,7 +65,7 @@ export class Heartbeat<Data> {
     if (this.beating) return;
     const now = Date.now();
     const due: Array<HeldLease<Data>> = [];
-    for (const h of this.hooks.held()) if (!h.lost && now - h.renewedAt >= h.leaseLen / 2) due.push(h);
+    for (const h of this.hooks.held()) if (h.live && now - h.renewedAt >= h.leaseLen / 2) due.push(h);
     if (due.length === 0) return;
     this.beating = true;
     try {

@@ -28,17 +28,35 @@ export interface Job<Data = unknown> extends LeasedJob<Data> {
   /** Appends a line to the job's log (the last `maxLogLines` kept). False once the lease is lost. */
   log(line: string): Promise<boolean>;
   /**
+   * Replaces the job's stored data (checked as `add()` checks it), and `job.data` with it: a
+   * retry, or the next step of a step job, starts from it. False once the lease is lost
+   * (nothing written).
+   */
+  updateData(data: Data): Promise<boolean>;
+  /**
+   * A step job (docs/handlers.md): ends this attempt's lease and delays the job until `runAt`
+   * (epoch ms or a Date, Redis clock; a past time is due at once), without a failed attempt
+   * and with its data as stored (`updateData` first). Once it answers true the attempt is
+   * over: whatever the handler then returns or throws is dropped (no ack), and its slot is
+   * free when it does. False, nothing changed, once the lease is lost.
+   */
+  moveToDelayed(runAt: number | Date): Promise<boolean>;
+  /** moveToDelayed() `delayMs` from now, on Redis's clock. */
+  snooze(delayMs: number): Promise<boolean>;
+  /**
    * A flow's parent (docs/flows.md): the results of its completed children, child id →
    * result (`null` when a child returned none). `{}` for a job without children.
    */
   childrenResults<R = unknown>(): Promise<Record<string, R>>;
 }
 
-/** What a JobView calls for its lease: the worker's touch, the queue's progress and log. */
+/** What a JobView calls for its lease: the worker's touch and delay, the queue's progress, log and data. */
 export interface JobCalls<Data> {
   touch(held: HeldLease<Data>, extendMs?: number): Promise<boolean>;
   updateProgress(lease: Lease<Data>, progress: JobProgress): Promise<boolean>;
   log(lease: Lease<Data>, line: string): Promise<boolean>;
+  updateData(lease: Lease<Data>, data: Data): Promise<boolean>;
+  delay(held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean>;
   childrenResults(id: string): Promise<Record<string, unknown>>;
 }
 
@@ -51,6 +69,11 @@ export class HeldLease<Data> {
   /** The attempt ended: its handler's outcome, its timeout, or the loss of its lease (Worker). */
   finished = false;
   lost = false;
+  /**
+   * Its handler moved the job to the delayed set (job.moveToDelayed, snooze; set while that
+   * call is in flight): the lease ended there, so the attempt's outcome is dropped.
+   */
+  moved = false;
   /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */
   timedOut: Error | undefined;
   /** Stops the attempt's timeout clock (lib/core/worker/attempt-timeout.ts; Worker). */
@@ -77,6 +100,11 @@ export class HeldLease<Data> {
     this.controller?.abort(reason);
   }
 
+  /** Still this worker's to touch and settle: not lost, given back or moved by its handler. */
+  get live(): boolean {
+    return !this.lost && !this.moved;
+  }
+
   /** A touch found the lease gone: its outcome is not settled. False when already lost. */
   markLost(): boolean {
     if (this.lost) return false;
@@ -96,7 +124,8 @@ export class HeldLease<Data> {
 export class JobView<Data> implements Job<Data> {
   readonly id: string;
   readonly name: string;
-  readonly data: Data;
+  /** Readonly to the handler (Job); updateData() replaces it. */
+  data: Data;
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly priority: number;
@@ -144,6 +173,23 @@ export class JobView<Data> implements Job<Data> {
 
   log(line: string): Promise<boolean> {
     return this.calls.log(this.held.lease, line);
+  }
+
+  async updateData(data: Data): Promise<boolean> {
+    const written = await this.calls.updateData(this.held.lease, data);
+    if (written) {
+      this.data = data;
+      (this.held.lease.job as { data: Data }).data = data; // the job the worker's events report
+    }
+    return written;
+  }
+
+  moveToDelayed(runAt: number | Date): Promise<boolean> {
+    return this.calls.delay(this.held, { runAt });
+  }
+
+  snooze(delayMs: number): Promise<boolean> {
+    return this.calls.delay(this.held, { delayMs });
   }
 
   childrenResults<R = unknown>(): Promise<Record<string, R>> {

@@ -9,7 +9,7 @@ import { Outbox, type ActivityEvent, type Outcome, type OutcomeEvent, type Settl
 import { internalsOf, type QueueInternals } from '../queue/internals.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
-import { requeueItem, type SettleItem } from '../settles/settle-items.js';
+import { delayItem, requeueItem, type SettleItem } from '../settles/settle-items.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 import { checkBackoffStrategies, StrategyBackoff, type BackoffStrategies } from './backoff-strategies.js';
@@ -84,6 +84,8 @@ export abstract class LeaseWorker<Data, Result> {
       },
       childrenResults: (id) => internals.childrenResults(id),
       log: (lease, line) => internals.log(lease, line),
+      updateData: (lease, data) => internals.updateData(lease, data),
+      delay: (held, when) => this.delay(held, when),
     };
   }
 
@@ -173,9 +175,30 @@ export abstract class LeaseWorker<Data, Result> {
    * (a heartbeat racing a successful ack would otherwise call a completed job lost).
    */
   private leaseLost(held: HeldLease<Data>): void {
-    if (held.finished || !held.markLost()) return;
+    if (held.finished || held.moved || !held.markLost()) return;
     this.subject.next({ type: 'lost', job: held.lease.job });
     this.abandon(held);
+  }
+
+  /**
+   * A step job's handler moves it to the delayed set (job.moveToDelayed, snooze): one settle of
+   * its own, now. Marked moved before the call, so that a heartbeat that finds the lease gone
+   * meanwhile does not report it lost; once moved, the attempt's outcome is dropped (Worker's
+   * end(), BatchWorker's runBatch()).
+   */
+  private async delay(held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
+    const item = delayItem(held.lease, when); // a bad time throws before anything changes
+    if (held.finished || !held.live) return false;
+    held.moved = true;
+    try {
+      const [moved] = await this.q.settle([item]);
+      held.moved = moved === true;
+    } catch (error) {
+      // applied, short of the replicas asked for: moved all the same, and the handler hears why
+      held.moved = error instanceof NotReplicatedError && (error.result as boolean[])[0] === true;
+      throw error;
+    }
+    return held.moved;
   }
 
   /** Gives up on the attempt of a lease that was lost: its slot is free (its handler may run on). */

@@ -224,6 +224,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   private end(held: HeldLease<Data>, outcome: Outcome<Data, Result> | undefined): void {
     if (held.finished) return;
     held.stopTimer?.();
+    if (held.moved) outcome = undefined; // its handler moved the job to the delayed set: nothing to settle
     // a failed attempt: its job's backoff strategy may choose its delay (a success pays one comparison)
     this.finish(held, outcome?.item[0] === 'n' ? this.backoff.apply(outcome) : outcome, held.observed);
   }
@@ -235,7 +236,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   /** Ends an attempt: its slot is free, and its outcome (none for a lost lease) goes to the outbox. */
   private finish(held: HeldLease<Data>, outcome: Outcome<Data, Result> | undefined, observed?: ProcessScope): void {
     held.finished = true;
-    observed?.end([jobOutcome(outcome?.event, held.lost)]);
+    observed?.end([jobOutcome(outcome?.event, held)]);
     this.running -= 1;
     if (held.lost || !outcome) {
       this.held.delete(held.lease.token);
@@ -294,7 +295,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.turns.releaseAll();
     await this.loopDone;
     if (this.running > 0) await this.drainHandlers(drainTimeoutMs);
-    const unfinished = [...this.held.values()].filter((h) => !h.finished && !h.lost);
+    const unfinished = [...this.held.values()].filter((h) => !h.finished && h.live);
     for (const h of unfinished) h.giveBack();
     await this.settleLast(unfinished);
     await this.flushing;

@@ -31,7 +31,10 @@ export interface QueueListenerEvents {
    * ('promoted'), or retried without a delay.
    */
   waiting: { jobId: string };
-  /** The job waits until `delay` (epoch ms, Redis time): added with a delay, or retried after one. */
+  /**
+   * The job waits until `delay` (epoch ms, Redis time): added with a delay, retried after one,
+   * its due time changed (`changeDelay`), or moved there by its handler (relq 'delayed').
+   */
   delayed: { jobId: string; delay: number };
   /** A flow's parent waits for its children (relq 'waiting-children'). */
   'waiting-children': { jobId: string };
@@ -62,7 +65,8 @@ const MAPPERS: { [T in QueueListenerEventType]: (ev: QueueEvent) => QueueListene
   added: (ev) => (ev.type === 'added' ? jobIdOf(ev) : undefined),
   waiting: (ev) =>
     (ev.type === 'added' && ev.runAt === undefined) || ev.type === 'promoted' || (ev.type === 'retried' && !ev.delayMs) ? jobIdOf(ev) : undefined,
-  delayed: (ev) => ((ev.type === 'added' || ev.type === 'retried') && ev.runAt !== undefined ? { jobId: ev.id ?? '', delay: ev.runAt } : undefined),
+  delayed: (ev) =>
+    (ev.type === 'added' || ev.type === 'retried' || ev.type === 'delayed') && ev.runAt !== undefined ? { jobId: ev.id ?? '', delay: ev.runAt } : undefined,
   'waiting-children': (ev) => (ev.type === 'waiting-children' ? jobIdOf(ev) : undefined),
   removed: (ev) => (ev.type === 'removed' ? jobIdOf(ev) : undefined),
   paused: (ev) => (ev.type === 'paused' ? {} : undefined),
