@@ -2,8 +2,8 @@
  * Model-based test of one Worker's slots against a real Redis.
  *
  * fast-check drives random sequences of what can happen to a running job: its handler
- * returns, throws (an Error, or a revoked Proxy), rejects the job, meets a rate limit, or
- * never settles; its attempt times out while the handler ignores the signal; its lease is
+ * returns, throws (an Error, or a revoked Proxy), rejects the job, meets a rate limit, moves
+ * it to the delayed set (a step job's snooze) and returns, or never settles; its attempt times out while the handler ignores the signal; its lease is
  * lost (forced remove) while the handler honours or ignores the signal; the worker is closed
  * (running jobs given back) and a new one started. The handlers are the test's: each waits
  * until a step tells it what to do.
@@ -13,7 +13,8 @@
  *   started and neither ended nor were given up on (signal aborted), and no handler ever
  *   started while `concurrency` others ran;
  * - a worker with a free slot and jobs to run leases within a bound: it comes to run
- *   `concurrency` handlers, or nothing is left pending or delayed.
+ *   `concurrency` handlers, or nothing is left pending or delayed;
+ * - a job its handler moved to the delayed set is delayed, not failed: no failure counted.
  * After a close, no job of the queue is leased.
  *
  * The same steps drive a BatchWorker, whose slot is a batch (a lane): a batch is running
@@ -31,8 +32,10 @@ const RUNS = Number(process.env.RELQ_FC_RUNS ?? 40);
 /** A free slot with jobs waiting must be filled within this (a rate limit holds 30 ms, a timeout is 150 ms). */
 const LEASE_BOUND_MS = 5000;
 const TIMEOUT_MS = 150;
+/** A snoozed job's delay: long past the check that follows its handler's return. */
+const SNOOZE_MS = 400;
 
-type Action = 'return' | 'throw' | 'throwUnreadable' | 'reject' | 'rateLimit';
+type Action = 'return' | 'throw' | 'throwUnreadable' | 'reject' | 'rateLimit' | 'snooze';
 
 type Step =
   | { kind: 'add'; count: number; timed: boolean; ignoresSignal: boolean }
@@ -54,7 +57,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('act' as const),
       pick: fc.nat(),
-      action: fc.constantFrom<Action>('return', 'throw', 'throwUnreadable', 'reject', 'rateLimit'),
+      action: fc.constantFrom<Action>('return', 'throw', 'throwUnreadable', 'reject', 'rateLimit', 'snooze'),
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('lose' as const), pick: fc.nat() }) },
@@ -82,6 +85,8 @@ afterAll(async () => {
 /** One handler call: a job's (Worker) or a batch's (BatchWorker). */
 class Run {
   returned = false;
+  /** Set once its handler snoozed the first job: whether that moved it. */
+  snoozed: boolean | undefined;
   act!: (a: Action) => void;
   readonly acted = new Promise<Action>((resolve) => (this.act = resolve));
   constructor(readonly jobs: Array<Job<JobData>>) {}
@@ -130,7 +135,10 @@ async function runSequence(rig: Rig, concurrency: number, steps: Step[]): Promis
         }
         case 'act': {
           const l = live();
-          if (l.length) l[step.pick % l.length]!.act(step.action);
+          if (!l.length) break;
+          const run = l[step.pick % l.length]!;
+          run.act(step.action);
+          if (step.action === 'snooze') await snoozedNotFailed(q, run, violations);
           break;
         }
         case 'lose': {
@@ -168,8 +176,22 @@ async function runSequence(rig: Rig, concurrency: number, steps: Step[]): Promis
   }
 }
 
+/**
+ * A handler told to snooze moved its first job to the delayed set and returned: once it has,
+ * that job (when the move took) is delayed with no failure counted for the attempt.
+ */
+async function snoozedNotFailed(q: Queue<JobData>, run: Run, violations: string[]): Promise<void> {
+  await waitUntil(() => run.returned, 'the snoozing handler returned', 3000);
+  if (!run.snoozed) return; // its attempt ended first (timed out, lost): nothing moved
+  const job = run.jobs[0]!;
+  const info = await q.getJob(job.id);
+  if (info?.state !== 'delayed' || info.failures !== job.attempt - 1) {
+    violations.push(`snoozed job ${job.id} (attempt ${job.attempt}) is ${info?.state} with ${info?.failures} failures`);
+  }
+}
+
 /** What a handler does when told `action` (a Worker's job, or a whole batch). */
-function perform(run: Run, action: Action | 'aborted'): 'ok' | Array<BatchOutcome<string>> {
+async function perform(run: Run, action: Action | 'aborted'): Promise<'ok' | Array<BatchOutcome<string>>> {
   const [first] = run.jobs;
   switch (action) {
     case 'aborted':
@@ -186,6 +208,10 @@ function perform(run: Run, action: Action | 'aborted'): 'ok' | Array<BatchOutcom
       return run.jobs.map((_, i) => (i === 0 ? { ok: true, result: 'ok' } : { ok: false, retry: false, error: 'rejected on purpose' }));
     case 'rateLimit':
       return first!.rateLimit(30);
+    case 'snooze':
+      // a batch: the other jobs complete
+      run.snoozed = await first!.snooze(SNOOZE_MS);
+      return 'ok';
   }
 }
 
@@ -206,7 +232,7 @@ const worker: Rig = {
         const run = new Run([job]);
         started(run);
         try {
-          return perform(run, await run.next()) as string;
+          return (await perform(run, await run.next())) as string;
         } finally {
           run.returned = true;
         }
@@ -227,7 +253,7 @@ const batchWorker = (size: number): Rig => ({
         const run = new Run(jobs);
         started(run);
         try {
-          const done = perform(run, await run.next());
+          const done = await perform(run, await run.next());
           return done === 'ok' ? undefined : done;
         } finally {
           run.returned = true;

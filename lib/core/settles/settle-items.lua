@@ -34,8 +34,8 @@ end
 --   l  limited  a1 = 'g' the job's group or 'q' the queue, a2 = ms: back at the head, not a
 --               failed attempt, and that window held closed for a2 ms (rate-limits/limiter.lua)
 --   d  delayed  a2 = 'a<ms>' due at that time (Redis clock) or 'd<ms>' that long from now: a
---               step job its handler moved (job.moveToDelayed, snooze). Not a failed attempt,
---               and nothing else of the job changes (its data was saved before: update-data.lua)
+--               step job its handler moved (job.moveToDelayed, snooze). As a requeue, not a
+--               failed attempt; its data as saved before (update-data.lua)
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (settles/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
@@ -115,19 +115,21 @@ local function settleItems(args, base, now, defaults, ended)
             local ms = tonumber(a2)
             if a1 == 'g' and meta.g then hold(glimKey(meta.g), 'grl', ms) else hold(K_LIMITER, 'rl', ms) end
             emit({ type = 'limited', id = id, delayMs = ms, group = a1 == 'g' and meta.g or nil })
-          elseif op == 'd' then
-            local at = tonumber(string.sub(a2, 2))
-            if string.sub(a2, 1, 1) == 'd' then at = now + at end
-            addDelayed(id, at)
-            emit({ type = 'delayed', id = id, runAt = at })
-          elseif op == 'q' then
+          elseif op == 'q' or op == 'd' then
             local meta, data = decodeMeta(rec)
             if meta then
               meta.r = (meta.r or 0) + 1
               redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
-              local delayMs = tonumber(a2)
-              if delayMs > 0 then addDelayed(id, now + delayMs) else pushPending({ id }, { meta.p or 0 }, { meta.g or false }) end
-              emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs, runAt = delayMs > 0 and now + delayMs or nil })
+              if op == 'd' then
+                local at = tonumber(string.sub(a2, 2))
+                if string.sub(a2, 1, 1) == 'd' then at = now + at end
+                addDelayed(id, at)
+                emit({ type = 'delayed', id = id, runAt = at })
+              else
+                local delayMs = tonumber(a2)
+                if delayMs > 0 then addDelayed(id, now + delayMs) else pushPending({ id }, { meta.p or 0 }, { meta.g or false }) end
+                emit({ type = 'retried', id = id, reason = a1, delayMs = delayMs, runAt = delayMs > 0 and now + delayMs or nil })
+              end
             else
               deadLetterUndecodable(id, now)
               freed = freed + 1

@@ -188,7 +188,7 @@ export abstract class LeaseWorker<Data, Result> {
    */
   private async delay(held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
     const item = delayItem(held.lease, when); // a bad time throws before anything changes
-    if (held.finished || !held.live) return false;
+    if (held.finished || held.timedOut || !held.live) return false; // the attempt ended already
     held.moved = true;
     try {
       const [moved] = await this.q.settle([item]);
