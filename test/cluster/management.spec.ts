@@ -1,6 +1,6 @@
 /**
  * Job management on a Redis Cluster: every call's keys (group lists included) share the
- * queue's slot, for queues on every master.
+ * queue's slot, for queues on every master; job edits and step jobs too.
  */
 import { Queue } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
@@ -48,6 +48,37 @@ test('getJobs, remove, promote, changePriority, lifo, clean, retryDead filter an
     expect((await q.getJobs('pending')).map((j) => j.id)).toEqual(['L', 'd', 'g']);
     expect(await q.drain()).toBe(3); // L, d and g
     expect(await q.counts()).toMatchObject({ pending: 0, delayed: 0, working: 0, completed: 0, dead: 0 });
+    await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);
+
+test('updateData, changeDelay, changePriority lifo and a step job moved by its handler, for queues on every master', async () => {
+  const client = cluster.client();
+  for (const name of NAMES) {
+    // grouped: the move's group books (derived keys) are in the queue's slot too
+    const q = new Queue<{ step: number }, string>(name, { connection: client, prefix: 'edits', groupConcurrency: 1 });
+    await q.add({ step: 1 }, { jobId: 'a' });
+    await q.add({ step: 1 }, { jobId: 'b' });
+    await q.add({ step: 1 }, { jobId: 'later', delayMs: 60_000 });
+    await q.add({ step: 1 }, { jobId: 's', group: 'tenant' });
+    expect(await q.changePriority('b', 0, { lifo: true })).toBe(true);
+    expect(await q.updateData('b', { step: 2 })).toBe(true);
+    expect(await q.changeDelay('later', 0)).toBe(true);
+    const leased = [];
+    while (leased.length < 4) leased.push(...(await q.lease({ count: 4 - leased.length })));
+    // the ungrouped jobs in their order (the group takes its turn in the rotation)
+    expect(leased.filter((l) => l.job.id !== 's').map((l) => [l.job.id, l.job.data.step])).toEqual([
+      ['b', 2],
+      ['a', 1],
+      ['later', 1],
+    ]);
+    const step = leased.find((l) => l.job.id === 's')!;
+    expect(await q.updateData(step, { step: 2 })).toBe(true);
+    expect(await q.moveToDelayed(step, 0)).toBe(true);
+    const [next] = await q.lease();
+    expect(next!.job).toMatchObject({ id: 's', data: { step: 2 }, attempt: 1 });
+    expect(await q.ack(next!, 'done')).toBe(true);
     await q.deleteQueue();
     await q.close();
   }

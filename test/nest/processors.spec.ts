@@ -265,6 +265,38 @@ test("@Processor's backoffStrategies choose the delay of a retry, or dead-letter
   expect(asked.sort()).toEqual([[1, 'busy'], [1, 'permanent']]);
 });
 
+test('a @Process() step job saves each step and snoozes; its worker reports only the completion', async () => {
+  const seen: string[] = [];
+  @Processor('steps')
+  class Steps {
+    @Process({ concurrency: 1 })
+    async run(job: Job<{ step: number }>): Promise<string | undefined> {
+      seen.push(`step ${job.data.step}, attempt ${job.attempt}`);
+      if (job.data.step === 3) return 'done';
+      await job.updateData({ step: job.data.step + 1 });
+      await job.snooze(20);
+      return undefined; // dropped: the attempt ended with the snooze
+    }
+
+    @OnWorkerEvent('completed')
+    @OnWorkerEvent('failed')
+    @OnWorkerEvent('lost')
+    onEvent(job: LeasedJob<{ step: number }>): void {
+      seen.push(`event for step ${job.data.step}`);
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: 'steps' })], providers: [Steps] })
+  class M {}
+
+  const app = await start(root(), M);
+  const queue = app.get(QueueRegistry).getQueue<{ step: number }, string>('steps');
+  const { id } = await queue.add({ step: 1 }, { attempts: 1 });
+  expect(await queue.waitForResult(id, { timeoutMs: 5000 })).toBe('done');
+  await waitFor(() => seen.length === 4, 3000, 'the completed event');
+  expect(seen).toEqual(['step 1, attempt 1', 'step 2, attempt 1', 'step 3, attempt 1', 'event for step 3']);
+  expect(await queue.getJob(id)).toMatchObject({ failures: 0, requeues: 2 });
+});
+
 test('request-scoped processors get a fresh instance per job, with the job as REQUEST', async () => {
   const seen: Array<{ instance: number; jobId: string }> = [];
   let instances = 0;

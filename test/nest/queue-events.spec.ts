@@ -103,8 +103,10 @@ test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments
   await other.nack(b!, { error: 'codec missing' });
   await other.pause();
   await other.resume();
+  expect(await other.changeDelay(later.id, 60_000)).toBe(true);
+  const { runAt } = (await other.getJob(later.id))!;
 
-  await waitFor(() => heard.some(([t]) => t === 'resumed'), 5000, 'the resumed event');
+  await waitFor(() => heard.some(([, , t]) => t === 'delayed'), 5000, "the changeDelay's event");
   expect(heard).toEqual([
     ['added', { jobId: ok.id }, 'added'],
     ['waiting', { jobId: ok.id }, 'added'],
@@ -119,6 +121,7 @@ test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments
     ['failed', { jobId: bad.id, failedReason: 'codec missing' }, 'dead'],
     ['paused', {}, 'paused'],
     ['resumed', {}, 'resumed'],
+    ['delayed', { jobId: later.id, delay: runAt }, 'delayed'],
   ]);
 });
 
