@@ -16,6 +16,8 @@ export async function main(redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.
   const page = (await reports.getJobs('pending', { start: 0, end: 9 })).map((j) => j.id);
   console.log(page); // [ 'initech', 'acme' ]
 
+  await reports.changeDelay('globex', 120_000); // due 2 minutes from now instead
+  await reports.updateData('globex', { customer: 'globex-eu' }); // the data it will run with
   await reports.promote('globex'); // delayed -> pending now
   await reports.changePriority('globex', 10); // ahead of the others
 

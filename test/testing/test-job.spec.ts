@@ -91,3 +91,23 @@ test('loseLease(): the signal aborts, and touch, progress and log answer false a
   await expect(job.log('late')).resolves.toBe(false);
   expect([job.touches, job.progressUpdates, job.logs]).toEqual([[], [], []]);
 });
+
+test('a step: updateData and snooze / moveToDelayed are recorded; the first move ends the lease', async () => {
+  const job = createTestJob({ step: 1, at: 'x' });
+  await expect(job.updateData({ step: 2, at: new Date(0) } as never)).resolves.toBe(true);
+  expect(job.dataUpdates).toEqual([{ step: 2, at: '1970-01-01T00:00:00.000Z' }]); // as stored
+  expect(job.data).toMatchObject({ step: 2 });
+  await expect(job.snooze(-1)).rejects.toThrow(ValidationError);
+  await expect(job.updateData({ big: 'x'.repeat(2 * 1024 * 1024) } as never)).rejects.toThrow(PayloadTooLargeError);
+  await expect(job.snooze(5000)).resolves.toBe(true);
+  await expect(job.moveToDelayed(new Date(86_400_000))).resolves.toBe(false);
+  await expect(job.updateData({ step: 3, at: 'y' })).resolves.toBe(false);
+  await expect(job.touch()).resolves.toBe(false);
+  expect(job.delays).toEqual([{ delayMs: 5000 }]);
+  expect(job.dataUpdates).toHaveLength(1);
+  expect(job.signal.aborted).toBe(false);
+
+  const other = createTestJob(0);
+  await expect(other.moveToDelayed(new Date(86_400_000))).resolves.toBe(true);
+  expect(other.delays).toEqual([{ runAt: 86_400_000 }]);
+});
