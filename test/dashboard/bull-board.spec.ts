@@ -5,7 +5,7 @@
  */
 import { createBullBoard } from '@bull-board/api';
 import type { AppControllerRoute, BullBoardQueues, ControllerHandlerReturnType, IServerAdapter } from '@bull-board/api/dist/types.js';
-import { ConnectionError, Queue } from '../../lib/index.js';
+import { ConnectionError, JobLeasedError, Queue } from '../../lib/index.js';
 import { RelqBullBoardAdapter } from '../../lib/dashboard/bull-board/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
@@ -54,10 +54,16 @@ afterEach(() => queue.close());
 afterAll(() => redis.stop());
 
 /** Calls bull-board's handler of `method route` as its web adapters do. */
-async function call(method: string, route: string, params: Record<string, string> = {}, query: Record<string, string> = {}): Promise<ControllerHandlerReturnType<any>> {
+async function call(
+  method: string,
+  route: string,
+  params: Record<string, string> = {},
+  query: Record<string, string> = {},
+  body: Record<string, unknown> = {},
+): Promise<ControllerHandlerReturnType<any>> {
   const r = board.routes.find((x) => [x.method].flat().includes(method as never) && [x.route].flat().includes(route));
   if (!r) throw new Error(`bull-board has no route ${method} ${route}`);
-  return r.handler({ queues: board.queues, uiConfig: {}, params, query, body: {}, headers: {} });
+  return r.handler({ queues: board.queues, uiConfig: {}, params, query, body, headers: {} });
 }
 
 async function dead(jobId: string): Promise<void> {
@@ -126,6 +132,25 @@ test('one job, its logs, and the job actions through the engine', async () => {
   expect((await queue.getJob('later'))?.state).toBe('pending');
   expect((await call('put', '/api/queues/:queueName/:jobId/clean', { queueName: 'billing', jobId: 'c1' })).status).toBe(204);
   expect(await queue.getJob('c1')).toBeNull();
+});
+
+test("bull-board's job edits: data, delay and priority through the engine", async () => {
+  await queue.add({ n: 1 }, { jobId: 'later', delayMs: 60_000 });
+  await queue.add({ n: 2 }, { jobId: 'w1' });
+  await queue.add({ n: 3 }, { jobId: 'w2' });
+  const job = { queueName: 'billing', jobId: 'later' };
+  expect((await call('patch', '/api/queues/:queueName/:jobId/update-data', job, {}, { jobData: { n: 10 } })).status).toBe(200);
+  expect((await queue.getJob('later'))?.data).toEqual({ n: 10 });
+  const runAt = Date.now() + 600_000;
+  expect((await call('patch', '/api/queues/:queueName/:jobId/delay', job, {}, { runAt })).status).toBe(200);
+  expect((await queue.getJob('later'))!.runAt).toBeGreaterThan(runAt - 5000); // bull-board sends a delay from its clock
+  expect((await call('patch', '/api/queues/:queueName/:jobId/delay', { queueName: 'billing', jobId: 'w1' }, {}, { runAt })).status).toBe(400);
+  expect((await call('patch', '/api/queues/:queueName/:jobId/priority', { queueName: 'billing', jobId: 'w2' }, {}, { priority: 5 })).status).toBe(200);
+  expect((await queue.lease())[0]!.job.id).toBe('w2');
+  // a leased job's data is its handler's: refused, nothing written
+  const [held] = await queue.lease();
+  await expect(call('patch', '/api/queues/:queueName/:jobId/update-data', { queueName: 'billing', jobId: held!.job.id }, {}, { jobData: { n: 0 } })).rejects.toThrow(JobLeasedError);
+  expect((await queue.getJob(held!.job.id))?.data).toEqual({ n: 2 });
 });
 
 test('queue actions: pause and resume, retry every failed job, clean, empty', async () => {

@@ -42,6 +42,22 @@ export class RelqBoardJob implements QueueJob {
     await this.queue.retry(this.job.id);
   }
 
+  /** bull-board's data editor: `updateData(id, data)`, which refuses a leased job (JobLeasedError: its handler owns it). */
+  async updateData(jobData: Record<string, unknown>): Promise<void> {
+    if (!(await this.queue.updateData(this.job.id, jobData))) throw new Error(`job ${this.job.id} no longer exists`);
+  }
+
+  /** A delayed job due `delay` ms from now (`changeDelay`; bull-board computes it from the runAt its page chose). */
+  async changeDelay(delay: number): Promise<void> {
+    if (!(await this.queue.changeDelay(this.job.id, Math.round(delay)))) throw new Error(`job ${this.job.id} is not delayed`);
+  }
+
+  /** relq's priority, as this adapter shows it (-1000 to 1000, higher first), and lifo. */
+  async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
+    const changed = await this.queue.changePriority(this.job.id, opts.priority ?? this.job.priority, opts.lifo === undefined ? {} : { lifo: opts.lifo });
+    if (!changed) throw new Error(`job ${this.job.id} no longer waits to run`);
+  }
+
   async getState(): Promise<BoardJobState> {
     const now = await this.queue.getJob(this.job.id);
     return now ? BOARD_STATUS[now.state] : 'unknown';
