@@ -38,10 +38,10 @@ function queues(): { viaProxy: Queue<number, string>; direct: Queue<number, stri
   return { viaProxy, direct };
 }
 
-test('ack, nack, requeue and reject whose reply was lost still answer true, and run once', async () => {
+test('ack, nack, requeue, reject and a step moved to the delayed set whose reply was lost still answer true, and run once', async () => {
   const { viaProxy, direct } = queues();
-  await direct.addBulk([1, 2, 3, 4, 5].map((data) => ({ data, opts: { attempts: 5 } })));
-  const [a, n, q, r, b] = await direct.lease({ count: 5 });
+  await direct.addBulk([1, 2, 3, 4, 5, 6].map((data) => ({ data, opts: { attempts: 5 } })));
+  const [a, n, q, r, b, d] = await direct.lease({ count: 6 });
   await viaProxy.counts(); // connected, scripts loaded
 
   const lost = async <T>(call: () => Promise<T>): Promise<T> => {
@@ -57,12 +57,14 @@ test('ack, nack, requeue and reject whose reply was lost still answer true, and 
   expect(await lost(() => viaProxy.requeue(q!))).toBe(true);
   expect(await lost(() => viaProxy.reject(r!, 'no'))).toBe(true);
   expect(await lost(() => viaProxy.ackBatch([b!]))).toEqual([true]);
+  expect(await lost(() => viaProxy.snooze(d!, 60_000))).toBe(true);
 
   expect(await direct.getJob(a!.job.id)).toMatchObject({ state: 'completed', result: 'done' });
   expect(await direct.getJob(n!.job.id)).toMatchObject({ state: 'pending', failures: 1 });
   expect(await direct.getJob(q!.job.id)).toMatchObject({ state: 'pending', requeues: 1, failures: 0 });
   expect(await direct.getJob(r!.job.id)).toMatchObject({ state: 'dead' });
-  expect(await direct.counts()).toMatchObject({ pending: 2, working: 0, completed: 2, dead: 1 });
+  expect(await direct.getJob(d!.job.id)).toMatchObject({ state: 'delayed', requeues: 1, failures: 0 });
+  expect(await direct.counts()).toMatchObject({ pending: 2, working: 0, delayed: 1, completed: 2, dead: 1 });
   // the fence still holds: a second, new ack of a settled lease is refused
   expect(await viaProxy.ack(a!)).toBe(false);
 });
