@@ -1,8 +1,8 @@
 --[[
-  Settle items: the ends of leases (ack, nack, requeue, reject, delay) that lease.lua and settle.lua
-  apply in bulk, fenced by the lease token. Retention and idempotency window come from the
-  stored token (settles/policy.lua), backoff from the record: never from the caller, so a
-  lease rebuilt from its id and token settles exactly like the original. Needs
+  Settle items: the ends of leases (ack, nack, requeue, reject, delay) that lease.lua and
+  settle.lua apply in bulk, fenced by the lease token. Retention and idempotency window come
+  from the stored token (settles/policy.lua), backoff from the record: never from the caller,
+  so a lease rebuilt from its id and token settles exactly like the original. Needs
   redis/keys.lua, redis/calls.lua, redis/record.lua, redis/lease-token.lua,
   settles/policy.lua, events/events.lua, groups/groups.lua, settles/ended.lua, adds/pending.lua,
   adds/delayed.lua, settles/retention.lua, settles/failures.lua, rate-limits/limiter.lua.
