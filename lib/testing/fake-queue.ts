@@ -51,7 +51,10 @@ export type DrainedJob<Data, Result> = { job: TestJob<Data> } & ({ status: 'comp
 export type FakeHandler<Data, Result> = (job: TestJob<Data>) => Promise<Result> | Result;
 
 export class FakeQueue<Data = unknown, Result = unknown> implements QueueProducer<Data>, QueueStandIn {
-  /** Every job added (duplicates of an existing jobId are not: nothing was written), in order. */
+  /**
+   * Every job added (duplicates of an existing jobId are not: nothing was written), in order.
+   * A deduplication id is checked, not followed: every add that carries one is recorded.
+   */
   readonly added: Array<FakeJob<Data>> = [];
   /** Its own job defaults, as given (checked). */
   readonly #own: CheckedPolicy | undefined;

@@ -26,6 +26,7 @@ export function jobCommand(program: Command, run: Run): void {
               ['state', job.state],
               ['priority', job.priority],
               ['group', job.group],
+              ['deduplication id', job.deduplicationId],
               ['attempts', `${attempts(job)}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
               ['retried', job.retries === undefined ? undefined : `${job.retries} time(s)`],
               ['created', time(job.createdAt)],

@@ -8,21 +8,24 @@
 
     ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
     ARGV[2..]    jobs: n, the jobs given in full, 5 fields each:
-                   id, custom ('1' when the caller chose the id: an idempotency key, else
-                   '0'), record, priority, due ('' now | 'l' now, at the head of its
-                   priority or group: lifo | 'd<ms>' after a delay | 'a<ms>' at an absolute
-                   time, Redis clock);
+                   id, flag ('1' when the caller chose the id: an idempotency key, else
+                   '0'; '3' and '2' the same for a job whose meta holds a deduplication id,
+                   adds/deduplication.lua), record, priority, due ('' now | 'l' now, at the
+                   head of its priority or group: lifo | 'd<ms>' after a delay | 'a<ms>' at
+                   an absolute time, Redis clock);
                  then m, the jobs with a generated id and no options, 2 fields each: id, record.
                  A call sends all its jobs one way or the other (n = 0 or m = 0), so they keep
                  their order.
 
   Output:
-    one integer per job, the n then the m: 1 created (a generated id found existing is this
+    one value per job, the n then the m: 1 created (a generated id found existing is this
     very request replayed after a lost reply: created too), 0 its custom id exists or its
-    idempotency window is still open (nothing written)
+    idempotency window is still open (nothing written); for a job whose deduplication id
+    another job holds, 'i' (ignored: nothing written), 'r' (that job, waiting, got this one's
+    data and due time) or 'd' (kept until that job, running, ends), followed by that job's id
 
   Events:
-    added (each job created)
+    added (each job created); deduplicated (each job whose deduplication id another job holds)
 ]]
 eventsArg = ARGV[1] == '1'
 local now

@@ -12,6 +12,15 @@
 -- A due time as its tie list names it (a score comes back from Redis as text).
 local function dueText(due) return string.format('%d', tonumber(due)) end
 
+-- The due time an add asks for: 'd<ms>' after a delay (Redis clock: `clock()` is now), 'a<ms>'
+-- at that time; nil for '' and 'l' (pending now).
+local function dueTime(due, clock)
+  local kind = string.sub(due, 1, 1)
+  if kind == 'd' then return clock() + tonumber(string.sub(due, 2)) end
+  if kind == 'a' then return tonumber(string.sub(due, 2)) end
+  return nil
+end
+
 local function addDelayed(id, due)
   redis.call('ZADD', K_DELAYED, due, id)
   local d = dueText(due)

@@ -2,10 +2,11 @@ import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_MS, MAX_PRIORITY, MAX_RUN_AT, MAX_T
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
-import type { Backoff, CustomBackoff, JobPolicy, Retention } from './types.js';
+import type { Backoff, CustomBackoff, DeduplicationMode, JobPolicy, Retention } from './types.js';
 import {
   assertBoolean,
   assertInt,
+  assertJobId,
   assertNewJobId,
   assertNumber,
   assertOptions,
@@ -36,11 +37,17 @@ const JOB_OPTION_KEYS = [
   'timeoutMs',
   'waitMs',
   'lifo',
+  'deduplication',
 ] as const;
 const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'keepCompleted', 'keepDead', 'dedupWindowMs'] as const;
 const RETENTION_KEYS = ['count', 'ageMs'] as const;
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'] as const;
 const CUSTOM_BACKOFF_KEYS = ['type', 'strategy'] as const;
+const DEDUPLICATION_KEYS = ['id', 'mode', 'ttlMs', 'keepLastIfActive'] as const;
+/** Each mode as a record's meta dm holds it (adds/deduplication.lua). */
+const DEDUPLICATION_MODES: Readonly<Record<DeduplicationMode, 'u' | 't' | 'd'>> = { untilEnded: 'u', throttle: 't', debounce: 'd' };
+/** Meta w bit: the job's end releases its deduplication id (dedupIds.ENDS in adds/deduplication.lua). */
+const DEDUP_ENDS = 8;
 
 declare const CHECKED: unique symbol;
 /** Job defaults as given, checked (a number backoff made a fixed one): only checkPolicyOptions makes one. */
@@ -161,6 +168,8 @@ export interface PreparedJob {
   due: string;
   /** '' when the job has no group */
   group: string;
+  /** A deduplication id is in its meta (dd): adds/deduplication.lua reads it. */
+  dedup: boolean;
 }
 
 export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, now: number): PreparedJob {
@@ -209,7 +218,35 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
     meta.u = 1;
     if (policy.dedupWindowMs !== DEFAULT_POLICY.dedupWindowMs) meta.i = policy.dedupWindowMs;
   }
-  return { id: o.jobId as string | undefined, meta, priority: o.priority ?? 0, due, group: (o.group as string | undefined) ?? '' };
+  if (o.deduplication !== undefined) checkDeduplication(`${field}.deduplication`, o.deduplication, meta);
+  return { id: o.jobId as string | undefined, meta, priority: o.priority ?? 0, due, group: (o.group as string | undefined) ?? '', dedup: meta.dd !== undefined };
+}
+
+/** Checks `deduplication` and writes it into `meta` (dd, dm, dt, dk; w's bit DEDUP_ENDS when the job's end releases the id). */
+function checkDeduplication(field: string, value: unknown, meta: RecordMeta): void {
+  assertOptions(field, value, DEDUPLICATION_KEYS);
+  assertJobId(value.id, `${field}.id`);
+  if (value.mode !== undefined && !Object.hasOwn(DEDUPLICATION_MODES, value.mode as string)) {
+    throw new ValidationError(`${field}.mode`, "must be 'untilEnded', 'throttle' or 'debounce'");
+  }
+  const mode = (value.mode as DeduplicationMode | undefined) ?? (value.ttlMs === undefined ? 'untilEnded' : 'throttle');
+  if (mode === 'throttle') {
+    if (value.ttlMs === undefined) throw new ValidationError(`${field}.ttlMs`, 'is required in throttle mode: how long the id is held');
+    assertInt(`${field}.ttlMs`, value.ttlMs, { min: 1, max: MAX_MS });
+  } else if (value.ttlMs !== undefined) {
+    throw new ValidationError(`${field}.ttlMs`, `is for throttle mode only: in ${mode} mode the id is held until its job ends`);
+  }
+  if (value.keepLastIfActive !== undefined) {
+    assertBoolean(`${field}.keepLastIfActive`, value.keepLastIfActive);
+    if (value.keepLastIfActive && mode === 'throttle') {
+      throw new ValidationError(`${field}.keepLastIfActive`, 'is for untilEnded and debounce modes: a throttle window does not wait for its job');
+    }
+  }
+  meta.dd = value.id;
+  meta.dm = DEDUPLICATION_MODES[mode];
+  if (mode === 'throttle') meta.dt = value.ttlMs as number;
+  else meta.w = DEDUP_ENDS; // flows never carry a deduplication id: w holds nothing else
+  if (value.keepLastIfActive) meta.dk = 1;
 }
 
 /** Whether backoff `a` is the built-in `b` (a strategy's never is: it is always stored). */

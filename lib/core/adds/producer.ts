@@ -2,13 +2,13 @@ import { MAX_TIMER_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { encodeRecord } from '../redis/record.js';
-import type { AddResult, BulkJob, JobOptions } from './types.js';
-import { assertInt, assertOptions, toJson } from '../validate.js';
-import type { ProduceItem } from '../backpressure/scripts.js';
+import type { AddResult, BulkJob, DeduplicationOutcome, JobOptions } from './types.js';
+import { assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
+import type { AddReply, ProduceItem } from '../backpressure/scripts.js';
 import { IdGenerator } from './ids.js';
 import { plainRecordMaker, prepareJob } from './job-options.js';
 import type { QueueContext } from '../queue/queue-context.js';
-import { addScript } from './scripts.js';
+import { addScript, deduplicationJobScript, removeDeduplicationScript } from './scripts.js';
 import type { QueueProbe } from './queue-probe.js';
 import type { QueueSettings } from '../settings/queue-settings.js';
 
@@ -51,6 +51,7 @@ export class Producer<Data> {
     const now = Date.now();
     const items: ProduceItem[] = [];
     let grouped = false;
+    let deduped = false; // a job carries a deduplication id
     jobs.forEach((job, i) => {
       if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
       const dataJson = toJson(op === 'add' ? 'data' : `jobs[${i}].data`, job.data, this.ctx.maxPayloadBytes);
@@ -63,7 +64,9 @@ export class Producer<Data> {
       const prepared = prepareJob(field, job.opts, this.ctx.defaults, now);
       const custom = prepared.id === undefined ? 0 : 1;
       const id = prepared.id ?? this.ids.next();
-      items.push({ id, custom, record: encodeRecord(prepared.meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group });
+      const item: ProduceItem = { id, custom, record: encodeRecord(prepared.meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group };
+      if (prepared.dedup) item.dedup = deduped = true;
+      items.push(item);
       if (prepared.group !== '') grouped = true;
       if (job.opts?.waitMs !== undefined) {
         // how long one call waits for room: a job's own value means something only for add()
@@ -72,28 +75,57 @@ export class Producer<Data> {
         waitMs = job.opts?.waitMs;
       }
     });
-    if (instruments.length === 0) return this.send(items, op, mode, grouped, now, waitMs);
+    if (instruments.length === 0) return this.send(items, op, mode, grouped, deduped, now, waitMs);
     const call = mode === 'try' ? (op === 'add' ? 'tryAdd' : 'tryAddBulk') : op;
     return observedAdd(
       { queue: this.ctx.name, op: call, ids: items.map((it) => it.id) },
       (carrier) => stampAll(items, carrier),
-      () => this.send(items, op, mode, grouped, now, waitMs),
+      () => this.send(items, op, mode, grouped, deduped, now, waitMs),
       (results) => results.map((r) => r.created),
     );
   }
 
-  private async send(items: ProduceItem[], op: 'add' | 'addBulk', mode: 'wait' | 'try', grouped: boolean, now: number, waitMs: number | undefined): Promise<AddResult[]> {
+  private async send(
+    items: ProduceItem[],
+    op: 'add' | 'addBulk',
+    mode: 'wait' | 'try',
+    grouped: boolean,
+    deduped: boolean,
+    now: number,
+    waitMs: number | undefined,
+  ): Promise<AddResult[]> {
     // Bounded / closable / grouped adds read the queue's state (produce.lua); plain adds stay
     // FCALL + HSETNX + RPUSH (add.lua), while this producer's fresh reading of the queue's
     // state finds nothing they would miss (lib/core/adds/queue-probe.ts).
-    let created: number[];
+    let created: AddReply[];
     if (this.settings.managed || mode === 'try' || grouped || this.settings.addsWaiting || !this.probe.plainAdds(now)) {
       created = await this.settings.produce(items, mode, waitMs);
     } else {
       if (this.settings.hasSettings) await this.settings.configure(); // e.g. stats: false, once
-      const events = this.ctx.eventsFlag === '1' && this.probe.listening() ? '1' : '0';
+      // A deduplicated add's event goes to whoever listens now: the script asks (one EXISTS).
+      const events = this.ctx.eventsFlag === '1' && (deduped || this.probe.listening()) ? '1' : '0';
       created = await this.ctx.run(addScript, { events, jobs: items }, op);
     }
-    return items.map((it, i) => ({ id: it.id, created: created[i] === 1 }));
+    return items.map((it, i) => addResult(it.id, created[i]!));
   }
+
+  /** The id of the job holding deduplication id `id`, or null (adds/deduplication.lua). */
+  async getDeduplicationJobId(id: string): Promise<string | null> {
+    assertJobId(id, 'id');
+    return this.ctx.run(deduplicationJobScript, { id });
+  }
+
+  /** Frees deduplication id `id` whatever its job does; true when a job held it. */
+  async removeDeduplicationKey(id: string): Promise<boolean> {
+    assertJobId(id, 'id');
+    return this.ctx.run(removeDeduplicationScript, { id });
+  }
+}
+
+const OUTCOMES: Readonly<Record<string, DeduplicationOutcome>> = { i: 'ignored', r: 'replaced', d: 'deferred' };
+
+/** One job's AddResult from add-jobs.lua's answer: 1 / 0, or a deduplicated add's outcome and the id of the job that holds its deduplication id. */
+function addResult(id: string, reply: AddReply): AddResult {
+  if (typeof reply === 'number') return { id, created: reply === 1 };
+  return { id: reply.slice(1), created: false, deduplicated: OUTCOMES[reply[0]!]! };
 }

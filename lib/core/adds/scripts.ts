@@ -1,4 +1,4 @@
-import type { ProduceItem } from '../backpressure/scripts.js';
+import { itemFlag, type AddReply, type ProduceItem } from '../backpressure/scripts.js';
 import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
 
 /**
@@ -12,17 +12,36 @@ export const addScript = queueScript({
   creates: true,
   encode: (a: { events: EventsFlag; jobs: readonly ProduceItem[] }) => {
     const argv: ScriptArg[] = [a.events];
-    if (a.jobs.every((it) => it.custom === 0 && it.priority === 0 && it.due === '')) {
+    if (a.jobs.every((it) => it.custom === 0 && !it.dedup && it.priority === 0 && it.due === '')) {
       argv.push(0, a.jobs.length);
       for (const it of a.jobs) argv.push(it.id, it.record);
     } else {
       argv.push(a.jobs.length);
-      for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due);
+      for (const it of a.jobs) argv.push(it.id, itemFlag(it), it.record, it.priority, it.due);
       argv.push(0);
     }
     return argv;
   },
-  decode: (reply) => reply as number[],
+  decode: (reply) => reply as AddReply[],
 });
 
-export const ADD_SCRIPTS = [addScript] as const;
+/** The job holding a deduplication id, or null (deduplication-job.lua). */
+export const deduplicationJobScript = queueScript({
+  name: 'deduplicationJob',
+  file: 'adds/deduplication-job.lua',
+  ops: ['getDeduplicationJobId'],
+  readOnly: true,
+  encode: (a: { id: string }) => [a.id],
+  decode: (reply) => (reply === null ? null : String(reply)),
+});
+
+/** Frees a deduplication id: true when a job held it (remove-deduplication.lua). */
+export const removeDeduplicationScript = queueScript({
+  name: 'removeDeduplication',
+  file: 'adds/remove-deduplication.lua',
+  ops: ['removeDeduplicationKey'],
+  encode: (a: { id: string }) => [a.id],
+  decode: (reply) => reply === 1,
+});
+
+export const ADD_SCRIPTS = [addScript, deduplicationJobScript, removeDeduplicationScript] as const;

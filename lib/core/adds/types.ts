@@ -81,9 +81,56 @@ export interface JobPolicyOptions extends Partial<Omit<JobPolicy, 'backoff' | 'k
   keepDead?: Retention;
 }
 
+/**
+ * How long a deduplication id is held by the job whose add took it (README "Deduplication"):
+ * - `'untilEnded'`: until the job completes or dies (or is removed);
+ * - `'throttle'`: for `ttlMs` from that add, whatever the job does;
+ * - `'debounce'`: until the job ends, and while it waits (pending or delayed) each add that
+ *   meets the id replaces its data and its due time (`delayMs` / `runAt` of that add): the last
+ *   add of a burst wins. Once the job is leased it is no longer replaced: the next add makes a
+ *   new job, which takes the id.
+ */
+export type DeduplicationMode = 'untilEnded' | 'throttle' | 'debounce';
+
+/** `JobOptions.deduplication`. */
+export interface DeduplicationOptions {
+  /** The deduplication id, apart from the job id: 1–256 characters, no control characters. */
+  id: string;
+  /**
+   * Whether and how long the job whose add took the id holds it. Default: `'throttle'` when
+   * `ttlMs` is given, else `'untilEnded'`. An add that meets a held id follows the mode of the
+   * add that took it.
+   */
+  mode?: DeduplicationMode;
+  /** `'throttle'` only, and required there: how long the id is held, in ms (at least 1). */
+  ttlMs?: number;
+  /**
+   * `'untilEnded'` and `'debounce'`: an add that meets the id while its job runs (leased) is
+   * kept, the last such add in place of any before it, and added as soon as that job completes
+   * or dies, taking the id in its turn: one more run, never two at once. Without it such an
+   * add is ignored (`'untilEnded'`) or makes a new job at once (`'debounce'`).
+   */
+  keepLastIfActive?: boolean;
+}
+
+/** What became of an add whose deduplication id another job held: `AddResult.deduplicated`. */
+export type DeduplicationOutcome =
+  /** Nothing was written. */
+  | 'ignored'
+  /** Debounce: the waiting job that holds the id got this add's data and due time. */
+  | 'replaced'
+  /** keepLastIfActive: kept, and added once the running job that holds the id ends. */
+  | 'deferred';
+
 export interface JobOptions extends JobPolicyOptions {
   /** Idempotency key: adding an id that exists (or finished within dedupWindowMs) creates nothing. */
   jobId?: string;
+  /**
+   * Deduplication by an id of its own, apart from `jobId`: while a job holds the id (see
+   * DeduplicationMode), adds that carry it create no job ('deduplicated' event,
+   * `AddResult.deduplicated`). Not for flows and schedulers.
+   */
+  deduplication?: DeduplicationOptions;
   /** Job name, used to route jobs to named handlers. */
   name?: string;
   /** Run no earlier than this many ms from now (Redis clock). */
@@ -114,9 +161,12 @@ export interface JobOptions extends JobPolicyOptions {
 }
 
 export interface AddResult {
+  /** The job's id; for a deduplicated add, the id of the job that holds its deduplication id. */
   id: string;
-  /** false when jobId already existed: nothing was written. */
+  /** false when jobId already existed (nothing was written), or the add was deduplicated. */
   created: boolean;
+  /** Present when another job held the add's deduplication id: what became of the add. */
+  deduplicated?: DeduplicationOutcome;
 }
 
 export interface BulkJob<Data> {

@@ -10,7 +10,7 @@ import {
 import type { Blocker } from '../redis/blocking-wait.js';
 import { sleep, type SettingsContext } from '../settings/settings-context.js';
 import { parseHolder } from '../roles/identity.js';
-import { leaveWaiterScript, produceScript, renewWaiterScript, type ProduceItem } from './scripts.js';
+import { leaveWaiterScript, produceScript, renewWaiterScript, type AddReply, type ProduceItem } from './scripts.js';
 
 export interface ProducerGateOptions {
   /** This object's registration in the `waiters` zset. */
@@ -31,14 +31,14 @@ export interface ProducerGateOptions {
 interface Waiting {
   items: ProduceItem[];
   deadline: number;
-  resolve(created: number[]): void;
+  resolve(created: AddReply[]): void;
   reject(err: unknown): void;
 }
 
 const MAX_BLOCK_MS = 20_000;
 
 type Reply =
-  | { kind: 'ok'; created: number[] }
+  | { kind: 'ok'; created: AddReply[] }
   | { kind: 'full'; free: number; waiters: number; bound: number }
   | { kind: 'error'; error: RelqError; all: boolean };
 
@@ -74,7 +74,7 @@ export class ProducerGate {
   }
 
   /** Adds the items, waiting for room (`mode` 'wait') or failing at once when full ('try'). */
-  async submit(items: ProduceItem[], mode: 'wait' | 'try', waitMs: number | undefined): Promise<number[]> {
+  async submit(items: ProduceItem[], mode: 'wait' | 'try', waitMs: number | undefined): Promise<AddReply[]> {
     if (this.stopped) throw new ClosedError(`queue '${this.ctx.name}'`);
     if (mode === 'try' || this.waiting.length === 0) {
       // A try never uses the waiter id: it must not jump ahead of this object's own waiters.
@@ -90,7 +90,7 @@ export class ProducerGate {
         throw new QueueFullError(this.ctx.name, r.bound);
       }
     }
-    return new Promise<number[]>((resolve, reject) => {
+    return new Promise<AddReply[]>((resolve, reject) => {
       if (this.stopped) {
         reject(new ClosedError(`queue '${this.ctx.name}'`));
         return;

@@ -18,17 +18,18 @@
                  they are gone from Redis (e.g. the queue was deleted and is used again),
                  the reply is 'configure'
     ARGV[8..]    jobs: n, then n jobs of 6 fields each:
-                   id, custom, record, priority, due (as in add.lua), group ('' none)
+                   id, flag, record, priority, due (as in add.lua), group ('' none)
 
   Output:
-    { 'ok', { 1 created / 0 duplicate per job, as add.lua answers } }
+    { 'ok', { per job, as add.lua answers: 1 created, 0 duplicate, or a deduplicated one's outcome } }
     { 'closed' } | { 'deleted' } | { 'configure' }
     { 'inuse', holder of the producer role ('' none) }
     { 'full', free slots (>= 0), producers waiting (with this one once registered), bound }
     { 'toobig', bound }: more new jobs than the bound, they can never fit
 
   Events:
-    added (each job created); stats (produced totals, a queue with stats)
+    added (each job created); deduplicated (as add.lua); stats (produced totals, a queue with
+    stats)
 ]]
 eventsArg = ARGV[1] == '1'
 local now = nowMs()
@@ -50,10 +51,22 @@ local waiter, ttl = ARGV[2], tonumber(ARGV[5])
 local free = 0
 if bound > 0 then
   local need = 0
+  local dids -- deduplication ids met in this call: the first job of each may need a slot
   for i = 1, n do
     local b = item(i)
+    local flag = ARGV[b + 1]
     if redis.call('HEXISTS', K_JOBS, ARGV[b]) == 0 then -- an existing id (a replay, a duplicate) needs no slot
-      if not (ARGV[b + 1] == '1' and inDedupWindow(ARGV[b], clock)) then need = need + 1 end
+      if (flag == '1' or flag == '3') and inDedupWindow(ARGV[b], clock) then
+        -- its idempotency window is open: nothing is added
+      elseif flag == '2' or flag == '3' then
+        -- a job whose deduplication id is held makes none now (adds/deduplication.lua)
+        local meta = cjson.decode(metaPart(ARGV[b + 2]))
+        dids = dids or {}
+        if not dids[meta.dd] and dedupIds.outcome(meta, clock) == 'create' then need = need + 1 end
+        dids[meta.dd] = true
+      else
+        need = need + 1
+      end
     end
   end
   if need > bound then return { 'toobig', bound } end

@@ -8,11 +8,24 @@ export interface ProduceItem {
   priority: number;
   due: string;
   group: string;
+  /** Its record holds a deduplication id (adds/deduplication.lua). */
+  dedup?: boolean;
 }
+
+/** The flag add-jobs.lua reads per job: 1 a custom id, + 2 a deduplication id in its record. */
+export function itemFlag(it: ProduceItem): number {
+  return it.dedup ? it.custom + 2 : it.custom;
+}
+
+/**
+ * What add-jobs.lua answers per job: 1 created, 0 a duplicate custom id, or for a job whose
+ * deduplication id another job holds, 'i' / 'r' / 'd' and that job's id (decoded by the producer).
+ */
+export type AddReply = number | string;
 
 /** produce.lua's answer. */
 export type ProduceReply =
-  | { kind: 'ok'; created: number[] }
+  | { kind: 'ok'; created: AddReply[] }
   | { kind: 'full'; free: number; waiters: number; bound: number }
   | { kind: 'toobig'; bound: number }
   | { kind: 'inuse'; holder: string }
@@ -36,14 +49,14 @@ export const produceScript = queueScript({
     jobs: readonly ProduceItem[];
   }) => {
     const argv: ScriptArg[] = [a.events, a.waiter, a.mode, a.keep ? 1 : 0, a.waiterTtlMs, a.roleValue, a.hasSettings ? 1 : 0, a.jobs.length];
-    for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group);
+    for (const it of a.jobs) argv.push(it.id, itemFlag(it), it.record, it.priority, it.due, it.group);
     return argv;
   },
   decode: (reply): ProduceReply => {
     const r = reply as [string, ...unknown[]];
     switch (r[0]) {
       case 'ok':
-        return { kind: 'ok', created: r[1] as number[] };
+        return { kind: 'ok', created: r[1] as AddReply[] };
       case 'full':
         return { kind: 'full', free: Number(r[1]), waiters: Number(r[2]), bound: Number(r[3]) };
       case 'toobig':

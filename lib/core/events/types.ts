@@ -1,3 +1,4 @@
+import type { DeduplicationOutcome } from '../adds/types.js';
 import type { JobProgress } from '../management/read-types.js';
 
 /** The job transitions scripts publish (`queue.events()`, Nest: `@OnQueueEvent`). */
@@ -28,7 +29,12 @@ export type QueueEventType =
   /** A handler met a rate limit: its job is back at the head, its group or queue held back for delayMs. */
   | 'limited'
   /** New stats totals (queues with `stats: true`), after adds or leases. */
-  | 'stats';
+  | 'stats'
+  /**
+   * An add met a deduplication id that job `id` holds (JobOptions.deduplication), and made no
+   * job of its own: `outcome` says what became of it.
+   */
+  | 'deduplicated';
 
 /** One job transition, as published by the script that made it. */
 export interface QueueEvent {
@@ -38,7 +44,10 @@ export interface QueueEvent {
   attempt?: number;
   error?: string;
   delayMs?: number;
-  /** 'added' of a delayed job, 'retried' after a delay, 'delayed': when it becomes pending (Redis time, ms). */
+  /**
+   * 'added' of a delayed job, 'retried' after a delay, 'delayed', 'deduplicated' that replaced a
+   * job's due time: when it becomes pending (Redis time, ms).
+   */
   runAt?: number;
   reason?: string;
   /**
@@ -59,4 +68,8 @@ export interface QueueEvent {
   produced?: { messages: number; bytes: number };
   /** 'stats' after leases: consumed totals so far. */
   consumed?: { messages: number; bytes: number };
+  /** 'deduplicated': the deduplication id the add carried. */
+  deduplicationId?: string;
+  /** 'deduplicated': what became of the add (as its AddResult.deduplicated says). */
+  outcome?: DeduplicationOutcome;
 }

@@ -106,6 +106,10 @@ function stateAfter(e: QueueEvent): JobState | 'gone' | undefined {
       return 'gone';
     case 'retried':
       return e.delayMs ? 'delayed' : 'pending';
+    case 'deduplicated':
+      // debounce: the job got a newer add's due time
+      if (e.outcome === 'replaced') return e.runAt === undefined ? 'pending' : 'delayed';
+      return undefined;
     default:
       return undefined;
   }

@@ -55,6 +55,9 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
     const isParent = (j.children?.length ?? 0) > 0;
     const o = j.opts ?? {};
     if ((o as { waitMs?: unknown }).waitMs !== undefined) throw new ValidationError(`${field}.opts.waitMs`, 'addFlow never waits for room: a bounded queue without room refuses the flow');
+    if ((o as { deduplication?: unknown }).deduplication !== undefined) {
+      throw new ValidationError(`${field}.opts.deduplication`, 'is not for flows: a flow is added whole, and its jobs run as their parents wait for them; a root jobId makes the whole flow a duplicate');
+    }
     if (isParent && (o.delayMs !== undefined || o.runAt !== undefined || o.lifo)) {
       throw new ValidationError(`${field}.opts`, 'a parent becomes pending when its children completed: delayMs, runAt and lifo are for jobs without children');
     }

@@ -5,8 +5,11 @@ import type { JobOptions } from '../adds/types.js';
 /** What a parent does when one of its children dies: dies too ('fail') or goes on without it ('ignore'). */
 export type ChildFailurePolicy = 'fail' | 'ignore';
 
-/** A job's options within a flow: a parent's become pending only when its children completed. */
-export type FlowJobOptions = Omit<JobOptions, 'waitMs'>;
+/**
+ * A job's options within a flow: a parent's become pending only when its children completed.
+ * No `deduplication`: a flow is added whole (a root `jobId` makes the whole flow a duplicate).
+ */
+export type FlowJobOptions = Omit<JobOptions, 'waitMs' | 'deduplication'>;
 
 /**
  * One job of a flow and, optionally, its children. A job with children waits in the state

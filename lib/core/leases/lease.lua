@@ -31,8 +31,8 @@
     nextDue -1, state 0 and ghosts 0.
 
   Events:
-    settle items: completed, failed, retried, dead, limited, delayed; promoted; leased;
-    stats (consumed totals, a queue with stats)
+    settle items: completed, failed, retried, dead, limited, delayed, added (as settle.lua);
+    promoted; leased; stats (consumed totals, a queue with stats)
 ]]
 eventsArg = ARGV[1] == '1'
 local now = nowMs()

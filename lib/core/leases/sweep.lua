@@ -2,7 +2,8 @@
   One bounded pass of housekeeping (lib/core/management/inspector.ts sweep(), run by workers and
   sweepers): expired leases count as a failed attempt (back to pending, or dead past the
   limit), due delayed jobs are promoted, completed and dead jobs past their retention are
-  removed (settles/retention.lua) and ended idempotency windows forgotten.
+  removed (settles/retention.lua) and ended idempotency windows and throttle windows of
+  deduplication ids forgotten.
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -20,7 +21,7 @@
       now           Redis time (ms)
 
   Events:
-    stalled, retried, dead, promoted
+    stalled, retried, dead, promoted; added (as settle.lua)
 ]]
 eventsArg = ARGV[1] == '1'
 local limit = tonumber(ARGV[2])
@@ -57,6 +58,7 @@ if #expired > 0 then forgetDead(expired) end
 
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
+dedupIds.forgetWindows(now, limit) -- ended throttle windows of deduplication ids (adds/deduplication.lua)
 
 -- Jobs wait, yet no wake-up token does: one was lost (leases/wake.lua), and adds into a
 -- queue that holds jobs push none, so idle workers would sleep until their safety lease.

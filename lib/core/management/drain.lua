@@ -43,6 +43,7 @@ for _, k in ipairs({ K_GROUPS, K_GACTIVE, K_GSET }) do lists[#lists + 1] = k end
 for i = 1, #lists, 1000 do redis.call('DEL', unpack(lists, i, math.min(i + 999, #lists))) end
 redis.call('HDEL', K_META, 'gp', 'g', 'u', 'nextDue')
 flowJobsGone(ids) -- flows/flows.lua
+dedupIds.drained(ids) -- the deduplication ids they held are free (adds/deduplication.lua)
 callMany('HDEL', K_JOBS, ids)
 forgetProgress(ids) -- a retried job keeps its progress and lines (progress/progress.lua)
 for _, id in ipairs(ids) do emit({ type = 'removed', id = id }) end

@@ -27,6 +27,7 @@ export function toJobInfo<Data, Result>(id: string, state: JobState, record: str
   if (meta.e !== undefined) info.lastError = meta.e;
   if (meta.eh) info.errors = meta.eh.map(([error, at, attempt]) => ({ error, at, attempt }));
   if (meta.g !== undefined) info.group = meta.g;
+  if (meta.dd !== undefined) info.deduplicationId = meta.dd;
   const at = Number(score);
   if (state === 'working' && score !== '') info.leaseDeadline = at;
   if (state === 'delayed') info.runAt = at;

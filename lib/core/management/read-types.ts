@@ -43,6 +43,8 @@ export interface JobInfo<Data, Result> {
    */
   errors?: JobError[];
   group?: string;
+  /** The deduplication id its add carried (JobOptions.deduplication), whether or not it holds it now. */
+  deduplicationId?: string;
   /** The last progress its handler reported (`job.updateProgress`), kept across attempts. */
   progress?: JobProgress;
   /** getJob(): its handlers' log lines (`job.log`), oldest first, the last `maxLogLines`. */

@@ -1,8 +1,9 @@
 --[[
   Removes one job, whatever its state (lib/core/management/management.ts remove()): it leaves
-  every index, its record, its result and its idempotency window (management/remove.lua). A
-  leased job is refused unless forced; forced, its lease ends at once, so the holder's ack,
-  nack, requeue, reject and touch answer false. A parent waiting for its children takes its
+  every index, its record, its result and its idempotency window (management/remove.lua), and
+  frees the deduplication id it held (adds/deduplication.lua). A leased job is refused
+  unless forced; forced, its lease ends at once, so the holder's ack, nack, requeue, reject
+  and touch answer false. A parent waiting for its children takes its
   unfinished descendants with it (refused when one is leased, unless forced); a parent that
   still waited for the job fails, as if it had died (docs/flows.md).
   Cost: O(1) for a delayed, leased, completed or dead job and a prioritized one; O(position)
@@ -37,6 +38,7 @@ if not force then
 end
 local ended = endedLeases()
 removeJob(id, rec, state, ended)
+dedupIds.removed(id, rec) -- adds/deduplication.lua (a flow's jobs hold none)
 local delayed = state == 'delayed'
 for _, kid in ipairs(kids) do
   local krec = redis.call('HGET', K_JOBS, kid)

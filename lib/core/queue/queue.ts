@@ -51,6 +51,23 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     return this.parts.producer.addBulk(jobs, {}, 'try');
   }
 
+  /**
+   * The id of the job that holds deduplication id `id` (JobOptions.deduplication), or null
+   * when none does: never taken, its throttle window over, its job ended or removed.
+   */
+  getDeduplicationJobId(id: string): Promise<string | null> {
+    return this.parts.producer.getDeduplicationJobId(id);
+  }
+
+  /**
+   * Frees deduplication id `id` now: the next add that carries it creates a job. The job that
+   * held it is left as it is; an add kept for its end (keepLastIfActive) is dropped. True when
+   * a job held it.
+   */
+  removeDeduplicationKey(id: string): Promise<boolean> {
+    return this.parts.producer.removeDeduplicationKey(id);
+  }
+
   // ---- flows of parent and child jobs (flows.ts, docs/flows.md) -------------------
 
   /**

@@ -53,3 +53,7 @@ local function groupKey(g) return K_TAG .. ':g:' .. g end         -- list  a gro
 local function glimKey(g) return K_TAG .. ':glim:' .. g end      -- string a group's leases in its rate-limit window
 local function roleKey(role) return K_TAG .. ':role:' .. role end -- string holder of an exclusive role
 local function tieKey(due) return K_TAG .. ':tie:' .. due end    -- list  the delayed ids due at one time, in the order they came
+-- deduplication ids (adds/deduplication.lua): dedupKey('ids') hash id -> '<mode><job id>' of the job
+-- holding it; 'ttl' zset id taken in throttle mode -> end of its window (ms); 'next' hash id -> the
+-- add kept until its running holder ends (keepLastIfActive)
+local function dedupKey(kind) return K_TAG .. ':dedup' .. kind end

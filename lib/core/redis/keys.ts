@@ -93,6 +93,12 @@ export interface DerivedKeys {
   deadExpiry: string;
   /** list: the ids of the delayed jobs due at `due` (ms), in the order they were delayed */
   tie(due: number): string;
+  /** hash: deduplication id -> '<mode><job id>' of the job holding it (adds/deduplication.lua) */
+  dedupIds: string;
+  /** zset: deduplication id taken in throttle mode -> end of its window (ms) */
+  dedupTtl: string;
+  /** hash: deduplication id -> the add kept until its running holder ends (keepLastIfActive) */
+  dedupNext: string;
   /** list: one job's log lines, oldest first */
   log(id: string): string;
   /** hash: flow parent id -> 1, the parents whose flow keys exist (docs/flows.md) */
@@ -134,6 +140,9 @@ function derivedKeys(tag: string): DerivedKeys {
     ties: `${tag}:ties`,
     deadExpiry: `${tag}:deadexp`,
     tie: (due) => `${tag}:tie:${due}`,
+    dedupIds: `${tag}:dedupids`,
+    dedupTtl: `${tag}:dedupttl`,
+    dedupNext: `${tag}:dedupnext`,
     log: (id) => `${tag}:log:${id}`,
     flows: `${tag}:flows`,
     flowWait: `${tag}:flowwait`,

@@ -31,6 +31,10 @@ export interface RecordMeta {
   g?: string;
   w?: number;
   pa?: string;
+  dd?: string;
+  dm?: 'u' | 't' | 'd';
+  dt?: number;
+  dk?: 1;
   tc?: Record<string, string>;
 }
 
@@ -57,8 +61,12 @@ export const RECORD_KEYS = {
   e: 'last error',
   eh: 'the last errors, oldest first: [error, at (Redis ms), attempt] (settles/failures.lua)',
   g: 'fairness group',
-  w: "a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)",
+  w: "bits its end acts on: a flow's job, 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua); 8 releases its deduplication id (adds/deduplication.lua)",
   pa: "a flow child's parent id",
+  dd: 'deduplication id (JobOptions.deduplication)',
+  dm: "its mode: 'u' until the job ends, 't' throttle, 'd' debounce",
+  dt: 'throttle: how long the id is held (ms)',
+  dk: '1 with keepLastIfActive',
   tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',
 } as const satisfies { readonly [K in keyof Required<RecordMeta>]: string };
 

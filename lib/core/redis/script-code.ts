@@ -67,12 +67,14 @@ const PRELUDE = [
   'adds/delayed.lua', // delayed jobs
   'settles/retention.lua', // retention of finished jobs by age and count
   'flows/flows.lua', // parent/child flows
+  'management/remove.lua', // where a job is, removing jobs
+  'adds/deduplication.lua', // deduplication ids: who holds one, what an add that meets it does
+  'adds/add-jobs.lua', // adding jobs
+  'adds/deduplication-ends.lua', // a holder's end: its deduplication id free, or the add kept for then added
   'settles/failures.lua', // failed attempts and dead letters
   'settles/settle-items.lua', // ack, nack, requeue, reject
   'leases/lease-jobs.lua', // leasing
   'redis/replay.lua', // replayed lease and settle requests
-  'adds/add-jobs.lua', // adding jobs
-  'management/remove.lua', // where a job is, removing jobs
   'management/dead-targets.lua', // the dead letters a redrive or purge takes
   'management/retried.lua', // finished jobs back to pending with a fresh attempt budget
   'schedulers/schedulers.lua', // job schedulers
@@ -122,9 +124,11 @@ export function scriptCode(): ScriptCode {
         `callback = function(keys, args)\nbegin(keys, args)\n${bodies[d.name]}\nend}`,
     ),
   ].join('\n');
-  // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
+  // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first. The
+  // operation runs in a function of its own, as in the library: Lua allows a function 200
+  // locals, which the prelude's and an operation's together would pass.
   const scripts = Object.fromEntries(
-    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[d.name]}`]),
+    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\nreturn (function()\n${bodies[d.name]}\nend)()`]),
   ) as Record<ScriptName, string>;
   code = { library, libraryName, functionName, bodies, scripts };
   return code;

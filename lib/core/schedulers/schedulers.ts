@@ -127,6 +127,9 @@ export class Schedulers {
     for (const k of SET_BY_SCHEDULER) {
       if (opts[k] !== undefined) throw new ValidationError(`template.opts.${k}`, "is set by the scheduler (each slot's job id and due time)");
     }
+    if (opts.deduplication !== undefined) {
+      throw new ValidationError('template.opts.deduplication', "is not for schedulers: each slot's job id already makes one job per slot");
+    }
     // The one job-options validator; the placeholder id gives the record its idempotency-key flags.
     const { meta } = prepareJob('template.opts', { ...opts, jobId: schedulerJobId(id, 0) }, this.ctx.defaults, 0);
     const dataJson = toJson('template.data', template.data ?? null, this.ctx.maxPayloadBytes);

@@ -40,8 +40,8 @@ export interface EverySchedule extends SchedulerBounds {
 
 export type SchedulerSpec = CronSchedule | EverySchedule;
 
-/** Options of a scheduler's jobs: a job's options but those the scheduler sets (id and time). */
-export type SchedulerJobOptions = Omit<JobOptions, 'jobId' | 'delayMs' | 'runAt' | 'lifo' | 'waitMs'>;
+/** Options of a scheduler's jobs: a job's options but those the scheduler sets (id and time), and `deduplication` (one job per slot already). */
+export type SchedulerJobOptions = Omit<JobOptions, 'jobId' | 'delayMs' | 'runAt' | 'lifo' | 'waitMs' | 'deduplication'>;
 
 /** The job each slot adds. */
 export interface SchedulerTemplate<Data = unknown> {

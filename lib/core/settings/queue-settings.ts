@@ -3,7 +3,7 @@ import { ClosedError, QueueDeletedError, ValidationError } from '../errors.js';
 import type { SettingsContext } from './settings-context.js';
 import { newIdentity } from '../roles/identity.js';
 import { ProducerGate } from '../backpressure/backpressure.js';
-import type { ProduceItem } from '../backpressure/scripts.js';
+import type { AddReply, ProduceItem } from '../backpressure/scripts.js';
 import { RoleLease } from '../roles/exclusive-role.js';
 import type { QueueStats } from './types.js';
 import {
@@ -108,7 +108,7 @@ export class QueueSettings {
     return this.configured;
   }
 
-  async produce(items: ProduceItem[], mode: 'wait' | 'try', waitMs: number | undefined): Promise<number[]> {
+  async produce(items: ProduceItem[], mode: 'wait' | 'try', waitMs: number | undefined): Promise<AddReply[]> {
     await this.configure();
     if (this.producerRole) await this.producerRole.ensure();
     return this.gate.submit(items, mode, waitMs);

@@ -3,8 +3,9 @@
   o those before the last redrive, a the limit); past the limit it goes to K_DEAD with its
   last error (e) and its last ERROR_HISTORY errors (eh). A record that cannot be decoded is dead-lettered untouched. A dead job no
   longer counts against a bound: callers count it as a freed slot (settles/ended.lua).
-  Needs redis/keys.lua, redis/record.lua, events/events.lua, adds/pending.lua,
-  adds/delayed.lua, settles/retention.lua.
+  A job that held a deduplication id releases it (adds/deduplication-ends.lua). Needs
+  redis/keys.lua, redis/record.lua, events/events.lua, adds/pending.lua, adds/delayed.lua,
+  settles/retention.lua, adds/deduplication-ends.lua.
 ]]
 
 -- Errors kept per job (meta.eh, oldest first: [error, at, attempt]), so that a job's story
@@ -31,7 +32,10 @@ local function deadLetter(id, meta, data, now, reason, noted)
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
   addDead(id, meta, now) -- with its retention (settles/retention.lua)
   emit({ type = 'dead', id = id, attempt = (meta.f or 0) - (meta.o or 0), error = reason })
-  if meta.w then flowDied(id, meta, now, reason) end -- its parent fails or goes on (flows/flows.lua)
+  if meta.w then
+    flowDied(id, meta, now, reason) -- its parent fails or goes on (flows/flows.lua)
+    if flowBit(meta.w, dedupIds.ENDS) and type(meta.dd) == 'string' then dedupIds.ended(id, meta.dd, now) end
+  end
 end
 
 -- Counts a failed attempt; retries (now or after delayMs) or dead-letters. Returns 'dead'

@@ -5,7 +5,8 @@
   so a lease rebuilt from its id and token settles exactly like the original. Needs
   redis/keys.lua, redis/calls.lua, redis/record.lua, redis/lease-token.lua,
   settles/policy.lua, events/events.lua, groups/groups.lua, settles/ended.lua, adds/pending.lua,
-  adds/delayed.lua, settles/retention.lua, settles/failures.lua, rate-limits/limiter.lua.
+  adds/delayed.lua, settles/retention.lua, adds/deduplication-ends.lua, settles/failures.lua,
+  rate-limits/limiter.lua.
 ]]
 
 -- A completed event carries the job's result up to this many bytes of JSON, and the events
@@ -99,6 +100,8 @@ local function settleItems(args, base, now, defaults, ended)
           if not omitted then resultBytes = resultBytes + #a1 end
           emit({ type = 'completed', id = id, result = a1 ~= '' and not omitted and a1 or nil, resultOmitted = omitted or nil }) -- the JSON text
         end
+        -- only a token that carries flow bits can hold dedupIds.ENDS (adds/deduplication.lua)
+        if flow and flowBit(flow, dedupIds.ENDS) then dedupIds.acked(id, now) end
       else
         local rec = redis.call('HGET', K_JOBS, id)
         if rec then

@@ -16,7 +16,8 @@
     the plain acks
 
   Events:
-    completed, failed, retried, dead, limited, delayed
+    completed, failed, retried, dead, limited, delayed; added (an add kept for the end of a
+    job that held its deduplication id, adds/deduplication-ends.lua)
 ]]
 eventsArg = ARGV[1] == '1'
 local recorded = redis.call('GET', KEYS[16])

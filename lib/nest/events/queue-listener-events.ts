@@ -44,6 +44,11 @@ export interface QueueListenerEvents {
   paused: Record<string, never>;
   /** The queue was resumed (relq 'resumed'). */
   resumed: Record<string, never>;
+  /**
+   * An add carried a deduplication id that job `jobId` holds and made no job of its own
+   * (relq 'deduplicated'; `event.outcome`: ignored, replaced or deferred).
+   */
+  deduplicated: { jobId: string; deduplicationId: string };
 }
 
 export type QueueListenerEventType = keyof QueueListenerEvents;
@@ -71,6 +76,7 @@ const MAPPERS: { [T in QueueListenerEventType]: (ev: QueueEvent) => QueueListene
   removed: (ev) => (ev.type === 'removed' ? jobIdOf(ev) : undefined),
   paused: (ev) => (ev.type === 'paused' ? {} : undefined),
   resumed: (ev) => (ev.type === 'resumed' ? {} : undefined),
+  deduplicated: (ev) => (ev.type === 'deduplicated' ? { jobId: ev.id ?? '', deduplicationId: ev.deduplicationId ?? '' } : undefined),
 };
 
 /** Every listener event type, for the explorer's check of `@OnQueueEvent()`. */
