@@ -67,6 +67,8 @@ test('counts and jobs (state, page, order) and job, in JSON and text', async () 
   const text = await relq(prefix, 'job', 'work', 'a');
   expect(text.stdout).toMatch(/^state\s+pending$/m);
   expect(text.stdout).toMatch(/^data\s+"a"$/m);
+  const deduplicated = await queue<string>('renders', prefix).add('r', { deduplication: { id: 'render:d-7' } });
+  expect((await relq(prefix, 'job', 'renders', deduplicated.id)).stdout).toMatch(/^deduplication id\s+render:d-7$/m);
 }, 30_000);
 
 test('a command reuses the counts that found its queue; an empty registered queue costs one ZSCORE, not the registry', async () => {

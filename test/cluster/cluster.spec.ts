@@ -154,6 +154,32 @@ test('retention by count and age on a cluster, for queues on every master (the d
   }
 }, 60_000);
 
+test('deduplication ids on a cluster, for queues on every master (their keys share the slot)', async () => {
+  const client = cluster.client();
+  for (const name of NAMES) {
+    const q = new Queue<string>(`${name}-dedup`, { connection: client });
+    const a = await q.add('a', { deduplication: { id: 'u', keepLastIfActive: true } });
+    expect(await q.add('b', { deduplication: { id: 'u' } })).toEqual({ id: a.id, created: false, deduplicated: 'ignored' });
+    const d = await q.add('d1', { delayMs: 60_000, deduplication: { id: 'd', mode: 'debounce' } });
+    expect((await q.add('d2', { delayMs: 60_000, deduplication: { id: 'd', mode: 'debounce' } })).deduplicated).toBe('replaced');
+    expect((await q.getJob(d.id))!.data).toBe('d2');
+    const t = await q.add('t', { deduplication: { id: 't', ttlMs: 60_000 } });
+    expect(await q.getDeduplicationJobId('t')).toBe(t.id);
+    const [l] = await q.lease({ count: 1 });
+    expect(l!.job.id).toBe(a.id);
+    expect((await q.add('c', { deduplication: { id: 'u', keepLastIfActive: true } })).deduplicated).toBe('deferred');
+    expect(await q.ack(l!)).toBe(true); // the kept add becomes a job, holding the id
+    const next = await q.getDeduplicationJobId('u');
+    expect((await q.getJob(next!))!.data).toBe('c');
+    expect(await q.removeDeduplicationKey('t')).toBe(true);
+    await q.sweep();
+    expect(await q.drain()).toBe(3);
+    expect(await q.getDeduplicationJobId('u')).toBeNull();
+    await q.deleteQueue();
+    await q.close();
+  }
+});
+
 test('progress and log lines on a cluster, for queues on every master (their keys share the slot)', async () => {
   const client = cluster.client();
   for (const name of NAMES) {

@@ -171,6 +171,21 @@ test("a redriven job's drawer shows its fresh attempts apart from the failures b
   await shot(p, 'redriven.png');
 });
 
+test("a job's drawer shows the deduplication id its add carried", async () => {
+  const renders = queue<{ doc: string }>('renders');
+  const { id } = await renders.add({ doc: 'd-7' }, { delayMs: 60_000, deduplication: { id: 'render:d-7', mode: 'debounce' } });
+  const p = await open({ queues: [renders], guard: () => true });
+  await p.goto(server!.url);
+  await p.locator('#tabs button[data-state="delayed"]').click();
+  const row = p.locator(`#jobs tr[data-job-id="${id}"]`);
+  await row.waitFor();
+  await row.click();
+  await p.locator('#detail-title', { hasText: id }).waitFor();
+  const terms = await p.locator('#detail-fields dt').allTextContents();
+  const values = await p.locator('#detail-fields dd').allTextContents();
+  expect(Object.fromEntries(terms.map((t, i) => [t, values[i]]))).toMatchObject({ 'Deduplication id': 'render:d-7' });
+});
+
 test("a completed job's drawer retries it after asking; its attempts then count from the retry", async () => {
   const reports = queue<{ month: string }>('reports');
   await reports.add({ month: '2026-11' }, { jobId: 'report-2026-11', attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });

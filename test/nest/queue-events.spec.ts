@@ -125,6 +125,31 @@ test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments
   ]);
 });
 
+test("'deduplicated': an add elsewhere met a deduplication id another job holds", async () => {
+  const prefix = uniquePrefix();
+  const heard: Array<[{ jobId: string; deduplicationId: string }, QueueEvent]> = [];
+
+  @QueueEventsListener('renders')
+  class RenderEvents {
+    @OnQueueEvent('deduplicated')
+    onDeduplicated(args: { jobId: string; deduplicationId: string }, event: QueueEvent): void {
+      heard.push([args, event]);
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'renders' })], providers: [RenderEvents] })
+  class RenderModule {}
+
+  const app = await startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix }), RenderModule] });
+  closers.push(() => app.close());
+  const other = new Queue<string>('renders', { connection: redis.url, prefix });
+  closers.push(() => other.close());
+  const first = await other.add('v1', { deduplication: { id: 'doc-7' } });
+  await other.add('v2', { deduplication: { id: 'doc-7' } });
+  await waitFor(() => heard.length > 0, 5000, 'the deduplicated event');
+  expect(heard).toEqual([[{ jobId: first.id, deduplicationId: 'doc-7' }, expect.objectContaining({ type: 'deduplicated', outcome: 'ignored' })]]);
+});
+
 test('the listener is subscribed before the schedulers start: the first scheduled job is heard', async () => {
   const prefix = uniquePrefix();
   const delayed: string[] = [];
