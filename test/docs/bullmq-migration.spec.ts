@@ -58,6 +58,7 @@ function bullmqNames(): Record<string, string[]> {
   const hidden = (d: ts.Declaration) =>
     (ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) !== 0 ||
     ts.getJSDocTags(d).some((t) => t.tagName.text === 'internal');
+  const isPublic = (p: ts.Symbol) => !p.name.startsWith('_') && !(p.declarations ?? []).some(hidden);
 
   // Instance and static members declared by BullMQ (not Node's EventEmitter), public only.
   const members = (file: string, name: string): string[] => {
@@ -66,7 +67,7 @@ function bullmqNames(): Record<string, string[]> {
       .flatMap((type) => checker.getPropertiesOfType(type))
       .filter((p) => {
         const ds = p.declarations ?? [];
-        return ds.length > 0 && ds.every(ownDeclaration) && !ds.some(hidden) && !p.name.startsWith('_') && p.name !== 'prototype';
+        return ds.length > 0 && ds.every(ownDeclaration) && isPublic(p) && p.name !== 'prototype';
       })
       .map((p) => p.name);
     return [...new Set(names)];
@@ -75,7 +76,7 @@ function bullmqNames(): Record<string, string[]> {
   const keys = (file: string, name: string): string[] => {
     const type = checker.getDeclaredTypeOfSymbol(exported(program, checker, file, name));
     const parts = type.isUnion() ? type.types : [type];
-    return [...new Set(parts.flatMap((t) => checker.getPropertiesOfType(t).map((p) => p.name)))].filter((n) => !n.startsWith('_'));
+    return [...new Set(parts.flatMap((t) => checker.getPropertiesOfType(t).filter(isPublic).map((p) => p.name)))];
   };
 
   return {
