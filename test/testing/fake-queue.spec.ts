@@ -57,7 +57,7 @@ test('bad data or options are refused before anything is recorded, as a Queue re
   await expect(q.addBulk([{ data: 1 }, { data: 2, opts: { group: 'g', priority: 1 } }])).rejects.toThrow(/jobs\[1\]\.opts/);
   await expect(q.addBulk([{ data: 1 }], { wait: 5 } as never)).rejects.toThrow(/addBulk options/);
   expect(q.added).toEqual([]);
-  expect(() => createFakeQueue('bad{name}')).toThrow(ValidationError);
+  expect(() => createFakeQueue('bad{name')).toThrow(ValidationError);
   // defaults have registerQueue's shape, checked by the same validator
   expect(() => createFakeQueue('emails', { defaults: { attempts: 2 } } as never)).toThrow("defaults: unknown option 'attempts' (known: job, processor)");
   expect(() => createFakeQueue('emails', { defaults: { job: { attempts: 0 } } })).toThrow(/defaults\.job\.attempts/);

@@ -2,9 +2,13 @@
   Parent/child flows (docs/flows.md). A parent waits in K_FLOWWAIT (state 'waiting-children')
   while depsKey(parent) holds its unfinished children; each child that completes leaves it
   and writes its result to kresKey(parent); the last one makes the parent pending. K_FLOWS
-  names every parent that has such keys, so they are found without SCAN and go with it.
+  names every parent that has such keys, so they are found without SCAN and go with it; its
+  field '' marks a queue holding children of parents in other queues (add-flow.lua).
   Record meta w marks a flow's jobs (1 child, 2 parent, 4 a child whose death its parent
-  ignores); pa is a child's parent id. A leased flow job's token carries w (grantLeases,
+  ignores); pa is a child's parent id, pq its parent's queue tag when that is another queue
+  (of the same Cluster slot, lib/core/redis/keys.ts queueTag): such a child is the member
+  '<id>\n<its own tag>' of depsKey(parent) (ids have no control characters), and its steps
+  on the parent run bound to the parent's queue (enterQueue). A leased flow job's token carries w (grantLeases,
   leases/lease-jobs.lua), so that only a flow job's ack reaches this file: a plain ack
   costs nothing more. Needs redis/keys.lua, redis/calls.lua, redis/record.lua,
   events/events.lua, groups/groups.lua, backpressure/bound.lua, adds/pending.lua,
@@ -16,6 +20,49 @@ local function kresKey(id) return K_TAG .. ':kres:' .. id end -- hash  a parent'
 
 local function flowBit(w, bit) return w and math.floor(w / bit) % 2 == 1 end
 
+-- The per-call state of the queue bound now (begin() lists it): put aside while a flow step
+-- works in another queue, whose events, wake-up and settings are its own.
+local function callState()
+  return { events, listening, wakeNeeded, glimitCache, gFlagSet, limitedUntil, notesFlag, droppedIds, doneMost, doneBudget, deadMost, deadBudget, deadDrop }
+end
+local function setCallState(s)
+  events, listening, wakeNeeded, glimitCache, gFlagSet, limitedUntil, notesFlag = s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+  droppedIds, doneMost, doneBudget, deadMost, deadBudget, deadDrop = s[8], s[9], s[10], s[11], s[12], s[13]
+end
+-- A queue's state at the start of a call (eventsArg is the call's, kept).
+local function freshCallState() setCallState({ {}, nil, false, nil, false }) end
+
+local homeQueue -- per call (reset by begin()): { tag, state } of the call's own queue while a step works in another
+
+-- Binds the queue of tag `tag` (a parent's pq; nil stays), its own events and wake-up
+-- published when the step leaves it.
+local function enterQueue(tag)
+  if not tag or tag == K_TAG then return end
+  if homeQueue then
+    flushWake()
+    flushEvents()
+  else
+    homeQueue = { K_TAG, callState() }
+  end
+  bindTag(tag)
+  freshCallState()
+end
+
+-- Back to the call's own queue, after a step in another.
+local function leaveQueue()
+  if not homeQueue then return end
+  flushWake()
+  flushEvents()
+  bindTag(homeQueue[1])
+  setCallState(homeQueue[2])
+  homeQueue = nil
+end
+
+-- The member of its parent's depsKey that child `id` of the bound queue is.
+local function depsMember(id, meta)
+  return meta.pq and id .. '\n' .. K_TAG or id
+end
+
 -- The parent `pa` has no unfinished child left: it becomes pending (its priority, its group).
 local function parentReady(pa)
   if redis.call('ZREM', K_FLOWWAIT, pa) == 0 then return end
@@ -25,10 +72,11 @@ local function parentReady(pa)
   emit({ type = 'promoted', id = pa })
 end
 
--- Child `id` no longer holds its parent (completed with `resultJson`, or nil: removed, or dead
--- and ignored). SREM makes it count once, whatever calls again (a replay, a redrive).
-local function releaseParent(pa, id, resultJson)
-  if redis.call('SREM', depsKey(pa), id) == 0 then return end
+-- Child `id` (`member` of its parent's deps) no longer holds its parent (completed with
+-- `resultJson`, or nil: removed, or dead and ignored). SREM makes it count once, whatever calls
+-- again (a replay, a redrive).
+local function releaseParent(pa, member, id, resultJson)
+  if redis.call('SREM', depsKey(pa), member) == 0 then return end
   if resultJson then redis.call('HSET', kresKey(pa), id, resultJson) end
   if redis.call('EXISTS', depsKey(pa)) == 0 then parentReady(pa) end
 end
@@ -38,7 +86,12 @@ local function flowAcked(id, w, resultJson, keepMs)
   if not w then return end
   if flowBit(w, 1) then
     local meta = decodeMeta(redis.call('HGET', K_JOBS, id) or '')
-    if meta and meta.pa then releaseParent(meta.pa, id, resultJson ~= '' and resultJson or 'null') end
+    if meta and meta.pa then
+      local member = depsMember(id, meta)
+      enterQueue(meta.pq)
+      releaseParent(meta.pa, member, id, resultJson ~= '' and resultJson or 'null')
+      leaveQueue()
+    end
   end
   if flowBit(w, 2) and keepMs == 0 then
     -- completed and dropped at once: its children's results go with it
@@ -49,12 +102,16 @@ end
 
 -- Flow job `id` (record `meta`) will never complete (`why` says why, as its parent's last
 -- error): its parent goes on without it when the child says so (w 4), else dies too, and so
--- on up the tree.
+-- on up the tree, queue to queue.
 local function failParents(id, meta, now, why)
   while meta and flowBit(meta.w, 1) and meta.pa do
-    local pa = meta.pa
-    if flowBit(meta.w, 4) then return releaseParent(pa, id, nil) end
-    if redis.call('SREM', depsKey(pa), id) == 0 or redis.call('ZREM', K_FLOWWAIT, pa) == 0 then return end
+    local pa, member = meta.pa, depsMember(id, meta)
+    enterQueue(meta.pq)
+    if flowBit(meta.w, 4) then
+      releaseParent(pa, member, id, nil)
+      break
+    end
+    if redis.call('SREM', depsKey(pa), member) == 0 or redis.call('ZREM', K_FLOWWAIT, pa) == 0 then break end
     redis.call('DEL', depsKey(pa)) -- its other children no longer hold it
     local pdata
     meta, pdata = decodeMeta(redis.call('HGET', K_JOBS, pa) or '')
@@ -67,6 +124,7 @@ local function failParents(id, meta, now, why)
     notifyWaiters(1) -- a bounded queue: the parent's slot is free
     id, why = pa, 'child ' .. pa .. ' failed: ' .. why
   end
+  leaveQueue()
 end
 
 -- A flow job died (dead-lettered, `meta` its record's).
@@ -103,13 +161,15 @@ local function flowJobsGone(ids)
   end
 end
 
--- The unfinished descendants of `id` (children a parent still waits for, theirs, ...), parents
--- before their children.
+-- The unfinished descendants of `id` in its own queue (children a parent still waits for,
+-- theirs, ...), parents before their children. Children in other queues are not among them.
 local function flowPending(id)
   local out, i = {}, 0
   local parent = id
   while parent do
-    for _, kid in ipairs(redis.call('SMEMBERS', depsKey(parent))) do out[#out + 1] = kid end
+    for _, kid in ipairs(redis.call('SMEMBERS', depsKey(parent))) do
+      if not string.find(kid, '\n', 1, true) then out[#out + 1] = kid end
+    end
     i = i + 1
     parent = out[i]
   end

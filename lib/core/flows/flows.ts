@@ -1,9 +1,12 @@
-import { FlowJobExistsError } from './errors.js';
+import { Cluster } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
+import { CrossQueueFlowError, FlowJobExistsError } from './errors.js';
 import { QueueClosedError, QueueDeletedError, QueueFullError } from '../errors.js';
 import type { AddFlowOptions, FlowJob, FlowResult } from './types.js';
 import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { assertJobId } from '../validate.js';
-import { markCreated, planFlow, type FlowItem } from './plan.js';
+import { markCreated, planFlow, type FlowItem, type FlowPlan } from './plan.js';
+import { queueKeys, queueTag } from '../redis/keys.js';
 import { IdGenerator } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import type { QueueSettings } from '../settings/queue-settings.js';
@@ -25,37 +28,52 @@ export class Flows {
 
   async addFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions): Promise<FlowResult> {
     this.ctx.assertOpen();
-    const { items, result } = planFlow(flow, opts, {
+    const { items, queues, result } = planFlow(flow, opts, {
       queue: this.ctx.name,
+      tagOf: (name) => queueTag(this.ctx.prefix, name),
       defaults: this.ctx.defaults,
       maxPayloadBytes: this.ctx.maxPayloadBytes,
       ids: this.ids,
       now: Date.now(),
     });
+    this.assertOneSlot(queues);
     if (this.settings.hasSettings) await this.settings.configure(); // a bound must be in Redis before it is checked
-    if (instruments.length === 0) return this.send(items, result);
+    if (instruments.length === 0) return this.send(items, queues, result);
     return observedAdd(
       { queue: this.ctx.name, op: 'addFlow', ids: items.map((it) => it.id) },
       (carrier) => stampAll(items, carrier),
-      () => this.send(items, result),
+      () => this.send(items, queues, result),
       (added) => items.map(() => added.created), // all or nothing
     );
   }
 
+  /**
+   * On a Cluster, one script writes the whole flow: its queues' keys must share a slot. A
+   * single Redis takes any queues of the prefix, as they are.
+   */
+  private assertOneSlot(queues: FlowPlan['queues']): void {
+    if (queues.length === 1 || !(this.ctx.handle.client instanceof Cluster)) return;
+    const slot = calculateSlot(this.ctx.keys.tag);
+    for (const q of queues) {
+      if (calculateSlot(queueTag(this.ctx.prefix, q.name)) !== slot) throw new CrossQueueFlowError(this.ctx.name, q.name, q.field);
+    }
+  }
+
   /** One add-flow.lua call for the planned `items`; `result` answered with its `created`. */
-  private async send(items: FlowItem[], result: FlowResult): Promise<FlowResult> {
-    const r = await this.ctx.run(addFlowScript, { events: this.ctx.eventsFlag, jobs: items });
+  private async send(items: FlowItem[], queues: FlowPlan['queues'], result: FlowResult): Promise<FlowResult> {
+    const otherKeys = queues.slice(1).flatMap((q) => queueKeys(this.ctx.prefix, q.name).all);
+    const r = await this.ctx.run(addFlowScript, { events: this.ctx.eventsFlag, jobs: items, otherKeys });
+    if (r.kind === 'ok') return this.ctx.replicated('addFlow', markCreated(result, r.created));
+    const name = queues[r.queue - 1]!.name;
     switch (r.kind) {
-      case 'ok':
-        return this.ctx.replicated('addFlow', markCreated(result, r.created));
       case 'exists':
-        throw new FlowJobExistsError(this.ctx.name, r.id);
+        throw new FlowJobExistsError(name, r.id);
       case 'closed':
-        throw new QueueClosedError(this.ctx.name);
+        throw new QueueClosedError(name);
       case 'deleted':
-        throw new QueueDeletedError(this.ctx.name);
+        throw new QueueDeletedError(name);
       case 'full':
-        throw new QueueFullError(this.ctx.name, r.bound, `queue '${this.ctx.name}' has room for ${r.free} job(s), not for the ${items.length} of the flow (bound ${r.bound})`);
+        throw new QueueFullError(name, r.bound, `queue '${name}' has room for ${r.free} job(s), not for those of the flow (bound ${r.bound})`);
     }
   }
 

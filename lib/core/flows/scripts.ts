@@ -4,19 +4,23 @@ import type { FlowItem } from './plan.js';
 /** add-flow.lua's answer. */
 export type AddFlowReply =
   | { kind: 'ok'; created: boolean }
-  | { kind: 'exists'; id: string }
-  | { kind: 'closed' | 'deleted' }
-  | { kind: 'full'; free: number; bound: number };
+  | { kind: 'exists'; id: string; queue: number }
+  | { kind: 'closed' | 'deleted'; queue: number }
+  | { kind: 'full'; free: number; bound: number; queue: number };
 
-/** Adds a whole flow, all or nothing (add-flow.lua). */
+/**
+ * Adds a whole flow, all or nothing (add-flow.lua); `otherKeys`: the keys of the flow's other
+ * queues, 15 each, passed after the queue's own.
+ */
 export const addFlowScript = queueScript({
   name: 'addFlow',
   file: 'flows/add-flow.lua',
   ops: ['addFlow'],
   creates: true,
-  encode: (a: { events: EventsFlag; jobs: readonly FlowItem[] }) => {
+  extraKeysOf: (_keys, a) => [...a.otherKeys],
+  encode: (a: { events: EventsFlag; jobs: readonly FlowItem[]; otherKeys: readonly string[] }) => {
     const argv: ScriptArg[] = [a.events, a.jobs.length];
-    for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent);
+    for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent, it.queue);
     return argv;
   },
   decode: (reply): AddFlowReply => {
@@ -25,12 +29,12 @@ export const addFlowScript = queueScript({
       case 'ok':
         return { kind: 'ok', created: r[1] === 1 };
       case 'exists':
-        return { kind: 'exists', id: String(r[1]) };
+        return { kind: 'exists', id: String(r[1]), queue: Number(r[2]) };
       case 'closed':
       case 'deleted':
-        return { kind: r[0] };
+        return { kind: r[0], queue: Number(r[1]) };
       default:
-        return { kind: 'full', free: Number(r[1]), bound: Number(r[2]) };
+        return { kind: 'full', free: Number(r[1]), bound: Number(r[2]), queue: Number(r[3]) };
     }
   },
 });

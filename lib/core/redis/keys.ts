@@ -1,6 +1,6 @@
 /**
- * The key layout of one queue, the one list of its keys. Every key starts with the hash tag `{<prefix>:<name>}`, so a
- * queue lives in one Cluster slot and a script may touch all of its keys. The order of
+ * The key layout of one queue, the one list of its keys. Every key starts with the queue's tag
+ * (queueTag()), so a queue lives in one Cluster slot and a script may touch all of its keys. The order of
  * QUEUE_KEYS is the order of KEYS in every script (lib/core/redis/keys.lua).
  */
 export const QUEUE_KEYS = [
@@ -34,8 +34,21 @@ export interface QueueKeys {
   request(reqId: string): string;
 }
 
+/**
+ * The start of every key of a queue: `{<prefix>:<name>}`, whose hash tag is the whole of it.
+ * A name with a tag of its own, `{<tag>}` (at most one, validate.ts assertQueueName), gets
+ * `{<prefix>:<tag>}{<name>}`: its slot is that of `<prefix>:<tag>`, the one of every queue whose
+ * name has the same tag, so a script may touch them all (a flow across queues, docs/flows.md).
+ * The `}{` that follows such a slot part is never in a key of a queue without braces (theirs go
+ * on with `}:`), and a name holds one `}` only, so no two queues' keys can meet.
+ */
+export function queueTag(prefix: string, name: string): string {
+  const own = /\{([^{}]+)\}/.exec(name);
+  return own ? `{${prefix}:${own[1]}}{${name}}` : `{${prefix}:${name}}`;
+}
+
 export function queueKeys(prefix: string, name: string): QueueKeys {
-  const tag = `{${prefix}:${name}}`;
+  const tag = queueTag(prefix, name);
   const byName = Object.fromEntries(QUEUE_KEYS.map((k) => [k, `${tag}:${k}`])) as Record<QueueKeyName, string>;
   return {
     tag,

@@ -31,6 +31,7 @@ export interface RecordMeta {
   g?: string;
   w?: number;
   pa?: string;
+  pq?: string;
   tc?: Record<string, string>;
 }
 
@@ -59,6 +60,7 @@ export const RECORD_KEYS = {
   g: 'fairness group',
   w: "a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)",
   pa: "a flow child's parent id",
+  pq: "a flow child's parent's queue key tag, when the parent is in another queue (flows/flows.lua)",
   tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',
 } as const satisfies { readonly [K in keyof Required<RecordMeta>]: string };
 
