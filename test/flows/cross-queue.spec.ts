@@ -132,3 +132,20 @@ test('a closed queue anywhere in the flow refuses it', async () => {
   expect(String(err)).toContain(b.name);
   expect(await snapshot([a, b])).toEqual(before);
 });
+
+test('where an ACL refuses FUNCTION, a flow across queues runs as scripts too (their key count named per call)', async () => {
+  const admin = res.client();
+  await admin.call('ACL', 'SETUSER', 'flows-nofunctions', 'on', '>secret-pw', '~*', '&*', '+@all', '-function');
+  const prefix = `nf${Date.now()}`;
+  const connection = { host: res.server.host, port: res.server.port, username: 'flows-nofunctions', password: 'secret-pw' };
+  const a = res.queue<string, string>('{s}-a', { connection, prefix });
+  const b = res.queue<string, string>('{s}-b', { connection, prefix });
+  const calls = async (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(await admin.info('commandstats'))?.[1] ?? 0);
+  const scripts = async () => (await calls('eval')) + (await calls('evalsha'));
+  const [fcalls, before] = [await calls('fcall'), await scripts()];
+  await a.addFlow({ data: 'p', opts: { jobId: 'p' }, children: [{ data: 'c', queue: b.name, opts: { jobId: 'c' } }] });
+  expect(await b.ack(await leaseOne(b, 'c'), 'C')).toBe(true);
+  expect(await a.getJob('p')).toMatchObject({ state: 'pending', children: { results: { c: 'C' } } });
+  expect(await calls('fcall')).toBe(fcalls);
+  expect(await scripts()).toBeGreaterThan(before);
+});

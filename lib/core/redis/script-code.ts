@@ -121,9 +121,11 @@ export function scriptCode(): ScriptCode {
         `callback = function(keys, args)\nbegin(keys, args)\n${bodies[d.name]}\nend}`,
     ),
   ].join('\n');
-  // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first.
+  // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first. The
+  // body is a function of its own, as in the library: its locals do not count against the
+  // prelude's (Lua allows 200 locals a function).
   const scripts = Object.fromEntries(
-    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\n${bodies[d.name]}`]),
+    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\nreturn (function()\n${bodies[d.name]}\nend)()`]),
   ) as Record<ScriptName, string>;
   code = { library, libraryName, functionName, bodies, scripts };
   return code;
