@@ -24,8 +24,10 @@ export interface FlowJob<Data = unknown> {
    */
   onFailure?: ChildFailurePolicy;
   /**
-   * The queue this job belongs to: only the queue `addFlow()` is called on (a flow lives in
-   * one queue, one Cluster slot); any other name is refused with CrossQueueFlowError.
+   * The queue this job belongs to, of the same prefix (BullMQ's `queueName`). Default: its
+   * parent's queue; the root's, the queue `addFlow()` is called on. On Redis Cluster the flow's
+   * queues must share a slot: names with one shared `{tag}` (`'{shop}-email'`), else
+   * CrossQueueFlowError (docs/flows.md).
    */
   queue?: string;
 }

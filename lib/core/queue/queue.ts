@@ -54,12 +54,12 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
   // ---- flows of parent and child jobs (flows.ts, docs/flows.md) -------------------
 
   /**
-   * Adds a flow: a job and its children (each may have children of its own), all in this
-   * queue, in one atomic script: every job or none (a bad job anywhere is refused before
+   * Adds a flow: a job and its children (each may have children of its own), in this queue
+   * and the queues its jobs name (`queue`), in one atomic script: every job or none (a bad job anywhere is refused before
    * anything is written). A parent waits in the state 'waiting-children' until each child
    * completed, then becomes pending and reads their results (`job.childrenResults()`). A
    * child that dies fails its parent, or is ignored (`onFailure` / `onChildFailure`).
-   * Throws CrossQueueFlowError for a job naming another queue, FlowJobExistsError when a
+   * Throws CrossQueueFlowError on a Cluster for a job naming a queue of another slot, FlowJobExistsError when a
    * child's jobId exists; a root jobId that exists makes the whole flow a duplicate
    * (`created: false`, nothing written).
    */
