@@ -4,8 +4,9 @@
   and writes its result to kresKey(parent); the last one makes the parent pending. K_FLOWS
   names every parent that has such keys, so they are found without SCAN and go with it; its
   field '' marks a queue holding children of parents in other queues (add-flow.lua).
-  Record meta w marks a flow's jobs (1 child, 2 parent, 4 a child whose death its parent
-  ignores); pa is a child's parent id, pq its parent's queue tag when that is another queue
+  Record meta w marks a flow's jobs (1 child, 2 parent; a child's failure policy: 4 'ignore',
+  8 'continue', 16 'remove', none 'fail'); kfailKey(parent) keeps the errors of the children
+  it went on without ('ignore', 'continue'); pa is a child's parent id, pq its parent's queue tag when that is another queue
   (of the same Cluster slot, lib/core/redis/keys.ts queueTag): such a child is the member
   '<id>\n<its own tag>' of depsKey(parent) (ids have no control characters), and its steps
   on the parent run bound to the parent's queue (enterQueue). A leased flow job's token carries w (grantLeases,
@@ -17,6 +18,7 @@
 
 local function depsKey(id) return K_TAG .. ':deps:' .. id end -- set   a parent's unfinished children
 local function kresKey(id) return K_TAG .. ':kres:' .. id end -- hash  a parent's child id -> result json
+local function kfailKey(id) return K_TAG .. ':kfail:' .. id end -- hash a parent's child id -> error, the children it went on without
 
 local function flowBit(w, bit) return w and math.floor(w / bit) % 2 == 1 end
 
@@ -73,12 +75,13 @@ local function parentReady(pa)
 end
 
 -- Child `id` (`member` of its parent's deps) no longer holds its parent (completed with
--- `resultJson`, or nil: removed, or dead and ignored). SREM makes it count once, whatever calls
--- again (a replay, a redrive).
+-- `resultJson`, or nil: removed, or dead and gone without). SREM makes it count once, whatever
+-- calls again (a replay, a redrive): false when it counted already.
 local function releaseParent(pa, member, id, resultJson)
-  if redis.call('SREM', depsKey(pa), member) == 0 then return end
+  if redis.call('SREM', depsKey(pa), member) == 0 then return false end
   if resultJson then redis.call('HSET', kresKey(pa), id, resultJson) end
   if redis.call('EXISTS', depsKey(pa)) == 0 then parentReady(pa) end
+  return true
 end
 
 -- A flow job's lease was acked (its token carried `w`; the ack is already accepted).
@@ -95,20 +98,26 @@ local function flowAcked(id, w, resultJson, keepMs)
   end
   if flowBit(w, 2) and keepMs == 0 then
     -- completed and dropped at once: its children's results go with it
-    redis.call('DEL', depsKey(id), kresKey(id))
+    redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id))
     redis.call('HDEL', K_FLOWS, id)
   end
 end
 
--- Flow job `id` (record `meta`) will never complete (`why` says why, as its parent's last
--- error): its parent goes on without it when the child says so (w 4), else dies too, and so
--- on up the tree, queue to queue.
-local function failParents(id, meta, now, why)
+-- Flow job `id` (record `meta`) will never complete (`err` its error, `why` its parent's last
+-- error should the parent die): by the child's failure bits, its parent goes on without it and
+-- keeps its error in kfailKey (w 4 'ignore'), runs at once with the error kept (8
+-- 'continue'), goes on without a trace of it (16 'remove'), else dies too, and so on up the
+-- tree, queue to queue.
+local function failParents(id, meta, now, err, why)
   while meta and flowBit(meta.w, 1) and meta.pa do
     local pa, member = meta.pa, depsMember(id, meta)
     enterQueue(meta.pq)
-    if flowBit(meta.w, 4) then
-      releaseParent(pa, member, id, nil)
+    local ignore, goOn = flowBit(meta.w, 4), flowBit(meta.w, 8)
+    if ignore or goOn or flowBit(meta.w, 16) then
+      if releaseParent(pa, member, id, nil) then
+        if ignore or goOn then redis.call('HSET', kfailKey(pa), id, err) end
+        if goOn then parentReady(pa) end
+      end
       break
     end
     if redis.call('SREM', depsKey(pa), member) == 0 or redis.call('ZREM', K_FLOWWAIT, pa) == 0 then break end
@@ -122,14 +131,14 @@ local function failParents(id, meta, now, why)
     addDead(pa, meta or {}, now) -- settles/retention.lua
     emit({ type = 'dead', id = pa, error = why })
     notifyWaiters(1) -- a bounded queue: the parent's slot is free
-    id, why = pa, 'child ' .. pa .. ' failed: ' .. why
+    id, err, why = pa, why, 'child ' .. pa .. ' failed: ' .. why
   end
   leaveQueue()
 end
 
 -- A flow job died (dead-lettered, `meta` its record's).
 local function flowDied(id, meta, now, reason)
-  failParents(id, meta, now, 'child ' .. id .. ' failed: ' .. tostring(reason))
+  failParents(id, meta, now, tostring(reason), 'child ' .. id .. ' failed: ' .. tostring(reason))
 end
 
 -- Jobs about to leave for good (records still there): a parent's flow keys go; a child that
@@ -144,7 +153,7 @@ local function flowJobsGone(ids)
   for i, id in ipairs(ids) do
     flags[i] = recs[i] and metaInt(recs[i], 'w')
     if flowBit(flags[i], 2) then
-      redis.call('DEL', depsKey(id), kresKey(id))
+      redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id))
       redis.call('HDEL', K_FLOWS, id)
       redis.call('ZREM', K_FLOWWAIT, id)
     end
@@ -155,7 +164,7 @@ local function flowJobsGone(ids)
       local meta = decodeMeta(recs[i])
       if meta and meta.pa then
         now = now or nowMs()
-        failParents(id, meta, now, 'child ' .. id .. ' was removed')
+        failParents(id, meta, now, 'removed', 'child ' .. id .. ' was removed')
       end
     end
   end

@@ -9,7 +9,8 @@ import { prepareJob } from '../adds/job-options.js';
 import type { ProduceItem } from '../backpressure/scripts.js';
 
 const FLOW_KEYS = ['data', 'opts', 'children', 'onFailure', 'queue'] as const;
-const POLICIES: readonly ChildFailurePolicy[] = ['fail', 'ignore'];
+/** A child's failure policy and its bit in record meta w (flows/flows.lua); 'fail' has none. */
+const POLICY_BITS: Readonly<Record<ChildFailurePolicy, number>> = { fail: 0, ignore: 4, continue: 8, remove: 16 };
 
 /** One job of a flow as add-flow.lua takes it, parents before their children. */
 export interface FlowItem extends ProduceItem {
@@ -83,8 +84,8 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
     }
     const id = prepared.id ?? ctx.ids.next();
     const meta = prepared.meta;
-    // w: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)
-    const w = (parent > 0 ? 1 : 0) + (isParent ? 2 : 0) + (parent > 0 && failure === 'ignore' ? 4 : 0);
+    // w: 1 child, 2 parent, and a child's failure policy (flows/flows.lua)
+    const w = (parent > 0 ? 1 + POLICY_BITS[failure] : 0) + (isParent ? 2 : 0);
     if (w > 0) meta.w = w;
     if (parent > 0) meta.pa = items[parent - 1]!.id;
     if (parent > 0 && queueName !== parentQueue) meta.pq = ctx.tagOf(parentQueue);
@@ -100,7 +101,7 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
 }
 
 function checkPolicy(field: string, value: unknown): asserts value is ChildFailurePolicy {
-  if (!POLICIES.includes(value as ChildFailurePolicy)) throw new ValidationError(field, "must be 'fail' or 'ignore'");
+  if (typeof value !== 'string' || !Object.hasOwn(POLICY_BITS, value)) throw new ValidationError(field, "must be 'fail', 'ignore', 'continue' or 'remove'");
 }
 
 /** Sets `created` on every node of a flow's result. */

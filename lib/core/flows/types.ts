@@ -2,8 +2,15 @@ import type { JobOptions } from '../adds/types.js';
 
 /** Flows of parent and child jobs (docs/flows.md). */
 
-/** What a parent does when one of its children dies: dies too ('fail') or goes on without it ('ignore'). */
-export type ChildFailurePolicy = 'fail' | 'ignore';
+/**
+ * What a parent does when one of its children dies (or is removed before it completed), BullMQ's
+ * option in brackets: 'fail' dies too (failParentOnFailure); 'ignore' goes on without it, the
+ * child's error kept in the parent's `children.failed` (ignoreDependencyOnFailure); 'continue'
+ * becomes pending at once, whatever its other children do, the error kept likewise
+ * (continueParentOnFailure); 'remove' goes on without it and keeps nothing
+ * (removeDependencyOnFailure).
+ */
+export type ChildFailurePolicy = 'fail' | 'ignore' | 'continue' | 'remove';
 
 /** A job's options within a flow: a parent's become pending only when its children completed. */
 export type FlowJobOptions = Omit<JobOptions, 'waitMs'>;
@@ -55,4 +62,9 @@ export interface FlowChildren {
   unfinished: number;
   /** Child id → its result (`null` when it returned none), for each child that completed. */
   results: Record<string, unknown>;
+  /**
+   * Child id → its error (`'removed'` for one removed before it completed), for each child that
+   * died and that the parent went on without by its policy 'ignore' or 'continue'.
+   */
+  failed: Record<string, string>;
 }

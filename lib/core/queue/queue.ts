@@ -58,7 +58,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * and the queues its jobs name (`queue`), in one atomic script: every job or none (a bad job anywhere is refused before
    * anything is written). A parent waits in the state 'waiting-children' until each child
    * completed, then becomes pending and reads their results (`job.childrenResults()`). A
-   * child that dies fails its parent, or is ignored (`onFailure` / `onChildFailure`).
+   * child that dies fails its parent, or not (`onFailure` / `onChildFailure`: 'fail', 'ignore', 'continue', 'remove').
    * Throws CrossQueueFlowError on a Cluster for a job naming a queue of another slot, FlowJobExistsError when a
    * child's jobId exists; a root jobId that exists makes the whole flow a duplicate
    * (`created: false`, nothing written).

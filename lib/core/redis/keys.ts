@@ -116,6 +116,8 @@ export interface DerivedKeys {
   deps(id: string): string;
   /** hash: a parent's completed child id -> result json */
   kres(id: string): string;
+  /** hash: a parent's child id -> error, for the children it went on without ('ignore', 'continue') */
+  kfail(id: string): string;
   /** string: leases in the queue's rate-limit window (expires when it ends) */
   limiter: string;
   /** zset: group waiting for its rate-limit window to end -> when it ends (ms) */
@@ -152,6 +154,7 @@ function derivedKeys(tag: string): DerivedKeys {
     flowWait: `${tag}:flowwait`,
     deps: (id) => `${tag}:deps:${id}`,
     kres: (id) => `${tag}:kres:${id}`,
+    kfail: (id) => `${tag}:kfail:${id}`,
     limiter: `${tag}:limiter`,
     glimited: `${tag}:glimited`,
     glim: (group) => `${tag}:glim:${group}`,

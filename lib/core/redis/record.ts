@@ -58,7 +58,7 @@ export const RECORD_KEYS = {
   e: 'last error',
   eh: 'the last errors, oldest first: [error, at (Redis ms), attempt] (settles/failures.lua)',
   g: 'fairness group',
-  w: "a flow's job: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)",
+  w: "a flow's job: 1 child, 2 parent; a child's failure policy 4 'ignore', 8 'continue', 16 'remove' (flows/flows.lua)",
   pa: "a flow child's parent id",
   pq: "a flow child's parent's queue key tag, when the parent is in another queue (flows/flows.lua)",
   tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',

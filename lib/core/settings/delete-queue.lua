@@ -44,6 +44,7 @@ local flowKeys = { K_FLOWS, K_FLOWWAIT } -- each parent's children and their res
 for _, id in ipairs(redis.call('HKEYS', K_FLOWS)) do
   flowKeys[#flowKeys + 1] = depsKey(id)
   flowKeys[#flowKeys + 1] = kresKey(id)
+  flowKeys[#flowKeys + 1] = kfailKey(id)
 end
 unlink(flowKeys)
 local tieKeys = { K_TIES } -- the tie lists of shared due times (adds/delayed.lua)
