@@ -20,9 +20,9 @@ const PROMISED: Record<string, string[]> = {
   '.': [
     'ActivityEvent', 'AddFlowOptions', 'AddResult', 'AuthenticationError', 'Backoff', 'BackoffStrategies', 'BackoffStrategy', 'BatchHandler', 'BatchOutcome', 'BatchWorker',
     'BatchWorkerOptions', 'BulkJob', 'ChildFailurePolicy', 'CleanOptions', 'CleanState', 'ClosedError', 'ConnectionError', 'ConnectionInput',
-    'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DurabilityOptions', 'EverySchedule',
-    'EvictionCheck', 'ExclusiveOptions', 'FlowChildren', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowResult', 'FunctionLibraryLoad',
-    'FunctionLibraryState', 'FunctionLibraryStatus', 'Handler', 'Job', 'JobDataOf', 'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
+    'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DependencyPageOptions', 'DurabilityOptions', 'EverySchedule',
+    'EvictionCheck', 'ExclusiveOptions', 'FlowChildren', 'FlowDependencies', 'FlowDependency', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowNode', 'FlowResult', 'FunctionLibraryLoad',
+    'FunctionLibraryState', 'FunctionLibraryStatus', 'GetFlowOptions', 'Handler', 'Job', 'JobDataOf', 'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
     'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
     'JobState', 'Lease', 'LeaseLostError', 'LeaseOptions', 'LeaseRef', 'LeasedJob', 'MissedPolicy', 'NamedBulkJob', 'NamedJob',
     'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PayloadTooLargeError', 'PermissionError', 'Queue',
@@ -65,7 +65,7 @@ const PROMISED: Record<string, string[]> = {
 /** Queue's public members. */
 const QUEUE_MEMBERS = [
   'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'changePriority', 'childrenResults', 'clean', 'close', 'closeQueue', 'counts', 'defaults',
-  'deleteQueue', 'drain', 'events', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease',
+  'deleteQueue', 'drain', 'events', 'getDependencies', 'getFlow', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease',
   'listDead', 'log', 'maxPayloadBytes', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject',
   'remove', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'stats', 'sweep', 'touch', 'tryAdd',
   'tryAddBulk', 'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',

@@ -99,6 +99,7 @@ for q = 1, queues do
           redis.call('ZADD', K_FLOWWAIT, now, id)
           redis.call('HSET', K_FLOWS, id, '1')
           callMany('SADD', depsKey(id), kids[i])
+          callMany('RPUSH', kidsKey(id), kids[i]) -- for getFlow(), in the flow's order
           emit({ type = 'added', id = id })
           emit({ type = 'waiting-children', id = id })
         else

@@ -19,6 +19,7 @@
 local function depsKey(id) return K_TAG .. ':deps:' .. id end -- set   a parent's unfinished children
 local function kresKey(id) return K_TAG .. ':kres:' .. id end -- hash  a parent's child id -> result json
 local function kfailKey(id) return K_TAG .. ':kfail:' .. id end -- hash a parent's child id -> error, the children it went on without
+local function kidsKey(id) return K_TAG .. ':kids:' .. id end   -- list  all of a parent's children (deps members), in the flow's order
 
 local function flowBit(w, bit) return w and math.floor(w / bit) % 2 == 1 end
 
@@ -98,7 +99,7 @@ local function flowAcked(id, w, resultJson, keepMs)
   end
   if flowBit(w, 2) and keepMs == 0 then
     -- completed and dropped at once: its children's results go with it
-    redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id))
+    redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id), kidsKey(id))
     redis.call('HDEL', K_FLOWS, id)
   end
 end
@@ -153,7 +154,7 @@ local function flowJobsGone(ids)
   for i, id in ipairs(ids) do
     flags[i] = recs[i] and metaInt(recs[i], 'w')
     if flowBit(flags[i], 2) then
-      redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id))
+      redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id), kidsKey(id))
       redis.call('HDEL', K_FLOWS, id)
       redis.call('ZREM', K_FLOWWAIT, id)
     end

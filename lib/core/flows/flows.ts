@@ -2,15 +2,16 @@ import { Cluster } from 'ioredis';
 import calculateSlot from 'cluster-key-slot';
 import { CrossQueueFlowError, FlowJobExistsError } from './errors.js';
 import { QueueClosedError, QueueDeletedError, QueueFullError } from '../errors.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from './types.js';
+import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowNode, FlowResult, GetFlowOptions } from './types.js';
 import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
-import { assertJobId } from '../validate.js';
+import { assertInt, assertJobId, assertOptions } from '../validate.js';
+import { DEFAULT_FLOW_CHILDREN, DEFAULT_FLOW_DEPTH, DEFAULT_PAGE_SIZE, MAX_FLOW_PAGE } from '../defaults.js';
 import { markCreated, planFlow, type FlowItem, type FlowPlan } from './plan.js';
-import { queueKeys, queueTag } from '../redis/keys.js';
+import { queueKeys, queueNameOf, queueTag } from '../redis/keys.js';
 import { IdGenerator } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import type { QueueSettings } from '../settings/queue-settings.js';
-import { addFlowScript, childrenResultsScript } from './scripts.js';
+import { addFlowScript, childrenResultsScript, getDependenciesScript, type DependencyPage } from './scripts.js';
 
 /**
  * Flows of parent and child jobs (docs/flows.md): a whole flow added by one script
@@ -80,5 +81,52 @@ export class Flows {
   async childrenResults(id: string): Promise<Record<string, unknown>> {
     assertJobId(id, 'id');
     return this.ctx.run(childrenResultsScript, { id });
+  }
+
+  async getDependencies(id: string, opts: DependencyPageOptions): Promise<FlowDependencies> {
+    assertJobId(id, 'id');
+    assertOptions('getDependencies options', opts, ['offset', 'limit']);
+    const offset = opts.offset ?? 0;
+    const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
+    assertInt('offset', offset);
+    assertInt('limit', limit, { min: 1, max: MAX_FLOW_PAGE });
+    const page = await this.ctx.run(getDependenciesScript, { tag: '', id, offset, limit });
+    return { state: page.state, total: page.total, children: page.children.map((c) => ({ id: c.id, queue: this.nameOf(c.tag, this.ctx.name), state: c.state })) };
+  }
+
+  /**
+   * The flow below `id`, across queues: one get-dependencies.lua call per parent read, level
+   * by level (a parent in another queue of the slot is read through this queue's connection).
+   */
+  async getFlow(id: string, opts: GetFlowOptions): Promise<FlowNode | null> {
+    assertJobId(id, 'id');
+    assertOptions('getFlow options', opts, ['depth', 'maxChildren']);
+    const depth = opts.depth ?? DEFAULT_FLOW_DEPTH;
+    const maxChildren = opts.maxChildren ?? DEFAULT_FLOW_CHILDREN;
+    assertInt('depth', depth);
+    assertInt('maxChildren', maxChildren, { min: 1, max: MAX_FLOW_PAGE });
+    const read = (tag: string, parentId: string): Promise<DependencyPage> => this.ctx.run(getDependenciesScript, { tag, id: parentId, offset: 0, limit: maxChildren }, 'getFlow');
+    const first = await read('', id);
+    if (first.state === null) return null;
+    const root: FlowNode = { id, queue: this.ctx.name, state: first.state, total: first.total, children: [] };
+    let level = [{ node: root, tag: this.ctx.keys.tag, page: first }];
+    for (let d = 0; d < depth && level.length > 0; d++) {
+      const next: typeof level = [];
+      for (const { node, tag, page } of level) {
+        for (const c of page.children) {
+          const childTag = c.tag || tag;
+          const child: FlowNode = { id: c.id, queue: this.nameOf(childTag, node.queue), state: c.state, total: c.total, children: [] };
+          node.children.push(child);
+          if (c.total > 0 && d + 1 < depth) next.push({ node: child, tag: childTag, page: await read(childTag === this.ctx.keys.tag ? '' : childTag, c.id) });
+        }
+      }
+      level = next;
+    }
+    return root;
+  }
+
+  /** The name of the queue of `tag` ('' the queue `parent`). */
+  private nameOf(tag: string, parent: string): string {
+    return tag === '' ? parent : queueNameOf(this.ctx.prefix, tag);
   }
 }

@@ -1,5 +1,6 @@
 import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
 import type { FlowItem } from './plan.js';
+import type { JobState } from '../management/read-types.js';
 
 /** add-flow.lua's answer. */
 export type AddFlowReply =
@@ -54,4 +55,28 @@ export const childrenResultsScript = queueScript({
   },
 });
 
-export const FLOW_SCRIPTS = [addFlowScript, childrenResultsScript] as const;
+/** get-dependencies.lua's answer, queue tags as they are ('' the parent's queue). */
+export interface DependencyPage {
+  state: JobState | null;
+  total: number;
+  children: Array<{ id: string; tag: string; state: JobState | null; total: number }>;
+}
+
+/** One page of a flow parent's children with their states (get-dependencies.lua). */
+export const getDependenciesScript = queueScript({
+  name: 'getDependencies',
+  file: 'flows/get-dependencies.lua',
+  ops: ['getDependencies', 'getFlow'],
+  readOnly: true,
+  encode: (a: { tag: string; id: string; offset: number; limit: number }) => [a.tag, a.id, a.offset, a.limit],
+  decode: (reply): DependencyPage => {
+    const r = reply as Array<string | number>;
+    const children: DependencyPage['children'] = [];
+    for (let i = 2; i < r.length; i += 4) {
+      children.push({ id: String(r[i]), tag: String(r[i + 1]), state: (String(r[i + 2]) || null) as JobState | null, total: Number(r[i + 3]) });
+    }
+    return { state: (String(r[0]) || null) as JobState | null, total: Number(r[1]), children };
+  },
+});
+
+export const FLOW_SCRIPTS = [addFlowScript, childrenResultsScript, getDependenciesScript] as const;

@@ -1,4 +1,5 @@
 import type { JobOptions } from '../adds/types.js';
+import type { JobState } from '../management/read-types.js';
 
 /** Flows of parent and child jobs (docs/flows.md). */
 
@@ -67,4 +68,45 @@ export interface FlowChildren {
    * died and that the parent went on without by its policy 'ignore' or 'continue'.
    */
   failed: Record<string, string>;
+}
+
+/** A flow parent's child as `getDependencies()` and `getFlow()` answer it. */
+export interface FlowDependency {
+  id: string;
+  /** The queue it lives in. */
+  queue: string;
+  /** null: gone (removed, or past its retention). */
+  state: JobState | null;
+}
+
+/** One page of a parent's children (`queue.getDependencies()`), in the order the flow gave them. */
+export interface FlowDependencies {
+  /** The parent's state, null when there is no such job. */
+  state: JobState | null;
+  /** How many children it has in all (none: 0, also for a job that is no parent). */
+  total: number;
+  children: FlowDependency[];
+}
+
+/** Options of `queue.getDependencies()`. */
+export interface DependencyPageOptions {
+  /** The first child to answer, 0-based. Default 0. */
+  offset?: number;
+  /** How many children at most. Default 100. */
+  limit?: number;
+}
+
+/** A job of a flow and its children, as `queue.getFlow()` answers it. */
+export interface FlowNode extends FlowDependency {
+  /** How many children it has in all: `children` may hold fewer (`maxChildren`, `depth`). */
+  total: number;
+  children: FlowNode[];
+}
+
+/** Options of `queue.getFlow()`. */
+export interface GetFlowOptions {
+  /** Levels of children to read below the job (0: the job alone). Default 10. */
+  depth?: number;
+  /** Children to read of each parent, the first ones of the flow. Default 100. */
+  maxChildren?: number;
 }

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
+import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowNode, FlowResult, GetFlowOptions } from '../flows/types.js';
 import type { AddResult, BulkJob, JobOptions } from '../adds/types.js';
 import type { QueueEvent } from '../events/types.js';
 import type { Lease, LeaseOptions, LeaseRef } from '../leases/types.js';
@@ -70,6 +70,23 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
   /** The results of a parent's completed children: child id → result (`null` for none). */
   childrenResults(id: string): Promise<Record<string, unknown>> {
     return this.parts.flows.childrenResults(id);
+  }
+
+  /**
+   * A page of a flow parent's children, in the order the flow gave them, each with its queue
+   * and state (null: gone); `total` counts them all. A job that is no parent has none.
+   */
+  getDependencies(id: string, opts: DependencyPageOptions = {}): Promise<FlowDependencies> {
+    return this.parts.flows.getDependencies(id, opts);
+  }
+
+  /**
+   * The flow below job `id` of this queue, across queues: each job with its queue, state and
+   * number of children, `depth` levels deep (default 10), the first `maxChildren` children of
+   * each parent (default 100). Null when there is no such job.
+   */
+  getFlow(id: string, opts: GetFlowOptions = {}): Promise<FlowNode | null> {
+    return this.parts.flows.getFlow(id, opts);
   }
 
   // ---- leasing (leasing.ts) and settling (settling.ts) ---------------------------

@@ -47,6 +47,12 @@ export function queueTag(prefix: string, name: string): string {
   return own ? `{${prefix}:${own[1]}}{${name}}` : `{${prefix}:${name}}`;
 }
 
+/** The name of the queue of prefix `prefix` whose tag is `tag` (queueTag's inverse). */
+export function queueNameOf(prefix: string, tag: string): string {
+  const end = tag.indexOf('}'); // a prefix has no braces: the end of the slot part
+  return end === tag.length - 1 ? tag.slice(prefix.length + 2, -1) : tag.slice(end + 2, -1);
+}
+
 export function queueKeys(prefix: string, name: string): QueueKeys {
   const tag = queueTag(prefix, name);
   const byName = Object.fromEntries(QUEUE_KEYS.map((k) => [k, `${tag}:${k}`])) as Record<QueueKeyName, string>;
@@ -118,6 +124,8 @@ export interface DerivedKeys {
   kres(id: string): string;
   /** hash: a parent's child id -> error, for the children it went on without ('ignore', 'continue') */
   kfail(id: string): string;
+  /** list: all of a parent's children (as deps members), in the flow's order, for getFlow() */
+  kids(id: string): string;
   /** string: leases in the queue's rate-limit window (expires when it ends) */
   limiter: string;
   /** zset: group waiting for its rate-limit window to end -> when it ends (ms) */
@@ -155,6 +163,7 @@ function derivedKeys(tag: string): DerivedKeys {
     deps: (id) => `${tag}:deps:${id}`,
     kres: (id) => `${tag}:kres:${id}`,
     kfail: (id) => `${tag}:kfail:${id}`,
+    kids: (id) => `${tag}:kids:${id}`,
     limiter: `${tag}:limiter`,
     glimited: `${tag}:glimited`,
     glim: (group) => `${tag}:glim:${group}`,

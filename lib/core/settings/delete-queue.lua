@@ -45,6 +45,7 @@ for _, id in ipairs(redis.call('HKEYS', K_FLOWS)) do
   flowKeys[#flowKeys + 1] = depsKey(id)
   flowKeys[#flowKeys + 1] = kresKey(id)
   flowKeys[#flowKeys + 1] = kfailKey(id)
+  flowKeys[#flowKeys + 1] = kidsKey(id)
 end
 unlink(flowKeys)
 local tieKeys = { K_TIES } -- the tie lists of shared due times (adds/delayed.lua)
