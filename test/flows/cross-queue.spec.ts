@@ -110,6 +110,19 @@ test("removing or draining a child in its queue fails its parent in another; rem
   expect(await b.ack(await leaseOne(b, 'k3'), 'K')).toBe(true);
   expect(await a.getJob('p3')).toBeNull();
   expect(await a.counts()).toMatchObject({ pending: 0, waitingChildren: 0, dead: 2 });
+  // the children's links to their parents went as they stopped holding them
+  expect(await res.client().exists(b.keys.derived.flows)).toBe(0);
+
+  // draining the parent's queue takes the parent; its child in the other queue holds no one
+  await a.addFlow({ data: 'p4', opts: { jobId: 'p4' }, children: [{ data: 'k', queue: b.name, opts: { jobId: 'k4' } }] });
+  expect(await a.drain()).toBe(1);
+  expect(await b.ack(await leaseOne(b, 'k4'), 'K')).toBe(true);
+  expect(await a.getJob('p4')).toBeNull();
+
+  // deleting the child's queue: the parent learns its child was removed
+  await a.addFlow({ data: 'p5', opts: { jobId: 'p5' }, children: [{ data: 'k', queue: b.name, opts: { jobId: 'k5' } }, { data: 'own', opts: { jobId: 'own5' } }] });
+  await b.deleteQueue();
+  expect(await a.getJob('p5')).toMatchObject({ state: 'dead', lastError: 'child k5 was removed' });
 });
 
 test('a flow across queues is added whole or not at all, its errors naming the queue at fault', async () => {

@@ -80,7 +80,7 @@ for i = 1, n do
     local member = field(i, 0)
     if qOf[i] ~= qOf[p] then
       member = member .. '\n' .. tags[qOf[i]] -- a child in another queue (flows/flows.lua)
-      foreign[qOf[i]] = true
+      foreign[i] = true
     end
     table.insert(kids[p], member)
   end
@@ -105,10 +105,10 @@ for q = 1, queues do
         else
           for f = 0, 5 do leaves[#leaves + 1] = field(i, f) end
         end
+        -- its removal, or its queue's deletion, must reach its parent (flows/flows.lua)
+        if foreign[i] then redis.call('HSET', K_FLOWS, '\n' .. id, '1') end
       end
     end
-    -- K_FLOWS exists where a child's removal must reach a parent (flowJobsGone): '' is no job's id
-    if foreign[q] then redis.call('HSET', K_FLOWS, '', '1') end
     addJobs(leaves, 1, 6, #leaves / 6, clock, false)
     if metas[q][3] then countProduced(count[q], bytes) end
     flushWake()

@@ -3,7 +3,8 @@
   while depsKey(parent) holds its unfinished children; each child that completes leaves it
   and writes its result to kresKey(parent); the last one makes the parent pending. K_FLOWS
   names every parent that has such keys, so they are found without SCAN and go with it; its
-  field '' marks a queue holding children of parents in other queues (add-flow.lua).
+  fields '\n<id>' name the children of this queue that still hold a parent in another queue
+  (add-flow.lua), so that deleting their queue fails or releases their parents.
   Record meta w marks a flow's jobs (1 child, 2 parent; a child's failure policy: 4 'ignore',
   8 'continue', 16 'remove', none 'fail'); kfailKey(parent) keeps the errors of the children
   it went on without ('ignore', 'continue'); pa is a child's parent id, pq its parent's queue tag when that is another queue
@@ -61,9 +62,12 @@ local function leaveQueue()
   homeQueue = nil
 end
 
--- The member of its parent's depsKey that child `id` of the bound queue is.
+-- The member of its parent's depsKey that child `id` of the bound queue is, as it stops
+-- holding its parent: a child of a parent in another queue leaves K_FLOWS too (add-flow.lua).
 local function depsMember(id, meta)
-  return meta.pq and id .. '\n' .. K_TAG or id
+  if not meta.pq then return id end
+  redis.call('HDEL', K_FLOWS, '\n' .. id)
+  return id .. '\n' .. K_TAG
 end
 
 -- The parent `pa` has no unfinished child left: it becomes pending (its priority, its group).

@@ -114,7 +114,7 @@ export interface DerivedKeys {
   tie(due: number): string;
   /** list: one job's log lines, oldest first */
   log(id: string): string;
-  /** hash: flow parent id -> 1, the parents whose flow keys exist; '' -> 1 where children of other queues' parents are (docs/flows.md) */
+  /** hash: flow parent id -> 1, the parents whose flow keys exist; '\n<child id>' -> 1, the children holding a parent in another queue (docs/flows.md) */
   flows: string;
   /** zset: parent id waiting for its children -> time it began waiting */
   flowWait: string;
