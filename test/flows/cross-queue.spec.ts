@@ -5,7 +5,7 @@
  * across the queues. Queue names with a `{tag}` take the tag's Cluster slot.
  */
 import calculateSlot from 'cluster-key-slot';
-import { FlowJobExistsError, QueueClosedError, Worker, type Job, type Lease, type Queue } from '../../lib/index.js';
+import { FlowJobExistsError, listQueues, QueueClosedError, QueueDeletedError, Worker, type Job, type Lease, type Queue } from '../../lib/index.js';
 import { useRedis, waitUntil } from '../support/engine-harness.js';
 import { keyContent } from '../support/key-read.js';
 
@@ -53,6 +53,8 @@ test('a parent in one queue runs on its own workers once its children in two oth
     ],
   });
   expect(flow.children.map((c) => c.id)).toEqual(['mail', 'text']);
+  // listed, as a queue's own first add would list it
+  expect((await listQueues(res.server.url, { prefix: orders.prefix })).map((q) => q.name).sort()).toEqual([orders.name, email.name, sms.name].sort());
   expect(await orders.getJob('ship')).toMatchObject({ state: 'waiting-children', children: { unfinished: 2 } });
   expect(await email.getJob('mail')).toMatchObject({ state: 'pending' });
   // a child without a queue is in its parent's
@@ -134,6 +136,15 @@ test('a flow across queues is added whole or not at all, its errors naming the q
   expect(err).toBeInstanceOf(FlowJobExistsError);
   expect(err).toMatchObject({ queue: b.name, jobId: 'taken' });
   expect(await snapshot([a, b])).toEqual(before);
+});
+
+test('a deleted queue anywhere in the flow refuses it, and is not listed again', async () => {
+  const [a, b] = queues('{d}-a', '{d}-b');
+  await b.add('x');
+  await b.deleteQueue();
+  const err = await a.addFlow({ data: 'p', children: [{ data: 'c', queue: b.name }] }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(QueueDeletedError);
+  expect((await listQueues(res.server.url, { prefix: a.prefix })).map((q) => q.name)).not.toContain(b.name);
 });
 
 test('a closed queue anywhere in the flow refuses it', async () => {

@@ -63,6 +63,7 @@ export class Flows {
   /** One add-flow.lua call for the planned `items`; `result` answered with its `created`. */
   private async send(items: FlowItem[], queues: FlowPlan['queues'], result: FlowResult): Promise<FlowResult> {
     const otherKeys = queues.slice(1).flatMap((q) => queueKeys(this.ctx.prefix, q.name).all);
+    await Promise.all(queues.slice(1).map((q) => this.ctx.registerOther(q.name)));
     const r = await this.ctx.run(addFlowScript, { events: this.ctx.eventsFlag, jobs: items, otherKeys });
     if (r.kind === 'ok') return this.ctx.replicated('addFlow', markCreated(result, r.created));
     const name = queues[r.queue - 1]!.name;
@@ -72,6 +73,7 @@ export class Flows {
       case 'closed':
         throw new QueueClosedError(name);
       case 'deleted':
+        if (r.queue > 1) await this.ctx.withdrawOther(name); // listed for this call: not after all
         throw new QueueDeletedError(name);
       case 'full':
         throw new QueueFullError(name, r.bound, `queue '${name}' has room for ${r.free} job(s), not for those of the flow (bound ${r.bound})`);
