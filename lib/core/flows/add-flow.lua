@@ -24,7 +24,8 @@
                        written (a generated root id found existing is this very request
                        replayed after a lost reply: answered as created)
     { 'exists', id, queue }  another job's custom id exists, or is within its idempotency window
-    { 'closed', queue } | { 'deleted', queue }
+    { 'closed' } | { 'deleted' }: the queue addFlow() is called on; { 'closed', queue } |
+    { 'deleted', queue }: another queue of the flow
     { 'full', free slots, bound, queue }: a bounded queue without room for its jobs of the flow
 
   Events:
@@ -50,8 +51,9 @@ for q = 1, queues do
   bind(q)
   tags[q] = K_TAG
   local m = redis.call('HMGET', K_META, 'closed', 'bound', 'stats', 'del')
-  if m[4] then return { 'deleted', q } end
-  if m[1] then return { 'closed', q } end
+  -- the call's own queue answers as every call does (a deleted one: lib/core/registry/registry.ts)
+  if m[4] then return q == 1 and { 'deleted' } or { 'deleted', q } end
+  if m[1] then return q == 1 and { 'closed' } or { 'closed', q } end
   metas[q] = m
 end
 for i = 1, n do

@@ -33,7 +33,7 @@ export const addFlowScript = queueScript({
         return { kind: 'exists', id: String(r[1]), queue: Number(r[2]) };
       case 'closed':
       case 'deleted':
-        return { kind: r[0], queue: Number(r[1]) };
+        return { kind: r[0], queue: r.length > 1 ? Number(r[1]) : 1 };
       default:
         return { kind: 'full', free: Number(r[1]), bound: Number(r[2]), queue: Number(r[3]) };
     }
