@@ -73,6 +73,22 @@ test('queues whose names share a {tag} share a slot, and a flow across them runs
   const [ship] = await orders!.lease();
   expect(ship!.job.id).toBe('ship');
   expect(await orders!.childrenResults('ship')).toEqual({ mail: 'M', text: 'T' });
+  expect(await orders!.getFlow('ship')).toMatchObject({ state: 'working', children: [{ queue: email!.name, state: 'completed' }, { queue: sms!.name, state: 'completed' }] });
+
+  // a child's death reaches its parent in the other queue, up the tree; 'continue' runs it at once
+  await orders!.addFlow({
+    data: 'r',
+    opts: { jobId: 'r' },
+    children: [{ data: 'm', queue: email!.name, opts: { jobId: 'm' }, children: [{ data: 'l', queue: sms!.name, opts: { jobId: 'l', attempts: 1 } }] }],
+  });
+  await orders!.addFlow({ data: 'c', opts: { jobId: 'c' }, children: [{ data: 'x', queue: sms!.name, onFailure: 'continue', opts: { jobId: 'x', attempts: 1 } }, { data: 'y', queue: email!.name, opts: { jobId: 'y', delayMs: 60_000 } }] });
+  for (const id of ['l', 'x']) {
+    const [l] = await sms!.lease();
+    expect(l!.job.id).toBe(id);
+    expect(await sms!.nack(l!, { error: 'boom' })).toBe(true);
+  }
+  expect(await orders!.getJob('r')).toMatchObject({ state: 'dead', lastError: 'child m failed: child l failed: boom' });
+  expect(await orders!.getJob('c')).toMatchObject({ state: 'pending', children: { failed: { x: 'boom' } } });
 
   const plain = new Queue<string, string>('shop-plain', { connection: client });
   const before = await Promise.all([orders!.counts(), plain.counts()]);
