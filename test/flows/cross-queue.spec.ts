@@ -5,8 +5,8 @@
  * across the queues. Queue names with a `{tag}` take the tag's Cluster slot.
  */
 import calculateSlot from 'cluster-key-slot';
-import { FlowJobExistsError, listQueues, QueueClosedError, QueueDeletedError, Worker, type Job, type Lease, type Queue } from '../../lib/index.js';
-import { useRedis, waitUntil } from '../support/engine-harness.js';
+import { FlowJobExistsError, listQueues, QueueClosedError, QueueDeletedError, Worker, type Job, type Lease, type Queue, type QueueEvent } from '../../lib/index.js';
+import { eventsReady, useRedis, waitUntil } from '../support/engine-harness.js';
 import { keyContent } from '../support/key-read.js';
 
 const res = useRedis();
@@ -172,4 +172,23 @@ test('where an ACL refuses FUNCTION, a flow across queues runs as scripts too (t
   expect(await a.getJob('p')).toMatchObject({ state: 'pending', children: { results: { c: 'C' } } });
   expect(await calls('fcall')).toBe(fcalls);
   expect(await scripts()).toBeGreaterThan(before);
+});
+
+test("each queue publishes its own jobs' events: a parent's on its queue's stream, whichever queue's call moved it", async () => {
+  const [a, b] = queues('{e}-a', '{e}-b');
+  const got: Record<string, QueueEvent[]> = { a: [], b: [] };
+  const subs = [a.events().subscribe((e) => got.a!.push(e)), b.events().subscribe((e) => got.b!.push(e))];
+  try {
+    await eventsReady(res.client(), a);
+    await eventsReady(res.client(), b);
+    await a.addFlow({ data: 'p', opts: { jobId: 'p' }, children: [{ data: 'c', queue: b.name, opts: { jobId: 'c' } }, { data: 'd', queue: b.name, opts: { jobId: 'd', attempts: 1 } }] }, { onChildFailure: 'ignore' });
+    expect(await b.ack(await leaseOne(b, 'c'), 'C')).toBe(true);
+    expect(await b.nack(await leaseOne(b, 'd'), { error: 'boom' })).toBe(true);
+    await waitUntil(() => got.a!.some((e) => e.type === 'promoted'), "the parent's promoted event");
+    await waitUntil(() => got.b!.some((e) => e.type === 'dead'), "the child's dead event");
+    expect(got.a!.map((e) => [e.type, e.id])).toEqual([['added', 'p'], ['waiting-children', 'p'], ['promoted', 'p']]);
+    expect(got.b!.every((e) => e.queue === b.name && e.id !== 'p')).toBe(true);
+  } finally {
+    for (const s of subs) s.unsubscribe();
+  }
 });
