@@ -4,7 +4,8 @@
  * by the queue's own validators, so a test fails on what a real add would refuse.
  */
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
-import { CrossQueueFlowError, FlowJobExistsError } from '../core/flows/errors.js';
+import { FlowJobExistsError } from '../core/flows/errors.js';
+import { ValidationError } from '../core/errors.js';
 import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flows/types.js';
 import { markCreated, planFlow } from '../core/flows/plan.js';
 import { IdGenerator } from '../core/adds/ids.js';
@@ -98,8 +99,9 @@ export class FakeQueue<Data = unknown, Result = unknown> implements QueueProduce
   async addFlow(flow: FlowJob<Data>, opts: AddFlowOptions = {}): Promise<FlowResult> {
     const ctx = { queue: this.name, tagOf: (name: string) => name, defaults: this.#defaults, maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES, ids: this.#ids, now: Date.now() };
     const { items, queues, result } = planFlow(flow, opts, ctx);
-    // a fake holds its own queue's jobs only
-    if (queues.length > 1) throw new CrossQueueFlowError(this.name, queues[1]!.name, queues[1]!.field);
+    if (queues.length > 1) {
+      throw new ValidationError(queues[1]!.field, `names queue '${queues[1]!.name}': a fake queue records the jobs of its own queue only, not flows across queues`);
+    }
     if (this.#known.has(result.id)) return markCreated(result, false);
     const taken = items.slice(1).find((item) => item.custom === 1 && this.#known.has(item.id));
     if (taken) throw new FlowJobExistsError(this.name, taken.id);
