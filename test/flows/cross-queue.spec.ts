@@ -5,7 +5,7 @@
  * across the queues. Queue names with a `{tag}` take the tag's Cluster slot.
  */
 import calculateSlot from 'cluster-key-slot';
-import { FlowJobExistsError, listQueues, QueueClosedError, QueueDeletedError, Worker, type Job, type Lease, type Queue, type QueueEvent } from '../../lib/index.js';
+import { FlowJobExistsError, listQueues, QueueClosedError, QueueDeletedError, QueueFullError, Worker, type Job, type Lease, type Queue, type QueueEvent } from '../../lib/index.js';
 import { eventsReady, useRedis, waitUntil } from '../support/engine-harness.js';
 import { keyContent } from '../support/key-read.js';
 
@@ -136,6 +136,15 @@ test('a flow across queues is added whole or not at all, its errors naming the q
   expect(err).toBeInstanceOf(FlowJobExistsError);
   expect(err).toMatchObject({ queue: b.name, jobId: 'taken' });
   expect(await snapshot([a, b])).toEqual(before);
+
+  // a bounded queue counts the flow's jobs it would hold, not the others'
+  const bounded = res.queue<string, string>('{w}-bounded', { prefix: a.prefix, bound: 2 });
+  await bounded.add('x'); // its first add stores its bound
+  const full = await a.addFlow({ data: 'p', children: [{ data: 'c', queue: bounded.name }, { data: 'd', queue: bounded.name }] }).catch((e: unknown) => e);
+  expect(full).toBeInstanceOf(QueueFullError);
+  expect(String(full)).toContain(`queue '${bounded.name}' has room for 1 job(s)`);
+  expect(await a.counts()).toMatchObject({ pending: 0, waitingChildren: 0 });
+  expect((await a.addFlow({ data: 'p', children: [{ data: 'own' }, { data: 'c', queue: bounded.name }] })).created).toBe(true);
 });
 
 test('a deleted queue anywhere in the flow refuses it, and is not listed again', async () => {
