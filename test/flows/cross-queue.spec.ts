@@ -4,7 +4,9 @@
  * parent in its queue atomically, and wakes the parent's workers; adding is all or nothing
  * across the queues. Queue names with a `{tag}` take the tag's Cluster slot.
  */
+import { readFileSync } from 'node:fs';
 import calculateSlot from 'cluster-key-slot';
+import { QUEUE_KEYS } from '../../lib/core/redis/keys.js';
 import { FlowJobExistsError, listQueues, QueueClosedError, QueueDeletedError, QueueFullError, Worker, type Job, type Lease, type Queue, type QueueEvent } from '../../lib/index.js';
 import { eventsReady, useRedis, waitUntil } from '../support/engine-harness.js';
 import { keyContent } from '../support/key-read.js';
@@ -31,6 +33,12 @@ async function snapshot(qs: Array<Queue<string, string>>): Promise<Record<string
   }
   return out;
 }
+
+test("redis/keys.lua builds another queue's keys from its tag in QUEUE_KEYS order", () => {
+  const lua = readFileSync('lib/core/redis/keys.lua', 'utf8');
+  const names = /local QUEUE_KEY_NAMES = \{([^}]*)\}/.exec(lua)![1]!.split(',').map((n) => n.trim().replace(/'/g, ''));
+  expect(names).toEqual([...QUEUE_KEYS]);
+});
 
 test('a name with a {tag} takes the slot of <prefix>:<tag>; a name without braces keeps its keys', () => {
   const [plain, email, sms] = queues('orders', '{orders}-email', 'x{orders}y');
