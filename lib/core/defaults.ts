@@ -62,6 +62,11 @@ export const DEFAULT_PAGE_SIZE = 100;
 export const DEFAULT_CLEAN_LIMIT = 1000;
 /** Most jobs in one flow: one script call carries them all. */
 export const MAX_FLOW_JOBS = 10_000;
+/** getFlow(): levels of children read below the job, and children read of each parent, when none is asked for. */
+export const DEFAULT_FLOW_DEPTH = 10;
+export const DEFAULT_FLOW_CHILDREN = 100;
+/** getFlow() maxChildren and getDependencies() limit at most: one script call reads that many. */
+export const MAX_FLOW_PAGE = 10_000;
 /** Shortest `everyMs` of a scheduler. */
 export const MIN_EVERY_MS = 100;
 /** Longest scheduler id: room is left in a job id (MAX_JOB_ID_LENGTH) for 'repeat:' and ':<slot>'. */

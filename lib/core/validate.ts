@@ -20,7 +20,9 @@ export function assertQueueName(name: unknown, field = 'queue name'): asserts na
     throw new ValidationError(field, `must be at most ${MAX_QUEUE_NAME_LENGTH} characters, got ${name.length}`);
   }
   assertText(field, name);
-  if (/[{}]/.test(name)) throw new ValidationError(field, "must not contain '{' or '}' (they would change the Redis Cluster hash slot)");
+  if (!/^[^{}]*(\{[^{}]+\}[^{}]*)?$/.test(name)) {
+    throw new ValidationError(field, "may hold '{' and '}' only as one non-empty tag, like '{orders}-email': the tag picks the Redis Cluster slot (redis/keys.ts queueTag)");
+  }
 }
 
 /**
@@ -30,6 +32,7 @@ export function assertQueueName(name: unknown, field = 'queue name'): asserts na
 export function assertPrefix(prefix: unknown): asserts prefix is string {
   assertQueueName(prefix, 'prefix');
   if (prefix.includes(':')) throw new ValidationError('prefix', "must not contain ':'");
+  if (/[{}]/.test(prefix)) throw new ValidationError('prefix', "must not contain '{' or '}' (they would change the Redis Cluster hash slot)");
   if (/[*?[\]\\]/.test(prefix)) {
     throw new ValidationError('prefix', "must not contain '*', '?', '[', ']' or '\\' (in an ACL key pattern they would match other prefixes' keys)");
   }

@@ -5,6 +5,7 @@
  */
 import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
 import { FlowJobExistsError } from '../core/flows/errors.js';
+import { ValidationError } from '../core/errors.js';
 import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flows/types.js';
 import { markCreated, planFlow } from '../core/flows/plan.js';
 import { IdGenerator } from '../core/adds/ids.js';
@@ -99,8 +100,11 @@ export class FakeQueue<Data = unknown, Result = unknown> implements QueueProduce
   }
 
   async addFlow(flow: FlowJob<Data>, opts: AddFlowOptions = {}): Promise<FlowResult> {
-    const ctx = { queue: this.name, defaults: this.#defaults, maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES, ids: this.#ids, now: Date.now() };
-    const { items, result } = planFlow(flow, opts, ctx);
+    const ctx = { queue: this.name, tagOf: (name: string) => name, defaults: this.#defaults, maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES, ids: this.#ids, now: Date.now() };
+    const { items, queues, result } = planFlow(flow, opts, ctx);
+    if (queues.length > 1) {
+      throw new ValidationError(queues[1]!.field, `names queue '${queues[1]!.name}': a fake queue records the jobs of its own queue only, not flows across queues`);
+    }
     if (this.#known.has(result.id)) return markCreated(result, false);
     const taken = items.slice(1).find((item) => item.custom === 1 && this.#known.has(item.id));
     if (taken) throw new FlowJobExistsError(this.name, taken.id);

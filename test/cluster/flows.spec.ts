@@ -1,7 +1,8 @@
 /**
- * Flows on a Redis Cluster: a flow lives in one queue, so adding it, completing its children,
- * failing and removing its parent touch one slot, for queues on every master; a child naming
- * another queue (another slot) is refused before anything is written.
+ * Flows on a Redis Cluster: adding a flow, completing its children, failing and removing its
+ * parent touch one slot, for queues on every master; a child naming a queue of another slot is
+ * refused before anything is written; queues whose names share a `{tag}` share a slot and take
+ * flows across them.
  */
 import { CrossQueueFlowError, Queue } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
@@ -44,6 +45,58 @@ test('flows complete, fail and are removed on queues on every master; another qu
     const before = await q.counts();
     await expect(q.addFlow({ data: 'p', children: [{ data: 'c', queue: other }] })).rejects.toBeInstanceOf(CrossQueueFlowError);
     expect(await q.counts()).toEqual(before);
+    await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);
+
+test('queues whose names share a {tag} share a slot, and a flow across them runs; one without the tag is refused', async () => {
+  const client = cluster.client();
+  const [orders, email, sms] = ['{shop}-orders', '{shop}-email', '{shop}-sms'].map((n) => new Queue<string, string>(n, { connection: client }));
+  const slots = await Promise.all([orders, email, sms].map(async (q) => Number(await client.call('CLUSTER', 'KEYSLOT', q!.keys.byName.jobs))));
+  expect(new Set(slots).size).toBe(1);
+  expect(slots[0]).toBe(Number(await client.call('CLUSTER', 'KEYSLOT', 'relq:shop')));
+
+  await orders!.addFlow({
+    data: 'ship',
+    opts: { jobId: 'ship' },
+    children: [
+      { data: 'mail', queue: email!.name, opts: { jobId: 'mail' } },
+      { data: 'text', queue: sms!.name, opts: { jobId: 'text', attempts: 1 } },
+    ],
+  });
+  const [mail] = await email!.lease();
+  expect(await email!.ack(mail!, 'M')).toBe(true);
+  expect(await orders!.getJob('ship')).toMatchObject({ state: 'waiting-children', children: { unfinished: 1, results: { mail: 'M' } } });
+  const [text] = await sms!.lease();
+  expect(await sms!.ack(text!, 'T')).toBe(true);
+  const [ship] = await orders!.lease();
+  expect(ship!.job.id).toBe('ship');
+  expect(await orders!.childrenResults('ship')).toEqual({ mail: 'M', text: 'T' });
+  expect(await orders!.getFlow('ship')).toMatchObject({ state: 'working', children: [{ queue: email!.name, state: 'completed' }, { queue: sms!.name, state: 'completed' }] });
+
+  // a child's death reaches its parent in the other queue, up the tree; 'continue' runs it at once
+  await orders!.addFlow({
+    data: 'r',
+    opts: { jobId: 'r' },
+    children: [{ data: 'm', queue: email!.name, opts: { jobId: 'm' }, children: [{ data: 'l', queue: sms!.name, opts: { jobId: 'l', attempts: 1 } }] }],
+  });
+  await orders!.addFlow({ data: 'c', opts: { jobId: 'c' }, children: [{ data: 'x', queue: sms!.name, onFailure: 'continue', opts: { jobId: 'x', attempts: 1 } }, { data: 'y', queue: email!.name, opts: { jobId: 'y', delayMs: 60_000 } }] });
+  for (const id of ['l', 'x']) {
+    const [l] = await sms!.lease();
+    expect(l!.job.id).toBe(id);
+    expect(await sms!.nack(l!, { error: 'boom' })).toBe(true);
+  }
+  expect(await orders!.getJob('r')).toMatchObject({ state: 'dead', lastError: 'child m failed: child l failed: boom' });
+  expect(await orders!.getJob('c')).toMatchObject({ state: 'pending', children: { failed: { x: 'boom' } } });
+
+  const plain = new Queue<string, string>('shop-plain', { connection: client });
+  const before = await Promise.all([orders!.counts(), plain.counts()]);
+  const err = await orders!.addFlow({ data: 'p', children: [{ data: 'c', queue: plain.name }] }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(CrossQueueFlowError);
+  expect(err).toMatchObject({ field: 'flow.children[0].queue', otherQueue: 'shop-plain' });
+  expect(await Promise.all([orders!.counts(), plain.counts()])).toEqual(before);
+  for (const q of [orders!, email!, sms!, plain]) {
     await q.deleteQueue();
     await q.close();
   }

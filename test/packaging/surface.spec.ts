@@ -21,9 +21,10 @@ const PROMISED: Record<string, string[]> = {
     'ActivityEvent', 'AddFlowOptions', 'AddResult', 'AuthenticationError', 'Backoff', 'BackoffStrategies', 'BackoffStrategy', 'BatchHandler', 'BatchOutcome', 'BatchWorker',
     'BatchWorkerOptions', 'BulkJob', 'ChildFailurePolicy', 'CleanOptions', 'CleanState', 'ClosedError', 'ConnectionError', 'ConnectionInput',
     'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DeduplicationMode',
-    'DeduplicationOptions', 'DeduplicationOutcome', 'DurabilityOptions', 'EverySchedule',
-    'EvictionCheck', 'ExclusiveOptions', 'FlowChildren', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowResult', 'FunctionLibraryLoad',
-    'FunctionLibraryState', 'FunctionLibraryStatus', 'Handler', 'Job', 'JobDataOf', 'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
+    'DeduplicationOptions', 'DeduplicationOutcome', 'DependencyPageOptions', 'DurabilityOptions', 'EverySchedule', 'EvictionCheck',
+    'ExclusiveOptions', 'FlowChildren', 'FlowDependencies', 'FlowDependency', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowNode',
+    'FlowResult', 'FunctionLibraryLoad', 'FunctionLibraryState', 'FunctionLibraryStatus', 'GetFlowOptions', 'Handler', 'Job', 'JobDataOf',
+    'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
     'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
     'JobState', 'Lease', 'LeaseLostError', 'LeaseOptions', 'LeaseRef', 'LeasedJob', 'MissedPolicy', 'NamedBulkJob', 'NamedJob',
     'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PayloadTooLargeError', 'PermissionError', 'Queue',
@@ -66,10 +67,11 @@ const PROMISED: Record<string, string[]> = {
 /** Queue's public members. */
 const QUEUE_MEMBERS = [
   'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'close', 'closeQueue', 'counts',
-  'defaults', 'deleteQueue', 'drain', 'events', 'getDeduplicationJobId', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed',
-  'lease', 'listDead', 'log', 'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState',
-  'rateLimit', 'reject', 'remove', 'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'snooze',
-  'stats', 'sweep', 'touch', 'tryAdd', 'tryAddBulk', 'updateData', 'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',
+  'defaults', 'deleteQueue', 'drain', 'events', 'getDeduplicationJobId', 'getDependencies', 'getFlow', 'getJob', 'getJobs', 'getSchedulers',
+  'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log', 'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause',
+  'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove', 'removeDeduplicationKey', 'removeScheduler', 'reopenQueue',
+  'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'snooze', 'stats', 'sweep', 'touch', 'tryAdd', 'tryAddBulk', 'updateData',
+  'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',
 ];
 
 /** The modules of dist/lib/testing/: the kit, and the private server startTestRedis() starts. */

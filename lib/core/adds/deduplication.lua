@@ -17,7 +17,7 @@
 -- locals: the shared code is one function (the library's main chunk), Lua allows a function
 -- 200 locals, and the shared code holds nearly that many.
 local dedupIds = {
-  ENDS = 8, -- meta w bit (beside the flow bits, flows/flows.lua): the job's end releases its deduplication id
+  ENDS = 32, -- meta w bit (beside the flow bits, flows/flows.lua): the job's end releases its deduplication id
   OUTCOMES = { i = 'ignored', r = 'replaced', d = 'deferred' },
 }
 

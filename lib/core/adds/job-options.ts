@@ -47,7 +47,7 @@ const DEDUPLICATION_KEYS = ['id', 'mode', 'ttlMs', 'keepLastIfActive'] as const;
 /** Each mode as a record's meta dm holds it (adds/deduplication.lua). */
 const DEDUPLICATION_MODES: Readonly<Record<DeduplicationMode, 'u' | 't' | 'd'>> = { untilEnded: 'u', throttle: 't', debounce: 'd' };
 /** Meta w bit: the job's end releases its deduplication id (dedupIds.ENDS in adds/deduplication.lua). */
-const DEDUP_ENDS = 8;
+const DEDUP_ENDS = 32;
 
 declare const CHECKED: unique symbol;
 /** Job defaults as given, checked (a number backoff made a fixed one): only checkPolicyOptions makes one. */

@@ -1,9 +1,10 @@
 import { RelqError } from '../errors.js';
 
 /**
- * A flow names a queue other than the one `addFlow()` was called on. A flow's jobs live in one
- * queue, so that adding, completing and removing them stay single atomic scripts on one
- * Cluster slot (docs/flows.md). Nothing was written.
+ * A flow names a queue whose keys are in another Redis Cluster slot than those of the queue
+ * `addFlow()` is called on: one script writes a whole flow, and a script touches one slot.
+ * Queues whose names share a `{tag}` (`'{orders}-email'`, `'{orders}-sms'`) share one
+ * (docs/flows.md). Nothing was written.
  */
 export class CrossQueueFlowError extends RelqError {
   constructor(
@@ -15,7 +16,7 @@ export class CrossQueueFlowError extends RelqError {
     readonly field: string,
   ) {
     super(
-      `${field}: '${otherQueue}' is not queue '${queue}': a flow's jobs all live in the queue addFlow() is called on (docs/flows.md)`,
+      `${field}: queue '${otherQueue}' is in another Redis Cluster slot than queue '${queue}': a flow's queues must share one: give their names one {tag}, like '{orders}-email' and '{orders}-sms' (docs/flows.md)`,
       'RELQ_CROSS_QUEUE_FLOW',
     );
   }

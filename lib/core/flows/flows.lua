@@ -2,9 +2,15 @@
   Parent/child flows (docs/flows.md). A parent waits in K_FLOWWAIT (state 'waiting-children')
   while depsKey(parent) holds its unfinished children; each child that completes leaves it
   and writes its result to kresKey(parent); the last one makes the parent pending. K_FLOWS
-  names every parent that has such keys, so they are found without SCAN and go with it.
-  Record meta w marks a flow's jobs (1 child, 2 parent, 4 a child whose death its parent
-  ignores); pa is a child's parent id. A leased flow job's token carries w (grantLeases,
+  names every parent that has such keys, so they are found without SCAN and go with it; its
+  fields '\n<id>' name the children of this queue that still hold a parent in another queue
+  (add-flow.lua), so that deleting their queue fails or releases their parents.
+  Record meta w marks a flow's jobs (1 child, 2 parent; a child's failure policy: 4 'ignore',
+  8 'continue', 16 'remove', none 'fail'); kfailKey(parent) keeps the errors of the children
+  it went on without ('ignore', 'continue'); pa is a child's parent id, pq its parent's queue tag when that is another queue
+  (of the same Cluster slot, lib/core/redis/keys.ts queueTag): such a child is the member
+  '<id>\n<its own tag>' of depsKey(parent) (ids have no control characters), and its steps
+  on the parent run bound to the parent's queue (enterQueue). A leased flow job's token carries w (grantLeases,
   leases/lease-jobs.lua), so that only a flow job's ack reaches this file: a plain ack
   costs nothing more. Needs redis/keys.lua, redis/calls.lua, redis/record.lua,
   events/events.lua, groups/groups.lua, backpressure/bound.lua, adds/pending.lua,
@@ -13,8 +19,56 @@
 
 local function depsKey(id) return K_TAG .. ':deps:' .. id end -- set   a parent's unfinished children
 local function kresKey(id) return K_TAG .. ':kres:' .. id end -- hash  a parent's child id -> result json
+local function kfailKey(id) return K_TAG .. ':kfail:' .. id end -- hash a parent's child id -> error, the children it went on without
+local function kidsKey(id) return K_TAG .. ':kids:' .. id end   -- list  all of a parent's children (deps members), in the flow's order
 
 local function flowBit(w, bit) return w and math.floor(w / bit) % 2 == 1 end
+
+-- The per-call state of the queue bound now (begin() lists it): put aside while a flow step
+-- works in another queue, whose events, wake-up and settings are its own.
+local function callState()
+  return { events, listening, wakeNeeded, glimitCache, gFlagSet, limitedUntil, notesFlag, droppedIds, doneMost, doneBudget, deadMost, deadBudget, deadDrop }
+end
+local function setCallState(s)
+  events, listening, wakeNeeded, glimitCache, gFlagSet, limitedUntil, notesFlag = s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+  droppedIds, doneMost, doneBudget, deadMost, deadBudget, deadDrop = s[8], s[9], s[10], s[11], s[12], s[13]
+end
+-- A queue's state at the start of a call (eventsArg is the call's, kept).
+local function freshCallState() setCallState({ {}, nil, false, nil, false }) end
+
+local homeQueue -- per call (reset by begin()): { tag, state } of the call's own queue while a step works in another
+
+-- Binds the queue of tag `tag` (a parent's pq; nil stays), its own events and wake-up
+-- published when the step leaves it.
+local function enterQueue(tag)
+  if not tag or tag == K_TAG then return end
+  if homeQueue then
+    flushWake()
+    flushEvents()
+  else
+    homeQueue = { K_TAG, callState() }
+  end
+  bindTag(tag)
+  freshCallState()
+end
+
+-- Back to the call's own queue, after a step in another.
+local function leaveQueue()
+  if not homeQueue then return end
+  flushWake()
+  flushEvents()
+  bindTag(homeQueue[1])
+  setCallState(homeQueue[2])
+  homeQueue = nil
+end
+
+-- The member of its parent's depsKey that child `id` of the bound queue is, as it stops
+-- holding its parent: a child of a parent in another queue leaves K_FLOWS too (add-flow.lua).
+local function depsMember(id, meta)
+  if not meta.pq then return id end
+  redis.call('HDEL', K_FLOWS, '\n' .. id)
+  return id .. '\n' .. K_TAG
+end
 
 -- The parent `pa` has no unfinished child left: it becomes pending (its priority, its group).
 local function parentReady(pa)
@@ -25,12 +79,14 @@ local function parentReady(pa)
   emit({ type = 'promoted', id = pa })
 end
 
--- Child `id` no longer holds its parent (completed with `resultJson`, or nil: removed, or dead
--- and ignored). SREM makes it count once, whatever calls again (a replay, a redrive).
-local function releaseParent(pa, id, resultJson)
-  if redis.call('SREM', depsKey(pa), id) == 0 then return end
+-- Child `id` (`member` of its parent's deps) no longer holds its parent (completed with
+-- `resultJson`, or nil: removed, or dead and gone without). SREM makes it count once, whatever
+-- calls again (a replay, a redrive): false when it counted already.
+local function releaseParent(pa, member, id, resultJson)
+  if redis.call('SREM', depsKey(pa), member) == 0 then return false end
   if resultJson then redis.call('HSET', kresKey(pa), id, resultJson) end
   if redis.call('EXISTS', depsKey(pa)) == 0 then parentReady(pa) end
+  return true
 end
 
 -- A flow job's lease was acked (its token carried `w`; the ack is already accepted).
@@ -38,23 +94,38 @@ local function flowAcked(id, w, resultJson, keepMs)
   if not w then return end
   if flowBit(w, 1) then
     local meta = decodeMeta(redis.call('HGET', K_JOBS, id) or '')
-    if meta and meta.pa then releaseParent(meta.pa, id, resultJson ~= '' and resultJson or 'null') end
+    if meta and meta.pa then
+      local member = depsMember(id, meta)
+      enterQueue(meta.pq)
+      releaseParent(meta.pa, member, id, resultJson ~= '' and resultJson or 'null')
+      leaveQueue()
+    end
   end
   if flowBit(w, 2) and keepMs == 0 then
     -- completed and dropped at once: its children's results go with it
-    redis.call('DEL', depsKey(id), kresKey(id))
+    redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id), kidsKey(id))
     redis.call('HDEL', K_FLOWS, id)
   end
 end
 
--- Flow job `id` (record `meta`) will never complete (`why` says why, as its parent's last
--- error): its parent goes on without it when the child says so (w 4), else dies too, and so
--- on up the tree.
-local function failParents(id, meta, now, why)
+-- Flow job `id` (record `meta`) will never complete (`err` its error, `why` its parent's last
+-- error should the parent die): by the child's failure bits, its parent goes on without it and
+-- keeps its error in kfailKey (w 4 'ignore'), runs at once with the error kept (8
+-- 'continue'), goes on without a trace of it (16 'remove'), else dies too, and so on up the
+-- tree, queue to queue.
+local function failParents(id, meta, now, err, why)
   while meta and flowBit(meta.w, 1) and meta.pa do
-    local pa = meta.pa
-    if flowBit(meta.w, 4) then return releaseParent(pa, id, nil) end
-    if redis.call('SREM', depsKey(pa), id) == 0 or redis.call('ZREM', K_FLOWWAIT, pa) == 0 then return end
+    local pa, member = meta.pa, depsMember(id, meta)
+    enterQueue(meta.pq)
+    local ignore, goOn = flowBit(meta.w, 4), flowBit(meta.w, 8)
+    if ignore or goOn or flowBit(meta.w, 16) then
+      if releaseParent(pa, member, id, nil) then
+        if ignore or goOn then redis.call('HSET', kfailKey(pa), id, err) end
+        if goOn then parentReady(pa) end
+      end
+      break
+    end
+    if redis.call('SREM', depsKey(pa), member) == 0 or redis.call('ZREM', K_FLOWWAIT, pa) == 0 then break end
     redis.call('DEL', depsKey(pa)) -- its other children no longer hold it
     local pdata
     meta, pdata = decodeMeta(redis.call('HGET', K_JOBS, pa) or '')
@@ -65,13 +136,14 @@ local function failParents(id, meta, now, why)
     addDead(pa, meta or {}, now) -- settles/retention.lua
     emit({ type = 'dead', id = pa, error = why })
     notifyWaiters(1) -- a bounded queue: the parent's slot is free
-    id, why = pa, 'child ' .. pa .. ' failed: ' .. why
+    id, err, why = pa, why, 'child ' .. pa .. ' failed: ' .. why
   end
+  leaveQueue()
 end
 
 -- A flow job died (dead-lettered, `meta` its record's).
 local function flowDied(id, meta, now, reason)
-  failParents(id, meta, now, 'child ' .. id .. ' failed: ' .. tostring(reason))
+  failParents(id, meta, now, tostring(reason), 'child ' .. id .. ' failed: ' .. tostring(reason))
 end
 
 -- Jobs about to leave for good (records still there): a parent's flow keys go; a child that
@@ -86,7 +158,7 @@ local function flowJobsGone(ids)
   for i, id in ipairs(ids) do
     flags[i] = recs[i] and metaInt(recs[i], 'w')
     if flowBit(flags[i], 2) then
-      redis.call('DEL', depsKey(id), kresKey(id))
+      redis.call('DEL', depsKey(id), kresKey(id), kfailKey(id), kidsKey(id))
       redis.call('HDEL', K_FLOWS, id)
       redis.call('ZREM', K_FLOWWAIT, id)
     end
@@ -97,19 +169,21 @@ local function flowJobsGone(ids)
       local meta = decodeMeta(recs[i])
       if meta and meta.pa then
         now = now or nowMs()
-        failParents(id, meta, now, 'child ' .. id .. ' was removed')
+        failParents(id, meta, now, 'removed', 'child ' .. id .. ' was removed')
       end
     end
   end
 end
 
--- The unfinished descendants of `id` (children a parent still waits for, theirs, ...), parents
--- before their children.
+-- The unfinished descendants of `id` in its own queue (children a parent still waits for,
+-- theirs, ...), parents before their children. Children in other queues are not among them.
 local function flowPending(id)
   local out, i = {}, 0
   local parent = id
   while parent do
-    for _, kid in ipairs(redis.call('SMEMBERS', depsKey(parent))) do out[#out + 1] = kid end
+    for _, kid in ipairs(redis.call('SMEMBERS', depsKey(parent))) do
+      if not string.find(kid, '\n', 1, true) then out[#out + 1] = kid end
+    end
     i = i + 1
     parent = out[i]
   end

@@ -1,31 +1,37 @@
-import { CrossQueueFlowError } from './errors.js';
 import { MAX_FLOW_JOBS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { AddFlowOptions, ChildFailurePolicy, FlowJob, FlowResult } from './types.js';
 import { encodeRecord } from '../redis/record.js';
 import type { JobPolicy } from '../adds/types.js';
-import { assertOptions, toJson } from '../validate.js';
+import { assertOptions, assertQueueName, toJson } from '../validate.js';
 import type { IdGenerator } from '../adds/ids.js';
 import { prepareJob } from '../adds/job-options.js';
 import type { ProduceItem } from '../backpressure/scripts.js';
 
 const FLOW_KEYS = ['data', 'opts', 'children', 'onFailure', 'queue'] as const;
-const POLICIES: readonly ChildFailurePolicy[] = ['fail', 'ignore'];
+/** A child's failure policy and its bit in record meta w (flows/flows.lua); 'fail' has none. */
+const POLICY_BITS: Readonly<Record<ChildFailurePolicy, number>> = { fail: 0, ignore: 4, continue: 8, remove: 16 };
 
 /** One job of a flow as add-flow.lua takes it, parents before their children. */
 export interface FlowItem extends ProduceItem {
   /** 1-based position of its parent in the list, 0 for the root. */
   parent: number;
+  /** 1-based position of its queue in the plan's `queues`. */
+  queue: number;
 }
 
 export interface FlowPlan {
   items: FlowItem[];
+  /** The flow's queues, the one `addFlow()` is called on first, and where each was first named. */
+  queues: Array<{ name: string; field: string }>;
   /** The ids in the flow's shape (`created` filled in by the caller). */
   result: FlowResult;
 }
 
 interface Ctx {
   queue: string;
+  /** A queue's key tag (redis/keys.ts queueTag), for a child's meta pq. */
+  tagOf: (queue: string) => string;
   defaults: JobPolicy;
   maxPayloadBytes: number;
   ids: IdGenerator;
@@ -44,13 +50,19 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
   const customIds = new Set<string>();
   const root: FlowResult = { id: '', created: false, children: [] };
   // iterative walk: a deep flow cannot overflow the stack
+  const queues = [{ name: ctx.queue, field: 'queue' }];
   const stack: Array<{ job: unknown; field: string; parent: number; out: FlowResult }> = [{ job: flow, field: 'flow', parent: 0, out: root }];
   while (stack.length > 0) {
     const { job, field, parent, out } = stack.pop()!;
     if (items.length >= MAX_FLOW_JOBS) throw new ValidationError('flow', `has more than ${MAX_FLOW_JOBS} jobs`);
     assertOptions(field, job, FLOW_KEYS);
     const j = job as unknown as FlowJob<Data>;
-    if (j.queue !== undefined && j.queue !== ctx.queue) throw new CrossQueueFlowError(ctx.queue, String(j.queue), `${field}.queue`);
+    // a job without `queue` is in its parent's (the root: in the one addFlow() is called on)
+    const parentQueue = parent > 0 ? queues[items[parent - 1]!.queue - 1]!.name : ctx.queue;
+    if (j.queue !== undefined) assertQueueName(j.queue, `${field}.queue`);
+    const queueName = j.queue ?? parentQueue;
+    let queue = queues.findIndex((q) => q.name === queueName) + 1;
+    if (queue === 0) queue = queues.push({ name: queueName, field: `${field}.queue` });
     if (j.children !== undefined && !Array.isArray(j.children)) throw new ValidationError(`${field}.children`, 'must be an array of flow jobs');
     const isParent = (j.children?.length ?? 0) > 0;
     const o = j.opts ?? {};
@@ -75,11 +87,12 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
     }
     const id = prepared.id ?? ctx.ids.next();
     const meta = prepared.meta;
-    // w: 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua)
-    const w = (parent > 0 ? 1 : 0) + (isParent ? 2 : 0) + (parent > 0 && failure === 'ignore' ? 4 : 0);
+    // w: 1 child, 2 parent, and a child's failure policy (flows/flows.lua)
+    const w = (parent > 0 ? 1 + POLICY_BITS[failure] : 0) + (isParent ? 2 : 0);
     if (w > 0) meta.w = w;
     if (parent > 0) meta.pa = items[parent - 1]!.id;
-    items.push({ id, custom: prepared.id === undefined ? 0 : 1, record: encodeRecord(meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group, parent });
+    if (parent > 0 && queueName !== parentQueue) meta.pq = ctx.tagOf(parentQueue);
+    items.push({ id, custom: prepared.id === undefined ? 0 : 1, record: encodeRecord(meta, dataJson), priority: prepared.priority, due: prepared.due, group: prepared.group, parent, queue });
     out.id = id;
     const position = items.length;
     const kids = j.children ?? [];
@@ -87,11 +100,11 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
     out.children = outs;
     for (let i = kids.length - 1; i >= 0; i--) stack.push({ job: kids[i], field: `${field}.children[${i}]`, parent: position, out: outs[i]! });
   }
-  return { items, result: root };
+  return { items, queues, result: root };
 }
 
 function checkPolicy(field: string, value: unknown): asserts value is ChildFailurePolicy {
-  if (!POLICIES.includes(value as ChildFailurePolicy)) throw new ValidationError(field, "must be 'fail' or 'ignore'");
+  if (typeof value !== 'string' || !Object.hasOwn(POLICY_BITS, value)) throw new ValidationError(field, "must be 'fail', 'ignore', 'continue' or 'remove'");
 }
 
 /** Sets `created` on every node of a flow's result. */

@@ -1,22 +1,27 @@
 import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
 import type { FlowItem } from './plan.js';
+import type { JobState } from '../management/read-types.js';
 
 /** add-flow.lua's answer. */
 export type AddFlowReply =
   | { kind: 'ok'; created: boolean }
-  | { kind: 'exists'; id: string }
-  | { kind: 'closed' | 'deleted' }
-  | { kind: 'full'; free: number; bound: number };
+  | { kind: 'exists'; id: string; queue: number }
+  | { kind: 'closed' | 'deleted'; queue: number }
+  | { kind: 'full'; free: number; bound: number; queue: number };
 
-/** Adds a whole flow, all or nothing (add-flow.lua). */
+/**
+ * Adds a whole flow, all or nothing (add-flow.lua); `otherKeys`: the keys of the flow's other
+ * queues, 15 each, passed after the queue's own.
+ */
 export const addFlowScript = queueScript({
   name: 'addFlow',
   file: 'flows/add-flow.lua',
   ops: ['addFlow'],
   creates: true,
-  encode: (a: { events: EventsFlag; jobs: readonly FlowItem[] }) => {
+  extraKeysOf: (_keys, a) => [...a.otherKeys],
+  encode: (a: { events: EventsFlag; jobs: readonly FlowItem[]; otherKeys: readonly string[] }) => {
     const argv: ScriptArg[] = [a.events, a.jobs.length];
-    for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent);
+    for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent, it.queue);
     return argv;
   },
   decode: (reply): AddFlowReply => {
@@ -25,12 +30,12 @@ export const addFlowScript = queueScript({
       case 'ok':
         return { kind: 'ok', created: r[1] === 1 };
       case 'exists':
-        return { kind: 'exists', id: String(r[1]) };
+        return { kind: 'exists', id: String(r[1]), queue: Number(r[2]) };
       case 'closed':
       case 'deleted':
-        return { kind: r[0] };
+        return { kind: r[0], queue: r.length > 1 ? Number(r[1]) : 1 };
       default:
-        return { kind: 'full', free: Number(r[1]), bound: Number(r[2]) };
+        return { kind: 'full', free: Number(r[1]), bound: Number(r[2]), queue: Number(r[3]) };
     }
   },
 });
@@ -50,4 +55,28 @@ export const childrenResultsScript = queueScript({
   },
 });
 
-export const FLOW_SCRIPTS = [addFlowScript, childrenResultsScript] as const;
+/** get-dependencies.lua's answer, queue tags as they are ('' the parent's queue). */
+export interface DependencyPage {
+  state: JobState | null;
+  total: number;
+  children: Array<{ id: string; tag: string; state: JobState | null; total: number }>;
+}
+
+/** One page of a flow parent's children with their states (get-dependencies.lua). */
+export const getDependenciesScript = queueScript({
+  name: 'getDependencies',
+  file: 'flows/get-dependencies.lua',
+  ops: ['getDependencies', 'getFlow'],
+  readOnly: true,
+  encode: (a: { tag: string; id: string; offset: number; limit: number }) => [a.tag, a.id, a.offset, a.limit],
+  decode: (reply): DependencyPage => {
+    const r = reply as Array<string | number>;
+    const children: DependencyPage['children'] = [];
+    for (let i = 2; i < r.length; i += 4) {
+      children.push({ id: String(r[i]), tag: String(r[i + 1]), state: (String(r[i + 2]) || null) as JobState | null, total: Number(r[i + 3]) });
+    }
+    return { state: (String(r[0]) || null) as JobState | null, total: Number(r[1]), children };
+  },
+});
+
+export const FLOW_SCRIPTS = [addFlowScript, childrenResultsScript, getDependenciesScript] as const;

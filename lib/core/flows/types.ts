@@ -1,9 +1,17 @@
 import type { JobOptions } from '../adds/types.js';
+import type { JobState } from '../management/read-types.js';
 
 /** Flows of parent and child jobs (docs/flows.md). */
 
-/** What a parent does when one of its children dies: dies too ('fail') or goes on without it ('ignore'). */
-export type ChildFailurePolicy = 'fail' | 'ignore';
+/**
+ * What a parent does when one of its children dies (or is removed before it completed), BullMQ's
+ * option in brackets: 'fail' dies too (failParentOnFailure); 'ignore' goes on without it, the
+ * child's error kept in the parent's `children.failed` (ignoreDependencyOnFailure); 'continue'
+ * becomes pending at once, whatever its other children do, the error kept likewise
+ * (continueParentOnFailure); 'remove' goes on without it and keeps nothing
+ * (removeDependencyOnFailure).
+ */
+export type ChildFailurePolicy = 'fail' | 'ignore' | 'continue' | 'remove';
 
 /**
  * A job's options within a flow: a parent's become pending only when its children completed.
@@ -27,8 +35,10 @@ export interface FlowJob<Data = unknown> {
    */
   onFailure?: ChildFailurePolicy;
   /**
-   * The queue this job belongs to: only the queue `addFlow()` is called on (a flow lives in
-   * one queue, one Cluster slot); any other name is refused with CrossQueueFlowError.
+   * The queue this job belongs to, of the same prefix (BullMQ's `queueName`). Default: its
+   * parent's queue; the root's, the queue `addFlow()` is called on. On Redis Cluster the flow's
+   * queues must share a slot: names with one shared `{tag}` (`'{shop}-email'`), else
+   * CrossQueueFlowError (docs/flows.md).
    */
   queue?: string;
 }
@@ -56,4 +66,50 @@ export interface FlowChildren {
   unfinished: number;
   /** Child id → its result (`null` when it returned none), for each child that completed. */
   results: Record<string, unknown>;
+  /**
+   * Child id → its error (`'removed'` for one removed before it completed), for each child that
+   * died and that the parent went on without by its policy 'ignore' or 'continue'.
+   */
+  failed: Record<string, string>;
+}
+
+/** A flow parent's child as `getDependencies()` and `getFlow()` answer it. */
+export interface FlowDependency {
+  id: string;
+  /** The queue it lives in. */
+  queue: string;
+  /** null: gone (removed, or past its retention). */
+  state: JobState | null;
+}
+
+/** One page of a parent's children (`queue.getDependencies()`), in the order the flow gave them. */
+export interface FlowDependencies {
+  /** The parent's state, null when there is no such job. */
+  state: JobState | null;
+  /** How many children it has in all (none: 0, also for a job that is no parent). */
+  total: number;
+  children: FlowDependency[];
+}
+
+/** Options of `queue.getDependencies()`. */
+export interface DependencyPageOptions {
+  /** The first child to answer, 0-based. Default 0. */
+  offset?: number;
+  /** How many children at most. Default 100. */
+  limit?: number;
+}
+
+/** A job of a flow and its children, as `queue.getFlow()` answers it. */
+export interface FlowNode extends FlowDependency {
+  /** How many children it has in all: `children` may hold fewer (`maxChildren`, `depth`). */
+  total: number;
+  children: FlowNode[];
+}
+
+/** Options of `queue.getFlow()`. */
+export interface GetFlowOptions {
+  /** Levels of children to read below the job (0: the job alone). Default 10. */
+  depth?: number;
+  /** Children to read of each parent, the first ones of the flow. Default 100. */
+  maxChildren?: number;
 }

@@ -18,7 +18,7 @@
       'waiting-children', record, time it began waiting (a parent, flows/flows.lua)
     Scores are bulk strings, as ZSCORE answers them. result: a completed job's
     '{"at":ms,"r":json or null}', else '' (also when none was kept); progress: its JSON,
-    '' when none; children: a parent's, '{"unfinished":n,"results":{id:json,...}}' ('' for
+    '' when none; children: a parent's, '{"unfinished":n,"results":{id:json,...},"failed":{id:error,...}}' ('' for
     a job without children, flows/flows.lua); lines: its log lines, oldest first
     (progress/progress.lua).
 ]]
@@ -32,13 +32,16 @@ if state == 'completed' then
   if tonumber(score) <= nowMs() then return {} end
   result = redis.call('HGET', K_RESULTS, id) or ''
 end
--- a parent's children (flows/flows.lua): '{"unfinished":n,"results":{id:json,...}}', else ''
+-- a parent's children (flows/flows.lua): '{"unfinished":n,"results":{id:json,...},"failed":{id:error,...}}', else ''
 local children = ''
 if flowBit(metaInt(rec, 'w'), 2) then
   local parts = {}
   local kv = redis.call('HGETALL', kresKey(id))
   for i = 1, #kv, 2 do parts[#parts + 1] = cjson.encode(kv[i]) .. ':' .. kv[i + 1] end
-  children = '{"unfinished":' .. redis.call('SCARD', depsKey(id)) .. ',"results":{' .. table.concat(parts, ',') .. '}}'
+  local failed = redis.call('HGETALL', kfailKey(id))
+  local fparts = {}
+  for i = 1, #failed, 2 do fparts[#fparts + 1] = cjson.encode(failed[i]) .. ':' .. cjson.encode(failed[i + 1]) end
+  children = '{"unfinished":' .. redis.call('SCARD', depsKey(id)) .. ',"results":{' .. table.concat(parts, ',') .. '},"failed":{' .. table.concat(fparts, ',') .. '}}'
 end
 local out = { state, rec, score, result, '', children }
 if redis.call('HEXISTS', K_META, 'notes') == 1 then -- one HEXISTS while no handler wrote any

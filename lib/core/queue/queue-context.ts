@@ -36,6 +36,8 @@ export class QueueContext implements SettingsContext {
   readonly blockers: BlockerPool;
   /** The queue's entry in the registry of queue names (lib/core/registry/registry.ts). */
   private readonly registration: Registration;
+  /** The registrations of other queues that flows added through this one wrote to. */
+  private readonly others = new Map<string, Registration>();
   /** Where runScript reports a function library that holds other code (once per check). */
   private readonly reportLibrary: (message: string) => void;
   private readonly evictionCheck: EvictionCheck;
@@ -63,12 +65,31 @@ export class QueueContext implements SettingsContext {
     this.handle = openConnection(connection);
     this.blockers = new BlockerPool(() => duplicateClient(this.handle));
     this.reportLibrary = (message) => this.warn({ code: 'RELQ_LIBRARY_MISMATCH', queue: name, message: `queue '${name}': ${message}` });
-    this.registration = new Registration(
+    this.registration = this.newRegistration(name);
+  }
+
+  private newRegistration(name: string): Registration {
+    return new Registration(
       name,
-      o.prefix,
+      this.prefix,
       (script, key, args) => boundedCall(this.handle, runScript(this.handle.client, script.name, [key], script.encode(args), this.reportLibrary)),
-      o.warn,
+      this.warn,
     );
+  }
+
+  /**
+   * Lists another queue of the prefix whose keys a call of this one is about to create (a
+   * flow across queues, lib/core/flows/flows.ts), as that queue's own first write would.
+   */
+  registerOther(name: string): Promise<void> | undefined {
+    let r = this.others.get(name);
+    if (!r) this.others.set(name, (r = this.newRegistration(name)));
+    return r.before();
+  }
+
+  /** Unlists another queue registered by registerOther() whose tombstone refused the call. */
+  async withdrawOther(name: string): Promise<void> {
+    await this.others.get(name)?.withdraw();
   }
 
   get isClosed(): boolean {

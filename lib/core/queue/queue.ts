@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
+import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowNode, FlowResult, GetFlowOptions } from '../flows/types.js';
 import type { AddResult, BulkJob, JobOptions } from '../adds/types.js';
 import type { QueueEvent } from '../events/types.js';
 import type { Lease, LeaseOptions, LeaseRef } from '../leases/types.js';
@@ -71,12 +71,12 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
   // ---- flows of parent and child jobs (flows.ts, docs/flows.md) -------------------
 
   /**
-   * Adds a flow: a job and its children (each may have children of its own), all in this
-   * queue, in one atomic script: every job or none (a bad job anywhere is refused before
+   * Adds a flow: a job and its children (each may have children of its own), in this queue
+   * and the queues its jobs name (`queue`), in one atomic script: every job or none (a bad job anywhere is refused before
    * anything is written). A parent waits in the state 'waiting-children' until each child
    * completed, then becomes pending and reads their results (`job.childrenResults()`). A
-   * child that dies fails its parent, or is ignored (`onFailure` / `onChildFailure`).
-   * Throws CrossQueueFlowError for a job naming another queue, FlowJobExistsError when a
+   * child that dies fails its parent, or not (`onFailure` / `onChildFailure`: 'fail', 'ignore', 'continue', 'remove').
+   * Throws CrossQueueFlowError on a Cluster for a job naming a queue of another slot, FlowJobExistsError when a
    * child's jobId exists; a root jobId that exists makes the whole flow a duplicate
    * (`created: false`, nothing written).
    */
@@ -87,6 +87,23 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
   /** The results of a parent's completed children: child id → result (`null` for none). */
   childrenResults(id: string): Promise<Record<string, unknown>> {
     return this.parts.flows.childrenResults(id);
+  }
+
+  /**
+   * A page of a flow parent's children, in the order the flow gave them, each with its queue
+   * and state (null: gone); `total` counts them all. A job that is no parent has none.
+   */
+  getDependencies(id: string, opts: DependencyPageOptions = {}): Promise<FlowDependencies> {
+    return this.parts.flows.getDependencies(id, opts);
+  }
+
+  /**
+   * The flow below job `id` of this queue, across queues: each job with its queue, state and
+   * number of children, `depth` levels deep (default 10), the first `maxChildren` children of
+   * each parent (default 100). Null when there is no such job.
+   */
+  getFlow(id: string, opts: GetFlowOptions = {}): Promise<FlowNode | null> {
+    return this.parts.flows.getFlow(id, opts);
   }
 
   // ---- leasing (leasing.ts) and settling (settling.ts) ---------------------------

@@ -57,3 +57,34 @@ local function tieKey(due) return K_TAG .. ':tie:' .. due end    -- list  the de
 -- holding it; 'ttl' zset id taken in throttle mode -> end of its window (ms); 'next' hash id -> the
 -- add kept until its running holder ends (keepLastIfActive)
 local function dedupKey(kind) return K_TAG .. ':dedup' .. kind end
+
+-- Binds the queue keys at keys[o + 1 .. o + 15] (QUEUE_KEYS order), and the keys derived from
+-- their tag. begin() binds a call's own queue; a flow across queues binds each of its queues in
+-- turn (flows/add-flow.lua, flows/flows.lua).
+local function bindQueue(keys, o)
+  K_JOBS, K_PENDING, K_PRIO, K_DELAYED, K_WORKING = keys[o + 1], keys[o + 2], keys[o + 3], keys[o + 4], keys[o + 5]
+  K_LEASES, K_DONE, K_RESULTS, K_DEAD, K_META = keys[o + 6], keys[o + 7], keys[o + 8], keys[o + 9], keys[o + 10]
+  K_WAKE, K_DEDUP, K_EVENTS, K_SEQ, K_LISTEN = keys[o + 11], keys[o + 12], keys[o + 13], keys[o + 14], keys[o + 15]
+  local tag = string.sub(K_JOBS, 1, #K_JOBS - 5)
+  if tag ~= K_TAG then
+    -- derived from the tag alone, so kept while calls stay on one queue (a worker's usually do)
+    K_TAG = tag
+    K_GACTIVE, K_GSET, K_GWORK = tag .. ':gactive', tag .. ':gset', tag .. ':gwork'
+    K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS = tag .. ':groups', tag .. ':waiters', tag .. ':notfull', tag .. ':stats'
+    K_LIMITER, K_GLIMITED = tag .. ':limiter', tag .. ':glimited'
+    K_PROGRESS, K_LOGGED = tag .. ':progress', tag .. ':logged'
+    K_FLOWS, K_FLOWWAIT = tag .. ':flows', tag .. ':flowwait'
+    K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT = tag .. ':scheds', tag .. ':schedstate', tag .. ':schednext'
+    K_TIES, K_DEADEXP = tag .. ':ties', tag .. ':deadexp'
+  end
+end
+
+-- The queue keys' names, in QUEUE_KEYS order: a queue's keys from its tag alone.
+local QUEUE_KEY_NAMES = { 'jobs', 'pending', 'prio', 'delayed', 'working', 'leases', 'done', 'results', 'dead', 'meta', 'wake', 'dedup', 'events', 'seq', 'listeners' }
+
+-- Binds the queue whose tag is `tag` (a flow parent's, in another queue of the same slot).
+local function bindTag(tag)
+  local keys = {}
+  for i, name in ipairs(QUEUE_KEY_NAMES) do keys[i] = tag .. ':' .. name end
+  bindQueue(keys, 0)
+end

@@ -1,6 +1,6 @@
 /**
- * The key layout of one queue, the one list of its keys. Every key starts with the hash tag `{<prefix>:<name>}`, so a
- * queue lives in one Cluster slot and a script may touch all of its keys. The order of
+ * The key layout of one queue, the one list of its keys. Every key starts with the queue's tag
+ * (queueTag()), so a queue lives in one Cluster slot and a script may touch all of its keys. The order of
  * QUEUE_KEYS is the order of KEYS in every script (lib/core/redis/keys.lua).
  */
 export const QUEUE_KEYS = [
@@ -34,8 +34,27 @@ export interface QueueKeys {
   request(reqId: string): string;
 }
 
+/**
+ * The start of every key of a queue: `{<prefix>:<name>}`, whose hash tag is the whole of it.
+ * A name with a tag of its own, `{<tag>}` (at most one, validate.ts assertQueueName), gets
+ * `{<prefix>:<tag>}{<name>}`: its slot is that of `<prefix>:<tag>`, the one of every queue whose
+ * name has the same tag, so a script may touch them all (a flow across queues, docs/flows.md).
+ * The `}{` that follows such a slot part is never in a key of a queue without braces (theirs go
+ * on with `}:`), and a name holds one `}` only, so no two queues' keys can meet.
+ */
+export function queueTag(prefix: string, name: string): string {
+  const own = /\{([^{}]+)\}/.exec(name);
+  return own ? `{${prefix}:${own[1]}}{${name}}` : `{${prefix}:${name}}`;
+}
+
+/** The name of the queue of prefix `prefix` whose tag is `tag` (queueTag's inverse). */
+export function queueNameOf(prefix: string, tag: string): string {
+  const end = tag.indexOf('}'); // a prefix has no braces: the end of the slot part
+  return end === tag.length - 1 ? tag.slice(prefix.length + 2, -1) : tag.slice(end + 2, -1);
+}
+
 export function queueKeys(prefix: string, name: string): QueueKeys {
-  const tag = `{${prefix}:${name}}`;
+  const tag = queueTag(prefix, name);
   const byName = Object.fromEntries(QUEUE_KEYS.map((k) => [k, `${tag}:${k}`])) as Record<QueueKeyName, string>;
   return {
     tag,
@@ -101,7 +120,7 @@ export interface DerivedKeys {
   dedupNext: string;
   /** list: one job's log lines, oldest first */
   log(id: string): string;
-  /** hash: flow parent id -> 1, the parents whose flow keys exist (docs/flows.md) */
+  /** hash: flow parent id -> 1, the parents whose flow keys exist; '\n<child id>' -> 1, the children holding a parent in another queue (docs/flows.md) */
   flows: string;
   /** zset: parent id waiting for its children -> time it began waiting */
   flowWait: string;
@@ -109,6 +128,10 @@ export interface DerivedKeys {
   deps(id: string): string;
   /** hash: a parent's completed child id -> result json */
   kres(id: string): string;
+  /** hash: a parent's child id -> error, for the children it went on without ('ignore', 'continue') */
+  kfail(id: string): string;
+  /** list: all of a parent's children (as deps members), in the flow's order, for getFlow() */
+  kids(id: string): string;
   /** string: leases in the queue's rate-limit window (expires when it ends) */
   limiter: string;
   /** zset: group waiting for its rate-limit window to end -> when it ends (ms) */
@@ -148,6 +171,8 @@ function derivedKeys(tag: string): DerivedKeys {
     flowWait: `${tag}:flowwait`,
     deps: (id) => `${tag}:deps:${id}`,
     kres: (id) => `${tag}:kres:${id}`,
+    kfail: (id) => `${tag}:kfail:${id}`,
+    kids: (id) => `${tag}:kids:${id}`,
     limiter: `${tag}:limiter`,
     glimited: `${tag}:glimited`,
     glim: (group) => `${tag}:glim:${group}`,

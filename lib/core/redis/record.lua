@@ -5,8 +5,8 @@
   l lease ms, x attempt timeout ms, k keep-completed ms, m keep-completed count, da keep-dead
   ms, dn keep-dead count (settles/retention.lua), u 1 for an idempotency key, i its window ms, f failures, o failures before the last retry or redrive, rt times retried or
   redriven (management/retried.lua), c completions before a retry, r requeues, e last
-  error, eh the last errors (settles/failures.lua), g group, w flow bits, pa parent id
-  (flows/flows.lua) and bit 8 of w, dd deduplication id, dm its mode, dt its throttle ms, dk
+  error, eh the last errors (settles/failures.lua), g group, w flow bits, pa parent id, pq parent queue tag
+  (flows/flows.lua) and bit 32 of w, dd deduplication id, dm its mode, dt its throttle ms, dk
   keepLastIfActive (adds/deduplication.lua), tc trace context. A value equal to the built-in default is left out
   (settles/policy.lua); f, o, rt, c, r and p are left out while 0, so Lua reads them `or 0`
   as the client does. Needs nothing.

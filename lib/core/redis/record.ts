@@ -35,6 +35,7 @@ export interface RecordMeta {
   dm?: 'u' | 't' | 'd';
   dt?: number;
   dk?: 1;
+  pq?: string;
   tc?: Record<string, string>;
 }
 
@@ -61,8 +62,9 @@ export const RECORD_KEYS = {
   e: 'last error',
   eh: 'the last errors, oldest first: [error, at (Redis ms), attempt] (settles/failures.lua)',
   g: 'fairness group',
-  w: "bits its end acts on: a flow's job, 1 child, 2 parent, 4 a child whose death its parent ignores (flows/flows.lua); 8 releases its deduplication id (adds/deduplication.lua)",
+  w: "bits its end acts on: a flow's job, 1 child, 2 parent; a child's failure policy 4 'ignore', 8 'continue', 16 'remove' (flows/flows.lua); 32 releases its deduplication id (adds/deduplication.lua)",
   pa: "a flow child's parent id",
+  pq: "a flow child's parent's queue key tag, when the parent is in another queue (flows/flows.lua)",
   dd: 'deduplication id (JobOptions.deduplication)',
   dm: "its mode: 'u' until the job ends, 't' throttle, 'd' debounce",
   dt: 'throttle: how long the id is held (ms)',

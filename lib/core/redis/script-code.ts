@@ -37,7 +37,6 @@ export type ScriptName = (typeof SCRIPTS)[number]['name'];
 export type ScriptOp = (typeof SCRIPTS)[number]['ops'][number];
 /** The labels of a queue's errors: its operations', and its event stream's. */
 export type QueueOp = ScriptOp | 'events';
-const BY_NAME = new Map<string, AnyScript>(SCRIPTS.map((d) => [d.name, d]));
 
 /** Every operation's definition (test/core/script-headers.spec.ts reads their headers). */
 export function scriptDefinitions(): readonly AnyScript[] {
@@ -134,12 +133,7 @@ export function scriptCode(): ScriptCode {
   return code;
 }
 
-/** The number of keys an operation's call passes. */
-export function keyCount(name: ScriptName): number {
-  return keyCountOf(BY_NAME.get(name)!);
-}
-
-/** The number of keys a definition's call passes. */
+/** The number of keys a definition's call passes (an add of a flow across queues: more, 15 a queue). */
 export function keyCountOf(def: AnyScript): number {
   return 'ownKeys' in def ? def.ownKeys : QUEUE_KEYS.length + def.extraKeys;
 }

@@ -1,7 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { checkLibrary } from './function-library.js';
-import { keyCount, scriptCode, type ScriptName } from './script-code.js';
+import { scriptCode, type ScriptName } from './script-code.js';
 
 type ScriptCommand = (...args: Array<string | number>) => Promise<unknown>;
 
@@ -65,7 +65,6 @@ function scriptCommand(client: RedisClient, name: ScriptName): ScriptCommand {
   const c = client as unknown as Record<string, ScriptCommand | undefined>;
   if (!c[key]) {
     client.defineCommand(key, {
-      numberOfKeys: keyCount(name),
       lua: scriptCode().scripts[name],
     });
   }
@@ -106,5 +105,5 @@ export async function runScript(
       }
     }
   }
-  return scriptCommand(client, name).call(client, ...keys, ...args);
+  return scriptCommand(client, name).call(client, keys.length, ...keys, ...args); // the call names its keys: an add of a flow across queues passes more
 }

@@ -1,7 +1,8 @@
 --[[
   Deletes a queue (lib/core/settings/queue-settings.ts deleteQueue()): every key (the queue
   keys, the derived ones of redis/keys.lua, each group's list, each job's log list, each
-  shared due time's tie list, the role keys), then
+  shared due time's tie list, the role keys), once the parents in other queues that its jobs
+  still held learned that those children were removed (flows/flows.lua flowJobsGone), then
   leaves a tombstone (meta del=1) and wake-up tokens ('x') with the same expiry, so that
   blocked consumers, blocked producers and role waiters learn of it and fail with a clear
   error. Lease replay records (one per lease request) are not listed anywhere; each expires
@@ -40,10 +41,18 @@ unlink(groupKeys)
 local logKeys = {}
 for _, id in ipairs(redis.call('HKEYS', K_LOGGED)) do logKeys[#logKeys + 1] = logKey(id) end
 unlink(logKeys)
+-- children that still hold a parent in another queue: it learns they were removed (flows/flows.lua)
+local held = {}
+for _, f in ipairs(redis.call('HKEYS', K_FLOWS)) do
+  if string.sub(f, 1, 1) == '\n' then held[#held + 1] = string.sub(f, 2) end
+end
+flowJobsGone(held)
 local flowKeys = { K_FLOWS, K_FLOWWAIT } -- each parent's children and their results (flows/flows.lua)
 for _, id in ipairs(redis.call('HKEYS', K_FLOWS)) do
   flowKeys[#flowKeys + 1] = depsKey(id)
   flowKeys[#flowKeys + 1] = kresKey(id)
+  flowKeys[#flowKeys + 1] = kfailKey(id)
+  flowKeys[#flowKeys + 1] = kidsKey(id)
 end
 unlink(flowKeys)
 local tieKeys = { K_TIES } -- the tie lists of shared due times (adds/delayed.lua)
