@@ -149,25 +149,26 @@ describe('keepCompleted.count', () => {
 
 describe('keepCompleted.ageMs and keepCompletedMs', () => {
   test('are one rule: the same stored policy and retention; a count and an age given at two levels both apply', async () => {
+    // 1.5 s: long enough that the reads after the acks still find the jobs on a loaded machine
     const q = queue({ defaults: { keepCompletedMs: 60_000 } });
-    const { id: a } = await q.add('a', { keepCompleted: { ageMs: 200 } });
-    const { id: b } = await q.add('b', { keepCompletedMs: 200 });
+    const { id: a } = await q.add('a', { keepCompleted: { ageMs: 1500 } });
+    const { id: b } = await q.add('b', { keepCompletedMs: 1500 });
     const { id: c } = await q.add('c', { keepCompleted: { count: 5 } });
     const leases = await q.lease({ count: 3 });
     const policy = Object.fromEntries(leases.map((l) => [l.job.id, l.job.policy]));
     expect(policy[a]).toEqual(policy[b]);
-    expect(policy[a]).toMatchObject({ keepCompletedMs: 200 });
+    expect(policy[a]).toMatchObject({ keepCompletedMs: 1500 });
     expect(policy[a]!.keepCompletedCount).toBeUndefined();
     expect(policy[c]).toMatchObject({ keepCompletedMs: 60_000, keepCompletedCount: 5 });
     for (const l of leases) await q.ack(l, 'r');
     const infoA = (await q.getJob(a))!;
     const infoB = (await q.getJob(b))!;
-    expect(infoA.retainedUntil! - infoA.completedAt!).toBe(200);
-    expect(infoB.retainedUntil! - infoB.completedAt!).toBe(200);
+    expect(infoA.retainedUntil! - infoA.completedAt!).toBe(1500);
+    expect(infoB.retainedUntil! - infoB.completedAt!).toBe(1500);
     expect((await q.getJob(c))!.retainedUntil! - (await q.getJob(c))!.completedAt!).toBe(60_000);
 
     const obs = res.client();
-    await untilRedisTime(obs, infoA.retainedUntil!, 'past the 200 ms retention');
+    await untilRedisTime(obs, infoA.retainedUntil!, 'past the 1.5 s retention');
     expect(await q.getJob(a)).toBeNull();
     expect(await q.getJob(b)).toBeNull();
     expect(await q.sweep()).toMatchObject({ completedRemoved: 2 });
@@ -209,13 +210,14 @@ describe('keepDead', () => {
   });
 
   test('age: a dead job leaves at the first sweep after its ageMs; jobs without one stay', async () => {
+    // 1.5 s: the first sweep comes before it ends even on a loaded machine
     const q = queue();
     const obs = res.client();
-    const aged = await kill(q, obs, { keepDead: { ageMs: 300 } });
+    const aged = await kill(q, obs, { keepDead: { ageMs: 1500 } });
     const kept = await kill(q, obs);
     const diedAt = (await q.getJob(aged))!.diedAt!;
     expect(await q.sweep()).toMatchObject({ deadRemoved: 0 });
-    await untilRedisTime(obs, diedAt + 300, 'past the 300 ms retention');
+    await untilRedisTime(obs, diedAt + 1500, 'past the 1.5 s retention');
     expect(await q.sweep()).toMatchObject({ deadRemoved: 1 });
     expect((await q.listDead()).map((d) => d.id)).toEqual([kept]);
     await expectGone(q, obs, aged);
