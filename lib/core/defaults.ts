@@ -58,6 +58,8 @@ export const MAX_ERROR_TEXT = 4096;
 export const MAX_MANAGED = 10_000;
 /** A page of getJobs() / listDead() when none is asked for. */
 export const DEFAULT_PAGE_SIZE = 100;
+/** What cancel(id) makes of a leased job when no `outcome` is given. */
+export const DEFAULT_CANCEL_OUTCOME = 'dead';
 /** Jobs one clean() call removes at most when no limit is given. */
 export const DEFAULT_CLEAN_LIMIT = 1000;
 /** Most jobs in one flow: one script call carries them all. */

@@ -119,6 +119,21 @@ export class LeaseLostError extends RelqError {
   }
 }
 
+/**
+ * `queue.cancel(id)` ended the job's lease while its handler ran: why the handler's
+ * `job.signal` aborts (its outcome no longer counts), and the error the job failed with
+ * (dead-lettered, or retried as a failed attempt). `reason` is the cancel's, when it gave one
+ * (a worker that learnt of the cancel from its heartbeat, not from the cancel's notice, has none).
+ */
+export class CancelledError extends RelqError {
+  constructor(
+    readonly jobId: string,
+    readonly reason?: string,
+  ) {
+    super(reason ? `job ${jobId} was cancelled: ${reason}` : `job ${jobId} was cancelled`, 'RELQ_CANCELLED');
+  }
+}
+
 /** Throw from a handler to dead-letter the job at once, without further attempts. */
 export class UnrecoverableError extends RelqError {
   constructor(message: string) {

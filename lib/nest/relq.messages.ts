@@ -179,6 +179,10 @@ export function leaseLost(queueName: string, jobId: string): string {
   return `job ${jobId} of '${queueName}': lease lost (it ran out); another worker may run it again`;
 }
 
+export function jobCancelled(queueName: string, jobId: string, error: string): string {
+  return `job ${jobId} of '${queueName}' cancelled while it ran; its handler's outcome is dropped: ${error}`;
+}
+
 export function standingBy(className: string, error: string): string {
   return `${className}: standing by, ${error}; it takes over when that role is free`;
 }

@@ -9,18 +9,33 @@ import type { JobProgress } from '../management/read-types.js';
 const LISTEN_TTL_MS = 30_000;
 const LISTEN_RENEW_MS = 10_000;
 
+/** What one hub subscribes to, and how its messages read. */
+export interface HubChannel<T> {
+  channel: string;
+  /**
+   * Set (with an expiry, renewed) while subscribed, for channels that scripts publish on only
+   * while someone listens (the job events); none for channels they always publish on.
+   */
+  listenersKey?: string;
+  /** What the stream is called in warnings ('event stream'). */
+  what: string;
+  /** One message's items; none for a message that is not the channel's. */
+  decode(message: string): T[];
+}
+
 /**
- * One sharded pub/sub subscription per queue object, opened on the first subscriber
- * and closed after the last. Scripts publish each call's transitions as one JSON array,
- * but only while the listeners key exists: the hub sets it (with an expiry, renewed)
- * before it reports the subscription ready, so no script after that skips publishing.
+ * One sharded pub/sub subscription per queue object and channel, opened on the first
+ * subscriber and closed after the last. Scripts publish each call's transitions as one JSON
+ * array; on the job events' channel only while the listeners key exists: the hub sets it
+ * (with an expiry, renewed) before it reports the subscription ready, so no script after
+ * that skips publishing.
  *
  * The stream never errors: a subscription that cannot be made (Redis away, a failover) is
  * tried again with a growing pause (100 ms to 5 s), and one that drops is resubscribed by the
  * client; the first failure of an outage is reported through `warn`. It completes only when
  * the queue object is closed.
  */
-export class EventHub {
+export class EventHub<T = QueueEvent> {
   private sub: RedisClient | undefined;
   private ready: Promise<void> | undefined;
   private renew: NodeJS.Timeout | undefined;
@@ -29,9 +44,9 @@ export class EventHub {
   /** Bumped when the subscription is dropped: an attempt of an older generation gives up. */
   private generation = 0;
   private wakeRetry: (() => void) | undefined;
-  private readonly subject = new Subject<QueueEvent>();
+  private readonly subject = new Subject<T>();
   private readonly reconnects = new Subject<void>();
-  readonly events$: Observable<QueueEvent>;
+  readonly events$: Observable<T>;
   /**
    * Fires when the subscription is back after a reconnect: transitions published while
    * it was down were missed, so watchers read the state again.
@@ -40,13 +55,12 @@ export class EventHub {
 
   constructor(
     private readonly handle: ClientHandle,
-    private readonly channel: string,
-    private readonly listenersKey: string,
+    private readonly of: HubChannel<T>,
     private readonly queue: string,
     private readonly wrapError: (err: unknown) => Error,
     private readonly warn: (message: string) => void,
   ) {
-    this.events$ = new Observable<QueueEvent>((subscriber) => {
+    this.events$ = new Observable<T>((subscriber) => {
       const s = this.subject.subscribe(subscriber);
       void this.open().catch(() => undefined); // retried inside; only a closed queue ends it
       return () => s.unsubscribe();
@@ -66,17 +80,17 @@ export class EventHub {
     const errors = new ErrorBackoff();
     let failures = 0;
     for (;;) {
-      if (this.closed || generation !== this.generation) throw new ClosedError(`event stream of queue '${this.queue}'`);
+      if (this.closed || generation !== this.generation) throw new ClosedError(`${this.of.what} of queue '${this.queue}'`);
       try {
         await this.subscribeOnce(generation);
-        if (failures > 0) this.warn(`queue '${this.queue}': event stream subscribed again after ${failures} failed attempt(s)`);
+        if (failures > 0) this.warn(`queue '${this.queue}': ${this.of.what} subscribed again after ${failures} failed attempt(s)`);
         return;
       } catch (err) {
         // unsubscribed or closed meanwhile: nothing to retry (and no timer left behind)
-        if (this.closed || generation !== this.generation) throw new ClosedError(`event stream of queue '${this.queue}'`);
+        if (this.closed || generation !== this.generation) throw new ClosedError(`${this.of.what} of queue '${this.queue}'`);
         failures += 1;
         if (failures === 1) {
-          this.warn(`queue '${this.queue}': event stream cannot subscribe (${this.wrapError(err).message}); retrying until it can`);
+          this.warn(`queue '${this.queue}': ${this.of.what} cannot subscribe (${this.wrapError(err).message}); retrying until it can`);
         }
         await wakeableDelay(errors.next(), (wake) => (this.wakeRetry = wake));
         this.wakeRetry = undefined;
@@ -97,7 +111,7 @@ export class EventHub {
       connected = true;
     });
     try {
-      await sub.ssubscribe(this.channel);
+      await sub.ssubscribe(this.of.channel);
       await this.announce();
     } catch (err) {
       // neither subscribed nor announced: dropped, and tried again by the caller
@@ -109,6 +123,7 @@ export class EventHub {
     }
     if (this.sub !== sub || generation !== this.generation) return;
     this.announced = true;
+    if (this.of.listenersKey === undefined) return;
     this.renew = setInterval(() => void this.announce().catch(() => undefined), LISTEN_RENEW_MS);
     this.renew.unref();
   }
@@ -118,24 +133,12 @@ export class EventHub {
     return this.announced;
   }
 
-  private announce(): Promise<unknown> {
-    return this.handle.client.set(this.listenersKey, '1', 'PX', LISTEN_TTL_MS);
+  private async announce(): Promise<void> {
+    if (this.of.listenersKey !== undefined) await this.handle.client.set(this.of.listenersKey, '1', 'PX', LISTEN_TTL_MS);
   }
 
   private dispatch(message: string): void {
-    let batch: unknown;
-    try {
-      batch = JSON.parse(message);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(batch)) return;
-    for (const ev of batch as Array<Omit<QueueEvent, 'queue'>>) {
-      // progress and results travel as their JSON text (progress/update-progress.lua, settles/settle-items.lua)
-      if (ev.type === 'progress' && typeof ev.progress === 'string') ev.progress = JSON.parse(ev.progress) as JobProgress;
-      if (ev.type === 'completed' && typeof ev.result === 'string') ev.result = JSON.parse(ev.result) as unknown;
-      this.subject.next({ ...ev, queue: this.queue });
-    }
+    for (const item of this.of.decode(message)) this.subject.next(item);
   }
 
   private async closeSubscription(): Promise<void> {
@@ -156,4 +159,30 @@ export class EventHub {
     void this.closeSubscription();
     this.subject.complete();
   }
+}
+
+/** The JSON array a call published, [] for anything else. */
+export function jsonArray(message: string): unknown[] {
+  try {
+    const batch: unknown = JSON.parse(message);
+    return Array.isArray(batch) ? batch : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The job events' channel of queue `queue`: its transitions, for events() and watch(). */
+export function jobEvents(channel: string, listenersKey: string, queue: string): HubChannel<QueueEvent> {
+  return {
+    channel,
+    listenersKey,
+    what: 'event stream',
+    decode: (message) =>
+      (jsonArray(message) as Array<Omit<QueueEvent, 'queue'>>).map((ev) => {
+        // progress and results travel as their JSON text (progress/update-progress.lua, settles/settle-items.lua)
+        if (ev.type === 'progress' && typeof ev.progress === 'string') ev.progress = JSON.parse(ev.progress) as JobProgress;
+        if (ev.type === 'completed' && typeof ev.result === 'string') ev.result = JSON.parse(ev.result) as unknown;
+        return { ...ev, queue };
+      }),
+  };
 }

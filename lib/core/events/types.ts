@@ -17,6 +17,11 @@ export type QueueEventType =
   /** A flow's parent waits for its children (docs/flows.md); 'promoted' once they completed. */
   | 'waiting-children'
   | 'removed'
+  /**
+   * `cancel(id)` of the job (`reason`: the cancel's), followed by what became of it: 'removed',
+   * or, for a leased job, its 'failed' / 'retried' / 'dead'.
+   */
+  | 'cancelled'
   | 'paused'
   | 'resumed'
   | 'closed'

@@ -68,7 +68,8 @@ function toLeasedJob(id: string, record: string, now: number): LeasedJob<unknown
 
 /**
  * Extends leases (touch.lua) by `extendMs` from now, else each by its own `leaseMs` (the
- * caller checked it is there): each one's new deadline, 0 where its token no longer holds the job.
+ * caller checked it is there): each one's new deadline, or where its token no longer holds
+ * the job -1 (cancel() ended the lease) or 0.
  */
 export const touchScript = queueScript({
   name: 'touch',

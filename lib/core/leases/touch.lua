@@ -9,8 +9,8 @@
                    id, token, extendMs (the new deadline is now + extendMs)
 
   Output:
-    one integer per lease: its new deadline (ms, Redis clock), or 0 when that token no
-    longer holds the job
+    one integer per lease: its new deadline (ms, Redis clock), or when that token no longer
+    holds the job -1 if cancel() ended its lease (management/cancel-job.lua), else 0
 ]]
 local now = nowMs()
 local n = tonumber(ARGV[1])
@@ -25,6 +25,8 @@ for i = 1, n do
     working[#working + 1] = deadline
     working[#working + 1] = ids[i]
     out[i] = deadline
+  elseif redis.call('ZSCORE', K_TAG .. ':cancelled', ARGV[b + 1]) then -- read only for a lease that ended
+    out[i] = -1
   else
     out[i] = 0
   end

@@ -1,12 +1,14 @@
-import { JobLeasedError, ValidationError } from '../errors.js';
+import { CancelledError, JobLeasedError, ValidationError } from '../errors.js';
+import { newRequestId } from '../adds/ids.js';
 import { MAX_MS, MAX_PRIORITY } from '../defaults.js';
 import type { LeaseRef } from '../leases/types.js';
-import { assertLease } from '../settles/settle-items.js';
+import { assertLease, errorText } from '../settles/settle-items.js';
 import type { JobInfo, JobState } from './read-types.js';
-import type { CleanOptions, JobPage, RemoveOptions } from './types.js';
+import type { CancelOptions, CancelResult, CleanOptions, JobPage, RemoveOptions } from './types.js';
 import { assertBoolean, assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
 import type { Inspector } from './inspector.js';
 import {
+  cancelJobScript,
   changeDelayScript,
   changePriorityScript,
   cleanCompletedScript,
@@ -18,15 +20,16 @@ import {
   updateDataScript,
 } from './scripts.js';
 import { JobNotRetryableError } from './errors.js';
-import { checkJobState, resolveClean, resolvePage } from './options.js';
+import { checkJobState, resolveCancel, resolveClean, resolvePage } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 
 /**
- * Job management: pages of jobs by state, removing, promoting, retrying, re-prioritising,
- * re-delaying and editing one job, cleaning finished jobs and draining waiting ones. Each
- * change is one script (lib/core/management/remove-job.lua, promote-job.lua, retry-job.lua,
- * change-priority.lua, change-delay.lua, update-data.lua, clean-completed.lua, drain.lua; dead
- * letters through inspector.ts); a job leaves every index at once (lib/core/management/remove.lua).
+ * Job management: pages of jobs by state, removing, cancelling, promoting, retrying,
+ * re-prioritising, re-delaying and editing one job, cleaning finished jobs and draining waiting
+ * ones. Each change is one script (lib/core/management/remove-job.lua, cancel-job.lua,
+ * promote-job.lua, retry-job.lua, change-priority.lua, change-delay.lua, update-data.lua,
+ * clean-completed.lua, drain.lua; dead letters through inspector.ts); a job leaves every index
+ * at once (lib/core/management/remove.lua).
  */
 export class Management<Data, Result> {
   constructor(
@@ -48,6 +51,14 @@ export class Management<Data, Result> {
     const r = await this.ctx.run(removeJobScript, { events: this.ctx.eventsFlag, id, force });
     if (r === 'leased') throw new JobLeasedError(this.ctx.name, id);
     return r === 'removed';
+  }
+
+  async cancel(id: string, opts: CancelOptions): Promise<CancelResult> {
+    assertJobId(id, 'id');
+    const { outcome, reason } = resolveCancel(opts);
+    const error = errorText(new CancelledError(id, reason || undefined));
+    const r = await this.ctx.run(cancelJobScript, { events: this.ctx.eventsFlag, reqId: newRequestId(), id, outcome, error, reason });
+    return r === 'none' ? false : r;
   }
 
   async promote(id: string): Promise<boolean> {

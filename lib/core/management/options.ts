@@ -1,7 +1,7 @@
-import { DEFAULT_CLEAN_LIMIT, DEFAULT_PAGE_SIZE, MAX_MANAGED, MAX_MS } from '../defaults.js';
+import { DEFAULT_CANCEL_OUTCOME, DEFAULT_CLEAN_LIMIT, DEFAULT_PAGE_SIZE, MAX_ERROR_TEXT, MAX_MANAGED, MAX_MS } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { JobState } from './read-types.js';
-import type { CleanOptions, CleanState, DeadLetterFilter, JobOrder, JobPage } from './types.js';
+import type { CancelOptions, CleanOptions, CleanState, DeadLetterFilter, JobOrder, JobPage } from './types.js';
 import { assertInt, assertOptions, assertString, describe } from '../validate.js';
 
 /**
@@ -13,6 +13,7 @@ import { assertInt, assertOptions, assertString, describe } from '../validate.js
 export const JOB_STATES: readonly JobState[] = ['pending', 'working', 'delayed', 'completed', 'dead', 'waiting-children'];
 const CLEAN_STATES: readonly CleanState[] = ['completed', 'dead'];
 const ORDERS: readonly JobOrder[] = ['asc', 'desc'];
+const CANCEL_OUTCOMES: ReadonlyArray<NonNullable<CancelOptions['outcome']>> = ['dead', 'retry'];
 
 function assertOneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): asserts value is T {
   if (!allowed.includes(value as T)) {
@@ -43,6 +44,15 @@ export function resolveClean(state: unknown, opts: CleanOptions): { state: Clean
   const limit = opts.limit ?? DEFAULT_CLEAN_LIMIT;
   checkLimit(limit);
   return { state, olderThanMs, limit };
+}
+
+export function resolveCancel(opts: CancelOptions): Required<CancelOptions> {
+  assertOptions('cancel options', opts, ['outcome', 'reason']);
+  const outcome = opts.outcome ?? DEFAULT_CANCEL_OUTCOME;
+  assertOneOf('outcome', outcome, CANCEL_OUTCOMES);
+  const reason = opts.reason ?? '';
+  assertString('reason', reason, MAX_ERROR_TEXT); // it goes into the job's error text
+  return { outcome, reason };
 }
 
 /** The filter of retryDead / purgeDead, checked. */

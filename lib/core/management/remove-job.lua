@@ -36,20 +36,8 @@ if not force then
     if redis.call('HEXISTS', K_LEASES, kid) == 1 then return 'leased' end
   end
 end
-local ended = endedLeases()
-removeJob(id, rec, state, ended)
+removeWithKids(id, rec, state, kids, endedLeases())
 dedupIds.removed(id, rec) -- adds/deduplication.lua (a flow's jobs hold none)
-local delayed = state == 'delayed'
-for _, kid in ipairs(kids) do
-  local krec = redis.call('HGET', K_JOBS, kid)
-  if krec then
-    local kstate = locateJob(kid)
-    delayed = delayed or kstate == 'delayed'
-    removeJob(kid, krec, kstate, ended)
-  end
-end
-if delayed then refreshNextDue() end
-flushRemoved(ended)
 flushWake()
 flushEvents()
 return 1

@@ -127,3 +127,21 @@ local function flushRemoved(ended)
   if ended.freed > 0 then ended.ext = true end
   flushEnded(ended)
 end
+
+-- Removes job `id` (as removeJob) and `kids`, the unfinished descendants it waits for as a
+-- flow's parent (flowPending(id), read first by the caller, which may refuse a leased one),
+-- then applies the call's books (remove-job.lua, cancel-job.lua).
+local function removeWithKids(id, rec, state, kids, ended)
+  removeJob(id, rec, state, ended)
+  local delayed = state == 'delayed'
+  for _, kid in ipairs(kids) do
+    local krec = redis.call('HGET', K_JOBS, kid)
+    if krec then
+      local kstate = locateJob(kid)
+      delayed = delayed or kstate == 'delayed'
+      removeJob(kid, krec, kstate, ended)
+    end
+  end
+  if delayed then refreshNextDue() end
+  flushRemoved(ended)
+end

@@ -1,6 +1,7 @@
 import { decodeRecord } from '../redis/record.js';
 import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
 import { schedulerCounts } from '../schedulers/counts.js';
+import { POLICY_DEFAULTS_ARG } from '../settles/settle-items.js';
 import type { FlowChildren } from '../flows/types.js';
 import { toJobInfo } from './job-info.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts } from './read-types.js';
@@ -144,6 +145,28 @@ export const removeJobScript = queueScript({
   decode: (reply): 'removed' | 'none' | 'leased' => (reply === 'leased' ? 'leased' : reply === 1 ? 'removed' : 'none'),
 });
 
+/**
+ * Cancels one job (cancel-job.lua): removed (not leased), its leased attempt ended dead or
+ * retried, or 'none' (no such job, or it finished: nothing written). Replay-safe per `reqId`.
+ */
+export const cancelJobScript = queueScript({
+  name: 'cancelJob',
+  file: 'management/cancel-job.lua',
+  ops: ['cancel'],
+  extraKeys: 1,
+  extraKeysOf: (keys, a) => [keys.request(a.reqId)],
+  encode: (a: { events: EventsFlag; reqId: string; id: string; outcome: 'dead' | 'retry'; error: string; reason: string }) => [
+    a.events,
+    POLICY_DEFAULTS_ARG,
+    a.id,
+    a.outcome,
+    a.error,
+    Math.random(),
+    a.reason,
+  ],
+  decode: (reply): 'removed' | 'dead' | 'retried' | 'none' => (reply === '' ? 'none' : (reply as 'removed' | 'dead' | 'retried')),
+});
+
 /** Makes one delayed job pending now (promote-job.lua): false when it was not delayed. */
 export const promoteJobScript = queueScript({
   name: 'promoteJob',
@@ -210,6 +233,7 @@ export const MANAGEMENT_SCRIPTS = [
   purgeDeadScript,
   getJobsScript,
   removeJobScript,
+  cancelJobScript,
   promoteJobScript,
   changePriorityScript,
   changeDelayScript,

@@ -22,6 +22,25 @@ export interface RemoveOptions {
   force?: boolean;
 }
 
+export interface CancelOptions {
+  /**
+   * What becomes of a leased (running) job, whose lease ends at once: 'dead' (default)
+   * dead-letters it; 'retry' fails its attempt, as a nack would: it counts against its attempts,
+   * runs again after its backoff (the built-in one for a custom strategy), or is dead-lettered
+   * when none remain. Either way it fails with a CancelledError. A job not leased is removed.
+   */
+  outcome?: 'dead' | 'retry';
+  /** Why, in its CancelledError (the job's error, the handler's `signal.reason`) and its 'cancelled' event. */
+  reason?: string;
+}
+
+/**
+ * What `cancel(id)` did: 'removed' (it was not leased: pending, delayed, waiting for its
+ * children), 'dead' or 'retried' (it was leased: where its ended attempt took it), false
+ * (no such job, or it already completed or died: nothing written).
+ */
+export type CancelResult = 'removed' | 'dead' | 'retried' | false;
+
 /** The states `clean()` removes jobs from: the finished ones (`drain()` empties the waiting ones). */
 export type CleanState = 'completed' | 'dead';
 

@@ -3,12 +3,14 @@ import type { LeaseRef } from '../leases/types.js';
 import type { JobProgress, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { SettleItem } from '../settles/settle-items.js';
+import type { Touched } from '../settles/settling.js';
+import type { CancelNotice } from '../worker/cancel-notices.js';
 import type { WarningHandler } from '../warnings.js';
 
 /**
  * What Worker, BatchWorker and the Nest runtime use of a Queue beyond its public API: the
  * lease call that also settles, settles and touches carrying request ids, blocking
- * connections, the sweep's stalled ids, the events' subscription. Not on the
+ * connections, the sweep's stalled ids, the events' subscription, the cancel notices. Not on the
  * public Queue type (users never see it in autocomplete); reached with internalsOf().
  */
 export interface QueueInternals<Data> {
@@ -19,7 +21,7 @@ export interface QueueInternals<Data> {
   readonly warn: WarningHandler;
   leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId?: string): Promise<LeaseStep<Data>>;
   settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
-  touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]>;
+  touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<Touched[]>;
   /** Blocks on the wake-up list for up to `ms` (lib/core/leases/leasing.ts). */
   waitForWork(blocker: Blocker, ms: number): Promise<boolean>;
   /** A handler's progress and log lines (lib/core/progress/progress.ts). */
@@ -35,6 +37,8 @@ export interface QueueInternals<Data> {
   countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }>;
   /** Resolves once the `events()` stream is subscribed (lib/core/events/event-hub.ts). */
   eventsOpen(): Promise<void>;
+  /** Listens to the leases cancel() ends (lib/core/worker/cancel-notices.ts); returns the end of it. */
+  watchCancels(notice: (n: CancelNotice) => void, active: () => void): () => void;
   openBlocker(): Blocker;
   closeBlocker(b: Blocker): void;
 }

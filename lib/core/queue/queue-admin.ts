@@ -3,7 +3,7 @@ import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResu
 import type { JobPolicy } from '../adds/types.js';
 import type { LeaseRef } from '../leases/types.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../management/read-types.js';
-import type { CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
+import type { CancelOptions, CancelResult, CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
 import type { QueueStats } from '../settings/types.js';
 import { DEFAULT_TOMBSTONE_MS } from '../defaults.js';
 import { assertInt, assertOptions } from '../validate.js';
@@ -110,6 +110,20 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    */
   remove(id: string, opts: RemoveOptions = {}): Promise<boolean> {
     return this.parts.management.remove(id, opts);
+  }
+
+  /**
+   * Cancels a job, in one atomic call. A job not leased (pending, delayed, a flow's parent
+   * waiting for its children) is removed, as remove() does. A leased one's lease ends at once:
+   * dead-lettered (`outcome: 'dead'`, the default) or failed as an attempt (`'retry'`: retried
+   * after its backoff, dead when its attempts are spent), with a CancelledError. Its handler's
+   * `job.signal` aborts with that CancelledError within moments (its Worker listens for
+   * cancels), its slot is freed, and its late ack, nack or touch changes nothing. Returns what
+   * became of it, or false when there is no such job or it already finished (nothing written).
+   * Replay-safe: a call resent after a lost reply answers as the first did.
+   */
+  cancel(id: string, opts: CancelOptions = {}): Promise<CancelResult> {
+    return this.parts.management.cancel(id, opts);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { QueueOptions } from './types.js';
-import { EventHub } from '../events/event-hub.js';
+import { EventHub, jobEvents } from '../events/event-hub.js';
+import { cancelNotices, watchCancels, type CancelNotice } from '../worker/cancel-notices.js';
 import { Flows } from '../flows/flows.js';
 import { Inspector } from '../management/inspector.js';
 import type { QueueInternals } from './internals.js';
@@ -25,6 +26,8 @@ export interface QueueParts<Data, Result> {
   /** Bounded / fair / lifecycle / exclusive / stats (queue-settings.ts). */
   readonly settings: QueueSettings;
   readonly hub: EventHub;
+  /** The cancel notices its workers listen to (lib/core/worker/cancel-notices.ts). */
+  readonly cancels: EventHub<CancelNotice>;
   readonly producer: Producer<Data>;
   readonly leasing: Leasing<Data>;
   readonly settling: Settling<Result>;
@@ -41,14 +44,9 @@ export function buildQueueParts<Data, Result>(name: string, options: QueueOption
   const o = resolveQueueOptions(name, options);
   const ctx = new QueueContext(name, o, options.connection);
   const settings = new QueueSettings(ctx, o.settings);
-  const hub = new EventHub(
-    ctx.handle,
-    ctx.keys.byName.events,
-    ctx.keys.byName.listeners,
-    name,
-    (err) => ctx.wrapError(err, 'events'),
-    (message) => ctx.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message }),
-  );
+  const wrapError = (err: unknown) => ctx.wrapError(err, 'events');
+  const warn = (message: string) => ctx.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message });
+  const hub = new EventHub(ctx.handle, jobEvents(ctx.keys.byName.events, ctx.keys.byName.listeners, name), name, wrapError, warn);
   const probe = new QueueProbe(ctx.handle.client, ctx.keys.byName.listeners, ctx.keys.byName.meta, () => hub.listening);
   const inspector = new Inspector<Data, Result>(ctx);
   return {
@@ -56,6 +54,7 @@ export function buildQueueParts<Data, Result>(name: string, options: QueueOption
     ctx,
     settings,
     hub,
+    cancels: new EventHub(ctx.handle, cancelNotices(ctx.keys.derived.cancels), name, wrapError, warn),
     producer: new Producer<Data>(ctx, settings, probe),
     leasing: new Leasing<Data>(ctx, settings),
     settling: new Settling<Result>(ctx),
@@ -70,7 +69,7 @@ export function buildQueueParts<Data, Result>(name: string, options: QueueOption
 
 /** @internal What workers and the Nest runtime use beyond the public API (internals.ts). */
 export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, Result>): QueueInternals<unknown> {
-  const { ctx, leasing, settling, progress, flows, inspector, hub, management } = p;
+  const { ctx, leasing, settling, progress, flows, inspector, hub, cancels, management } = p;
   return {
     name,
     maxPayloadBytes: p.o.maxPayloadBytes,
@@ -88,6 +87,7 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     childrenResults: (id) => flows.childrenResults(id),
     sweepReporting: (opts) => inspector.sweepReporting(opts),
     eventsOpen: () => hub.open(),
+    watchCancels: (notice, active) => watchCancels(cancels, notice, active),
     countsAndAge: () => inspector.countsAndAge(),
     openBlocker: () => ctx.openBlocker(),
     closeBlocker: (b) => ctx.closeBlocker(b),

@@ -167,7 +167,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
 
   /** Extends the lease by `extendMs` from now (default: its own lease length). False once lost. */
   async touch(lease: LeaseRef, extendMs?: number): Promise<boolean> {
-    return (await this.parts.settling.touchMany([lease], extendMs))[0]!;
+    return (await this.parts.settling.touchMany([lease], extendMs))[0] === 'held';
   }
 
   // ---- progress and logs of a leased job (progress.ts) ---------------------------
@@ -214,6 +214,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     await this.parts.settings.shutdown(); // releases waiting adds (ClosedError) and exclusive roles
     this.parts.ctx.markClosed();
     this.parts.hub.close();
+    this.parts.cancels.close();
     await this.parts.ctx.releaseConnections();
   }
 

@@ -57,6 +57,10 @@ local function tieKey(due) return K_TAG .. ':tie:' .. due end    -- list  the de
 -- holding it; 'ttl' zset id taken in throttle mode -> end of its window (ms); 'next' hash id -> the
 -- add kept until its running holder ends (keepLastIfActive)
 local function dedupKey(kind) return K_TAG .. ':dedup' .. kind end
+-- cancelled leases (management/cancel-job.lua), derived where used rather than bound here, as
+-- this code is near Lua's 200 locals: K_TAG .. ':cancelled' zset token of a lease cancel() ended
+-- -> until when touch answers 'cancelled' (leases/touch.lua); K_TAG .. ':cancels' sharded
+-- pub/sub channel of the leases cancel() ended, for their workers
 
 -- Binds the queue keys at keys[o + 1 .. o + 15] (QUEUE_KEYS order), and the keys derived from
 -- their tag. begin() binds a call's own queue; a flow across queues binds each of its queues in

@@ -144,6 +144,10 @@ export interface DerivedKeys {
   role(role: 'producer' | 'consumer'): string;
   /** list: a token when the role is released (BLPOP by processes waiting for it) */
   roleFree(role: 'producer' | 'consumer'): string;
+  /** zset: token of a lease that cancel() ended -> until when a touch of it answers 'cancelled' (ms) */
+  cancelled: string;
+  /** sharded pub/sub channel: the leases cancel() ended, for their workers (lib/core/worker/cancel-notices.ts) */
+  cancels: string;
 }
 
 function derivedKeys(tag: string): DerivedKeys {
@@ -179,5 +183,7 @@ function derivedKeys(tag: string): DerivedKeys {
     group: (name) => `${tag}:g:${name}`,
     role: (role) => `${tag}:role:${role}`,
     roleFree: (role) => `${tag}:role:${role}:free`,
+    cancelled: `${tag}:cancelled`,
+    cancels: `${tag}:cancels`,
   };
 }

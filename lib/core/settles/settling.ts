@@ -8,6 +8,9 @@ import { touchScript } from '../leases/scripts.js';
 import { settleScript } from './scripts.js';
 import { ackItem, assertLease, delayItem, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, type SettleItem } from './settle-items.js';
 
+/** What a touch found of a lease: still held (extended), lost, or ended by cancel(). */
+export type Touched = 'held' | 'lost' | 'cancelled';
+
 /**
  * Ending and extending leases for one Queue object: ack, nack, requeue, reject, delay (settle.lua,
  * fenced by the lease token, replay-safe per request id) and touch (touch.lua).
@@ -70,7 +73,7 @@ export class Settling<Result> {
   }
 
   /** Extends each lease by `extendMs` from now (default: its own lease length); updates its deadline. */
-  async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<boolean[]> {
+  async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<Touched[]> {
     this.ctx.assertOpen();
     if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: MAX_MS });
     leases.forEach((l, i) => assertLease(l, leases.length === 1 ? 'lease' : `leases[${i}]`));
@@ -84,8 +87,9 @@ export class Settling<Result> {
     }
     const out = await this.ctx.run(touchScript, { leases, extendMs });
     return out.map((deadline, i) => {
-      if (deadline > 0) leases[i]!.deadline = deadline;
-      return deadline > 0;
+      if (deadline <= 0) return deadline < 0 ? 'cancelled' : 'lost';
+      leases[i]!.deadline = deadline;
+      return 'held';
     });
   }
 

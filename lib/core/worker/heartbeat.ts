@@ -1,18 +1,19 @@
 import type { HeldLease } from './job-view.js';
 import type { Lease } from '../leases/types.js';
+import type { Touched } from '../settles/settling.js';
 
 export interface HeartbeatHooks<Data> {
   /** The leases the worker holds now (the beat skips lost and moved ones). */
   held(): Iterable<HeldLease<Data>>;
-  /** A touch found that the lease is no longer this worker's. */
-  lost(held: HeldLease<Data>): void;
+  /** A touch found that the lease is no longer this worker's: lost, or ended by cancel(). */
+  lost(held: HeldLease<Data>, cancelled: boolean): void;
   /** A beat's touch call failed. */
   error(error: unknown): void;
   /** Asked after each tick: whether to keep ticking. */
   more(): boolean;
 }
 
-type TouchMany<Data> = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => Promise<boolean[]>;
+type TouchMany<Data> = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => Promise<Touched[]>;
 
 /**
  * A worker's heartbeat: one timer, ticking at a quarter of the shortest lease held; each
@@ -55,24 +56,29 @@ export class Heartbeat<Data> {
 
   /** job.touch(): extends one lease now (by `extendMs`, default its own length). */
   readonly touch = async (held: HeldLease<Data>, extendMs?: number): Promise<boolean> => {
-    const [ok] = await this.touchMany([held.lease], extendMs);
-    if (ok) held.renewedAt = Date.now();
-    else this.hooks.lost(held);
-    return ok!;
+    const [touched] = await this.touchMany([held.lease], extendMs);
+    if (touched === 'held') held.renewedAt = Date.now();
+    else this.hooks.lost(held, touched === 'cancelled');
+    return touched === 'held';
   };
 
-  private async beat(): Promise<void> {
+  /** Touches every held lease now, whatever its age: a beat out of turn (cancel notices may have been missed). */
+  beatAll(): void {
+    if (this.enabled) void this.beat(true);
+  }
+
+  private async beat(all = false): Promise<void> {
     if (this.beating) return;
     const now = Date.now();
     const due: Array<HeldLease<Data>> = [];
-    for (const h of this.hooks.held()) if (h.live && now - h.renewedAt >= h.leaseLen / 2) due.push(h);
+    for (const h of this.hooks.held()) if (h.live && (all || now - h.renewedAt >= h.leaseLen / 2)) due.push(h);
     if (due.length === 0) return;
     this.beating = true;
     try {
-      const ok = await this.touchMany(due.map((h) => h.lease));
+      const touched = await this.touchMany(due.map((h) => h.lease));
       due.forEach((h, i) => {
-        if (ok[i]) h.renewedAt = now;
-        else this.hooks.lost(h);
+        if (touched[i] === 'held') h.renewedAt = now;
+        else this.hooks.lost(h, touched[i] === 'cancelled');
       });
     } catch (error) {
       this.hooks.error(error);

@@ -1,4 +1,4 @@
-import { LeaseLostError, RateLimitError, UnrecoverableError } from '../errors.js';
+import { LeaseLostError, RateLimitError, UnrecoverableError, type CancelledError } from '../errors.js';
 import type { ProcessScope } from '../instrumentation/index.js';
 import type { JobPolicy } from '../adds/types.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
@@ -6,7 +6,11 @@ import type { JobProgress } from '../management/read-types.js';
 
 /** The job as a handler sees it; plain `Job` for a handler that does not read its data. */
 export interface Job<Data = unknown> extends LeasedJob<Data> {
-  /** Aborts when the lease is lost, the attempt runs past its timeoutMs (a TimeoutError), or the worker gives the job back at shutdown. */
+  /**
+   * Aborts when the lease is lost (a LeaseLostError), the job is cancelled (`queue.cancel(id)`: a
+   * CancelledError), the attempt runs past its timeoutMs (a TimeoutError), or the worker gives
+   * the job back at shutdown.
+   */
   readonly signal: AbortSignal;
   /** Current lease deadline (Redis clock, epoch ms). */
   readonly deadline: number;
@@ -74,6 +78,8 @@ export class HeldLease<Data> {
    * call is in flight): the lease ended there, so the attempt's outcome is dropped.
    */
   moved = false;
+  /** cancel() ended the lease: reported as 'cancelled', not 'lost', also when its outcome was on the way. */
+  cancelled: CancelledError | undefined;
   /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */
   timedOut: Error | undefined;
   /** Stops the attempt's timeout clock (lib/core/worker/attempt-timeout.ts; Worker). */
@@ -105,11 +111,11 @@ export class HeldLease<Data> {
     return !this.lost && !this.moved;
   }
 
-  /** A touch found the lease gone: its outcome is not settled. False when already lost. */
-  markLost(): boolean {
+  /** The lease is gone (`reason`: lost, or cancelled): its outcome is not settled. False when already lost. */
+  markLost(reason: Error = new LeaseLostError(this.lease.job.id)): boolean {
     if (this.lost) return false;
     this.lost = true;
-    this.abort(new LeaseLostError(this.lease.job.id));
+    this.abort(reason);
     return true;
   }
 

@@ -1,7 +1,8 @@
 import { Subject, type Observable } from 'rxjs';
 import type { Blocker } from '../redis/blocking-wait.js';
 import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS } from '../defaults.js';
-import { ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
+import { CancelledError, ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
+import type { CancelNotice } from './cancel-notices.js';
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease, JobCalls } from './job-view.js';
@@ -36,6 +37,8 @@ export abstract class LeaseWorker<Data, Result> {
   protected blocker: Blocker | undefined;
   protected loopDone: Promise<unknown> | undefined;
   private closing: Promise<void> | undefined;
+  /** Ends the subscription to cancel notices (lib/core/worker/cancel-notices.ts). */
+  private stopCancels: (() => void) | undefined;
   private handlersDone: (() => void) | undefined;
   private blocking: Promise<boolean> | undefined;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
@@ -67,7 +70,7 @@ export abstract class LeaseWorker<Data, Result> {
     const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => internals.touchMany(leases, extendMs);
     this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, {
       held: () => this.heldLeases(),
-      lost: (held) => this.leaseLost(held),
+      lost: (held, cancelled) => this.leaseLost(held, cancelled ? new CancelledError(held.lease.job.id) : undefined),
       error: (error) => this.subject.next({ type: 'error', error }),
       more: () => this.keepBeating(),
     });
@@ -114,6 +117,11 @@ export abstract class LeaseWorker<Data, Result> {
     this.started = true;
     this.stopping = false;
     this.blocker = this.q.openBlocker();
+    // once active (again), a touch finds the leases cancelled while no notice could come
+    this.stopCancels = this.q.watchCancels(
+      (notice) => this.cancelNotice(notice),
+      () => this.heartbeat.beatAll(),
+    );
     this.lastActivityAt = Date.now();
     this.loopDone = this.runLoop();
   }
@@ -151,7 +159,8 @@ export abstract class LeaseWorker<Data, Result> {
    */
   protected emitOutcome(o: Outcome<Data, Result>, settled: boolean): void {
     if (!settled) {
-      this.subject.next({ type: 'lost', job: o.held.lease.job });
+      const { job } = o.held.lease;
+      this.subject.next(o.held.cancelled ? { type: 'cancelled', job, error: o.held.cancelled } : { type: 'lost', job });
       return;
     }
     const ev = o.event;
@@ -170,14 +179,25 @@ export abstract class LeaseWorker<Data, Result> {
   protected abstract keepPauseWaker(wake: () => void): void;
 
   /**
-   * A touch found the lease gone: reported now, and the attempt given up on (its slot free).
-   * An attempt that already ended has its outcome on the way: the settle's answer reports it
-   * (a heartbeat racing a successful ack would otherwise call a completed job lost).
+   * A touch found the lease gone, or cancel() ended it (`cancelled`): reported now, its signal
+   * aborted, and the attempt given up on (its slot free). An attempt that already ended has
+   * its outcome on the way: the settle's answer reports it (a heartbeat racing a successful
+   * ack would otherwise call a completed job lost).
    */
-  private leaseLost(held: HeldLease<Data>): void {
-    if (held.finished || held.moved || !held.markLost()) return;
-    this.subject.next({ type: 'lost', job: held.lease.job });
+  private leaseLost(held: HeldLease<Data>, cancelled?: CancelledError): void {
+    if (held.lost) return;
+    if (cancelled) held.cancelled = cancelled;
+    if (held.finished || held.moved || !held.markLost(cancelled)) return;
+    const { job } = held.lease;
+    this.subject.next(cancelled ? { type: 'cancelled', job, error: cancelled } : { type: 'lost', job });
     this.abandon(held);
+  }
+
+  /** cancel() ended a lease: this worker's, if it holds that token. Rare: a scan of the held leases. */
+  private cancelNotice(notice: CancelNotice): void {
+    for (const held of this.heldLeases()) {
+      if (held.lease.token === notice.token) return this.leaseLost(held, new CancelledError(notice.id, notice.reason));
+    }
   }
 
   /**
@@ -321,6 +341,8 @@ export abstract class LeaseWorker<Data, Result> {
   /** The end of a shutdown. */
   protected ended(): void {
     this.heartbeat.stop();
+    this.stopCancels?.();
+    this.stopCancels = undefined;
     this.started = false;
     this.subject.complete();
     this.activitySubject.complete();

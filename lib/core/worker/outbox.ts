@@ -1,6 +1,6 @@
 import { newRequestId } from '../adds/ids.js';
 import type { HeldLease } from './job-view.js';
-import { RateLimitError, UnrecoverableError } from '../errors.js';
+import { RateLimitError, UnrecoverableError, type CancelledError } from '../errors.js';
 import { readableThrown } from '../thrown.js';
 import { ackItem, nackItem, rateLimitItem, rejectItem, requeueItem, type SettleItem } from '../settles/settle-items.js';
 import type { LeasedJob } from '../leases/types.js';
@@ -16,6 +16,8 @@ export type WorkerEvent<Data, Result> =
   | { type: 'failed'; job: LeasedJob<Data>; error: unknown; willRetry: boolean }
   | { type: 'dead'; job: LeasedJob<Data>; error: unknown }
   | { type: 'lost'; job: LeasedJob<Data> }
+  /** `queue.cancel(id)` ended the job's lease while it ran: its signal aborted with `error`, its slot is free, its outcome dropped. */
+  | { type: 'cancelled'; job: LeasedJob<Data>; error: CancelledError }
   /** The handler met a rate limit (RateLimitError): the job is back at the head, not a failed attempt. */
   | { type: 'rateLimited'; job: LeasedJob<Data>; delayMs: number }
   | { type: 'error'; error: unknown }

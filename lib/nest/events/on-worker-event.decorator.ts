@@ -10,6 +10,8 @@ import { eventMethodDecorator } from './event-method.js';
  * - `failed` `(job, error, willRetry)` (every failed attempt, the last one too)
  * - `dead` `(job, error)` (dead-lettered: attempts ran out, or UnrecoverableError)
  * - `lost` `(job)` (the lease ran out before the outcome could be recorded)
+ * - `cancelled` `(job, error)` (`queue.cancel(id)` ended the job's lease while it ran: its
+ *   `job.signal` aborted with `error`, a CancelledError; the handler's outcome is dropped)
  * - `stalled` `(jobId)` (this process's sweeper of the queue returned the job's expired lease:
  *   its worker, anywhere, died or stopped heartbeating; counted as a failed attempt)
  * - `rateLimited` `(job, delayMs)`

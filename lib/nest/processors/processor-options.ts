@@ -48,6 +48,7 @@ export const PROCESSOR_EVENT_TYPES = Object.keys({
   failed: true,
   dead: true,
   lost: true,
+  cancelled: true,
   rateLimited: true,
   error: true,
 } satisfies Record<ProcessorEventType, true>) as ProcessorEventType[];

@@ -195,6 +195,9 @@ export class ProcessorRunner {
       case 'lost':
         this.logger.warn(msg.leaseLost(q, event.job.id));
         break;
+      case 'cancelled':
+        this.logger.log(msg.jobCancelled(q, event.job.id, msg.textOf(event.error)));
+        break;
       case 'rateLimited':
         break; // expected back-pressure from upstream: listen with @OnWorkerEvent('rateLimited') to log it
       case 'error':
@@ -244,6 +247,8 @@ function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
       return [event.job, event.error];
     case 'lost':
       return [event.job];
+    case 'cancelled':
+      return [event.job, event.error];
     case 'rateLimited':
       return [event.job, event.delayMs];
     case 'error':
