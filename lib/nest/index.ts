@@ -61,6 +61,7 @@ export type { BatchProcessOptions, ProcessOptions } from './processors/handler-o
 export { Queue } from '../core/queue/queue.js';
 export type { QueueProducer } from '../core/queue/queue-producer.js';
 export {
+  CancelledError,
   ClosedError,
   LeaseLostError,
   QueueClosedError,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Module, Scope } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
 import {
+  CancelledError,
   InjectQueue,
   OnWorkerEvent,
   Process,
@@ -12,7 +13,7 @@ import {
   type Job,
   type LeasedJob,
 } from '../../lib/nest/index.js';
-import { uniquePrefix } from '../support/redis.js';
+import { redisClient, uniquePrefix } from '../support/redis.js';
 import { deferred, sleep, sweptAfter, waitFor, useApps } from './app-bed.js';
 
 const bed = useApps();
@@ -370,6 +371,57 @@ test('typed injection with @InjectQueue in a feature module service', async () =
   const { id } = await billing.bill(10);
   const result: { ok: boolean } | undefined = await billing.invoices.waitForResult(id, { timeoutMs: 3000 });
   expect(result).toEqual({ ok: true });
+});
+
+test("cancel through @InjectQueue's Queue: the running @Process handler's signal aborts with CancelledError, @OnWorkerEvent('cancelled') hears it", async () => {
+  const reasons: unknown[] = [];
+  const heard: Array<[string, unknown]> = [];
+  const started = deferred<string>();
+
+  @Injectable()
+  class Exports {
+    constructor(@InjectQueue('exports') readonly exports: Queue<{ report: string }, string>) {}
+
+    stop(id: string) {
+      return this.exports.cancel(id, { reason: 'superseded' });
+    }
+  }
+
+  // the default 30 s lease: the abort comes from the cancel's notice, not from a heartbeat
+  @Processor('exports', { leaseMs: 30_000 })
+  class ExportProcessor {
+    @Process()
+    async run(job: Job<{ report: string }>): Promise<string> {
+      started.resolve(job.id);
+      await new Promise((resolve) => job.signal.addEventListener('abort', resolve, { once: true }));
+      reasons.push(job.signal.reason);
+      throw job.signal.reason;
+    }
+
+    @OnWorkerEvent('cancelled')
+    cancelled(job: LeasedJob<unknown>, error: unknown) {
+      heard.push([job.id, error]);
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'exports' })], providers: [Exports, ExportProcessor] })
+  class ExportsModule {}
+
+  const app = await start(root(), ExportsModule);
+  const service = app.get(Exports);
+  const obs = redisClient(bed.redis);
+  const listeners = async () => Number(((await obs.call('PUBSUB', 'SHARDNUMSUB', service.exports.keys.derived.cancels)) as [string, number])[1]);
+  await waitFor(async () => (await listeners()) === 1, 3000, 'the workers listen to cancels').finally(() => obs.quit());
+  const { id } = await service.exports.add({ report: 'q3' });
+  expect(await started.promise).toBe(id);
+  const cancelledAt = Date.now();
+  expect(await service.stop(id)).toBe('dead');
+  await waitFor(() => heard.length === 1, 2000, "@OnWorkerEvent('cancelled')");
+  expect(Date.now() - cancelledAt).toBeLessThan(2000);
+  expect(reasons).toHaveLength(1);
+  expect(reasons[0]).toBeInstanceOf(CancelledError);
+  expect(heard[0]).toEqual([id, reasons[0]]);
+  expect(await service.exports.getJob(id)).toMatchObject({ state: 'dead', lastError: `CancelledError: job ${id} was cancelled: superseded` });
 });
 
 test('relq logs failures, dead letters and listener errors, and stays quiet about completed jobs', async () => {

@@ -19,7 +19,7 @@ const root = resolve(import.meta.dirname, '..', '..');
 const PROMISED: Record<string, string[]> = {
   '.': [
     'ActivityEvent', 'AddFlowOptions', 'AddResult', 'AuthenticationError', 'Backoff', 'BackoffStrategies', 'BackoffStrategy', 'BatchHandler', 'BatchOutcome', 'BatchWorker',
-    'BatchWorkerOptions', 'BulkJob', 'ChildFailurePolicy', 'CleanOptions', 'CleanState', 'ClosedError', 'ConnectionError', 'ConnectionInput',
+    'BatchWorkerOptions', 'BulkJob', 'CancelOptions', 'CancelResult', 'CancelledError', 'ChildFailurePolicy', 'CleanOptions', 'CleanState', 'ClosedError', 'ConnectionError', 'ConnectionInput',
     'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DeduplicationMode',
     'DeduplicationOptions', 'DeduplicationOutcome', 'DependencyPageOptions', 'DurabilityOptions', 'EverySchedule', 'EvictionCheck',
     'ExclusiveOptions', 'FlowChildren', 'FlowDependencies', 'FlowDependency', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowNode',
@@ -37,7 +37,7 @@ const PROMISED: Record<string, string[]> = {
   ],
   './nest': [
     'BatchOutcome', 'BatchProcessDecorator', 'BatchProcessMethod', 'BatchProcessOptions', 'BatchProcessOptionsArg', 'BatchProcessResult',
-    'ClosedError', 'ExclusiveOptions', 'FactoryFunction', 'FactoryInject', 'HandlerStatus', 'HealthOptions', 'HealthThresholds',
+    'CancelledError', 'ClosedError', 'ExclusiveOptions', 'FactoryFunction', 'FactoryInject', 'HandlerStatus', 'HealthOptions', 'HealthThresholds',
     'InjectNamedQueue', 'InjectQueue', 'Job', 'JobDataOf', 'JobInfo', 'JobMap', 'JobName', 'JobOptions', 'JobResultOf', 'JobSpec', 'JobState',
     'LeaseLostError', 'LeasedJob', 'NamedBulkJob', 'NamedJob', 'NamedJobOptions', 'NamedProcessDecorator', 'NamedProcessMethod', 'NamedQueue',
     'OnQueueEvent', 'OnWorkerEvent', 'Process', 'ProcessDecorator', 'ProcessMethod', 'ProcessOptions', 'Processor', 'ProcessorDefaults',
@@ -66,7 +66,7 @@ const PROMISED: Record<string, string[]> = {
 
 /** Queue's public members. */
 const QUEUE_MEMBERS = [
-  'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'close', 'closeQueue', 'counts',
+  'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'close', 'closeQueue', 'counts',
   'defaults', 'deleteQueue', 'drain', 'events', 'getDeduplicationJobId', 'getDependencies', 'getFlow', 'getJob', 'getJobs', 'getSchedulers',
   'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log', 'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause',
   'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove', 'removeDeduplicationKey', 'removeScheduler', 'reopenQueue',

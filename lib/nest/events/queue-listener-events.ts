@@ -40,6 +40,8 @@ export interface QueueListenerEvents {
   'waiting-children': { jobId: string };
   /** The job was removed (relq 'removed'). */
   removed: { jobId: string };
+  /** `queue.cancel(id)` of the job (relq 'cancelled'; BullMQ has no such event): its 'removed', 'retried' or 'failed' follows. */
+  cancelled: { jobId: string; reason?: string };
   /** The queue was paused (relq 'paused'). */
   paused: Record<string, never>;
   /** The queue was resumed (relq 'resumed'). */
@@ -74,6 +76,7 @@ const MAPPERS: { [T in QueueListenerEventType]: (ev: QueueEvent) => QueueListene
     (ev.type === 'added' || ev.type === 'retried' || ev.type === 'delayed') && ev.runAt !== undefined ? { jobId: ev.id ?? '', delay: ev.runAt } : undefined,
   'waiting-children': (ev) => (ev.type === 'waiting-children' ? jobIdOf(ev) : undefined),
   removed: (ev) => (ev.type === 'removed' ? jobIdOf(ev) : undefined),
+  cancelled: (ev) => (ev.type === 'cancelled' ? { jobId: ev.id ?? '', ...(ev.reason === undefined ? {} : { reason: ev.reason }) } : undefined),
   paused: (ev) => (ev.type === 'paused' ? {} : undefined),
   resumed: (ev) => (ev.type === 'resumed' ? {} : undefined),
   deduplicated: (ev) => (ev.type === 'deduplicated' ? { jobId: ev.id ?? '', deduplicationId: ev.deduplicationId ?? '' } : undefined),
