@@ -152,6 +152,33 @@ test('retry: a dead or completed job runs again; an unfinished one is refused (1
   expect((await relq(prefix, 'retry', 'nosuch', 'x')).code).toBe(4);
 }, 30_000);
 
+test('cancel: a waiting job is removed, a running one dead-lettered or retried (--retry); a finished one is refused (1), an unknown one is not found (4)', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('c', prefix);
+  await q.add('waiting', { jobId: 'waiting' });
+  await q.add('running', { jobId: 'running', attempts: 3 });
+  await q.add('again', { jobId: 'again', attempts: 3, backoff: { type: 'fixed', delayMs: 60_000, jitter: 0 } });
+  expect(json(await relq(prefix, '--json', 'cancel', 'c', 'waiting'))).toEqual({ queue: 'c', id: 'waiting', cancelled: 'removed' });
+  expect(await q.getJob('waiting')).toBeNull();
+  const [running, again] = await q.lease({ count: 2 });
+  expect(await relq(prefix, 'cancel', 'c', 'running', '--reason', 'by hand')).toMatchObject({
+    code: 0,
+    stdout: "cancelled job 'running' of 'c': dead-lettered, its handler aborted\n",
+  });
+  expect(await q.getJob('running')).toMatchObject({ state: 'dead', lastError: 'CancelledError: job running was cancelled: by hand' });
+  expect(json(await relq(prefix, '--json', 'cancel', 'c', 'again', '--retry'))).toEqual({ queue: 'c', id: 'again', cancelled: 'retried' });
+  expect(await q.getJob('again')).toMatchObject({ state: 'delayed', failures: 1 });
+  expect(await q.ack(running!)).toBe(false);
+  expect(await q.ack(again!)).toBe(false);
+  const finished = await relq(prefix, '--json', 'cancel', 'c', 'running');
+  expect(finished.code).toBe(1);
+  expect(JSON.parse(finished.stderr)).toMatchObject({ error: { message: "job 'running' of 'c' is dead: there is nothing to cancel", exitCode: 1 } });
+  const unknown = await relq(prefix, 'cancel', 'c', 'missing');
+  expect(unknown.code).toBe(4);
+  expect(unknown.stderr).toContain("no job 'missing' in queue 'c'");
+  expect((await relq(prefix, 'cancel', 'nosuch', 'x')).code).toBe(4);
+}, 30_000);
+
 test('exit codes: 2 for usage errors, 4 for an unknown queue or job (nothing written)', async () => {
   const prefix = uniquePrefix();
   await queue('known', prefix).add(1);
