@@ -64,6 +64,7 @@ export const reads = {
 export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Record<string, unknown>, id?: string) => Promise<unknown>> = {
   retry: async (q, body, id) => (pick(body, []), { retried: true, from: await q.retry(id!) }),
   remove: async (q, body, id) => ({ removed: await q.remove(id!, pick(body, ['force'])) }),
+  cancel: async (q, body, id) => ({ cancelled: await q.cancel(id!, pick(body, ['outcome', 'reason'])) }),
   promote: async (q, body, id) => (pick(body, []), { promoted: await q.promote(id!) }),
   pause: async (q, body) => (pick(body, []), { paused: (await q.pause(), true) }),
   resume: async (q, body) => (pick(body, []), { paused: (await q.resume(), false) }),
@@ -72,7 +73,7 @@ export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Reco
 };
 
 /** The actions about one job (`.../jobs/<id>/<action>`); the others are about the queue. */
-export const JOB_ACTIONS = new Set(['retry', 'remove', 'promote']);
+export const JOB_ACTIONS = new Set(['retry', 'remove', 'cancel', 'promote']);
 
 function intParam(query: URLSearchParams, name: string, fallback: number): number {
   const raw = query.get(name);

@@ -1,9 +1,12 @@
 /**
  * Job management on a Redis Cluster: every call's keys (group lists included) share the
- * queue's slot, for queues on every master; job edits and step jobs too.
+ * queue's slot, for queues on every master; job edits and step jobs too; a cancel's notice
+ * reaches the worker through the sharded channel of that slot.
  */
-import { Queue } from '../../lib/index.js';
+import type { Cluster } from 'ioredis';
+import { CancelledError, Queue, Worker } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { waitUntil } from '../support/wait.js';
 
 let cluster: TestCluster;
 beforeAll(async () => {
@@ -83,3 +86,50 @@ test('updateData, changeDelay, changePriority lifo and a step job moved by its h
     await q.close();
   }
 }, 60_000);
+
+test('cancel, for queues on every master: a waiting job removed, a running Worker handler aborted at once by the notice on its slot', async () => {
+  const client = cluster.client();
+  // one name per master (not NAMES: the test above deleted those queues, whose tombstones stop workers for a while)
+  const names: string[] = [];
+  const masters = new Set<number>();
+  for (const n of Array.from({ length: 12 }, (_, i) => `cancel-${i}`)) {
+    const master = Math.floor(Number(await client.call('CLUSTER', 'KEYSLOT', `{relq:${n}}`)) / 5462);
+    if (!masters.has(master)) (masters.add(master), names.push(n));
+  }
+  expect(names).toHaveLength(3);
+  for (const name of names) {
+    const q = new Queue<string, string>(name, { connection: client });
+    const reasons: unknown[] = [];
+    let started = false;
+    const w = new Worker<string, string>(q, async (job) => {
+      started = true;
+      await new Promise((resolve) => job.signal.addEventListener('abort', resolve, { once: true }));
+      reasons.push(job.signal.reason);
+      return 'late';
+    }); // the default 30 s lease: only the notice can abort it this soon
+    try {
+      await waitUntil(async () => (await shardSubscribers(client, q.keys.derived.cancels)) === 1, 'the worker listens to cancels');
+      await q.add('waiting', { jobId: 'waiting', delayMs: 60_000 });
+      await q.add('running', { jobId: 'running' });
+      await waitUntil(() => started, 'the handler runs');
+      expect(await q.cancel('waiting')).toBe('removed');
+      expect(await q.cancel('running', { reason: 'cluster' })).toBe('dead');
+      await waitUntil(() => reasons.length === 1, 'the handler is aborted', 2000);
+      expect(reasons[0]).toBeInstanceOf(CancelledError);
+      expect(reasons[0]).toMatchObject({ jobId: 'running', reason: 'cluster' });
+      expect(await q.getJob('running')).toMatchObject({ state: 'dead', lastError: 'CancelledError: job running was cancelled: cluster' });
+      expect(await q.counts()).toMatchObject({ delayed: 0, working: 0, dead: 1 });
+      await q.deleteQueue();
+    } finally {
+      await w.close({ drainTimeoutMs: 0 });
+      await q.close();
+    }
+  }
+}, 60_000);
+
+/** Subscribers of a sharded channel: on the master that owns its slot (the others count none). */
+async function shardSubscribers(client: Cluster, channel: string): Promise<number> {
+  let n = 0;
+  for (const node of client.nodes('master')) n += Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]);
+  return n;
+}

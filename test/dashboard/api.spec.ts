@@ -244,6 +244,36 @@ describe('actions', () => {
   });
 });
 
+describe('cancel', () => {
+  test('a waiting job is removed, a running one dead-lettered or retried; a finished one answers false; the guard and the header are needed', async () => {
+    const q = queue('cancels');
+    const s = await dashboard({ queues: [q], guard: (_req, access) => access.kind === 'read' || access.action === 'cancel' });
+    const api = `${s.url}api/queues/cancels`;
+    await q.add({ n: 1 }, { jobId: 'waiting' });
+    await q.add({ n: 2 }, { jobId: 'running', attempts: 3 });
+    await q.add({ n: 3 }, { jobId: 'again', attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
+    // CSRF: without the header nothing happens
+    await json(act(`${api}/jobs/waiting/cancel`, {}, {}), 403);
+    expect((await q.getJob('waiting'))?.state).toBe('pending');
+    expect(await json(act(`${api}/jobs/waiting/cancel`))).toEqual({ cancelled: 'removed' });
+    expect(await q.getJob('waiting')).toBeNull();
+    const [running, again] = await q.lease({ count: 2 });
+    expect(await json(act(`${api}/jobs/running/cancel`, { reason: 'from the dashboard' }))).toEqual({ cancelled: 'dead' });
+    expect(await q.getJob('running')).toMatchObject({ state: 'dead', lastError: 'CancelledError: job running was cancelled: from the dashboard' });
+    expect(await json(act(`${api}/jobs/again/cancel`, { outcome: 'retry' }))).toEqual({ cancelled: 'retried' });
+    expect(await q.getJob('again')).toMatchObject({ state: 'pending', failures: 1 });
+    expect(await q.ack(running!)).toBe(false);
+    expect(await q.ack(again!)).toBe(false);
+    expect(await json(act(`${api}/jobs/running/cancel`))).toEqual({ cancelled: false });
+    expect(await json(act(`${api}/jobs/nope/cancel`))).toEqual({ cancelled: false });
+    expect((await json<{ error: string }>(act(`${api}/jobs/again/cancel`, { outcome: 'later' }), 400)).error).toContain('outcome');
+    expect((await json<{ error: string }>(act(`${api}/jobs/again/cancel`, { force: true }), 400)).error).toBe('unknown field(s) force; allowed: outcome, reason');
+    expect((await q.getJob('again'))?.state).toBe('pending');
+    // the guard sees the action by name: another one is refused
+    await json(act(`${api}/jobs/again/remove`), 403);
+  });
+});
+
 const ACTION = { 'content-type': 'application/json', 'x-relq-dashboard': '1' };
 
 describe('who may use it', () => {

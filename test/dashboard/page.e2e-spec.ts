@@ -210,6 +210,31 @@ test("a completed job's drawer retries it after asking; its attempts then count 
   expect(await fields()).toMatchObject({ Attempts: 'attempt 1 of 3 next (1 failed before the last retry)', Retried: '1 time' });
 });
 
+test("a running job's drawer cancels it after asking: dismissed, nothing happens; accepted, it is dead-lettered", async () => {
+  const exports = queue<{ report: string }>('exports');
+  await exports.add({ report: 'q3' }, { jobId: 'export-q3' });
+  const [lease] = await exports.lease();
+  const p = await open({ queues: [exports], guard: () => true });
+  await p.goto(server!.url);
+  await p.locator('#tabs button[data-state="working"]').click();
+  await p.locator('#jobs tr[data-job-id="export-q3"]').click();
+  await p.locator('#detail-title', { hasText: 'export-q3' }).waitFor();
+  const asked: string[] = [];
+  p.once('dialog', (dialog) => void (asked.push(dialog.message()), dialog.dismiss()));
+  await p.locator('#detail-actions button[data-action="cancel"]').click();
+  await waitUntil(() => asked.length === 1, 'the question');
+  expect(asked[0]).toBe('Cancel the running job export-q3? Its handler is aborted and the job is dead-lettered.');
+  expect((await exports.getJob('export-q3'))?.state).toBe('working');
+  p.once('dialog', (dialog) => void dialog.accept());
+  await p.locator('#detail-actions button[data-action="cancel"]').click();
+  await p.locator('#status', { hasText: 'Cancel: export-q3 dead' }).waitFor();
+  expect(await exports.getJob('export-q3')).toMatchObject({ state: 'dead', lastError: 'CancelledError: job export-q3 was cancelled' });
+  expect(await exports.ack(lease!)).toBe(false);
+  // a dead job offers no Cancel
+  await p.locator('#detail-fields dd', { hasText: 'dead' }).first().waitFor();
+  expect(await p.locator('#detail-actions button[data-action="cancel"]').count()).toBe(0);
+});
+
 test('the first paint says the queues are loading, and a failed first read says why', async () => {
   const emails = queue('emails');
   const reports = queue('reports');

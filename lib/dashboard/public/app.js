@@ -105,8 +105,16 @@ function jobButtons(queue, job) {
   const buttons = [];
   if (job.state === 'dead' || job.state === 'completed') buttons.push(actionButton('Retry', 'retry', queue, job));
   if (job.state === 'delayed') buttons.push(actionButton('Promote', 'promote', queue, job));
+  if (job.state !== 'dead' && job.state !== 'completed') buttons.push(actionButton('Cancel', 'cancel', queue, job, 'danger'));
   buttons.push(actionButton('Remove', 'remove', queue, job, 'danger'));
   return buttons;
+}
+
+/** What a Cancel does to a job in its state, asked before it is done. */
+function cancelQuestion(job) {
+  return job.state === 'working'
+    ? `Cancel the running job ${job.id}? Its handler is aborted and the job is dead-lettered.`
+    : `Cancel job ${job.id}? It is removed from the queue.`;
 }
 
 function actionButton(label, action, queue, job, cls) {
@@ -114,11 +122,13 @@ function actionButton(label, action, queue, job, cls) {
   b.addEventListener('click', async (ev) => {
     ev.stopPropagation();
     if (action === 'remove' && !confirm(`Remove job ${job.id}?`)) return;
+    if (action === 'cancel' && !confirm(cancelQuestion(job))) return;
     if (action === 'retry' && job.state === 'completed' && !confirm(`Run the completed job ${job.id} again? Its result goes.`)) return;
     const body = action === 'remove' && job.state === 'working' ? { force: true } : {};
-    await act(`${q(queue)}/jobs/${encodeURIComponent(job.id)}/${action}`, body, `${label}: ${job.id}`);
+    const done = action === 'cancel' ? (a) => (a.cancelled ? `Cancel: ${job.id} ${a.cancelled}` : `Cancel: ${job.id} had already finished (or is gone)`) : `${label}: ${job.id}`;
+    await act(`${q(queue)}/jobs/${encodeURIComponent(job.id)}/${action}`, body, done);
     if ($('detail').hidden || $('detail').dataset.jobId !== job.id) return;
-    if (action === 'remove') $('detail').hidden = true;
+    if (action === 'remove' || (action === 'cancel' && job.state !== 'working')) $('detail').hidden = true;
     else await showJob(queue, job.id);
   });
   return b;
@@ -277,10 +287,11 @@ function renderJob(queue, job) {
 
 // ---- actions and refresh ------------------------------------------------------
 
+/** Runs an action; `done` is the status it leaves, or makes it from the answer. */
 async function act(path, body, done) {
   try {
-    await api(path, body);
-    status(done);
+    const answer = await api(path, body);
+    status(typeof done === 'function' ? done(answer) : done);
   } catch (err) {
     status(err.message, true);
   }
