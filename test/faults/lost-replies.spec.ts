@@ -69,6 +69,27 @@ test('ack, nack, requeue, reject and a step moved to the delayed set whose reply
   expect(await viaProxy.ack(a!)).toBe(false);
 });
 
+test("cancel whose reply was lost answers as its first run: a retried job is not removed by the replay", async () => {
+  const { viaProxy, direct } = queues();
+  await direct.add(1, { jobId: 'running', attempts: 3, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } });
+  await direct.add(2, { jobId: 'waiting' });
+  const [lease] = await direct.lease();
+  await viaProxy.counts(); // connected, scripts loaded
+  await new Promise((r) => setTimeout(r, 250)); // past the proxy's handshake grace
+  const before = proxy.dropped;
+  proxy.dropReplies(1);
+  // run once, its reply lost, run again: the second run finds the job pending, which it would remove
+  expect(await viaProxy.cancel('running', { outcome: 'retry' })).toBe('retried');
+  expect(proxy.dropped).toBe(before + 1);
+  expect(await direct.getJob('running')).toMatchObject({ state: 'pending', failures: 1 });
+  expect(await direct.ack(lease!)).toBe(false);
+  await new Promise((r) => setTimeout(r, 250));
+  proxy.dropReplies(1);
+  expect(await viaProxy.cancel('waiting')).toBe('removed'); // not false: the replay answers as the first run
+  expect(proxy.dropped).toBe(before + 2);
+  expect(await direct.counts()).toMatchObject({ pending: 1, working: 0, dead: 0 });
+});
+
 test('a worker whose replies keep getting lost completes every job once and reports no lost lease', async () => {
   const { viaProxy, direct } = queues();
   const events: Array<WorkerEvent<number, string>> = [];
