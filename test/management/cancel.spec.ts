@@ -101,6 +101,20 @@ describe('a job not leased is removed', () => {
     expect(await q.add('again', { jobId: 'p' })).toEqual({ id: 'p', created: true });
   });
 
+  test('a cancelled job frees its deduplication id, waiting or running', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    const first = await q.add('first', { deduplication: { id: 'report' } });
+    expect(await q.cancel(first.id)).toBe('removed');
+    expect(await obs.hlen(q.keys.derived.dedupIds)).toBe(0);
+    const second = await q.add('second', { deduplication: { id: 'report' } });
+    expect(second.created).toBe(true);
+    await q.lease();
+    expect(await q.cancel(second.id)).toBe('dead');
+    expect(await obs.hlen(q.keys.derived.dedupIds)).toBe(0);
+    expect((await q.add('third', { deduplication: { id: 'report' } })).created).toBe(true);
+  });
+
   test("events: 'cancelled' with the reason, then 'removed'", async () => {
     const q = res.queue<string>();
     const obs = res.client();
