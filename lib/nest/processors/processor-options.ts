@@ -49,6 +49,7 @@ export const PROCESSOR_EVENT_TYPES = Object.keys({
   dead: true,
   lost: true,
   rateLimited: true,
+  drained: true,
   error: true,
 } satisfies Record<ProcessorEventType, true>) as ProcessorEventType[];
 
