@@ -144,7 +144,7 @@ describe('events()', () => {
     }
   });
 
-  test("'added' carries the job's name ('' for none): add, addBulk, delayed, flows, scheduler jobs", async () => {
+  test("'added' carries the job's name (none for a job without one): add, addBulk, delayed, flows, scheduler jobs", async () => {
     const q = res.queue<string>();
     const got: QueueEvent[] = [];
     const sub = res.twin<string>(q).events().subscribe((e) => got.push(e));
@@ -157,7 +157,8 @@ describe('events()', () => {
       await q.upsertScheduler('nightly', { everyMs: 60_000 }, { data: 's', opts: { name: 'digest' } });
       await waitUntil(() => got.filter((e) => e.type === 'added').length === 7, 'seven added events');
       const names = Object.fromEntries(got.filter((e) => e.type === 'added').map((e) => [e.id!.startsWith('repeat:') ? 'scheduled' : e.id, e.name]));
-      expect(names).toEqual({ a: 'email "welcome"', b: '', c: 'sms', d: 'é', p: 'report', k: 'page', scheduled: 'digest' });
+      expect(names).toStrictEqual({ a: 'email "welcome"', b: undefined, c: 'sms', d: 'é', p: 'report', k: 'page', scheduled: 'digest' });
+      expect(got.find((e) => e.id === 'b')).not.toHaveProperty('name');
     } finally {
       sub.unsubscribe();
     }

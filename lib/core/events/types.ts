@@ -46,7 +46,7 @@ export interface QueueEvent {
   type: QueueEventType;
   queue: string;
   id?: string;
-  /** 'added': the job's name ('' for none). */
+  /** 'added': the job's name (absent for a job added without one). */
   name?: string;
   attempt?: number;
   error?: string;

@@ -82,13 +82,14 @@ local function leasePolicy(meta)
   end
 end
 
--- The job name of a record ('' for none): only a record that has one is decoded (as in
+-- The job name of a record, nil for none: only a record that has one is decoded (as in
 -- metaGroup).
 local function metaName(rec)
   local metaJson = metaPart(rec)
-  if not string.find(metaJson, '[{,]"n":"') then return '' end
+  if not string.find(metaJson, '[{,]"n":"') then return nil end
   local ok, meta = pcall(cjson.decode, metaJson)
-  return ok and type(meta) == 'table' and type(meta.n) == 'string' and meta.n or ''
+  if ok and type(meta) == 'table' and type(meta.n) == 'string' then return meta.n end
+  return nil
 end
 
 -- The group of a record, or nil. A quote inside a JSON string is always escaped, so the
