@@ -73,7 +73,7 @@ export const RECORD_KEYS = {
   dk: '1 with keepLastIfActive',
   tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',
   kl: "keepLogs: most log lines kept for the job, its own (the queue's maxLogLines otherwise)",
-  po: "start (Redis ms) of the lease its last failure, requeue or rejection ended: its processedOn (a completed job's is in its stored result, d)",
+  po: "start (Redis ms) of the lease its last failure, requeue, step move or rejection ended: its processedOn (a completed job's is in its stored result, d)",
 } as const satisfies { readonly [K in keyof Required<RecordMeta>]: string };
 
 export function encodeRecord(meta: RecordMeta, dataJson: string): string {
