@@ -87,7 +87,9 @@ test('plain add and lease+settle run the same commands as before; nothing is pub
       await waitUntil(async () => (await obs.exists(q.keys.byName.listeners)) === 1, 'listener announced');
       const heard = await countCommands(q, obs, N);
       expect(heard.add).toEqual({ fcall: N, hsetnx: N, rpush: N + 1, exists: N, spublish: N });
-      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1 });
+      // and the 'drained' check (leases/lease-jobs.lua): an LLEN per call that filled its
+      // count; once the last job is leased, the prioritized set and the grouped jobs too
+      expect(heard.lease).toEqual({ ...LEASE_BASELINE, exists: 1, llen: 1, zcard: 1 / (N - 1), hget: 1 / (N - 1) });
     } finally {
       listener.unsubscribe();
     }

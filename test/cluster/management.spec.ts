@@ -4,7 +4,7 @@
  * reaches the worker through the sharded channel of that slot.
  */
 import type { Cluster } from 'ioredis';
-import { CancelledError, Queue, Worker } from '../../lib/index.js';
+import { CancelledError, Queue, Worker, type QueueEvent } from '../../lib/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -133,3 +133,49 @@ async function shardSubscribers(client: Cluster, channel: string): Promise<numbe
   for (const node of client.nodes('master')) n += Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]);
   return n;
 }
+
+test('getCountsPerPriority, getJobs over several states, processedOn, keepLogs, clearLogs and the drained, cleaned and named added events, on every master', async () => {
+  const client = cluster.client();
+  const byMaster = new Map<number, string>();
+  for (const name of NAMES) {
+    const slot = Number(await client.call('CLUSTER', 'KEYSLOT', `{relq:${name}}`));
+    if (!byMaster.has(Math.floor(slot / 5462))) byMaster.set(Math.floor(slot / 5462), name);
+  }
+  expect(byMaster.size).toBe(3);
+  for (const name of byMaster.values()) {
+    const q = new Queue<string, string>(`getters-${name}`, { connection: client, maxLogLines: 5 });
+    const got: QueueEvent[] = [];
+    const sub = q.events().subscribe((e) => got.push(e));
+    // subscribed once a probe's 'added' comes through
+    for (let i = 0; !got.some((e) => e.id === 'probe'); i++) {
+      expect(i).toBeLessThan(100);
+      await q.add('probe', { jobId: 'probe', delayMs: 60_000 });
+      await new Promise((r) => setTimeout(r, 50));
+      await q.remove('probe');
+    }
+    await q.add('a', { jobId: 'a', name: 'first', keepLogs: 2 });
+    await q.add('b', { jobId: 'b', priority: 4 });
+    await q.add('d', { jobId: 'd', delayMs: 60_000 });
+    expect(await q.getCountsPerPriority([0, 4, -1])).toEqual({ 0: 1, 4: 1, [-1]: 0 });
+    expect((await q.getJobs(['delayed', 'pending'])).map((j) => [j.id, j.state])).toEqual([['d', 'delayed'], ['b', 'pending'], ['a', 'pending']]);
+    const leases = await q.lease({ count: 5 }); // b and a: the last pending jobs
+    for (const line of ['1', '2', '3']) await q.log(leases[1]!, line);
+    for (const l of leases) await q.ack(l, 'ok');
+    expect(await q.getJob('a')).toMatchObject({ state: 'completed', logs: ['2', '3'], processedOn: leases[1]!.job.leasedAt });
+    expect(await q.clearLogs('a', { keep: 1 })).toBe(1);
+    expect((await q.clean('completed')).sort()).toEqual(['a', 'b']);
+    await q.add('marker', { jobId: 'marker', delayMs: 60_000 });
+    for (let i = 0; !got.some((e) => e.id === 'marker'); i++) {
+      expect(i).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(got.find((e) => e.type === 'added' && e.id === 'a')).toMatchObject({ name: 'first' });
+    expect(got.filter((e) => ['drained', 'cleaned'].includes(e.type)).map(({ type, count }) => ({ type, count }))).toEqual([
+      { type: 'drained', count: undefined },
+      { type: 'cleaned', count: 2 },
+    ]);
+    sub.unsubscribe();
+    await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);

@@ -18,10 +18,10 @@ function warnedQueue(): { q: Queue<string>; warnings: RelqWarning[] } {
   return { q: res.queue<string>('bq', { onWarning: (w) => warnings.push(w) }), warnings };
 }
 
-/** The worker's events, kept. */
+/** The worker's events, kept: its jobs' (not the loop's 'drained', test/core/drained.spec.ts). */
 function eventsOf(w: Worker<string> | BatchWorker<string>): Array<WorkerEvent<string, unknown>> {
   const got: Array<WorkerEvent<string, unknown>> = [];
-  w.events.subscribe((e) => got.push(e));
+  w.events.subscribe((e) => e.type !== 'drained' && got.push(e));
   return got;
 }
 

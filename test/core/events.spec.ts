@@ -144,6 +144,26 @@ describe('events()', () => {
     }
   });
 
+  test("'added' carries the job's name (none for a job without one): add, addBulk, delayed, flows, scheduler jobs", async () => {
+    const q = res.queue<string>();
+    const got: QueueEvent[] = [];
+    const sub = res.twin<string>(q).events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(res.client(), q);
+      await q.add('a', { jobId: 'a', name: 'email "welcome"' });
+      await q.add('b', { jobId: 'b' });
+      await q.addBulk([{ data: 'c', opts: { jobId: 'c', name: 'sms', delayMs: 60_000 } }, { data: 'd', opts: { jobId: 'd', priority: 2, name: 'é' } }]);
+      await q.addFlow({ data: 'p', opts: { jobId: 'p', name: 'report' }, children: [{ data: 'k', opts: { jobId: 'k', name: 'page' } }] });
+      await q.upsertScheduler('nightly', { everyMs: 60_000 }, { data: 's', opts: { name: 'digest' } });
+      await waitUntil(() => got.filter((e) => e.type === 'added').length === 7, 'seven added events');
+      const names = Object.fromEntries(got.filter((e) => e.type === 'added').map((e) => [e.id!.startsWith('repeat:') ? 'scheduled' : e.id, e.name]));
+      expect(names).toStrictEqual({ a: 'email "welcome"', b: undefined, c: 'sms', d: 'é', p: 'report', k: 'page', scheduled: 'digest' });
+      expect(got.find((e) => e.id === 'b')).not.toHaveProperty('name');
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
   test('a queue with events: false publishes nothing', async () => {
     const q = res.queue<string>('quiet', { events: false });
     const watcher = res.twin<string>(q);

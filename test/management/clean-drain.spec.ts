@@ -2,8 +2,8 @@
  * clean(state, { olderThanMs, limit }), the dead-letter filters of retryDead / purgeDead,
  * and drain().
  */
-import type { Queue } from '../../lib/index.js';
-import { blockedClients, redisNow, untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
+import type { Queue, QueueEvent } from '../../lib/index.js';
+import { blockedClients, eventsReady, redisNow, untilRedisTime, useRedis, waitUntil } from '../support/engine-harness.js';
 import { booksAgree, whereIs } from '../support/job-indexes.js';
 
 const res = useRedis();
@@ -59,6 +59,31 @@ describe('clean', () => {
     expect(await whereIs(obs, q, 'd1')).toEqual([]);
     expect((await q.listDead()).map((d) => d.id)).toEqual(['d4']);
     expect(await q.clean('dead')).toEqual(['d4']);
+  });
+
+  test("publishes 'cleaned' with the count and state, also for none; purgeDead does not", async () => {
+    const q = res.queue<string>();
+    const got: QueueEvent[] = [];
+    const sub = res.twin<string>(q).events().subscribe((e) => got.push(e));
+    try {
+      await eventsReady(res.client(), q);
+      await complete(q, ['c1', 'c2']);
+      await kill(q, ['d1', 'd2']);
+      expect(await q.clean('completed')).toEqual(['c1', 'c2']);
+      expect(await q.clean('dead', { limit: 1 })).toEqual(['d1']);
+      expect(await q.clean('completed')).toEqual([]);
+      expect(await q.purgeDead({ limit: 5 })).toEqual(['d2']);
+      await q.add('marker', { jobId: 'marker' }); // its event comes after everything before it
+      await waitUntil(() => got.some((e) => e.id === 'marker'), 'the marker');
+      expect(got.filter((e) => e.type === 'cleaned').map(({ state, count }) => ({ state, count }))).toEqual([
+        { state: 'completed', count: 2 },
+        { state: 'dead', count: 1 },
+        { state: 'completed', count: 0 },
+      ]);
+      expect(got.filter((e) => e.type === 'removed').map((e) => e.id)).toEqual(['c1', 'c2', 'd1', 'd2']);
+    } finally {
+      sub.unsubscribe();
+    }
   });
 });
 

@@ -101,6 +101,33 @@ describe('getJobs', () => {
     expect(ids(await q.getJobs('completed', { order: 'desc' }))).toEqual(['long']);
   });
 
+  test('several states: positions count through them in the order given, each state in the order asked for', async () => {
+    const q = res.queue<string>();
+    await q.add('x', { jobId: 'x', attempts: 1 });
+    await q.nack((await q.lease())[0]!, { error: 'boom' }); // x dead
+    for (const [id, opts] of [['p1', {}], ['hi', { priority: 3 }], ['g1', { group: 'g' }], ['p2', {}]] as const) await q.add(id, { jobId: id, ...opts });
+    for (const [id, delayMs] of [['d2', 20_000], ['d1', 10_000]] as const) await q.add(id, { jobId: id, delayMs });
+    const states: JobState[] = ['pending', 'dead', 'delayed'];
+    const single = await Promise.all(states.map(async (state) => ({ state, asc: ids(await q.getJobs(state)) })));
+    const all = single.flatMap((s) => s.asc);
+    expect(all).toEqual(['hi', 'p1', 'p2', 'g1', 'x', 'd1', 'd2']);
+    const allDesc = single.flatMap((s) => [...s.asc].reverse());
+    for (const size of [1, 2, 3, 5]) {
+      for (const [order, expected] of [['asc', all], ['desc', allDesc]] as const) {
+        const got: string[] = [];
+        for (let start = 0; start < 9; start += size) got.push(...ids(await q.getJobs(states, { start, end: start + size - 1, order })));
+        expect([size, order, got]).toEqual([size, order, expected]);
+      }
+    }
+    // each job with its own state; a page across the boundary of two states
+    const page = await q.getJobs(states, { start: 3, end: 5 });
+    expect(page.map((j) => [j.id, j.state])).toEqual([['g1', 'pending'], ['x', 'dead'], ['d1', 'delayed']]);
+    expect(page[2]!.runAt).toBeGreaterThan(0);
+    expect(ids(await q.getJobs(['delayed', 'pending'], { end: 2 }))).toEqual(['d1', 'd2', 'hi']);
+    // one state in an array is the single-state call
+    expect(await q.getJobs(['pending'])).toEqual(await q.getJobs('pending'));
+  });
+
   test('pages past the end are empty; a page is clipped at the end', async () => {
     const q = res.queue<number>();
     for (let i = 0; i < 3; i++) await q.add(i, { jobId: `j${i}` });

@@ -28,8 +28,18 @@ function listenerModule(heard: Heard) {
   @QueueEventsListener('media')
   class MediaEvents {
     @OnQueueEvent('added')
-    onAdded(args: { jobId: string }, event: QueueEvent): void {
+    onAdded(args: { jobId: string; name: string }, event: QueueEvent): void {
       heard.push(['added', args, event.type]);
+    }
+
+    @OnQueueEvent('drained')
+    onDrained(args: Record<string, never>, event: QueueEvent): void {
+      heard.push(['drained', args, event.type]);
+    }
+
+    @OnQueueEvent('cleaned')
+    onCleaned(args: { count: number; state: 'completed' | 'dead' }, event: QueueEvent): void {
+      heard.push(['cleaned', args, event.type]);
     }
 
     @OnQueueEvent('active')
@@ -93,14 +103,15 @@ test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments
   await startListening(prefix, heard); // subscribed once init() resolved
   const other = elsewhere(prefix);
 
-  const ok = await other.add('song', { attempts: 1 });
+  const ok = await other.add('song', { attempts: 1, name: 'transcode' });
   const bad = await other.add('noise', { attempts: 1 });
   const later = await other.add('jingle', { runAt: 4_102_444_800_000 }); // 2100-01-01
   const [a] = await other.lease({ count: 1, leaseMs: 5000 });
   await other.updateProgress(a!, { pct: 40 });
   await other.ack(a!, { seconds: 12 });
-  const [b] = await other.lease({ count: 1, leaseMs: 5000 });
+  const [b] = await other.lease({ count: 1, leaseMs: 5000 }); // the last pending job: drained
   await other.nack(b!, { error: 'codec missing' });
+  await other.clean('dead');
   await other.pause();
   await other.resume();
   expect(await other.changeDelay(later.id, 60_000)).toBe(true);
@@ -108,17 +119,19 @@ test('events of jobs added and run elsewhere arrive with BullMQ-shaped arguments
 
   await waitFor(() => heard.some(([, , t]) => t === 'delayed'), 5000, "the changeDelay's event");
   expect(heard).toEqual([
-    ['added', { jobId: ok.id }, 'added'],
+    ['added', { jobId: ok.id, name: 'transcode' }, 'added'],
     ['waiting', { jobId: ok.id }, 'added'],
-    ['added', { jobId: bad.id }, 'added'],
+    ['added', { jobId: bad.id, name: '' }, 'added'],
     ['waiting', { jobId: bad.id }, 'added'],
-    ['added', { jobId: later.id }, 'added'],
+    ['added', { jobId: later.id, name: '' }, 'added'],
     ['delayed', { jobId: later.id, delay: 4_102_444_800_000 }, 'added'],
     ['active', { jobId: ok.id, attempt: 1 }, 'leased'],
     ['progress', { jobId: ok.id, data: { pct: 40 } }, 'progress'],
     ['completed', { jobId: ok.id, returnvalue: { seconds: 12 } }, 'completed'],
     ['active', { jobId: bad.id, attempt: 1 }, 'leased'],
+    ['drained', {}, 'drained'],
     ['failed', { jobId: bad.id, failedReason: 'codec missing' }, 'dead'],
+    ['cleaned', { count: 1, state: 'dead' }, 'cleaned'],
     ['paused', {}, 'paused'],
     ['resumed', {}, 'resumed'],
     ['delayed', { jobId: later.id, delay: runAt }, 'delayed'],

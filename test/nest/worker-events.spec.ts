@@ -71,6 +71,32 @@ test("'active', 'progress' and 'completed' reach @OnWorkerEvent methods, in that
   expect(seen).toEqual(['active 21 attempt 1', 'progress 21 50', 'progress 21 {"step":"done"}', 'completed 21 42']);
 });
 
+test("'drained' reaches @OnWorkerEvent methods without arguments once the loop found the queue emptied", async () => {
+  const seen: string[] = [];
+
+  @Processor('batch')
+  class BatchProcessor {
+    @Process()
+    handle(job: Job<number>): void {
+      seen.push(`job ${job.data}`);
+    }
+
+    @OnWorkerEvent('drained')
+    onDrained(...args: unknown[]): void {
+      seen.push(`drained (${args.length} arguments)`);
+    }
+  }
+
+  @Module({ imports: [QueueModule.registerQueue({ name: 'batch' })], providers: [BatchProcessor] })
+  class BatchModule {}
+
+  const app = await bed.start(root(uniquePrefix()), BatchModule);
+  await waitFor(() => seen.length === 1, 5000, 'drained on the empty queue');
+  await app.get(QueueRegistry).getQueue<number>('batch').addBulk([{ data: 1 }, { data: 2 }]);
+  await waitFor(() => seen.length === 4, 5000, 'the jobs, then drained again');
+  expect(seen).toEqual(['drained (0 arguments)', 'job 1', 'job 2', 'drained (0 arguments)']);
+});
+
 test("'stalled' reports the id of each expired lease this process's sweeper returned", async () => {
   const prefix = uniquePrefix();
   const stalled: string[] = [];

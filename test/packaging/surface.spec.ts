@@ -66,12 +66,12 @@ const PROMISED: Record<string, string[]> = {
 
 /** Queue's public members. */
 const QUEUE_MEMBERS = [
-  'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'close', 'closeQueue', 'counts',
-  'defaults', 'deleteQueue', 'drain', 'events', 'getDeduplicationJobId', 'getDependencies', 'getFlow', 'getJob', 'getJobs', 'getSchedulers',
-  'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log', 'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause',
-  'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove', 'removeDeduplicationKey', 'removeScheduler', 'reopenQueue',
-  'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'snooze', 'stats', 'sweep', 'touch', 'tryAdd', 'tryAddBulk', 'updateData',
-  'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',
+  'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'clearLogs', 'close',
+  'closeQueue', 'counts', 'defaults', 'deleteQueue', 'drain', 'events', 'getCountsPerPriority', 'getDeduplicationJobId', 'getDependencies',
+  'getFlow', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
+  'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove',
+  'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'snooze', 'stats', 'sweep',
+  'touch', 'tryAdd', 'tryAddBulk', 'updateData', 'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',
 ];
 
 /** The modules of dist/lib/testing/: the kit, and the private server startTestRedis() starts. */

@@ -30,6 +30,7 @@ export function jobCommand(program: Command, run: Run): void {
               ['attempts', `${attempts(job)}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
               ['retried', job.retries === undefined ? undefined : `${job.retries} time(s)`],
               ['created', time(job.createdAt)],
+              ['processed', optTime(job.processedOn)],
               ['lease deadline', optTime(job.leaseDeadline)],
               ['runs at', optTime(job.runAt)],
               ['completed', optTime(job.completedAt)],

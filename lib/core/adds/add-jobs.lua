@@ -91,7 +91,7 @@ local function addJobs(args, base, width, n, clock, countBytes, plainBase, m)
         plainIds[#plainIds + 1] = id
         plainPrios[#plainPrios + 1] = tonumber(prio)
       end
-      if eventsOn() then emit({ type = 'added', id = id, runAt = runAt }) end
+      if eventsOn() then emit({ type = 'added', id = id, name = metaName(rec), runAt = runAt }) end
     end
   end
   placeGathered(plainIds, plainPrios, groupIds, groupOrder)

@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_MS, MAX_PRIORITY, MAX_RUN_AT, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_LOG_LINES, MAX_MS, MAX_PRIORITY, MAX_RUN_AT, MAX_TIMER_MS } from '../defaults.js';
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
@@ -38,6 +38,7 @@ const JOB_OPTION_KEYS = [
   'waitMs',
   'lifo',
   'deduplication',
+  'keepLogs',
 ] as const;
 const POLICY_KEYS = ['attempts', 'backoff', 'leaseMs', 'timeoutMs', 'keepCompletedMs', 'keepCompleted', 'keepDead', 'dedupWindowMs'] as const;
 const RETENTION_KEYS = ['count', 'ageMs'] as const;
@@ -183,6 +184,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
     if (o.priority) throw new ValidationError(field, 'a job with a group cannot have a priority (FIFO within its group)');
   }
   if (o.waitMs !== undefined) assertInt(`${field}.waitMs`, o.waitMs, { max: MAX_TIMER_MS });
+  if (o.keepLogs !== undefined) assertInt(`${field}.keepLogs`, o.keepLogs, { min: 1, max: MAX_LOG_LINES });
   if (o.delayMs !== undefined && o.runAt !== undefined) {
     throw new ValidationError(field, 'give delayMs or runAt, not both');
   }
@@ -214,6 +216,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   if (policy.keepDeadMs !== undefined) meta.da = policy.keepDeadMs;
   if (policy.keepDeadCount !== undefined) meta.dn = policy.keepDeadCount;
   if (o.group !== undefined) meta.g = o.group;
+  if (o.keepLogs !== undefined) meta.kl = o.keepLogs;
   if (o.jobId !== undefined) {
     meta.u = 1;
     if (policy.dedupWindowMs !== DEFAULT_POLICY.dedupWindowMs) meta.i = policy.dedupWindowMs;

@@ -152,6 +152,11 @@ export interface JobOptions extends JobPolicyOptions {
    */
   group?: string;
   /**
+   * Most log lines kept for this job (`job.log`), 1 to 100 000: the oldest go first.
+   * Default: the queue's `maxLogLines`. Stored with the job only when given.
+   */
+  keepLogs?: number;
+  /**
    * Bounded queues: how long `add()` waits for room before it fails with QueueFullError.
    * Default: wait until there is room (or the queue is closed, deleted, or this Queue is
    * closed). Not stored with the job. Only `add()` takes it here: `addBulk(jobs, { waitMs })`

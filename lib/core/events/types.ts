@@ -1,5 +1,6 @@
 import type { DeduplicationOutcome } from '../adds/types.js';
 import type { JobProgress } from '../management/read-types.js';
+import type { CleanState } from '../management/types.js';
 
 /** The job transitions scripts publish (`queue.events()`, Nest: `@OnQueueEvent`). */
 
@@ -39,13 +40,19 @@ export type QueueEventType =
    * An add met a deduplication id that job `id` holds (JobOptions.deduplication), and made no
    * job of its own: `outcome` says what became of it.
    */
-  | 'deduplicated';
+  | 'deduplicated'
+  /** A lease call took the last pending jobs: none is left waiting (delayed jobs aside). */
+  | 'drained'
+  /** `clean(state)` ran: `count` jobs of `state` removed (each also published as 'removed'). */
+  | 'cleaned';
 
 /** One job transition, as published by the script that made it. */
 export interface QueueEvent {
   type: QueueEventType;
   queue: string;
   id?: string;
+  /** 'added': the job's name (absent for a job added without one). */
+  name?: string;
   attempt?: number;
   error?: string;
   delayMs?: number;
@@ -77,4 +84,8 @@ export interface QueueEvent {
   deduplicationId?: string;
   /** 'deduplicated': what became of the add (as its AddResult.deduplicated says). */
   outcome?: DeduplicationOutcome;
+  /** 'cleaned': how many jobs the call removed (0 too). */
+  count?: number;
+  /** 'cleaned': the state cleaned. */
+  state?: CleanState;
 }

@@ -102,7 +102,7 @@ for q = 1, queues do
           redis.call('HSET', K_FLOWS, id, '1')
           callMany('SADD', depsKey(id), kids[i])
           callMany('RPUSH', kidsKey(id), kids[i]) -- for getFlow(), in the flow's order
-          emit({ type = 'added', id = id })
+          if eventsOn() then emit({ type = 'added', id = id, name = metaName(rec) }) end
           emit({ type = 'waiting-children', id = id })
         else
           for f = 0, 5 do leaves[#leaves + 1] = field(i, f) end

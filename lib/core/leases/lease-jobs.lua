@@ -79,6 +79,7 @@ end
 local function grantLeases(reply, now, reqId, taken, recs, leaseMs, groups, defaults)
   local leases, first = {}, #reply
   local bytes = 0
+  local start = '@' .. string.format('%d', now) -- each token's lease start (redis/lease-token.lua)
   for j, id in ipairs(taken) do
     local rec = recs[j]
     local meta = metaPart(rec)
@@ -89,7 +90,7 @@ local function grantLeases(reply, now, reqId, taken, recs, leaseMs, groups, defa
     end
     -- a flow's job: its ack tells its parent (flows/flows.lua); a count: its ack trims the
     -- completed jobs (settles/retention.lua)
-    local token = leaseToken(reqId, j, keepText, dedupText, flow, groups and groups[j], most)
+    local token = leaseToken(reqId, j, start, keepText, dedupText, flow, groups and groups[j], most)
     if groups then bytes = bytes + dataBytes(rec) end
     local deadline = now + (tonumber(ownLeaseMs) or leaseMs)
     leases[#leases + 1] = id
@@ -237,6 +238,13 @@ local function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit,
   -- (not while a rate limit ran out: that one would find nothing it may take).
   if woken and #live == count and not limitedUntil then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
+  end
+  -- This call took the last pending jobs: 'drained' (BullMQ's), looked for only while
+  -- someone listens, in O(1). A plain queue's take that came back short emptied the list and
+  -- the prioritized set (adds/pending.lua takeUngrouped); else their lengths tell.
+  if eventsOn() and ((exhausted and not ext) or not ungroupedPending())
+      and (tonumber(redis.call('HGET', K_META, 'gp')) or 0) == 0 then
+    emit({ type = 'drained' })
   end
   return earliest(nextDue, limitedUntil), 0, ghosts, leased
 end

@@ -32,7 +32,8 @@
 
   Events:
     settle items: completed, failed, retried, dead, limited, delayed, added (as settle.lua);
-    promoted; leased; stats (consumed totals, a queue with stats)
+    promoted; leased; drained (it leased the last pending jobs); stats (consumed totals, a
+    queue with stats)
 ]]
 eventsArg = ARGV[1] == '1'
 local now = nowMs()

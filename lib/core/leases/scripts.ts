@@ -62,6 +62,7 @@ function toLeasedJob(id: string, record: string, now: number): LeasedJob<unknown
   };
   if (meta.e !== undefined) job.lastError = meta.e;
   if (meta.g !== undefined) job.group = meta.g;
+  if (meta.kl !== undefined) job.keepLogs = meta.kl;
   if (meta.tc !== undefined) rememberTraceContext(job, meta.tc);
   return job;
 }

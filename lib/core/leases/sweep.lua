@@ -32,6 +32,7 @@ local stalled, dead = 0, 0
 local stalledIds = {}
 local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
 if #expired > 0 then
+  local tokens = hmgetMany(K_LEASES, expired) -- their lease starts (redis/lease-token.lua)
   callMany('HDEL', K_LEASES, expired)
   callMany('ZREM', K_WORKING, expired)
   local recs = hmgetMany(K_JOBS, expired)
@@ -40,7 +41,7 @@ if #expired > 0 then
       leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks
       stalled = stalled + 1
       stalledIds[stalled] = id
-      if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled') == 'dead' then dead = dead + 1 end
+      if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled', tokens[i]) == 'dead' then dead = dead + 1 end
     end
   end
 end

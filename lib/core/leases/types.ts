@@ -16,6 +16,8 @@ export interface LeasedJob<Data> {
   readonly policy: Readonly<JobPolicy>;
   /** The job's fairness group, if it has one. */
   readonly group?: string;
+  /** Its own `keepLogs` (log lines kept), if it was added with one. */
+  readonly keepLogs?: number;
 }
 
 /** A fenced claim on one job: only this token can ack, nack, requeue, reject or touch it. */

@@ -20,7 +20,7 @@
     the ids removed, oldest first
 
   Events:
-    removed
+    removed (each job); cleaned (once, with the count and state 'completed', also when none)
 ]]
 eventsArg = ARGV[1] == '1'
 local cutoff = nowMs() - tonumber(ARGV[2])
@@ -39,5 +39,6 @@ for i, id in ipairs(ids) do
   emit({ type = 'removed', id = id })
 end
 if #gone > 0 then forgetCompleted(gone) end
+emit({ type = 'cleaned', state = 'completed', count = #gone })
 flushEvents()
 return gone

@@ -9,7 +9,7 @@
 
   Output:
     {} when there is no such job, or it completed and its retention has ended (whether or
-    not a sweep removed it yet); else { state, record, score, result, progress, children, lines... }:
+    not a sweep removed it yet); else { state, record, score, result, progress, children, started, lines... }:
       'working',   record, lease deadline (ms; '' when missing from working)
       'delayed',   record, due time (ms)
       'completed', record, end of its retention (ms)
@@ -17,10 +17,11 @@
       'pending',   record, ''
       'waiting-children', record, time it began waiting (a parent, flows/flows.lua)
     Scores are bulk strings, as ZSCORE answers them. result: a completed job's
-    '{"at":ms,"r":json or null}', else '' (also when none was kept); progress: its JSON,
-    '' when none; children: a parent's, '{"unfinished":n,"results":{id:json,...},"failed":{id:error,...}}' ('' for
-    a job without children, flows/flows.lua); lines: its log lines, oldest first
-    (progress/progress.lua).
+    '{"at":ms,"d":ms since its lease began,"r":json or null}', else '' (also when none was
+    kept); progress: its JSON, '' when none; children: a parent's,
+    '{"unfinished":n,"results":{id:json,...},"failed":{id:error,...}}' ('' for a job without
+    children, flows/flows.lua); started: a working job's lease start (ms,
+    redis/lease-token.lua), else ''; lines: its log lines, oldest first (progress/progress.lua).
 ]]
 local id = ARGV[1]
 local rec = redis.call('HGET', K_JOBS, id)
@@ -43,7 +44,9 @@ if flowBit(metaInt(rec, 'w'), 2) then
   for i = 1, #failed, 2 do fparts[#fparts + 1] = cjson.encode(failed[i]) .. ':' .. cjson.encode(failed[i + 1]) end
   children = '{"unfinished":' .. redis.call('SCARD', depsKey(id)) .. ',"results":{' .. table.concat(parts, ',') .. '},"failed":{' .. table.concat(fparts, ',') .. '}}'
 end
-local out = { state, rec, score, result, '', children }
+local started = ''
+if state == 'working' then started = leaseStart(redis.call('HGET', K_LEASES, id) or '') or '' end
+local out = { state, rec, score, result, '', children, started }
 if redis.call('HEXISTS', K_META, 'notes') == 1 then -- one HEXISTS while no handler wrote any
   out[5] = redis.call('HGET', K_PROGRESS, id) or ''
   for _, line in ipairs(redis.call('LRANGE', logKey(id), 0, -1)) do out[#out + 1] = line end

@@ -3,11 +3,11 @@ import { instruments, observeSweep } from '../instrumentation/index.js';
 import type { DeadLetter, JobInfo, QueueCounts, SweepResult } from './read-types.js';
 import type { DeadLetterFilter } from './types.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
-import { checkDeadFilter } from './options.js';
+import { checkDeadFilter, checkPriorities } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { sweepScript } from '../leases/scripts.js';
 import { pauseQueueScript, resumeQueueScript } from '../settings/scripts.js';
-import { countsScript, getJobScript, listDeadScript, purgeDeadScript, redriveDeadScript, type DeadTargetArgs } from './scripts.js';
+import { countsPerPriorityScript, countsScript, getJobScript, listDeadScript, purgeDeadScript, redriveDeadScript, type DeadTargetArgs } from './scripts.js';
 
 /**
  * Reading a queue and tending it: one job's state, per-state counts, pause and resume, the
@@ -24,6 +24,14 @@ export class Inspector<Data, Result> {
 
   async counts(): Promise<QueueCounts> {
     return (await this.ctx.run(countsScript, { withAge: false })).counts;
+  }
+
+  /** Pending jobs per priority asked for (counts-per-priority.lua), keyed by priority. */
+  async countsPerPriority(priorities: readonly number[]): Promise<Record<number, number>> {
+    checkPriorities(priorities);
+    if (priorities.length === 0) return {};
+    const counts = await this.ctx.run(countsPerPriorityScript, { priorities: priorities.join(',') });
+    return Object.fromEntries(priorities.map((p, i) => [p, counts[i]!]));
   }
 
   /** counts() and the age of the oldest pending job (ms; undefined when none waits) in one call, for relq/metrics. */
@@ -60,9 +68,10 @@ export class Inspector<Data, Result> {
 
   /**
    * Redrives (back to pending, fresh attempts) or purges dead letters: the given ids, or the
-   * oldest `limit` that pass the filter (name, died at least olderThanMs ago).
+   * oldest `limit` that pass the filter (name, died at least olderThanMs ago). `cleaned`: a
+   * purge by clean('dead'), which publishes its 'cleaned' event.
    */
-  async deadOp(op: 'redrive' | 'purge', target: string[] | DeadLetterFilter): Promise<string[]> {
+  async deadOp(op: 'redrive' | 'purge', target: string[] | DeadLetterFilter, cleaned = false): Promise<string[]> {
     const events = this.ctx.eventsFlag;
     let args: DeadTargetArgs;
     if (Array.isArray(target)) {
@@ -74,6 +83,6 @@ export class Inspector<Data, Result> {
       const { limit, name, olderThanMs } = target;
       args = { events, limit, olderThanMs, name };
     }
-    return this.ctx.run(op === 'redrive' ? redriveDeadScript : purgeDeadScript, args);
+    return op === 'redrive' ? this.ctx.run(redriveDeadScript, args) : this.ctx.run(purgeDeadScript, { ...args, cleaned });
   }
 }

@@ -3,10 +3,19 @@ import type { JobInfo, JobProgress, JobState } from './read-types.js';
 
 /**
  * A job as getJob() and getJobs() answer it, from what get-job.lua and get-jobs.lua read:
- * its state, record, score in that state ('' for pending) and, when completed, its stored
- * result ('{"at":ms,"r":json or null}', '' for none).
+ * its state, record, score in that state ('' for pending), when completed its stored result
+ * ('{"at":ms,"d":ms since its lease began,"r":json or null}', '' for none), and when working
+ * the start of its lease ('' when unknown).
  */
-export function toJobInfo<Data, Result>(id: string, state: JobState, record: string, score: string, result: string | undefined, notes?: JobNotes): JobInfo<Data, Result> {
+export function toJobInfo<Data, Result>(
+  id: string,
+  state: JobState,
+  record: string,
+  score: string,
+  result: string | undefined,
+  started: string,
+  notes?: JobNotes,
+): JobInfo<Data, Result> {
   const { meta, data } = decodeRecord<Data>(record);
   const failures = meta.f ?? 0;
   const requeues = meta.r ?? 0;
@@ -32,14 +41,22 @@ export function toJobInfo<Data, Result>(id: string, state: JobState, record: str
   if (state === 'working' && score !== '') info.leaseDeadline = at;
   if (state === 'delayed') info.runAt = at;
   if (state === 'dead') info.diedAt = at;
+  // The start of its last lease: the current one's (unknown for a lease of an older
+  // version), a completed job's from its stored result, else the one its last settle kept.
+  let processedOn = state === 'working' ? (started ? Number(started) : undefined) : meta.po;
   if (state === 'completed') {
     info.retainedUntil = at;
+    processedOn = undefined;
     if (result) {
-      const stored = JSON.parse(result) as { at: number; r: Result | null };
+      const stored = JSON.parse(result) as { at: number; d?: number; r: Result | null };
       info.completedAt = stored.at;
+      if (stored.d !== undefined) processedOn = stored.at - stored.d;
       if (stored.r !== null) info.result = stored.r;
     }
   }
+  if (processedOn !== undefined) info.processedOn = processedOn;
+  const finishedOn = info.completedAt ?? info.diedAt;
+  if (finishedOn !== undefined) info.finishedOn = finishedOn;
   if (notes) {
     if (notes.progress) info.progress = JSON.parse(notes.progress) as JobProgress;
     info.logs = notes.logs;

@@ -20,7 +20,7 @@ import {
   updateDataScript,
 } from './scripts.js';
 import { JobNotRetryableError } from './errors.js';
-import { checkJobState, resolveCancel, resolveClean, resolvePage } from './options.js';
+import { checkJobStates, resolveCancel, resolveClean, resolvePage } from './options.js';
 import type { QueueContext } from '../queue/queue-context.js';
 
 /**
@@ -37,10 +37,11 @@ export class Management<Data, Result> {
     private readonly inspector: Inspector<Data, Result>,
   ) {}
 
-  async getJobs(state: JobState, page: JobPage): Promise<Array<JobInfo<Data, Result>>> {
-    checkJobState(state);
+  /** One page over `states` (one state, or several in the order given). */
+  async getJobs(states: JobState | readonly JobState[], page: JobPage): Promise<Array<JobInfo<Data, Result>>> {
+    const list = checkJobStates(states);
     const { start, end, order } = resolvePage(page);
-    return (await this.ctx.run(getJobsScript, { state, start, end, order })) as Array<JobInfo<Data, Result>>;
+    return (await this.ctx.run(getJobsScript, { states: list.join(','), start, end, order })) as Array<JobInfo<Data, Result>>;
   }
 
   async remove(id: string, opts: RemoveOptions): Promise<boolean> {
@@ -106,7 +107,7 @@ export class Management<Data, Result> {
 
   async clean(state: unknown, opts: CleanOptions): Promise<string[]> {
     const o = resolveClean(state, opts);
-    if (o.state === 'dead') return this.inspector.deadOp('purge', { limit: o.limit, olderThanMs: o.olderThanMs });
+    if (o.state === 'dead') return this.inspector.deadOp('purge', { limit: o.limit, olderThanMs: o.olderThanMs }, true);
     return this.ctx.run(cleanCompletedScript, { events: this.ctx.eventsFlag, olderThanMs: o.olderThanMs, limit: o.limit });
   }
 

@@ -1,4 +1,4 @@
-import { DEFAULT_CANCEL_OUTCOME, DEFAULT_CLEAN_LIMIT, DEFAULT_PAGE_SIZE, MAX_ERROR_TEXT, MAX_MANAGED, MAX_MS } from '../defaults.js';
+import { DEFAULT_CANCEL_OUTCOME, DEFAULT_CLEAN_LIMIT, DEFAULT_PAGE_SIZE, MAX_ERROR_TEXT, MAX_MANAGED, MAX_MS, MAX_PRIORITY } from '../defaults.js';
 import { ValidationError } from '../errors.js';
 import type { JobState } from './read-types.js';
 import type { CancelOptions, CleanOptions, CleanState, DeadLetterFilter, JobOrder, JobPage } from './types.js';
@@ -21,8 +21,28 @@ function assertOneOf<T extends string>(field: string, value: unknown, allowed: r
   }
 }
 
-export function checkJobState(value: unknown): asserts value is JobState {
+function checkJobState(value: unknown): asserts value is JobState {
   assertOneOf('state', value, JOB_STATES);
+}
+
+/** The states of a getJobs call: one state, or a non-empty array of distinct states. */
+export function checkJobStates(value: unknown): readonly JobState[] {
+  if (!Array.isArray(value)) {
+    checkJobState(value);
+    return [value];
+  }
+  if (value.length === 0) throw new ValidationError('states', 'must name at least one state');
+  value.forEach((state, i) => assertOneOf(`states[${i}]`, state, JOB_STATES));
+  const first = value.findIndex((state, i) => value.indexOf(state) !== i);
+  if (first >= 0) throw new ValidationError(`states[${first}]`, `names '${String(value[first])}' a second time`);
+  return value as JobState[];
+}
+
+/** The priorities of getCountsPerPriority: an array of job priorities (-1000 to 1000). */
+export function checkPriorities(value: unknown): asserts value is readonly number[] {
+  if (!Array.isArray(value)) throw new ValidationError('priorities', `must be an array of priorities, got ${describe(value)}`);
+  if (value.length > MAX_MANAGED) throw new ValidationError('priorities', `must hold at most ${MAX_MANAGED} priorities, got ${value.length}`);
+  value.forEach((p, i) => assertInt(`priorities[${i}]`, p, { min: -MAX_PRIORITY, max: MAX_PRIORITY }));
 }
 
 export function resolvePage(page: JobPage): Required<JobPage> {

@@ -35,6 +35,14 @@ export interface JobInfo<Data, Result> {
   /** completed: when the job and its result expire. */
   retainedUntil?: number;
   diedAt?: number;
+  /**
+   * When its current attempt (working) or its last one began: the start of its last lease,
+   * Redis time (BullMQ's processedOn). Absent until it was leased, after `retry()` or a
+   * redrive (a fresh start), and after a lease given back by a rate limit (not an attempt).
+   */
+  processedOn?: number;
+  /** When it completed or died: `completedAt ?? diedAt` (BullMQ's finishedOn). */
+  finishedOn?: number;
   result?: Result;
   lastError?: string;
   /**

@@ -10,6 +10,7 @@
 local function retryFinished(id, meta, data, reason)
   meta.o = (meta.f or 0) > 0 and meta.f or nil -- left out while 0, as f is
   meta.e = nil
+  meta.po = nil -- not processed since its fresh start
   meta.rt = (meta.rt or 0) + 1
   redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
   pushPending({ id }, { meta.p or 0 }, { meta.g or false })

@@ -17,8 +17,8 @@ export const getJobScript = queueScript({
   decode: (reply, a): JobInfo<unknown, unknown> | null => {
     const r = reply as string[];
     if (r.length === 0) return null;
-    const [state, record, score, result, progress, children] = r as [JobState, string, string, string, string, string];
-    const info = toJobInfo<unknown, unknown>(a.id, state, record, score, result, { progress, logs: r.slice(6) });
+    const [state, record, score, result, progress, children, started] = r as [JobState, string, string, string, string, string, string];
+    const info = toJobInfo<unknown, unknown>(a.id, state, record, score, result, started, { progress, logs: r.slice(7) });
     if (children) info.children = JSON.parse(children) as FlowChildren; // a parent's (docs/flows.md)
     return info;
   },
@@ -36,6 +36,16 @@ export const countsScript = queueScript({
     const age = a.withAge ? r[10]! : -1; // after waitingChildren when asked for
     return { counts: decodeCounts(r), oldestPendingAgeMs: age >= 0 ? age : undefined };
   },
+});
+
+/** Pending jobs per priority (counts-per-priority.lua): `list` the priorities, comma-separated; a count each, in that order. */
+export const countsPerPriorityScript = queueScript({
+  name: 'countsPerPriority',
+  file: 'management/counts-per-priority.lua',
+  ops: ['getCountsPerPriority'],
+  readOnly: true,
+  encode: (a: { priorities: string }) => [a.priorities],
+  decode: (reply) => reply as number[],
 });
 
 /** counts.lua's reply: the fields by position, the schedulers' from its end. */
@@ -79,8 +89,9 @@ export const listDeadScript = queueScript({
 /** The dead letters a redrive or purge takes (dead-targets.lua): the named `ids`, or the oldest `limit` that pass the filter. */
 export type DeadTargetArgs = { events: EventsFlag } & ({ ids: readonly string[] } | DeadLetterFilter);
 
-const encodeDeadTarget = (a: DeadTargetArgs): ScriptArg[] =>
-  'ids' in a ? [a.events, 'ids', ...a.ids] : [a.events, a.limit, a.olderThanMs ?? '', a.name === undefined ? '' : `n${a.name}`];
+const deadTarget = (a: DeadTargetArgs): ScriptArg[] =>
+  'ids' in a ? ['ids', ...a.ids] : [a.limit, a.olderThanMs ?? '', a.name === undefined ? '' : `n${a.name}`];
+const encodeDeadTarget = (a: DeadTargetArgs): ScriptArg[] => [a.events, ...deadTarget(a)];
 
 /** Moves dead letters back to pending with a fresh attempt budget (redrive-dead.lua): the ids moved. */
 export const redriveDeadScript = queueScript({
@@ -109,28 +120,35 @@ export const retryJobScript = queueScript({
  */
 export type RetryReply = 'completed' | 'dead' | 'none' | '!completed' | '!dead' | Exclude<JobState, 'completed' | 'dead'>;
 
-/** Deletes dead letters for good (purge-dead.lua): the ids removed. */
+/** Deletes dead letters for good (purge-dead.lua): the ids removed; `cleaned` for clean('dead') (its event). */
 export const purgeDeadScript = queueScript({
   name: 'purgeDead',
   file: 'management/purge-dead.lua',
   ops: ['purge'],
-  encode: encodeDeadTarget,
+  encode: (a: DeadTargetArgs & { cleaned: boolean }) => [a.events, a.cleaned ? '1' : '0', ...deadTarget(a)],
   decode: (reply) => reply as string[],
 });
 
-/** One page of the jobs in one state (get-jobs.lua); ids whose record is gone (ghosts) left out. */
+/**
+ * One page of the jobs in one or more states (`states`, comma-separated: get-jobs.lua),
+ * positions over the states in the order given; ids whose record is gone (ghosts) left out.
+ */
 export const getJobsScript = queueScript({
   name: 'getJobs',
   file: 'management/get-jobs.lua',
   ops: ['getJobs'],
   readOnly: true,
-  encode: (a: { state: JobState; start: number; end: number; order: 'asc' | 'desc' }) => [a.state, a.start, a.end, a.order],
+  encode: (a: { states: string; start: number; end: number; order: 'asc' | 'desc' }) => [a.states, a.start, a.end, a.order],
   decode: (reply, a): Array<JobInfo<unknown, unknown>> => {
-    const r = reply as string[];
+    const r = reply as Array<string | number>;
     const out: Array<JobInfo<unknown, unknown>> = [];
-    for (let i = 0; i < r.length; i += 4) {
-      if (r[i + 1] === '') continue;
-      out.push(toJobInfo<unknown, unknown>(r[i]!, a.state, r[i + 1]!, r[i + 2]!, r[i + 3]));
+    let i = 0;
+    for (const state of a.states.split(',') as JobState[]) {
+      const end = i + 1 + Number(r[i]) * 5; // its count, then 5 fields per job
+      for (i += 1; i < end; i += 5) {
+        if (r[i + 1] === '') continue;
+        out.push(toJobInfo<unknown, unknown>(String(r[i]), state, String(r[i + 1]), String(r[i + 2]), String(r[i + 3]), String(r[i + 4])));
+      }
     }
     return out;
   },
@@ -227,6 +245,7 @@ export const drainScript = queueScript({
 export const MANAGEMENT_SCRIPTS = [
   getJobScript,
   countsScript,
+  countsPerPriorityScript,
   listDeadScript,
   redriveDeadScript,
   retryJobScript,

@@ -1,6 +1,7 @@
 --[[
   Appends a line to a job's log, from the handler that holds its lease
-  (lib/core/progress/progress.ts). Only the last `maxLines` lines are kept. Only the current
+  (lib/core/progress/progress.ts). Only the last `maxLines` lines are kept: the job's own
+  keepLogs (meta kl), else the queue's maxLogLines. Only the current
   token of a job writes: a stale lease changes nothing. Each line carries its writer's mark
   and a number that only grows within that writer, so a call replayed after a lost reply
   does not append it twice.
@@ -14,7 +15,10 @@
     ARGV[4]      writer: the writing process's mark (no spaces)
     ARGV[5]      n: the line's number among that writer's lines
     ARGV[6]      line: the line
-    ARGV[7]      maxLines: most lines kept per job (older ones are dropped)
+    ARGV[7]      maxLines: most lines kept for the job (older ones are dropped): its keepLogs
+                 as its lease carries it, else the queue's maxLogLines
+    ARGV[8]      fromRecord: '1' for a lease rebuilt from its id and token, which does not
+                 carry the job's keepLogs: its record is read for it (maxLines when none)
 
   Output:
     the number of lines the job keeps now, 0 when that token no longer holds the job
@@ -36,6 +40,10 @@ local kept = redis.call('RPUSH', key, ARGV[6])
 markNotes()
 redis.call('HSET', K_LOGGED, id, n .. ' ' .. writer .. ' ' .. token)
 local max = tonumber(ARGV[7])
+if ARGV[8] == '1' then
+  local rec = redis.call('HGET', K_JOBS, id)
+  max = rec and metaInt(metaPart(rec), 'kl') or max
+end
 if kept > max then
   redis.call('LTRIM', key, -max, -1)
   kept = max

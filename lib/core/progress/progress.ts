@@ -1,11 +1,12 @@
 import { PayloadTooLargeError, ValidationError } from '../errors.js';
-import type { LeaseRef } from '../leases/types.js';
+import type { LeasedJob, LeaseRef } from '../leases/types.js';
+import { MAX_LOG_LINES } from '../defaults.js';
 import type { JobProgress } from '../management/read-types.js';
-import { toJson } from '../validate.js';
+import { assertInt, assertJobId, assertOptions, toJson } from '../validate.js';
 import { nextLogStamp } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { assertLease } from '../settles/settle-items.js';
-import { logScript, progressScript } from './scripts.js';
+import { clearLogsScript, logScript, progressScript } from './scripts.js';
 
 /**
  * What a handler reports while it runs: its progress (update-progress.lua) and log lines
@@ -24,16 +25,29 @@ export class ProgressWriter {
   }
 
   /**
-   * Appends `line` to the leased job's log (the last `maxLogLines` are kept); false when the
-   * lease no longer holds the job.
+   * Appends `line` to the leased job's log (the last `keepLogs` of the job, else `maxLogLines`,
+   * are kept); false when the lease no longer holds the job.
    */
   async log(lease: LeaseRef, line: string): Promise<boolean> {
     this.ctx.assertOpen();
     assertLease(lease);
     assertLogLine(line, this.ctx.maxPayloadBytes);
     const [writer, n] = nextLogStamp();
-    const { eventsFlag: events, maxLogLines: maxLines } = this.ctx;
-    return this.ctx.run(logScript, { events, id: lease.job.id, token: lease.token, writer, n, line, maxLines });
+    // A lease from lease() carries its job's options; one rebuilt from its id and token does
+    // not, and the script reads the job's keepLogs from its record instead.
+    const job = lease.job as Partial<LeasedJob<unknown>>;
+    const maxLines = job.keepLogs ?? this.ctx.maxLogLines;
+    const fromRecord = job.policy === undefined;
+    return this.ctx.run(logScript, { events: this.ctx.eventsFlag, id: lease.job.id, token: lease.token, writer, n, line, maxLines, fromRecord });
+  }
+
+  /** Removes job `id`'s log lines but the last `keep` (default 0: all); how many were removed. */
+  async clearLogs(id: string, opts: { keep?: number }): Promise<number> {
+    assertJobId(id, 'id');
+    assertOptions('clearLogs options', opts, ['keep']);
+    const keep = opts.keep ?? 0;
+    assertInt('keep', keep, { max: MAX_LOG_LINES });
+    return this.ctx.run(clearLogsScript, { id, keep });
   }
 }
 

@@ -14,7 +14,7 @@ export const logScript = queueScript({
   name: 'log',
   file: 'progress/log.lua',
   ops: ['log'],
-  encode: (a: { events: EventsFlag; id: string; token: string; writer: string; n: number; line: string; maxLines: number }) => [
+  encode: (a: { events: EventsFlag; id: string; token: string; writer: string; n: number; line: string; maxLines: number; fromRecord: boolean }) => [
     a.events,
     a.id,
     a.token,
@@ -22,8 +22,18 @@ export const logScript = queueScript({
     a.n,
     a.line,
     a.maxLines,
+    a.fromRecord ? '1' : '0',
   ],
   decode: (reply) => (reply as number) > 0,
 });
 
-export const PROGRESS_SCRIPTS = [progressScript, logScript] as const;
+/** Removes a job's log lines but its last `keep` (clear-logs.lua): how many were removed. */
+export const clearLogsScript = queueScript({
+  name: 'clearLogs',
+  file: 'progress/clear-logs.lua',
+  ops: ['clearLogs'],
+  encode: (a: { id: string; keep: number }) => [a.id, a.keep],
+  decode: (reply) => reply as number,
+});
+
+export const PROGRESS_SCRIPTS = [progressScript, logScript, clearLogsScript] as const;

@@ -55,6 +55,15 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
     return this.parts.inspector.counts();
   }
 
+  /**
+   * Pending jobs of each of `priorities` (-1000 to 1000), keyed by priority, read at one
+   * instant: BullMQ's getCountsPerPriority. Priority 0 counts the grouped jobs too (a group's
+   * jobs have none); delayed, leased and finished jobs are not pending. O(log P) per priority.
+   */
+  getCountsPerPriority(priorities: readonly number[]): Promise<Record<number, number>> {
+    return this.parts.inspector.countsPerPriority(priorities);
+  }
+
   /** Stops leasing on every worker of this queue; adds go on. */
   async pause(): Promise<void> {
     return this.parts.inspector.setPaused(true);
@@ -96,8 +105,16 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * for working, end of retention for completed, time of death for dead; 'desc' reverses it.
    * O(log N + M) for a page of M; pending: O(start + M) plus O(G log G) for G groups.
    */
-  getJobs(state: JobState, page: JobPage = {}): Promise<Array<JobInfo<Data, Result>>> {
-    return this.parts.management.getJobs(state, page);
+  getJobs(state: JobState, page?: JobPage): Promise<Array<JobInfo<Data, Result>>>;
+  /**
+   * One page over several states (BullMQ's getJobs(types, start, end)): positions `start` to
+   * `end` count through the states in the order given, each state's jobs in `order` as above
+   * (`['pending', 'delayed']`: the pending jobs, then the delayed ones). Each state at most
+   * once (ValidationError). A state past the page's end is not read.
+   */
+  getJobs(states: readonly JobState[], page?: JobPage): Promise<Array<JobInfo<Data, Result>>>;
+  getJobs(states: JobState | readonly JobState[], page: JobPage = {}): Promise<Array<JobInfo<Data, Result>>> {
+    return this.parts.management.getJobs(states, page);
   }
 
   /**
@@ -181,6 +198,15 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    */
   clean(state: CleanState, opts: CleanOptions = {}): Promise<string[]> {
     return this.parts.management.clean(state, opts);
+  }
+
+  /**
+   * Removes job `id`'s log lines (`job.log`), or all but its last `keep` (BullMQ's
+   * clearLogs), in any state; returns how many were removed (0 for an unknown job). O(lines
+   * removed).
+   */
+  clearLogs(id: string, opts: { keep?: number } = {}): Promise<number> {
+    return this.parts.progress.clearLogs(id, opts);
   }
 
   /**

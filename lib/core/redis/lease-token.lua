@@ -1,18 +1,22 @@
 --[[
   Lease tokens, the fence of every lease (K_LEASES holds each leased job's current one):
-    "<reqId>.<j>"                      a job with the built-in retention, on a plain queue
+    "<reqId>.<j>@<start>"              a job with the built-in retention, on a plain queue,
+                                       leased at `start` (Redis time, ms)
     "...~<keepMs>,<dedupMs>[,<w>]"     its own retention, idempotency window, flow bits
     "...~<keepMs>,<dedupMs>,[<w>],<m>" the same, and its count of completed jobs kept
     "...*<group>"                      a lease of an extended queue ('' ungrouped)
   grantLeases (leases/lease-jobs.lua) builds them; settling reads retention, flow bits and
   group back from the stored token, never from the caller, so a lease rebuilt from its id and
-  token settles like the original. reqId holds no '.', and digits and commas no '~' or '*':
-  the first '*' starts the group, and a '~' after it is the group's. Needs redis/calls.lua.
+  token settles like the original; the start becomes the job's processedOn (reads, and what
+  a settle writes anyway: a completed job's result, a record rewritten). reqId holds no '.'
+  or '@', and digits and commas no '~' or '*': the first '*' starts the group, and a '~'
+  after it is the group's. Needs redis/calls.lua.
 ]]
 
--- keep, dedup, flow and most as digits (strings): formatting numbers would cost more than the rest.
-local function leaseToken(reqId, j, keep, dedup, flow, group, most)
-  local token = reqId .. '.' .. int(j)
+-- `start`: '@' and the lease's start as digits, made once per call. keep, dedup, flow and
+-- most as digits (strings): formatting numbers would cost more than the rest.
+local function leaseToken(reqId, j, start, keep, dedup, flow, group, most)
+  local token = reqId .. '.' .. int(j) .. start
   if keep then
     token = token .. '~' .. keep .. ',' .. dedup
     if most then
@@ -23,6 +27,12 @@ local function leaseToken(reqId, j, keep, dedup, flow, group, most)
   end
   if group then token = token .. '*' .. group end
   return token
+end
+
+-- When the lease began (ms, as digits), nil for a token without its start (granted by an
+-- older version). Anchored: a group may hold an '@'.
+local function leaseStart(token)
+  return string.match(token, '^[%w_%-]+%.%d+@(%d+)')
 end
 
 -- Parsed retention parts ('~<keep>,<dedup>[,<w>[,<m>]]' -> { keepMs, dedupMs, flow, most }). The

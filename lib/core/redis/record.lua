@@ -7,7 +7,9 @@
   redriven (management/retried.lua), c completions before a retry, r requeues, e last
   error, eh the last errors (settles/failures.lua), g group, w flow bits, pa parent id, pq parent queue tag
   (flows/flows.lua) and bit 32 of w, dd deduplication id, dm its mode, dt its throttle ms, dk
-  keepLastIfActive (adds/deduplication.lua), tc trace context. A value equal to the built-in default is left out
+  keepLastIfActive (adds/deduplication.lua), tc trace context, kl log lines kept
+  (progress/log.lua), po start of the lease its last failure or requeue ended
+  (settles/failures.lua). A value equal to the built-in default is left out
   (settles/policy.lua); f, o, rt, c, r and p are left out while 0, so Lua reads them `or 0`
   as the client does. Needs nothing.
 ]]
@@ -78,6 +80,16 @@ local function leasePolicy(meta)
     elseif f == 'w' then w = w or v else m = m or v end
     init = e + 1
   end
+end
+
+-- The job name of a record, nil for none: only a record that has one is decoded (as in
+-- metaGroup).
+local function metaName(rec)
+  local metaJson = metaPart(rec)
+  if not string.find(metaJson, '[{,]"n":"') then return nil end
+  local ok, meta = pcall(cjson.decode, metaJson)
+  if ok and type(meta) == 'table' and type(meta.n) == 'string' then return meta.n end
+  return nil
 end
 
 -- The group of a record, or nil. A quote inside a JSON string is always escaped, so the

@@ -37,6 +37,8 @@ export interface RecordMeta {
   dk?: 1;
   pq?: string;
   tc?: Record<string, string>;
+  po?: number;
+  kl?: number;
 }
 
 /** The one legend of the meta keys (redis/record.lua's comment lists the same). */
@@ -70,6 +72,8 @@ export const RECORD_KEYS = {
   dt: 'throttle: how long the id is held (ms)',
   dk: '1 with keepLastIfActive',
   tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',
+  kl: "keepLogs: most log lines kept for the job, its own (the queue's maxLogLines otherwise)",
+  po: "start (Redis ms) of the lease its last failure, requeue, step move or rejection ended: its processedOn (a completed job's is in its stored result, d)",
 } as const satisfies { readonly [K in keyof Required<RecordMeta>]: string };
 
 export function encodeRecord(meta: RecordMeta, dataJson: string): string {

@@ -39,8 +39,8 @@ local function deadLetter(id, meta, data, now, reason, noted)
 end
 
 -- Counts a failed attempt; retries (now or after delayMs) or dead-letters. Returns 'dead'
--- or 'retried'.
-local function failAttempt(id, rec, now, reason, delayMs, eventType)
+-- or 'retried'. `token`: the attempt's lease token, whose start the record keeps (po).
+local function failAttempt(id, rec, now, reason, delayMs, eventType, token)
   local meta, data = decodeMeta(rec)
   -- Every record holds its limit (a: the client always writes it), so none is assumed here:
   -- a record without one is not a job's.
@@ -50,6 +50,7 @@ local function failAttempt(id, rec, now, reason, delayMs, eventType)
   end
   meta.f = (meta.f or 0) + 1
   meta.e = reason
+  meta.po = token and tonumber(leaseStart(token)) or nil
   noteError(meta, reason, now, meta.f - (meta.o or 0))
   emit({ type = eventType, id = id, attempt = meta.f - (meta.o or 0), error = reason })
   if meta.f - (meta.o or 0) >= meta.a then

@@ -85,7 +85,9 @@ local function settleItems(args, base, now, defaults, ended)
           done[#done + 1] = int(now + keepMs)
           done[#done + 1] = id
           results[#results + 1] = id
-          results[#results + 1] = '{"at":' .. int(now) .. ',"r":' .. (a1 ~= '' and a1 or 'null') .. '}'
+          -- d: how long since its lease began (its processedOn, JobInfo), when its token says
+          local start = tonumber(leaseStart(token))
+          results[#results + 1] = '{"at":' .. int(now) .. (start and ',"d":' .. int(now - start) or '') .. ',"r":' .. (a1 ~= '' and a1 or 'null') .. '}'
         else
           if not drop then drop = {} end
           drop[#drop + 1] = id
@@ -111,7 +113,7 @@ local function settleItems(args, base, now, defaults, ended)
               local attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1
               delayMs = backoffDelay(rec, attempt, tonumber(string.sub(a2, 2)) or 0, defaults)
             end
-            if failAttempt(id, rec, now, a1, delayMs, 'failed') == 'dead' then freed = freed + 1 end
+            if failAttempt(id, rec, now, a1, delayMs, 'failed', token) == 'dead' then freed = freed + 1 end
           elseif op == 'l' then
             local meta = decodeMeta(rec) or {}
             pushPending({ id }, { meta.p or 0 }, { meta.g or false }, true)
@@ -122,6 +124,7 @@ local function settleItems(args, base, now, defaults, ended)
             local meta, data = decodeMeta(rec)
             if meta then
               meta.r = (meta.r or 0) + 1
+              meta.po = tonumber(leaseStart(token))
               redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
               if op == 'd' then
                 local at = tonumber(string.sub(a2, 2))
@@ -139,7 +142,10 @@ local function settleItems(args, base, now, defaults, ended)
             end
           else
             local meta, data = decodeMeta(rec)
-            if meta then meta.f = (meta.f or 0) + 1 end -- a rejected delivery is a failed one
+            if meta then
+              meta.f = (meta.f or 0) + 1 -- a rejected delivery is a failed one
+              meta.po = tonumber(leaseStart(token))
+            end
             deadLetter(id, meta, data, now, a1)
             freed = freed + 1
           end

@@ -130,6 +130,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
         break;
       }
       woken = false;
+      this.noteLeased(step, this.size);
       if (step.leases.length === 0) {
         // One idle lane at a time waits on Redis; the others queue behind it.
         woken = await this.turns.turn(() => this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs)), false);

@@ -41,6 +41,8 @@ export abstract class LeaseWorker<Data, Result> {
   private stopCancels: (() => void) | undefined;
   private handlersDone: (() => void) | undefined;
   private blocking: Promise<boolean> | undefined;
+  /** 'drained' was reported, and no job leased since. */
+  private drainedReported = false;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
   lastActivityAt = 0;
   /** What the loop uses of its Queue beyond the public API (lib/core/queue/internals.ts). */
@@ -247,6 +249,19 @@ export abstract class LeaseWorker<Data, Result> {
     this.outbox.settled(call.batch, step.settled);
     if (step.notReplicated) this.subject.next({ type: 'error', error: step.notReplicated });
     return step;
+  }
+
+  /**
+   * After a lease call that asked for `asked` jobs: one that got fewer (not paused) found the
+   * queue drained for now, reported once until the worker leases again. Nothing is read from
+   * Redis for it.
+   */
+  protected noteLeased(step: LeaseStep<Data>, asked: number): void {
+    if (step.leases.length > 0) this.drainedReported = false;
+    if (step.leases.length < asked && !step.paused && !this.drainedReported) {
+      this.drainedReported = true;
+      this.subject.next({ type: 'drained' });
+    }
   }
 
   /**

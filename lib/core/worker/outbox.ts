@@ -21,6 +21,12 @@ export type WorkerEvent<Data, Result> =
   /** The handler met a rate limit (RateLimitError): the job is back at the head, not a failed attempt. */
   | { type: 'rateLimited'; job: LeasedJob<Data>; delayMs: number }
   | { type: 'error'; error: unknown }
+  /**
+   * A lease call found fewer jobs than the worker had room for (the queue not paused):
+   * nothing is left to lease for now (BullMQ's Worker 'drained'). Reported once, then again
+   * only after the worker leased more jobs.
+   */
+  | { type: 'drained' }
   /** The queue was closed and drained (closeQueue) or deleted, or this Queue object was closed: the worker stopped by itself. */
   | { type: 'stopped'; reason: 'queue closed' | 'queue deleted' | 'queue object closed' };
 

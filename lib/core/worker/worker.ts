@@ -135,6 +135,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
         }
         break;
       }
+      this.noteLeased(step, free);
       // A retried request may bring back the leases its first try got for another lane's
       // (larger) count: what does not fit goes straight back.
       if (step.leases.length > free) {

@@ -70,8 +70,8 @@ export class RelqBoardJob implements QueueJob {
       name: j.name,
       progress: j.progress ?? 0,
       attemptsMade: j.dequeues,
-      finishedOn: j.completedAt ?? j.diedAt ?? null,
-      processedOn: null, // relq does not store when an attempt started
+      finishedOn: j.finishedOn ?? null,
+      processedOn: j.processedOn ?? null,
       timestamp: j.createdAt,
       failedReason: j.lastError ?? '',
       stacktrace: [],

@@ -15,6 +15,8 @@ import { eventMethodDecorator } from './event-method.js';
  * - `stalled` `(jobId)` (this process's sweeper of the queue returned the job's expired lease:
  *   its worker, anywhere, died or stopped heartbeating; counted as a failed attempt)
  * - `rateLimited` `(job, delayMs)`
+ * - `drained` `()` (a lease call found fewer jobs than the loop had room for: nothing left to
+ *   lease for now; once, then again only after it leased more)
  * - `error` `(error)` (the lease loop could not reach Redis; it retries by itself)
  *
  * `active` and `progress` cost nothing unless some method listens to them. A throw or

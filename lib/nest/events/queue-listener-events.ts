@@ -1,5 +1,6 @@
 import type { QueueEvent } from '../../core/events/types.js';
 import type { JobProgress } from '../../core/management/read-types.js';
+import type { CleanState } from '../../core/management/types.js';
 
 /**
  * The queue events a `@QueueEventsListener()` method can listen to, with BullMQ's names and
@@ -24,8 +25,8 @@ export interface QueueListenerEvents {
   progress: { jobId: string; data: JobProgress };
   /** A sweep found its lease expired and counted a failed attempt (relq 'stalled'). */
   stalled: { jobId: string };
-  /** The job was added (relq 'added'; delayed adds too). */
-  added: { jobId: string };
+  /** The job was added (relq 'added'; delayed adds too); `name`: its name ('' for none). */
+  added: { jobId: string; name: string };
   /**
    * The job is waiting to be leased: added without a delay (relq 'added'), due after a delay
    * ('promoted'), or retried without a delay.
@@ -51,6 +52,10 @@ export interface QueueListenerEvents {
    * (relq 'deduplicated'; `event.outcome`: ignored, replaced or deferred).
    */
   deduplicated: { jobId: string; deduplicationId: string };
+  /** A worker leased the last pending jobs (relq 'drained'). */
+  drained: Record<string, never>;
+  /** `queue.clean(state)` removed `count` jobs (relq 'cleaned'; BullMQ's `count` is a string). */
+  cleaned: { count: number; state: CleanState };
 }
 
 export type QueueListenerEventType = keyof QueueListenerEvents;
@@ -69,7 +74,7 @@ const MAPPERS: { [T in QueueListenerEventType]: (ev: QueueEvent) => QueueListene
     ev.type === 'retried' && ev.attempt !== undefined ? { jobId: ev.id ?? '', attempt: ev.attempt, delayMs: ev.delayMs ?? 0 } : undefined,
   progress: (ev) => (ev.type === 'progress' ? { jobId: ev.id ?? '', data: ev.progress ?? 0 } : undefined),
   stalled: (ev) => (ev.type === 'stalled' ? jobIdOf(ev) : undefined),
-  added: (ev) => (ev.type === 'added' ? jobIdOf(ev) : undefined),
+  added: (ev) => (ev.type === 'added' ? { jobId: ev.id ?? '', name: ev.name ?? '' } : undefined),
   waiting: (ev) =>
     (ev.type === 'added' && ev.runAt === undefined) || ev.type === 'promoted' || (ev.type === 'retried' && !ev.delayMs) ? jobIdOf(ev) : undefined,
   delayed: (ev) =>
@@ -80,6 +85,8 @@ const MAPPERS: { [T in QueueListenerEventType]: (ev: QueueEvent) => QueueListene
   paused: (ev) => (ev.type === 'paused' ? {} : undefined),
   resumed: (ev) => (ev.type === 'resumed' ? {} : undefined),
   deduplicated: (ev) => (ev.type === 'deduplicated' ? { jobId: ev.id ?? '', deduplicationId: ev.deduplicationId ?? '' } : undefined),
+  drained: (ev) => (ev.type === 'drained' ? {} : undefined),
+  cleaned: (ev) => (ev.type === 'cleaned' ? { count: ev.count ?? 0, state: ev.state ?? 'completed' } : undefined),
 };
 
 /** Every listener event type, for the explorer's check of `@OnQueueEvent()`. */

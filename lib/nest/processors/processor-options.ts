@@ -50,6 +50,7 @@ export const PROCESSOR_EVENT_TYPES = Object.keys({
   lost: true,
   cancelled: true,
   rateLimited: true,
+  drained: true,
   error: true,
 } satisfies Record<ProcessorEventType, true>) as ProcessorEventType[];
 

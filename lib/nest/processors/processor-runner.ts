@@ -185,6 +185,7 @@ export class ProcessorRunner {
       case 'active':
       case 'progress':
       case 'completed':
+      case 'drained':
         break; // routine: listen with @OnWorkerEvent('completed') to log it
       case 'failed':
         if (event.willRetry) this.logger.warn(msg.jobWillRetry(q, event.job, msg.textOf(event.error)));
@@ -253,6 +254,8 @@ function argsOf(event: WorkerEvent<unknown, unknown>): unknown[] {
       return [event.job, event.delayMs];
     case 'error':
       return [event.error];
+    case 'drained':
+      return [];
     default:
       return [event];
   }
