@@ -289,11 +289,13 @@ test('batches run longer than their lease stay leased (heartbeat); concurrency r
   await waitFor(async () => (await observer.counts()).completed === 4, 10_000, 'all completed');
   expect(most).toBe(2);
   for (const a of added) expect(await observer.getJob(a.id)).toMatchObject({ failures: 0, dequeues: 1 });
-  // Both lanes idle now share one blocking connection: admin, observer, the app's shared one and it.
+  // Both lanes idle now share one blocking connection: admin, observer, the app's shared one,
+  // it, and the queue's cancel notices (docs/nest.md, Connections).
   await waitFor(async () => (await blockedClients(admin)) === 1, 10_000, 'a lane blocked on the empty queue');
   const list = String(await admin.client('LIST')).trim().split('\n');
   expect(list.filter((c) => c.includes('cmd=blpop'))).toHaveLength(1);
-  expect(list).toHaveLength(4);
+  expect(list.filter((c) => c.includes('cmd=ssubscribe'))).toHaveLength(1);
+  expect(list).toHaveLength(5);
 });
 
 test('shutdown gives a batch that does not finish within drainTimeoutMs back to pending at once', async () => {
