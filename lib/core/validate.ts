@@ -12,7 +12,8 @@ function assertText(field: string, value: string): void {
   if (LONE_SURROGATE.test(value)) throw new ValidationError(field, 'must be well-formed text (it holds a lone UTF-16 surrogate)');
 }
 
-export function assertQueueName(name: unknown, field = 'queue name'): asserts name is string {
+/** A non-empty, printable name of at most MAX_QUEUE_NAME_LENGTH characters (queues, prefixes, groups). */
+function assertName(name: unknown, field: string): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
     throw new ValidationError(field, 'must be a non-empty string');
   }
@@ -20,6 +21,16 @@ export function assertQueueName(name: unknown, field = 'queue name'): asserts na
     throw new ValidationError(field, `must be at most ${MAX_QUEUE_NAME_LENGTH} characters, got ${name.length}`);
   }
   assertText(field, name);
+}
+
+/** A fairness group's name: a name, with no brace (it is part of its queue's keys, never a tag). */
+export function assertGroupName(name: unknown, field: string): asserts name is string {
+  assertName(name, field);
+  if (/[{}]/.test(name)) throw new ValidationError(field, "must not contain '{' or '}'");
+}
+
+export function assertQueueName(name: unknown, field = 'queue name'): asserts name is string {
+  assertName(name, field);
   if (!/^[^{}]*(\{[^{}]+\}[^{}]*)?$/.test(name)) {
     throw new ValidationError(field, "may hold '{' and '}' only as one non-empty tag, like '{orders}-email': the tag picks the Redis Cluster slot (redis/keys.ts queueTag)");
   }
@@ -30,7 +41,7 @@ export function assertQueueName(name: unknown, field = 'queue name'): asserts na
  * character, so that an ACL key pattern made from it (`~{prefix:*`) matches its own keys only.
  */
 export function assertPrefix(prefix: unknown): asserts prefix is string {
-  assertQueueName(prefix, 'prefix');
+  assertName(prefix, 'prefix');
   if (prefix.includes(':')) throw new ValidationError('prefix', "must not contain ':'");
   if (/[{}]/.test(prefix)) throw new ValidationError('prefix', "must not contain '{' or '}' (they would change the Redis Cluster hash slot)");
   if (/[*?[\]\\]/.test(prefix)) {

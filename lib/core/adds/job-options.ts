@@ -10,7 +10,7 @@ import {
   assertNewJobId,
   assertNumber,
   assertOptions,
-  assertQueueName,
+  assertGroupName,
   assertString,
 } from '../validate.js';
 
@@ -180,7 +180,7 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   if (o.name !== undefined) assertString(`${field}.name`, o.name, 128);
   if (o.priority !== undefined) assertInt(`${field}.priority`, o.priority, { min: -MAX_PRIORITY, max: MAX_PRIORITY });
   if (o.group !== undefined) {
-    assertQueueName(o.group, `${field}.group`);
+    assertGroupName(o.group, `${field}.group`);
     if (o.priority) throw new ValidationError(field, 'a job with a group cannot have a priority (FIFO within its group)');
   }
   if (o.waitMs !== undefined) assertInt(`${field}.waitMs`, o.waitMs, { max: MAX_TIMER_MS });
