@@ -144,7 +144,7 @@ test('health: backlog over maxPending is down with the count in the details', as
   await waitFor(async () => (await a.get(QueueHealthService).check()).healthy, 5000, 'backlog drained');
 });
 
-test('connections: one shared command connection plus one blocking connection per running processor; all closed by app.close()', async () => {
+test('connections: one shared command connection plus, per running processor, one blocking connection and one for its queue\'s cancel notices; all closed by app.close()', async () => {
   const observer = new Redis(redis.url);
   try {
     const clients = async () => String(await observer.client('LIST')).trim().split('\n').length - 1; // minus the observer
@@ -152,9 +152,9 @@ test('connections: one shared command connection plus one blocking connection pe
     const queue = a.get(QueueRegistry).getQueue<{ n: number }, number>('echo');
     await queue.add({ n: 1 });
     await waitFor(async () => (await queue.counts()).completed === 1, 3000, 'processed');
-    // Health checks, sweeps, heartbeats and producers all use the shared connection.
+    // Health checks, sweeps, heartbeats and producers all use the shared connection (docs/nest.md, Connections).
     await request(a.getHttpServer()).get('/health').expect(200);
-    expect(await clients()).toBe(2);
+    expect(await clients()).toBe(3);
     await a.close();
     app = undefined;
     await waitFor(async () => (await clients()) === 0, 3000, 'all relq connections closed');
