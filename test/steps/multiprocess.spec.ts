@@ -30,6 +30,8 @@ test('a worker killed in step 2: the next one reruns step 2 from the saved data,
     'the job completed by b',
     20_000,
   );
+  // its messages come through IPC, which may be read after the Redis reply that showed the job completed
+  await b.waitFor((m) => m.type === 'step' && m.step === 3);
   const steps = (c: typeof a) => c.messages.filter((m) => m.type === 'step').map((m) => [m.step, m.attempt]);
   expect(steps(a)).toEqual([
     [1, 1],
