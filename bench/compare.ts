@@ -89,7 +89,7 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
   L.push(
     `Both builds ran in this run on the same server. Adds, processing and latency are compared from runs in which the ` +
       `two builds take turns, each with its own queue: twenty turns each of N/20 adds per rep (bench/scenarios/add-turns.ts), ` +
-      `ten turns each of N/10 jobs per rep for processing, each with its own worker ` +
+      `ten turns each per rep for processing, each with its own worker, of N/10 jobs at c=1 and more where jobs go faster (4× at c=10, 6× at c=50, 8× for BatchWorker: a turn lasts a few hundred ms) ` +
       `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), ` +
       `whose tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X ` +
       `(bench/scenarios/backlog.ts). "change" is, for adds and processing, the median of the ratios working tree / ref ` +

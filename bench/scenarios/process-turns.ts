@@ -2,7 +2,7 @@
  * The two relq builds of a --ref run processing in turns ('procTurns' figures, compared in
  * bench/compare.ts): each build has its own paused queue, pre-filled, and its own worker;
  * they take TURNS turns each (X Y Y X X Y ...), and a turn resumes one queue until its
- * worker completed `cfg.n / TURNS` more jobs, then pauses it and waits until nothing is
+ * worker completed `cfg.n / TURNS` more jobs (times TURN_SCALE), then pauses it and waits until nothing is
  * leased. A turn's time runs from the resume to that last completion; CPU and Redis
  * figures are taken over the same span.
  *
@@ -19,6 +19,13 @@ import { cpuUs, fill, gc, sleep, turnOrder, type ScenarioContext } from './kit.j
 
 /** Turns per build and phase. */
 const TURNS = 10;
+/**
+ * Jobs per turn, in multiples of N / TURNS, by phase: the faster a phase, the more jobs a turn
+ * takes, so that every turn lasts a few hundred ms. Turns of 30 ms (2,000 jobs of a
+ * BatchWorker) measured their resume and pause as much as the work: one build's turns spread
+ * over ±15 % against the other's.
+ */
+const TURN_SCALE: Record<string, number> = { proc1: 1, proc10: 4, proc50: 6, procBatch: 8 };
 /** A turn that has not reached its count by then fails the run (instead of hanging it). */
 const TURN_TIMEOUT_MS = 60_000;
 
@@ -48,10 +55,10 @@ export async function processInTurns(
 ): Promise<void> {
   const { cfg, conn, admin, rec, flush } = ctx;
   await flush();
-  const perTurn = Math.ceil(cfg.n / TURNS);
+  const perTurn = Math.ceil((cfg.n * (TURN_SCALE[phase] ?? 1)) / TURNS);
   const warmup = Math.min(perTurn, 1000);
   // every turn's overflow (jobs leased before the pause: about 500 in batch mode) is processed unmeasured
-  const total = warmup + cfg.n + (TURNS + 1) * 2000;
+  const total = warmup + perTurn * TURNS + (TURNS + 1) * 2000;
   const metric = phase.replace('proc', 'procTurns');
   const sides: Side[] = [];
   for (const name of names) {
