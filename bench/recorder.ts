@@ -39,9 +39,14 @@ export class Recorder {
    * build's neighbouring one.
    */
   recordTurn(lib: string, phase: string, jobs: number, ms: number, w: WindowStats, nodeCpuUs: number): void {
-    const turns = (this.results.turns ??= {});
     const figures = { rate: (jobs * 1000) / ms, ...windowFigures(jobs, w, nodeCpuUs) };
-    for (const [what, value] of Object.entries(figures)) ((turns[lib] ??= {})[`${phase}.${what}`] ??= []).push(value);
+    for (const [what, value] of Object.entries(figures)) this.recordTurnValues(lib, `${phase}.${what}`, [value]);
+  }
+
+  /** One figure of each turn, in the order the turns ran (latency: each turn's p99). */
+  recordTurnValues(lib: string, metric: string, values: readonly number[]): void {
+    const byMetric = ((this.results.turns ??= {})[lib] ??= {});
+    (byMetric[metric] ??= []).push(...values);
   }
 
   /** Calls per job of each command in one measured window (the last rep's is kept). */

@@ -73,7 +73,10 @@ function recordFigures({ rec }: ScenarioContext, name: LibName, phase: 'lat' | '
   rec.record(name, `${phase}.p50`, percentile(lat, 50));
   rec.record(name, `${phase}.p95`, percentile(lat, 95));
   rec.record(name, `${phase}.p99`, percentile(lat, 99));
-  if (f.turnP99) rec.record(name, `${phase}.p99turn`, median(f.turnP99));
+  if (f.turnP99) {
+    rec.record(name, `${phase}.p99turn`, median(f.turnP99));
+    rec.recordTurnValues(name, `${phase}.p99turn`, f.turnP99); // compared turn against turn (bench/compare.ts)
+  }
   rec.record(name, `${phase}.rate`, (f.jobs * 1000) / f.sentMs);
   rec.record(name, `${phase}.nodeCpuPct`, (f.nodeCpuUs / 1000 / f.wallMs) * 100);
   rec.record(name, `${phase}.redisCpuPct`, ((f.w.redisCpuSec * 1000) / f.wallMs) * 100);
