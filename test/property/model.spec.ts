@@ -5,7 +5,8 @@
  * without the lifo option), lease, ack, ackBatch, nack, requeue, reject, touch, sweep, pause,
  * resume, retryDead, purgeDead, the job-management calls (remove with and without force,
  * promote, changePriority, drain, clean('completed' | 'dead') by age and limit, pages of
- * getJobs), updateProgress and log, and stale / forged lease operations; each sequence runs
+ * getJobs, cancel, retry of a finished job, updateData, changeDelay, clearLogs), updateProgress
+ * and log, and stale / forged lease operations; each sequence runs
  * on a fresh queue (its own prefix) and, in lock step, on a small reference model (class
  * Model below). After EVERY step the real queue is compared with the model and with
  * invariants of its own, read through the public API (counts(), getJob() with its progress
@@ -51,7 +52,7 @@
 import fc from 'fast-check';
 import { assertReplayable } from './replay.js';
 import type { Redis } from 'ioredis';
-import { JobLeasedError, Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type JobPage, type JobProgress, type SweepResult } from '../../lib/index.js';
+import { JobLeasedError, JobNotRetryableError, Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type JobPage, type JobProgress, type SweepResult } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { readCommand } from '../support/key-read.js';
 
@@ -357,7 +358,7 @@ function pastScores(pairs: Pairs, now: number, what: string): Pairs {
  * What the runs exercised, summed over the whole property. The common transitions must have
  * happened (asserted at the end); the rarer ones (RARE) are only logged.
  */
-const RARE = new Set(['retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome']);
+const RARE = new Set(['cancelledWaiting', 'dataUpdated', 'delayChanged', 'retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome']);
 const coverage = {
   leased: 0,
   acked: 0,
@@ -396,6 +397,12 @@ const coverage = {
   /** remove() of a leased job without force: JobLeasedError */
   leasedRefused: 0,
   promotedByHand: 0,
+  cancelledWaiting: 0,
+  cancelledRunning: 0,
+  retriedById: 0,
+  dataUpdated: 0,
+  delayChanged: 0,
+  logsCleared: 0,
   /** changePriority of a pending job to another priority (it moves) */
   reprioritized: 0,
   /** changePriority of a delayed, working or dead job (kept for later) */
@@ -523,7 +530,8 @@ class Env {
     };
     // no keys beyond the data model (and lease replay records); a log list only for a job with lines
     const d = q.keys.derived;
-    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties]);
+    // d.cancelled: the tokens of leases cancel() ended, for their holders' touches (about a minute)
+    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties, d.cancelled]);
     for (const job of m.jobs.values()) if (job.logs.length > 0) known.add(d.log(job.id));
     const tieDues = val<Pairs>(d.ties, 'zset', []).map(([due]) => Number(due));
     for (const due of tieDues) known.add(d.tie(due));
@@ -606,9 +614,10 @@ class Env {
       Object.fromEntries([...m.jobs.values()].filter((j) => j.progress !== undefined).map((j) => [j.id, j.progress])),
       'stored progress',
     );
-    same(Object.keys(logged).sort(), [...m.jobs.values()].filter((j) => j.logs.length > 0).map((j) => j.id).sort(), 'jobs with log lines');
+    // the mark of a job's last line stays when clearLogs() removes its lines
+    same(Object.keys(logged).sort(), [...m.jobs.values()].filter((j) => j.logToken !== undefined).map((j) => j.id).sort(), 'jobs with a logged line');
     for (const job of m.jobs.values()) {
-      if (job.logs.length === 0) continue;
+      if (job.logToken === undefined) continue;
       same(val<string[]>(d.log(job.id), 'list', []), job.logs, `log lines of ${job.id} (the last ${MAX_LOG_LINES})`);
       const last = /^(\d+) (\S+) (.*)$/s.exec(logged[job.id]!);
       same(last?.[3], job.logToken, `the lease token of the last log line of ${job.id}`);
@@ -1439,6 +1448,158 @@ class ChangePriorityCmd extends Base {
   }
 }
 
+/**
+ * cancel(id, { outcome, reason }): a job no lease holds is removed as remove() removes it
+ * ('removed'); a leased one (its lease run out or not) ends its attempt with a
+ * CancelledError: dead-lettered ('dead', the default), or with 'retry' a failed attempt that
+ * follows its backoff (only jobs with a fixed backoff and no jitter are retried here: the
+ * default one is neither tiny nor large). A finished job, or none: false, nothing written.
+ */
+class CancelCmd extends Base {
+  constructor(
+    readonly pick: IdPick,
+    readonly outcome: 'dead' | 'retry' | undefined,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `cancel(${fmt(this.pick)}${this.outcome === undefined ? '' : `, { outcome: '${this.outcome}' }`})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    let outcome = this.outcome;
+    if (outcome === 'retry' && (job?.fixedBackoff === undefined || (job.backoff.jitter ?? 0) !== 0)) outcome = 'dead';
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'})`);
+    const call = (): Promise<unknown> => env.q.cancel(id, { reason: 'model', ...(outcome ? { outcome } : {}) });
+    const what = `cancel(${fmt(id)})`;
+    if (!job || job.state === 'completed' || job.state === 'dead') return env.noChange(`${what} of a job that is ${job ? job.state : 'not there'}`, call, false);
+    if (job.state !== 'working') {
+      same(await call(), 'removed', `${what} of a ${job.state} job`);
+      if (job.state === 'pending') m.unqueue(job);
+      m.remove(job);
+      m.dedup.delete(id);
+      coverage.cancelledWaiting += 1;
+      return;
+    }
+    const error = `CancelledError: job ${id} was cancelled: model`;
+    m.endLease(job);
+    if (outcome === 'retry') {
+      m.fail(job, error, job.fixedBackoff!);
+      const after = job.state as State;
+      same(await call(), after === 'dead' ? 'dead' : 'retried', `${what} of a leased job, retried`);
+    } else {
+      job.f += 1;
+      job.e = error;
+      m.kill(job);
+      same(await call(), 'dead', `${what} of a leased job`);
+    }
+    coverage.cancelledRunning += 1;
+  }
+}
+
+/**
+ * retry(id): a completed (still kept) or dead job goes back to pending with a fresh attempt
+ * budget, its result and idempotency window gone; it answers the state it left. Any other
+ * job, or none: JobNotRetryableError, nothing written.
+ */
+class RetryJobCmd extends Base {
+  constructor(readonly pick: IdPick) {
+    super();
+  }
+  toString(): string {
+    return `retry(${fmt(this.pick)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'})`);
+    const call = (): Promise<unknown> => env.q.retry(id);
+    const kept = job?.state === 'completed' && job.score !== undefined && job.score > (await redisNow(obs));
+    if (!job || (job.state !== 'dead' && !kept)) return env.noChange(`retry(${fmt(id)}) of a job that is ${job ? job.state : 'not there'}`, call, JobNotRetryableError);
+    same(await call(), job.state, `retry(${fmt(id)}) of a ${job.state} job`);
+    if (job.state === 'completed') m.dedup.delete(id);
+    job.result = undefined;
+    job.completedAt = undefined;
+    job.o = job.f;
+    job.e = undefined;
+    m.makePending(job);
+    coverage.retriedById += 1;
+  }
+}
+
+/** updateData(id, data): any job no lease holds gets the data; a leased one: JobLeasedError; none (or a completed one past its retention): false. */
+class UpdateDataCmd extends Base {
+  constructor(
+    readonly pick: IdPick,
+    readonly data: Json,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `updateData(${fmt(this.pick)}, ${fmt(this.data)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'})`);
+    const call = (): Promise<unknown> => env.q.updateData(id, this.data);
+    const gone = !job || (job.state === 'completed' && job.score !== undefined && job.score <= (await redisNow(obs)));
+    if (gone) return env.noChange(`updateData(${fmt(id)}) of a job that is not there`, call, false);
+    if (job.state === 'working') return env.noChange(`updateData(${fmt(id)}) of a leased job`, call, JobLeasedError);
+    same(await call(), true, `updateData(${fmt(id)}) of a ${job.state} job`);
+    job.data = JSON.parse(JSON.stringify(this.data)) as Json; // -0 is stored as 0
+    coverage.dataUpdated += 1;
+  }
+}
+
+/** changeDelay(id, ms): a delayed job is due `ms` from now (behind the jobs delayed before it to that time); any other: false. */
+class ChangeDelayCmd extends Base {
+  constructor(
+    readonly pick: IdPick,
+    readonly ms: number,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `changeDelay(${fmt(this.pick)}, ${this.ms})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'})`);
+    const call = (): Promise<unknown> => env.q.changeDelay(id, this.ms);
+    if (job?.state !== 'delayed') return env.noChange(`changeDelay(${fmt(id)}) of a job that is not delayed (${job?.state ?? 'none'})`, call, false);
+    same(await call(), true, `changeDelay(${fmt(id)}, ${this.ms}) of a delayed job`);
+    m.makeDelayed(job);
+    coverage.delayChanged += 1;
+  }
+}
+
+/** clearLogs(id, { keep }): the job's log lines but the last `keep` go; answers how many went. */
+class ClearLogsCmd extends Base {
+  constructor(
+    readonly pick: IdPick,
+    readonly keep: number,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `clearLogs(${fmt(this.pick)}, { keep: ${this.keep} })`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const id = pickId(m, this.pick);
+    const job = m.jobs.get(id);
+    env.note(`  id ${fmt(id)} (${job?.state ?? 'none'}, ${job?.logs.length ?? 0} lines)`);
+    const call = (): Promise<unknown> => env.q.clearLogs(id, { keep: this.keep });
+    const lines = job?.logs.length ?? 0;
+    if (lines <= this.keep) return env.noChange(`clearLogs(${fmt(id)}) with ${lines} lines, keep ${this.keep}`, call, 0);
+    same(await call(), lines - this.keep, `clearLogs(${fmt(id)}, { keep: ${this.keep} })`);
+    job!.logs = this.keep === 0 ? [] : job!.logs.slice(-this.keep);
+    coverage.logsCleared += 1;
+  }
+}
+
 /** drain(): every pending and delayed job goes (idempotency windows stay); working, completed and dead ones stay. */
 class DrainCmd extends Base {
   toString(): string {
@@ -1788,6 +1949,14 @@ const promoteArb = fc
   .tuple(idPick, fc.boolean())
   .map(([p, delayed]) => new PromoteCmd(delayed ? { ...p, state: 'delayed' } : p));
 const changePriorityArb = fc.tuple(idPick, priorityArb).map(([p, pr]) => new ChangePriorityCmd(p, pr));
+const cancelArb = fc.tuple(idPick, fc.constantFrom(undefined, 'dead' as const, 'retry' as const)).map(([p, o]) => new CancelCmd(p, o));
+const retryJobArb = idPick.map((p) => new RetryJobCmd(p));
+const updateDataArb = fc.tuple(idPick, jsonData).map(([p, d]) => new UpdateDataCmd(p, d));
+/** Mostly a delayed job (the others answer false), to a tiny or a large delay. */
+const changeDelayArb = fc
+  .tuple(idPick, fc.boolean(), fc.oneof(tinyMs, fc.constant(LARGE_MS)))
+  .map(([p, delayed, ms]) => new ChangeDelayCmd(delayed ? { ...p, state: 'delayed' } : p, ms));
+const clearLogsArb = fc.tuple(idPick, fc.integer({ min: 0, max: 2 })).map(([p, k]) => new ClearLogsCmd(p, k));
 const cleanArb = fc
   .tuple(
     fc.constantFrom('completed' as const, 'completed' as const, 'dead' as const),
@@ -1830,6 +1999,25 @@ const notesCycleArb = fc
         new LogCmd({ n: 0, live: false, newest: true }, [line2]),
         // the first lease is stale now
         new ProgressCmd({ n: 0, live: false, rival: true }, p1),
+      ]),
+  );
+/**
+ * A running job's lines cleared, its data refused by id, the job cancelled (dead-lettered, or
+ * retried after its fixed backoff), its holder's late ack refused, then retried by id.
+ */
+const cancelCycleArb = fc
+  .tuple(jsonData, fc.array(logLine, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 2 }), fc.constantFrom(undefined, 'dead' as const, 'retry' as const), jsonData)
+  .map(
+    ([data, lines, keep, outcome, data2]) =>
+      new MacroCmd('cancel', [
+        new AddCmd([{ data, opts: { priority: 1000, attempts: 2, lifo: true, backoff: 2 } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new LogCmd({ n: 0, live: false, newest: true }, lines),
+        new ClearLogsCmd({ state: 'newest-lease', n: 0 }, keep),
+        new UpdateDataCmd({ state: 'newest-lease', n: 0 }, data2),
+        new CancelCmd({ state: 'newest-lease', n: 0 }, outcome),
+        new SettleCmd('ack', { n: 0, live: false, newest: true }, 'late', 0),
+        new RetryJobCmd({ state: 'newest-lease', n: 0 }),
       ]),
   );
 /**
@@ -1941,6 +2129,12 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   removeLeasedArb,
   cleanCycleArb,
   delayCycleArb,
+  cancelArb,
+  retryJobArb,
+  updateDataArb,
+  changeDelayArb,
+  clearLogsArb,
+  cancelCycleArb,
 ];
 
 // ---- the properties --------------------------------------------------------------------
