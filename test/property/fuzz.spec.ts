@@ -315,8 +315,11 @@ function wellFormed(s: string): boolean {
 }
 const isText = (s: unknown, max: number, min = 0): s is string =>
   typeof s === 'string' && s.length >= min && s.length <= max && !CONTROL.test(s) && wellFormed(s);
-const validQueueName = (s: unknown): s is string => isText(s, 128, 1) && !/[{}]/.test(s);
-const validPrefix = (s: unknown): s is string => validQueueName(s) && !s.includes(':') && !/[*?[\]\\]/.test(s);
+/** A name with no brace: a prefix's, a group's (and a queue's without a tag). */
+const braceless = (s: unknown): s is string => isText(s, 128, 1) && !/[{}]/.test(s);
+/** A queue's name may hold one non-empty `{tag}`, which picks its keys' slot (docs/flows.md). */
+const validQueueName = (s: unknown): s is string => isText(s, 128, 1) && /^[^{}]*(\{[^{}]+\}[^{}]*)?$/.test(s);
+const validPrefix = (s: unknown): s is string => braceless(s) && !s.includes(':') && !/[*?[\]\\]/.test(s);
 const validJobId = (s: unknown): s is string => isText(s, 256, 1);
 /** An id a new job may be given: '.' and '..' are read and managed, never given (URLs drop them as dot segments). */
 const validNewJobId = (s: unknown): s is string => validJobId(s) && s !== '.' && s !== '..';
@@ -362,7 +365,7 @@ function validJobOptions(o: unknown, call: 'add' | 'addBulk' | 'tryAdd' | 'tryAd
     opt(o.jobId, validNewJobId) &&
     opt(o.name, (x) => isText(x, 128)) &&
     opt(o.priority, (x) => isInt(x, -1000, 1000)) &&
-    opt(o.group, validQueueName) &&
+    opt(o.group, braceless) &&
     !(o.group !== undefined && o.priority) &&
     opt(o.waitMs, (x) => isInt(x, 0, MAX_TIMER_MS)) &&
     !(o.delayMs !== undefined && o.runAt !== undefined) &&
@@ -773,7 +776,7 @@ const jobOptionsArb: fc.Arbitrary<Record<string, unknown>> = optionsArb({
   leaseMs: field(intIn(MIN_LEASE_MS, MAX_MS), numberish),
   keepCompletedMs: field(intIn(0, MAX_MS), numberish),
   dedupWindowMs: field(intIn(0, MAX_MS), numberish),
-  group: field(nastyString.filter(validQueueName), stringish),
+  group: field(nastyString.filter(braceless), stringish),
   waitMs: timerField(0),
   timeoutMs: timerField(1),
 });
@@ -922,7 +925,8 @@ const FUZZ_PROPERTIES: ReadonlyArray<readonly [title: string, check: () => Promi
           const lo = loose(full, ['connection']);
           try {
             const prefix = lo.prefix ?? 'relq';
-            expect(q.keys.tag).toBe(`{${prefix}:${name as string}}`);
+            const tag = /\{([^{}]+)\}/.exec(name as string)?.[1];
+            expect(q.keys.tag).toBe(tag === undefined ? `{${prefix}:${name as string}}` : `{${prefix}:${tag}}{${name as string}}`);
             expect(await snapshotAll()).toEqual(before); // constructing writes nothing
             const bytes = Buffer.byteLength(JSON.stringify({ name }));
             if (bytes > (lo.maxPayloadBytes ?? 1024 * 1024)) {

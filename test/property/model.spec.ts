@@ -467,6 +467,11 @@ class Env {
     this.trace.push(`#${this.step} ${line}`);
   }
 
+  /** retry(id) of a completed job: it may complete once more. */
+  forgetAcks(job: MJob): void {
+    this.trueAcks.delete(job.instance);
+  }
+
   countAck(job: MJob | undefined, ok: boolean): void {
     if (!ok || !job) return;
     const n = (this.trueAcks.get(job.instance) ?? 0) + 1;
@@ -1518,7 +1523,10 @@ class RetryJobCmd extends Base {
     const kept = job?.state === 'completed' && job.score !== undefined && job.score > (await redisNow(obs));
     if (!job || (job.state !== 'dead' && !kept)) return env.noChange(`retry(${fmt(id)}) of a job that is ${job ? job.state : 'not there'}`, call, JobNotRetryableError);
     same(await call(), job.state, `retry(${fmt(id)}) of a ${job.state} job`);
-    if (job.state === 'completed') m.dedup.delete(id);
+    if (job.state === 'completed') {
+      m.dedup.delete(id);
+      env.forgetAcks(job);
+    }
     job.result = undefined;
     job.completedAt = undefined;
     job.o = job.f;
