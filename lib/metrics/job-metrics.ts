@@ -81,7 +81,7 @@ export class JobMetrics implements Instrument {
         this.rateLimited.inc(labels);
         break;
       default:
-        return; // given back unstarted, moved to the delayed set (a step), or lease lost: no outcome of this process
+        return; // given back unstarted, moved by its handler (a step: delayed, waiting for its children), or lease lost: no outcome of this process
     }
     this.processingTime.observe(labels, seconds);
   }

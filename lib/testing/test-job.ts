@@ -2,7 +2,7 @@
  * The job a handler sees, without Redis: for unit tests of processors. It is the worker's own
  * job class (lib/core/worker/job-view.ts) over a lease that lives in memory, so `signal`,
  * `reject()` and `rateLimit()` behave exactly as in a worker; what the handler reports
- * (progress, log lines, touches, data, delays) is recorded for the test to assert.
+ * (progress, log lines, touches, data, delays, children) is recorded for the test to assert.
  */
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_POLICY } from '../core/defaults.js';
 import { assertLogLine, progressJson } from '../core/progress/progress.js';
@@ -12,6 +12,10 @@ import type { JobProgress } from '../core/management/read-types.js';
 import { toJson } from '../core/validate.js';
 import { HeldLease, JobView, type Job, type JobCalls } from '../core/worker/job-view.js';
 import { delayItem } from '../core/settles/settle-items.js';
+import { LeaseLostError } from '../core/errors.js';
+import { IdGenerator } from '../core/adds/ids.js';
+import { markCreated, planChildren } from '../core/flows/plan.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../core/flows/types.js';
 
 /** What a test may set on a job made by `createTestJob()`; everything else has a default. */
 export interface TestJobOverrides extends Partial<Omit<LeasedJob<unknown>, 'data' | 'policy'>> {
@@ -43,9 +47,19 @@ export interface TestJob<Data> extends Job<Data> {
    * answer false and record nothing.
    */
   readonly delays: Array<{ runAt: number } | { delayMs: number }>;
+  /**
+   * Each `addChildren()` call's children, as given (checked as a queue checks them); the ids
+   * answered are the children's jobIds or generated ones, all `created`.
+   */
+  readonly childrenAdded: Array<ReadonlyArray<FlowJob<unknown>>>;
+  /** How many times `waitForChildren()` ended the lease (the first one does; then the lease is over). */
+  readonly childrenWaits: number;
   /** Aborts `signal` with `reason`, as a worker does when the attempt times out or is given back. */
   abort(reason?: Error): void;
-  /** The lease is lost: `signal` aborts; touch, updateProgress, log, updateData and the delays answer false and record nothing. */
+  /**
+   * The lease is lost: `signal` aborts; touch, updateProgress, log, updateData, the delays and
+   * waitForChildren answer false and record nothing; addChildren throws LeaseLostError.
+   */
   loseLease(): void;
 }
 
@@ -86,6 +100,9 @@ class Recorder<Data> implements JobCalls<Data> {
   readonly touches: Array<number | undefined> = [];
   readonly dataUpdates: Data[] = [];
   readonly delays: Array<{ runAt: number } | { delayMs: number }> = [];
+  readonly childrenAdded: Array<ReadonlyArray<FlowJob<unknown>>> = [];
+  childrenWaits = 0;
+  private readonly ids = new IdGenerator();
 
   constructor(
     private readonly held: HeldLease<Data>,
@@ -123,13 +140,34 @@ class Recorder<Data> implements JobCalls<Data> {
   async delay(_held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
     delayItem(this.held.lease, when); // a bad time throws, as in a worker
     if (!this.held.live) return false;
-    this.held.moved = true;
+    this.held.moved = 'delayed';
     this.delays.push('delayMs' in when ? { delayMs: when.delayMs } : { runAt: Number(when.runAt) });
     return true;
   }
 
   async childrenResults(): Promise<Record<string, unknown>> {
     return { ...this.children };
+  }
+
+  async waitForChildren(): Promise<boolean> {
+    if (!this.held.live) return false;
+    this.held.moved = 'waiting-children';
+    this.childrenWaits += 1;
+    return true;
+  }
+
+  async addChildren(_held: HeldLease<Data>, children: ReadonlyArray<FlowJob<unknown>>, opts: AddFlowOptions): Promise<FlowResult[]> {
+    const { result } = planChildren(this.held.lease.job.id, children, opts, {
+      queue: 'test',
+      tagOf: (name) => name,
+      defaults: this.held.lease.job.policy,
+      maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
+      ids: this.ids,
+      now: Date.now(),
+    });
+    if (!this.held.live) throw new LeaseLostError(this.held.lease.job.id);
+    this.childrenAdded.push(children);
+    return result.children.map((child) => markCreated(child, true));
   }
 }
 
@@ -141,7 +179,9 @@ class RecordingJob<Data> extends JobView<Data> implements TestJob<Data> {
   readonly rejections: string[] = [];
   readonly dataUpdates: Data[];
   readonly delays: Array<{ runAt: number } | { delayMs: number }>;
+  readonly childrenAdded: Array<ReadonlyArray<FlowJob<unknown>>>;
   readonly #held: HeldLease<Data>;
+  readonly #recorder: Recorder<Data>;
 
   constructor(held: HeldLease<Data>, recorder: Recorder<Data>) {
     super(held, recorder);
@@ -151,6 +191,12 @@ class RecordingJob<Data> extends JobView<Data> implements TestJob<Data> {
     this.touches = recorder.touches;
     this.dataUpdates = recorder.dataUpdates;
     this.delays = recorder.delays;
+    this.childrenAdded = recorder.childrenAdded;
+    this.#recorder = recorder;
+  }
+
+  get childrenWaits(): number {
+    return this.#recorder.childrenWaits;
   }
 
   override reject(reason = 'rejected'): never {

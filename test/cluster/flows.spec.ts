@@ -101,3 +101,33 @@ test('queues whose names share a {tag} share a slot, and a flow across them runs
     await q.close();
   }
 }, 60_000);
+
+test('a running job adds children in queues of its {tag} on every master, waits for them and resumes; another slot is refused', async () => {
+  const client = cluster.client();
+  const tags = ['rt0', 'rt1-y', 'rt2-yy'];
+  const slots = await Promise.all(tags.map(async (t) => Number(await client.call('CLUSTER', 'KEYSLOT', `relq:${t}`))));
+  expect(new Set(slots.map((s) => Math.floor(s / 5462))).size).toBe(3);
+  for (const tag of tags) {
+    const [parents, kids] = [`{${tag}}-parents`, `{${tag}}-kids`].map((n) => new Queue<string, string>(n, { connection: client }));
+    await parents!.add('p', { jobId: 'p' });
+    const [lease] = await parents!.lease();
+    const added = await parents!.addChildren(lease!, [{ data: 'a', queue: kids!.name, opts: { jobId: 'a' } }, { data: 'b', opts: { jobId: 'b' } }]);
+    expect(added.map((a) => a.created)).toEqual([true, true]);
+    await expect(parents!.addChildren(lease!, [{ data: 'c', queue: 'elsewhere' }])).rejects.toBeInstanceOf(CrossQueueFlowError);
+    expect(await parents!.waitForChildren(lease!)).toBe(true);
+    expect(await parents!.getJob('p')).toMatchObject({ state: 'waiting-children', children: { unfinished: 2 } });
+    const [a] = await kids!.lease();
+    expect(await kids!.ack(a!, 'A')).toBe(true);
+    const [b] = await parents!.lease();
+    expect(b!.job.id).toBe('b');
+    expect(await parents!.ack(b!, 'B')).toBe(true);
+    const [again] = await parents!.lease();
+    expect(again!.job.id).toBe('p');
+    expect(await parents!.childrenResults('p')).toEqual({ a: 'A', b: 'B' });
+    expect(await parents!.ack(again!, 'P')).toBe(true);
+    for (const q of [parents!, kids!]) {
+      await q.deleteQueue();
+      await q.close();
+    }
+  }
+}, 60_000);

@@ -298,6 +298,46 @@ test('a @Process() step job saves each step and snoozes; its worker reports only
   expect(await queue.getJob(id)).toMatchObject({ failures: 0, requeues: 2 });
 });
 
+test('a @Process() parent fans out into another queue of its {tag}, waits for its children and resumes with their results', async () => {
+  type Work = { parts: number; step: 'split' | 'join' };
+  const seen: string[] = [];
+  @Processor('{fan}-reports')
+  class Reports {
+    @Process()
+    async run(job: Job<Work>): Promise<number | undefined> {
+      seen.push(job.data.step);
+      if (job.data.step === 'join') return Object.values(await job.childrenResults<number>()).reduce((a, b) => a + b, 0);
+      const parts = Array.from({ length: job.data.parts }, (_, i) => ({ data: i + 1, queue: '{fan}-parts', opts: { jobId: `${job.id}-${i}` } }));
+      await job.addChildren(parts);
+      await job.updateData({ ...job.data, step: 'join' });
+      await job.waitForChildren();
+      return undefined; // dropped: the attempt ended with the wait
+    }
+
+    @OnWorkerEvent('completed')
+    onCompleted(job: LeasedJob<Work>): void {
+      seen.push(`completed ${job.data.step}`);
+    }
+  }
+  @Processor('{fan}-parts')
+  class Parts {
+    @Process({ concurrency: 2 })
+    run(job: Job<number>): number {
+      return job.data * job.data;
+    }
+  }
+  @Module({ imports: [QueueModule.registerQueue({ name: '{fan}-reports' }, { name: '{fan}-parts' })], providers: [Reports, Parts] })
+  class M {}
+
+  const app = await start(root(), M);
+  const queue = app.get(QueueRegistry).getQueue<Work, number>('{fan}-reports');
+  const { id } = await queue.add({ parts: 3, step: 'split' });
+  expect(await queue.waitForResult(id, { timeoutMs: 5000 })).toBe(14);
+  await waitFor(() => seen.length === 3, 3000, 'the completed event');
+  expect(seen).toEqual(['split', 'join', 'completed join']);
+  expect(await queue.getJob(id)).toMatchObject({ failures: 0, requeues: 1, children: { unfinished: 0, results: { [`${id}-0`]: 1, [`${id}-1`]: 4, [`${id}-2`]: 9 } } });
+});
+
 test('request-scoped processors get a fresh instance per job, with the job as REQUEST', async () => {
   const seen: Array<{ instance: number; jobId: string }> = [];
   let instances = 0;

@@ -89,6 +89,21 @@ test("every job added is counted, whatever added it: addFlow, a scheduler's upse
   expect((await scrape(m)).value('relq_jobs_added_total', { queue: name })).toBe(jobsInRedis);
 });
 
+test('the children a running job adds are counted once: a child that exists is not added again', async () => {
+  const m = metrics();
+  const name = uniqueName('children');
+  const q = res.queue<string>(name);
+  await q.add('parent', { jobId: 'p' });
+  const [lease] = await q.lease();
+  await q.addChildren(lease!, [{ data: 'a', opts: { jobId: 'a' } }, { data: 'b', children: [{ data: 'b1' }] }]);
+  // a run again after a crash: 'a' and its children exist, 'c' is new
+  const again = await q.addChildren(lease!, [{ data: 'a', opts: { jobId: 'a' }, children: [{ data: 'a1' }] }, { data: 'c' }]);
+  expect(again.map((r) => r.created)).toEqual([false, true]);
+  const jobsInRedis = await res.client().hlen(q.keys.byName.jobs);
+  expect(jobsInRedis).toBe(5); // p, a, b, b1, c
+  expect((await scrape(m)).value('relq_jobs_added_total', { queue: name })).toBe(jobsInRedis);
+});
+
 test('gauges are read from Redis at each scrape: jobs per state, the oldest pending job, paused', async () => {
   const m = metrics();
   const name = uniqueName('gauges');

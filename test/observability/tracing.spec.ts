@@ -165,6 +165,32 @@ test("addFlow and a scheduler's upsert and ticks make publish spans; their jobs 
   expect(await res.client().hget(q.keys.derived.schedulers, 'beat')).not.toContain('traceparent');
 });
 
+test("a handler's addChildren makes a publish span; its wait ends the process span with the outcome waiting-children", async () => {
+  const q = res.queue<string, string>('fans');
+  res.worker(
+    new Worker<string, string>(
+      q,
+      async (job) => {
+        if (job.data !== 'parent') return 'child';
+        if ((await job.childrenResults()).k !== undefined) return 'joined';
+        await job.addChildren([{ data: 'k', opts: { jobId: 'k' } }]);
+        await job.waitForChildren();
+        return 'dropped';
+      },
+      { blockMs: 100 },
+    ),
+  );
+  const { id } = await q.add('parent');
+  expect(await q.waitForResult(id, { timeoutMs: 5000 })).toBe('joined');
+  await waitUntil(() => spans('process fans').length === 3, 'three handler runs', 5000);
+  const outcomes = spans('process fans').map((s) => `${String(attr(s, 'messaging.message.id'))}:${String(attr(s, 'relq.outcome'))}`);
+  expect(outcomes).toEqual([`${id}:waiting-children`, 'k:completed', `${id}:completed`]);
+  const byChildren = spans('publish fans').find((s) => attr(s, 'relq.call') === 'addChildren');
+  expect(byChildren?.attributes).toMatchObject({ 'relq.call': 'addChildren', 'messaging.batch.message_count': 1 });
+  // the child's process span links to it
+  expect(spans('process fans')[1]!.links.map((l) => l.context.spanId)).toEqual([byChildren!.spanContext().spanId]);
+});
+
 test('parentToProducer makes the process span a child of its publish span', async () => {
   tracing!.close();
   tracing = new RelqTracing({ tracerProvider: provider, parentToProducer: true });

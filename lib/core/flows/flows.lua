@@ -7,7 +7,9 @@
   (add-flow.lua), so that deleting their queue fails or releases their parents.
   Record meta w marks a flow's jobs (1 child, 2 parent; a child's failure policy: 4 'ignore',
   8 'continue', 16 'remove', none 'fail'); kfailKey(parent) keeps the errors of the children
-  it went on without ('ignore', 'continue'); pa is a child's parent id, pq its parent's queue tag when that is another queue
+  it went on without ('ignore', 'continue'), and under the field '\n' (no id has it) what a
+  parent that was not waiting learns when it next waits (a running parent's children:
+  job.addChildren, awaitChildren() below); pa is a child's parent id, pq its parent's queue tag when that is another queue
   (of the same Cluster slot, lib/core/redis/keys.ts queueTag): such a child is the member
   '<id>\n<its own tag>' of depsKey(parent) (ids have no control characters), and its steps
   on the parent run bound to the parent's queue (enterQueue). A leased flow job's token carries w (grantLeases,
@@ -71,19 +73,35 @@ local function depsMember(id, meta)
 end
 
 -- The parent `pa` has no unfinished child left: it becomes pending (its priority, its group).
+-- False when it was not waiting (it runs, or will: a running parent's children).
 local function parentReady(pa)
-  if redis.call('ZREM', K_FLOWWAIT, pa) == 0 then return end
+  if redis.call('ZREM', K_FLOWWAIT, pa) == 0 then return false end
   local rec = redis.call('HGET', K_JOBS, pa)
-  if not rec then return end
+  if not rec then return true end
   pushPending({ pa }, { metaInt(rec, 'p') or 0 }, { metaGroup(rec) or false })
   emit({ type = 'promoted', id = pa })
+  return true
+end
+
+-- A parent that was not waiting when a child died: 'c' it runs again as soon as it waits
+-- (policy 'continue'), 'f<error>' it dies then (policy 'fail'). The first such death decides,
+-- as for a waiting parent.
+local function markParent(pa, mark)
+  if redis.call('HEXISTS', K_JOBS, pa) == 1 then redis.call('HSETNX', kfailKey(pa), '\n', mark) end
 end
 
 -- Child `id` (`member` of its parent's deps) no longer holds its parent (completed with
 -- `resultJson`, or nil: removed, or dead and gone without). SREM makes it count once, whatever
--- calls again (a replay, a redrive): false when it counted already.
+-- calls again (a replay, a redrive): false when it counted already. A parent that completed
+-- without waiting for its children (job.addChildren) and was dropped leaves its keys to them:
+-- they go with the first child that finds it gone.
 local function releaseParent(pa, member, id, resultJson)
   if redis.call('SREM', depsKey(pa), member) == 0 then return false end
+  if redis.call('HEXISTS', K_JOBS, pa) == 0 then
+    redis.call('DEL', depsKey(pa), kresKey(pa), kfailKey(pa), kidsKey(pa))
+    redis.call('HDEL', K_FLOWS, pa)
+    return true
+  end
   if resultJson then redis.call('HSET', kresKey(pa), id, resultJson) end
   if redis.call('EXISTS', depsKey(pa)) == 0 then parentReady(pa) end
   return true
@@ -121,11 +139,15 @@ local function failParents(id, meta, now, err, why)
     if ignore or goOn or flowBit(meta.w, 16) then
       if releaseParent(pa, member, id, nil) then
         if ignore or goOn then redis.call('HSET', kfailKey(pa), id, err) end
-        if goOn then parentReady(pa) end
+        if goOn and not parentReady(pa) then markParent(pa, 'c') end
       end
       break
     end
-    if redis.call('SREM', depsKey(pa), member) == 0 or redis.call('ZREM', K_FLOWWAIT, pa) == 0 then break end
+    if redis.call('SREM', depsKey(pa), member) == 0 then break end
+    if redis.call('ZREM', K_FLOWWAIT, pa) == 0 then
+      markParent(pa, 'f' .. why)
+      break
+    end
     redis.call('DEL', depsKey(pa)) -- its other children no longer hold it
     local pdata
     meta, pdata = decodeMeta(redis.call('HGET', K_JOBS, pa) or '')
@@ -139,6 +161,23 @@ local function failParents(id, meta, now, err, why)
     id, err, why = pa, why, 'child ' .. pa .. ' failed: ' .. why
   end
   leaveQueue()
+end
+
+-- A running parent's handler waits for its children (job.waitForChildren; settles/
+-- settle-items.lua op 'w', which ended its lease): 'wait' while any is unfinished (it is in
+-- K_FLOWWAIT now, pending again once they are done), 'run' when it may run again at once,
+-- 'dead' and the error when a child it cannot go on without died meanwhile (markParent).
+local function awaitChildren(id, now)
+  local mark = redis.call('HGET', kfailKey(id), '\n')
+  if mark then
+    redis.call('HDEL', kfailKey(id), '\n')
+    if mark ~= 'c' then return 'dead', string.sub(mark, 2) end
+    return 'run'
+  end
+  if redis.call('EXISTS', depsKey(id)) == 0 then return 'run' end
+  redis.call('ZADD', K_FLOWWAIT, now, id)
+  emit({ type = 'waiting-children', id = id })
+  return 'wait'
 end
 
 -- A flow job died (dead-lettered, `meta` its record's).
@@ -173,6 +212,12 @@ local function flowJobsGone(ids)
       end
     end
   end
+end
+
+-- A parent (record `rec`, in `state`) that has not finished: removing it takes the children
+-- it still waits for, or will (added as it ran, job.addChildren). A finished one leaves them.
+local function unfinishedParent(rec, state)
+  return state ~= 'completed' and state ~= 'dead' and flowBit(metaInt(rec, 'w'), 2)
 end
 
 -- The unfinished descendants of `id` in its own queue (children a parent still waits for,

@@ -1,12 +1,14 @@
 import { Cluster } from 'ioredis';
 import calculateSlot from 'cluster-key-slot';
 import { CrossQueueFlowError, FlowJobExistsError } from './errors.js';
-import { QueueClosedError, QueueDeletedError, QueueFullError } from '../errors.js';
+import { LeaseLostError, QueueClosedError, QueueDeletedError, QueueFullError } from '../errors.js';
+import type { LeaseRef } from '../leases/types.js';
+import { assertLease } from '../settles/settle-items.js';
 import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowNode, FlowResult, GetFlowOptions } from './types.js';
 import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
 import { DEFAULT_FLOW_CHILDREN, DEFAULT_FLOW_DEPTH, DEFAULT_PAGE_SIZE, MAX_FLOW_PAGE } from '../defaults.js';
-import { markCreated, planFlow, type FlowItem, type FlowPlan } from './plan.js';
+import { markCreated, planChildren, planFlow, type FlowItem, type FlowPlan } from './plan.js';
 import { queueKeys, queueNameOf, queueTag } from '../redis/keys.js';
 import { IdGenerator } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
@@ -29,23 +31,57 @@ export class Flows {
 
   async addFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions): Promise<FlowResult> {
     this.ctx.assertOpen();
-    const { items, queues, result } = planFlow(flow, opts, {
+    const { items, queues, result } = planFlow(flow, opts, this.planContext());
+    this.assertOneSlot(queues);
+    if (this.settings.hasSettings) await this.settings.configure(); // a bound must be in Redis before it is checked
+    const send = async (): Promise<FlowResult> => markCreated(result, (await this.send(items, queues, ''))[0]!);
+    if (instruments.length === 0) return send();
+    return observedAdd(
+      { queue: this.ctx.name, op: 'addFlow', ids: items.map((it) => it.id) },
+      (carrier) => stampAll(items, carrier),
+      send,
+      (added) => items.map(() => added.created), // all or nothing
+    );
+  }
+
+  /**
+   * Children of the running job `lease` holds (a handler's job.addChildren()), each with its
+   * own children, in one add-flow.lua call fenced by the lease: all or nothing, and nothing
+   * once the lease is lost (LeaseLostError). A child whose id exists is not added again.
+   */
+  async addChildren<Data>(lease: LeaseRef, children: ReadonlyArray<FlowJob<Data>>, opts: AddFlowOptions): Promise<FlowResult[]> {
+    this.ctx.assertOpen();
+    assertLease(lease);
+    const { items, queues, result } = planChildren(lease.job.id, children, opts, this.planContext());
+    this.assertOneSlot(queues);
+    if (this.settings.hasSettings) await this.settings.configure();
+    const send = async (): Promise<FlowResult[]> => {
+      const created = await this.send(items, queues, lease.token);
+      return result.children.map((child, k) => markCreated(child, created[k]!));
+    };
+    if (instruments.length === 0) return send();
+    const childItems = items.slice(1); // the root is the running job: not added
+    // each job is created or not with the root's child it descends from (add-flow.lua)
+    const topOf: number[] = [];
+    let tops = 0;
+    for (const it of childItems) topOf.push(it.parent === 1 ? tops++ : topOf[it.parent - 2]!);
+    return observedAdd(
+      { queue: this.ctx.name, op: 'addChildren', ids: childItems.map((it) => it.id) },
+      (carrier) => stampAll(childItems, carrier),
+      send,
+      (added) => topOf.map((k) => added[k]!.created),
+    );
+  }
+
+  private planContext() {
+    return {
       queue: this.ctx.name,
-      tagOf: (name) => queueTag(this.ctx.prefix, name),
+      tagOf: (name: string) => queueTag(this.ctx.prefix, name),
       defaults: this.ctx.defaults,
       maxPayloadBytes: this.ctx.maxPayloadBytes,
       ids: this.ids,
       now: Date.now(),
-    });
-    this.assertOneSlot(queues);
-    if (this.settings.hasSettings) await this.settings.configure(); // a bound must be in Redis before it is checked
-    if (instruments.length === 0) return this.send(items, queues, result);
-    return observedAdd(
-      { queue: this.ctx.name, op: 'addFlow', ids: items.map((it) => it.id) },
-      (carrier) => stampAll(items, carrier),
-      () => this.send(items, queues, result),
-      (added) => items.map(() => added.created), // all or nothing
-    );
+    };
   }
 
   /**
@@ -60,12 +96,17 @@ export class Flows {
     }
   }
 
-  /** One add-flow.lua call for the planned `items`; `result` answered with its `created`. */
-  private async send(items: FlowItem[], queues: FlowPlan['queues'], result: FlowResult): Promise<FlowResult> {
+  /**
+   * One add-flow.lua call for the planned `items` (`token`: the running root's lease, '' for
+   * addFlow()); answers add-flow.lua's created flags.
+   */
+  private async send(items: FlowItem[], queues: FlowPlan['queues'], token: string): Promise<boolean[]> {
     const otherKeys = queues.slice(1).flatMap((q) => queueKeys(this.ctx.prefix, q.name).all);
     await Promise.all(queues.slice(1).map((q) => this.ctx.registerOther(q.name)));
-    const r = await this.ctx.run(addFlowScript, { events: this.ctx.eventsFlag, jobs: items, otherKeys });
-    if (r.kind === 'ok') return this.ctx.replicated('addFlow', markCreated(result, r.created));
+    const op = token === '' ? 'addFlow' : 'addChildren';
+    const r = await this.ctx.run(addFlowScript, { events: this.ctx.eventsFlag, token, jobs: items, otherKeys }, op);
+    if (r.kind === 'ok') return this.ctx.replicated(op, r.created);
+    if (r.kind === 'lost') throw new LeaseLostError(items[0]!.id);
     const name = queues[r.queue - 1]!.name;
     switch (r.kind) {
       case 'exists':

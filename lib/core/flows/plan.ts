@@ -42,8 +42,8 @@ interface Ctx {
  * Checks a whole flow and lays it out for add-flow.lua: every job's options, payload and
  * place, before anything is written (the script itself checks only what Redis knows).
  */
-export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: Ctx): FlowPlan {
-  assertOptions('addFlow options', opts, ['onChildFailure']);
+export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: Ctx, rootField = 'flow'): FlowPlan {
+  assertOptions(rootField === '' ? 'addChildren options' : 'addFlow options', opts, ['onChildFailure']);
   const fallback = opts.onChildFailure ?? 'fail';
   checkPolicy('onChildFailure', fallback);
   const items: FlowItem[] = [];
@@ -51,7 +51,7 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
   const root: FlowResult = { id: '', created: false, children: [] };
   // iterative walk: a deep flow cannot overflow the stack
   const queues = [{ name: ctx.queue, field: 'queue' }];
-  const stack: Array<{ job: unknown; field: string; parent: number; out: FlowResult }> = [{ job: flow, field: 'flow', parent: 0, out: root }];
+  const stack: Array<{ job: unknown; field: string; parent: number; out: FlowResult }> = [{ job: flow, field: rootField, parent: 0, out: root }];
   while (stack.length > 0) {
     const { job, field, parent, out } = stack.pop()!;
     if (items.length >= MAX_FLOW_JOBS) throw new ValidationError('flow', `has more than ${MAX_FLOW_JOBS} jobs`);
@@ -98,9 +98,19 @@ export function planFlow<Data>(flow: FlowJob<Data>, opts: AddFlowOptions, ctx: C
     const kids = j.children ?? [];
     const outs = kids.map((): FlowResult => ({ id: '', created: false, children: [] }));
     out.children = outs;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ job: kids[i], field: `${field}.children[${i}]`, parent: position, out: outs[i]! });
+    for (let i = kids.length - 1; i >= 0; i--) stack.push({ job: kids[i], field: `${field === '' ? '' : `${field}.`}children[${i}]`, parent: position, out: outs[i]! });
   }
   return { items, queues, result: root };
+}
+
+/**
+ * Lays out the children a running job adds (addChildren()) as a flow whose root is that job:
+ * add-flow.lua does not write the root, only gives it the children. Errors name the children
+ * as given (`children[0].opts`).
+ */
+export function planChildren<Data>(parentId: string, children: unknown, opts: AddFlowOptions, ctx: Ctx): FlowPlan {
+  if (!Array.isArray(children) || children.length === 0) throw new ValidationError('children', 'must be a non-empty array of flow jobs');
+  return planFlow({ data: null, opts: { jobId: parentId }, children: children as Array<FlowJob<Data | null>> }, opts, ctx, '');
 }
 
 function checkPolicy(field: string, value: unknown): asserts value is ChildFailurePolicy {

@@ -4,23 +4,25 @@ import type { JobState } from '../management/read-types.js';
 
 /** add-flow.lua's answer. */
 export type AddFlowReply =
-  | { kind: 'ok'; created: boolean }
+  | { kind: 'ok'; created: boolean[] }
+  | { kind: 'lost' }
   | { kind: 'exists'; id: string; queue: number }
   | { kind: 'closed' | 'deleted'; queue: number }
   | { kind: 'full'; free: number; bound: number; queue: number };
 
 /**
  * Adds a whole flow, all or nothing (add-flow.lua); `otherKeys`: the keys of the flow's other
- * queues, 15 each, passed after the queue's own.
+ * queues, 15 each, passed after the queue's own. With `token`, the root is a running job leased
+ * with it (addChildren()): `created` answers per child of the root; else one flag for the flow.
  */
 export const addFlowScript = queueScript({
   name: 'addFlow',
   file: 'flows/add-flow.lua',
-  ops: ['addFlow'],
+  ops: ['addFlow', 'addChildren'],
   creates: true,
   extraKeysOf: (_keys, a) => [...a.otherKeys],
-  encode: (a: { events: EventsFlag; jobs: readonly FlowItem[]; otherKeys: readonly string[] }) => {
-    const argv: ScriptArg[] = [a.events, a.jobs.length];
+  encode: (a: { events: EventsFlag; token: string; jobs: readonly FlowItem[]; otherKeys: readonly string[] }) => {
+    const argv: ScriptArg[] = [a.events, a.token, a.jobs.length];
     for (const it of a.jobs) argv.push(it.id, it.custom, it.record, it.priority, it.due, it.group, it.parent, it.queue);
     return argv;
   },
@@ -28,7 +30,9 @@ export const addFlowScript = queueScript({
     const r = reply as [string, ...Array<string | number>];
     switch (r[0]) {
       case 'ok':
-        return { kind: 'ok', created: r[1] === 1 };
+        return { kind: 'ok', created: r.slice(1).map((c) => c === 1) };
+      case 'lost':
+        return { kind: 'lost' };
       case 'exists':
         return { kind: 'exists', id: String(r[1]), queue: Number(r[2]) };
       case 'closed':

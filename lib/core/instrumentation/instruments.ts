@@ -23,10 +23,10 @@ export interface AddInfo {
   queue: string;
   /**
    * The call that adds: 'add' / 'tryAdd' one job, 'addBulk' / 'tryAddBulk' a list (even of
-   * one), 'addFlow' a flow's jobs, 'upsertScheduler' a scheduler's first slot's job,
+   * one), 'addFlow' a flow's jobs, 'addChildren' a running job's children (job.addChildren), 'upsertScheduler' a scheduler's first slot's job,
    * 'runSchedulers' the slots' jobs of a scheduler tick.
    */
-  op: 'add' | 'tryAdd' | 'addBulk' | 'tryAddBulk' | 'addFlow' | 'upsertScheduler' | 'runSchedulers';
+  op: 'add' | 'tryAdd' | 'addBulk' | 'tryAddBulk' | 'addFlow' | 'addChildren' | 'upsertScheduler' | 'runSchedulers';
   /** The ids of the jobs the call may create, known before it (generated, the caller's, or the slots'). */
   ids: readonly string[];
 }
@@ -44,9 +44,10 @@ export interface AddScope {
 /**
  * How a handler's run on one job ended: 'given-back' when it never started the job (e.g. at
  * shutdown), 'lost' when its lease was lost before the outcome, 'delayed' when the handler
- * moved its job to the delayed set (a step job).
+ * moved its job to the delayed set (a step job), 'waiting-children' when it waits for the
+ * children it added.
  */
-export type OutcomeKind = 'completed' | 'retried' | 'dead' | 'rate-limited' | 'delayed' | 'given-back' | 'lost';
+export type OutcomeKind = 'completed' | 'retried' | 'dead' | 'rate-limited' | 'delayed' | 'waiting-children' | 'given-back' | 'lost';
 
 export interface JobOutcome {
   kind: OutcomeKind;

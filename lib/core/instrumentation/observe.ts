@@ -5,6 +5,7 @@
  * error is a process warning, and the handler still runs exactly once (guardedRun).
  */
 import type { LeasedJob } from '../leases/types.js';
+import type { MovedTo } from '../worker/job-view.js';
 import type { SweepResult } from '../management/read-types.js';
 import { messageOf } from '../thrown.js';
 import { instruments, type AddInfo, type AddScope, type JobOutcome, type ProcessScope } from './instruments.js';
@@ -119,10 +120,10 @@ export function observeSweep(queue: string, result: SweepResult): void {
  */
 export function jobOutcome(
   event: { readonly type: string; readonly willRetry?: boolean; readonly error?: unknown } | undefined,
-  held: { readonly lost: boolean; readonly moved: boolean },
+  held: { readonly lost: boolean; readonly moved: MovedTo | false },
 ): JobOutcome {
   if (held.lost) return { kind: 'lost' };
-  if (held.moved) return { kind: 'delayed' };
+  if (held.moved) return { kind: held.moved };
   switch (event?.type) {
     case 'completed':
       return { kind: 'completed' };

@@ -41,7 +41,10 @@ if flowBit(metaInt(rec, 'w'), 2) then
   for i = 1, #kv, 2 do parts[#parts + 1] = cjson.encode(kv[i]) .. ':' .. kv[i + 1] end
   local failed = redis.call('HGETALL', kfailKey(id))
   local fparts = {}
-  for i = 1, #failed, 2 do fparts[#fparts + 1] = cjson.encode(failed[i]) .. ':' .. cjson.encode(failed[i + 1]) end
+  for i = 1, #failed, 2 do
+    -- '\n' is no child: what a running parent learns when it waits (flows/flows.lua markParent)
+    if failed[i] ~= '\n' then fparts[#fparts + 1] = cjson.encode(failed[i]) .. ':' .. cjson.encode(failed[i + 1]) end
+  end
   children = '{"unfinished":' .. redis.call('SCARD', depsKey(id)) .. ',"results":{' .. table.concat(parts, ',') .. '},"failed":{' .. table.concat(fparts, ',') .. '}}'
 end
 local started = ''

@@ -3,7 +3,7 @@
   every index, its record, its result and its idempotency window (management/remove.lua), and
   frees the deduplication id it held (adds/deduplication.lua). A leased job is refused
   unless forced; forced, its lease ends at once, so the holder's ack, nack, requeue, reject
-  and touch answer false. A parent waiting for its children takes its
+  and touch answer false. A parent not finished takes its
   unfinished descendants with it (refused when one is leased, unless forced); a parent that
   still waited for the job fails, as if it had died (docs/flows.md).
   Cost: O(1) for a delayed, leased, completed or dead job and a prioritized one; O(position)
@@ -29,8 +29,9 @@ local rec = redis.call('HGET', K_JOBS, id)
 if not rec then return 0 end
 local state = locateJob(id)
 if state == 'working' and not force then return 'leased' end
--- a parent takes its unfinished descendants with it (flows/flows.lua); checked first
-local kids = state == 'waiting-children' and flowPending(id) or {}
+-- an unfinished parent takes its unfinished descendants with it (flows/flows.lua; also one
+-- that added them as it ran: job.addChildren); checked first
+local kids = unfinishedParent(rec, state) and flowPending(id) or {}
 if not force then
   for _, kid in ipairs(kids) do
     if redis.call('HEXISTS', K_LEASES, kid) == 1 then return 'leased' end

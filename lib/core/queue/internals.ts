@@ -1,5 +1,6 @@
 import type { Blocker } from '../redis/blocking-wait.js';
 import type { LeaseRef } from '../leases/types.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
 import type { JobProgress, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { SettleItem } from '../settles/settle-items.js';
@@ -29,6 +30,8 @@ export interface QueueInternals<Data> {
   log(lease: LeaseRef, line: string): Promise<boolean>;
   /** A handler's change of its job's data, through its lease (lib/core/management/management.ts). */
   updateData(lease: LeaseRef, data: unknown): Promise<boolean>;
+  /** A handler's children of its running job, through its lease (lib/core/flows/flows.ts). */
+  addChildren(lease: LeaseRef, children: ReadonlyArray<FlowJob<unknown>>, opts: AddFlowOptions): Promise<FlowResult[]>;
   /** The results of a flow parent's completed children (lib/core/flows/flows.ts). */
   childrenResults(id: string): Promise<Record<string, unknown>>;
   /** `sweep()`, with the ids of the expired leases it returned (lib/core/management/inspector.ts). */

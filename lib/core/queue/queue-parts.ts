@@ -84,6 +84,7 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     updateProgress: (lease, value) => progress.updateProgress(lease, value),
     log: (lease, line) => progress.log(lease, line),
     updateData: (lease, data) => management.updateData(lease, data as Data),
+    addChildren: (lease, children, opts) => flows.addChildren(lease, children, opts),
     childrenResults: (id) => flows.childrenResults(id),
     sweepReporting: (opts) => inspector.sweepReporting(opts),
     eventsOpen: () => hub.open(),

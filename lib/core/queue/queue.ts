@@ -84,6 +84,30 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     return this.parts.flows.addFlow(flow, opts);
   }
 
+  /**
+   * Children of the running job `lease` holds, each with its own children if any (a handler's
+   * `job.addChildren()`; docs/flows.md): added in one atomic script fenced by the lease, all or
+   * nothing, in this queue or in queues named by `queue` as in addFlow(). The job becomes their
+   * parent: `waitForChildren(lease)` then ends its lease until they are done. A child whose
+   * jobId exists is not added again (`created: false`), nor its children, so that a handler
+   * run again after a crash adds nothing twice. Throws LeaseLostError, nothing written, once
+   * the lease is lost.
+   */
+  addChildren(lease: LeaseRef, children: ReadonlyArray<FlowJob<Data>>, opts: AddFlowOptions = {}): Promise<FlowResult[]> {
+    return this.parts.flows.addChildren(lease, children, opts);
+  }
+
+  /**
+   * Ends the lease of a job whose children (`addChildren()`) it now waits for: the job is in
+   * 'waiting-children' until they are done, then pending again, its handler reading their
+   * results with `childrenResults()`; with none unfinished it is pending at once. A child that
+   * died meanwhile acts as in a flow (`onFailure`): the parent may die here. Not a failed
+   * attempt. False for a stale lease.
+   */
+  async waitForChildren(lease: LeaseRef): Promise<boolean> {
+    return this.parts.settling.waitForChildren(lease);
+  }
+
   /** The results of a parent's completed children: child id → result (`null` for none). */
   childrenResults(id: string): Promise<Record<string, unknown>> {
     return this.parts.flows.childrenResults(id);

@@ -37,6 +37,10 @@ end
 --   d  delayed  a2 = 'a<ms>' due at that time (Redis clock) or 'd<ms>' that long from now: a
 --               step job its handler moved (job.moveToDelayed, snooze). As a requeue, not a
 --               failed attempt; its data as saved before (update-data.lua)
+--   w  children   its handler waits for the children it added (job.waitForChildren): in
+--               'waiting-children' until they are done, pending at once when none is left,
+--               dead when one it cannot go on without died (flows/flows.lua awaitChildren).
+--               As a requeue, not a failed attempt
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (settles/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
@@ -120,6 +124,27 @@ local function settleItems(args, base, now, defaults, ended)
             local ms = tonumber(a2)
             if a1 == 'g' and meta.g then hold(glimKey(meta.g), 'grl', ms) else hold(K_LIMITER, 'rl', ms) end
             emit({ type = 'limited', id = id, delayMs = ms, group = a1 == 'g' and meta.g or nil })
+          elseif op == 'w' then
+            local meta, data = decodeMeta(rec)
+            local next, why
+            if meta then
+              meta.r = (meta.r or 0) + 1
+              meta.po = tonumber(leaseStart(token))
+              next, why = awaitChildren(id, now)
+            end
+            if next == 'dead' then
+              deadLetter(id, meta, data, now, why)
+              freed = freed + 1
+            elseif meta then
+              redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
+              if next == 'run' then
+                pushPending({ id }, { meta.p or 0 }, { meta.g or false })
+                emit({ type = 'promoted', id = id })
+              end
+            else
+              deadLetterUndecodable(id, now)
+              freed = freed + 1
+            end
           elseif op == 'q' or op == 'd' then
             local meta, data = decodeMeta(rec)
             if meta then

@@ -6,7 +6,7 @@ import { assertInt } from '../validate.js';
 import type { ScriptArg } from '../redis/script-def.js';
 
 /** One settle instruction for settle.lua / lease.lua: op, id, token, a1, a2. */
-export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l' | 'd', id: string, token: string, a1: string, a2: string | number];
+export type SettleItem = [op: 'a' | 'n' | 'q' | 'r' | 'l' | 'd' | 'w', id: string, token: string, a1: string, a2: string | number];
 
 /** The built-in policy a record leaves out, as settles/policy.lua parses it: sent with every lease and settle call. */
 export const POLICY_DEFAULTS_ARG = `${DEFAULT_POLICY.keepCompletedMs} ${DEFAULT_POLICY.dedupWindowMs} ${JSON.stringify(DEFAULT_POLICY.backoff)}`;
@@ -109,6 +109,15 @@ export function delayItem(lease: LeaseRef, when: { runAt: unknown } | { delayMs:
   const at = when.runAt instanceof Date ? when.runAt.getTime() : when.runAt;
   assertInt('runAt', at, { max: MAX_RUN_AT });
   return ['d', lease.job.id, lease.token, '', `a${at}`];
+}
+
+/**
+ * A running parent's handler waits for the children it added (job.waitForChildren): its lease
+ * ends, the job runs again once they are done. Not a failed attempt (settles/settle-items.lua).
+ */
+export function waitChildrenItem(lease: LeaseRef): SettleItem {
+  assertLease(lease);
+  return ['w', lease.job.id, lease.token, '', 0];
 }
 
 export function rejectItem(lease: LeaseRef, reason: unknown): SettleItem {

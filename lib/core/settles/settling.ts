@@ -6,7 +6,7 @@ import { newRequestId } from '../adds/ids.js';
 import type { QueueContext } from '../queue/queue-context.js';
 import { touchScript } from '../leases/scripts.js';
 import { settleScript } from './scripts.js';
-import { ackItem, assertLease, delayItem, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, type SettleItem } from './settle-items.js';
+import { ackItem, assertLease, delayItem, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, waitChildrenItem, type SettleItem } from './settle-items.js';
 
 /** What a touch found of a lease: still held (extended), lost, or ended by cancel(). */
 export type Touched = 'held' | 'lost' | 'cancelled';
@@ -56,6 +56,11 @@ export class Settling<Result> {
   /** Ends the lease with the job delayed until `when` (a step job): not a failed attempt. */
   delay(lease: LeaseRef, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
     return this.settleOne(delayItem(lease, when));
+  }
+
+  /** Ends the lease of a parent that waits for the children it added: not a failed attempt. */
+  waitForChildren(lease: LeaseRef): Promise<boolean> {
+    return this.settleOne(waitChildrenItem(lease));
   }
 
   reject(lease: LeaseRef, reason: unknown): Promise<boolean> {

@@ -3,6 +3,10 @@ import type { ProcessScope } from '../instrumentation/index.js';
 import type { JobPolicy } from '../adds/types.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import type { JobProgress } from '../management/read-types.js';
+import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
+
+/** Where a handler moved its job as it ended its lease itself. */
+export type MovedTo = 'delayed' | 'waiting-children';
 
 /** The job as a handler sees it; plain `Job` for a handler that does not read its data. */
 export interface Job<Data = unknown> extends LeasedJob<Data> {
@@ -52,6 +56,22 @@ export interface Job<Data = unknown> extends LeasedJob<Data> {
    * result (`null` when a child returned none). `{}` for a job without children.
    */
   childrenResults<R = unknown>(): Promise<Record<string, R>>;
+  /**
+   * Fans out (docs/flows.md): adds children of this job, each with its own children if any,
+   * in this queue or others (`queue`, as in addFlow), all or nothing, through the lease. Then
+   * `waitForChildren()`. A child whose jobId exists is not added again (`created: false`), so a
+   * handler that runs again after a crash, having saved its step (`updateData`), adds nothing
+   * twice. Throws LeaseLostError, nothing written, once the lease is lost.
+   */
+  addChildren<ChildData = unknown>(children: ReadonlyArray<FlowJob<ChildData>>, opts?: AddFlowOptions): Promise<FlowResult[]>;
+  /**
+   * Ends this attempt's lease until the children it added are done: the job waits in
+   * 'waiting-children', then runs again (a new lease, the same attempt count) and reads their
+   * results with `childrenResults()`; with none unfinished it is pending again at once. A
+   * child that died meanwhile acts by its `onFailure` (the job may die here). Once it answers
+   * true the attempt is over, as after moveToDelayed(). False once the lease is lost.
+   */
+  waitForChildren(): Promise<boolean>;
 }
 
 /** What a JobView calls for its lease: the worker's touch and delay, the queue's progress, log and data. */
@@ -61,6 +81,8 @@ export interface JobCalls<Data> {
   log(lease: Lease<Data>, line: string): Promise<boolean>;
   updateData(lease: Lease<Data>, data: Data): Promise<boolean>;
   delay(held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean>;
+  waitForChildren(held: HeldLease<Data>): Promise<boolean>;
+  addChildren(held: HeldLease<Data>, children: ReadonlyArray<FlowJob<unknown>>, opts: AddFlowOptions): Promise<FlowResult[]>;
   childrenResults(id: string): Promise<Record<string, unknown>>;
 }
 
@@ -74,10 +96,10 @@ export class HeldLease<Data> {
   finished = false;
   lost = false;
   /**
-   * Its handler moved the job to the delayed set (job.moveToDelayed, snooze; set while that
-   * call is in flight): the lease ended there, so the attempt's outcome is dropped.
+   * Its handler ended the lease itself (job.moveToDelayed, snooze, waitForChildren; set while
+   * that call is in flight), so the attempt's outcome is dropped.
    */
-  moved = false;
+  moved: MovedTo | false = false;
   /** cancel() ended the lease: reported as 'cancelled', not 'lost', also when its outcome was on the way. */
   cancelled: CancelledError | undefined;
   /** Set when the attempt ran past the job's timeoutMs: it fails with this error. */
@@ -200,6 +222,14 @@ export class JobView<Data> implements Job<Data> {
 
   childrenResults<R = unknown>(): Promise<Record<string, R>> {
     return this.calls.childrenResults(this.id) as Promise<Record<string, R>>;
+  }
+
+  addChildren<ChildData = unknown>(children: ReadonlyArray<FlowJob<ChildData>>, opts: AddFlowOptions = {}): Promise<FlowResult[]> {
+    return this.calls.addChildren(this.held, children, opts);
+  }
+
+  waitForChildren(): Promise<boolean> {
+    return this.calls.waitForChildren(this.held);
   }
 
   reject(reason = 'rejected'): never {

@@ -1,16 +1,16 @@
 import { Subject, type Observable } from 'rxjs';
 import type { Blocker } from '../redis/blocking-wait.js';
 import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS } from '../defaults.js';
-import { CancelledError, ClosedError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
+import { CancelledError, ClosedError, LeaseLostError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import type { CancelNotice } from './cancel-notices.js';
 import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
-import type { HeldLease, JobCalls } from './job-view.js';
+import type { HeldLease, JobCalls, MovedTo } from './job-view.js';
 import { Outbox, type ActivityEvent, type Outcome, type OutcomeEvent, type SettleCall } from './outbox.js';
 import { internalsOf, type QueueInternals } from '../queue/internals.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
-import { delayItem, requeueItem, type SettleItem } from '../settles/settle-items.js';
+import { delayItem, requeueItem, waitChildrenItem, type SettleItem } from '../settles/settle-items.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 import { checkBackoffStrategies, StrategyBackoff, type BackoffStrategies } from './backoff-strategies.js';
@@ -90,7 +90,12 @@ export abstract class LeaseWorker<Data, Result> {
       childrenResults: (id) => internals.childrenResults(id),
       log: (lease, line) => internals.log(lease, line),
       updateData: (lease, data) => internals.updateData(lease, data),
-      delay: (held, when) => this.delay(held, when),
+      delay: async (held, when) => this.moveOut(held, delayItem(held.lease, when), 'delayed'), // a bad time throws before anything changes
+      waitForChildren: async (held) => this.moveOut(held, waitChildrenItem(held.lease), 'waiting-children'),
+      addChildren: (held, children, opts) => {
+        if (held.finished || held.timedOut || !held.live) return Promise.reject(new LeaseLostError(held.lease.job.id));
+        return internals.addChildren(held.lease, children, opts);
+      },
     };
   }
 
@@ -203,24 +208,23 @@ export abstract class LeaseWorker<Data, Result> {
   }
 
   /**
-   * A step job's handler moves it to the delayed set (job.moveToDelayed, snooze): one settle of
-   * its own, now. Marked moved before the call, so that a heartbeat that finds the lease gone
-   * meanwhile does not report it lost; once moved, the attempt's outcome is dropped (Worker's
-   * end(), BatchWorker's runBatch()).
+   * A step job's handler ends its lease itself (job.moveToDelayed, snooze, waitForChildren):
+   * one settle of its own, now. Marked moved before the call, so that a heartbeat that finds
+   * the lease gone meanwhile does not report it lost; once moved, the attempt's outcome is
+   * dropped (Worker's end(), BatchWorker's runBatch()).
    */
-  private async delay(held: HeldLease<Data>, when: { runAt: number | Date } | { delayMs: number }): Promise<boolean> {
-    const item = delayItem(held.lease, when); // a bad time throws before anything changes
+  private async moveOut(held: HeldLease<Data>, item: SettleItem, to: MovedTo): Promise<boolean> {
     if (held.finished || held.timedOut || !held.live) return false; // the attempt ended already
-    held.moved = true;
+    held.moved = to;
     try {
       const [moved] = await this.q.settle([item]);
-      held.moved = moved === true;
+      if (moved !== true) held.moved = false;
     } catch (error) {
       // applied, short of the replicas asked for: moved all the same, and the handler hears why
-      held.moved = error instanceof NotReplicatedError && (error.result as boolean[])[0] === true;
+      if (!(error instanceof NotReplicatedError && (error.result as boolean[])[0] === true)) held.moved = false;
       throw error;
     }
-    return held.moved;
+    return held.moved !== false;
   }
 
   /** Gives up on the attempt of a lease that was lost: its slot is free (its handler may run on). */
