@@ -197,9 +197,9 @@ export function createFakeQueue<Data = unknown, Result = unknown>(name: string, 
 }
 
 /** Each job's options of a flow, in planFlow's order (depth first, parents before children). */
-function flowOptions<Data>(flow: FlowJob<Data>): Array<JobOptions | undefined> {
+function flowOptions(flow: FlowJob<unknown>): Array<JobOptions | undefined> {
   const out: Array<JobOptions | undefined> = [];
-  const stack: Array<FlowJob<Data>> = [flow];
+  const stack: Array<FlowJob<unknown>> = [flow];
   for (let j = stack.pop(); j; j = stack.pop()) {
     out.push(j.opts);
     stack.push(...[...(j.children ?? [])].reverse());

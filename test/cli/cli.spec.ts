@@ -69,6 +69,12 @@ test('counts and jobs (state, page, order) and job, in JSON and text', async () 
   expect(text.stdout).toMatch(/^data\s+"a"$/m);
   const deduplicated = await queue<string>('renders', prefix).add('r', { deduplication: { id: 'render:d-7' } });
   expect((await relq(prefix, 'job', 'renders', deduplicated.id)).stdout).toMatch(/^deduplication id\s+render:d-7$/m);
+  // a flow's parent and child name each other
+  const orders = queue<string>('{cli}-orders', prefix);
+  await orders.addFlow({ data: 'ship', opts: { jobId: 'ship' }, children: [{ data: 'mail', queue: '{cli}-mails', opts: { jobId: 'mail' } }, { data: 'pack', opts: { jobId: 'pack' } }] });
+  expect((await relq(prefix, 'job', '{cli}-mails', 'mail')).stdout).toMatch(/^parent\s+ship in queue \{cli\}-orders$/m);
+  await orders.ack((await orders.lease())[0]!, 'packed');
+  expect((await relq(prefix, 'job', '{cli}-orders', 'ship')).stdout).toMatch(/^children\s+1 unfinished, 1 completed$/m);
 }, 30_000);
 
 test('a command reuses the counts that found its queue; an empty registered queue costs one ZSCORE, not the registry', async () => {

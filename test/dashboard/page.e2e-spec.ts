@@ -36,8 +36,8 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-function queue<D = unknown>(name: string): Queue<D> {
-  const q = new Queue<D>(name, { connection: redis.url, prefix: uniquePrefix() });
+function queue<D = unknown>(name: string, prefix = uniquePrefix()): Queue<D> {
+  const q = new Queue<D>(name, { connection: redis.url, prefix });
   queues.push(q);
   return q;
 }
@@ -184,6 +184,22 @@ test("a job's drawer shows the deduplication id its add carried", async () => {
   const terms = await p.locator('#detail-fields dt').allTextContents();
   const values = await p.locator('#detail-fields dd').allTextContents();
   expect(Object.fromEntries(terms.map((t, i) => [t, values[i]]))).toMatchObject({ 'Deduplication id': 'render:d-7' });
+});
+
+test("a flow child's drawer names its parent", async () => {
+  const orders = queue<string>('{dash}-orders');
+  const mails = queue<string>('{dash}-mails', orders.prefix);
+  await orders.addFlow({ data: 'ship', opts: { jobId: 'ship' }, children: [{ data: 'mail', queue: mails.name, opts: { jobId: 'mail' } }] });
+  const p = await open({ queues: [orders, mails], guard: () => true });
+  await p.goto(server!.url);
+  await p.locator(`#queue-table tr[data-queue="${mails.name}"]`).click();
+  const row = p.locator('#jobs tr[data-job-id="mail"]');
+  await row.waitFor();
+  await row.click();
+  await p.locator('#detail-title', { hasText: 'mail' }).waitFor();
+  const terms = await p.locator('#detail-fields dt').allTextContents();
+  const values = await p.locator('#detail-fields dd').allTextContents();
+  expect(Object.fromEntries(terms.map((t, i) => [t, values[i]]))).toMatchObject({ Parent: `${orders.name} / ship` });
 });
 
 test("a completed job's drawer retries it after asking; its attempts then count from the retry", async () => {

@@ -111,10 +111,16 @@ test('children in other queues of the slot; a parent whose children all complete
     { id: 'b', created: true, children: [{ id: 'b1', created: true, children: [] }] },
   ]);
   expect(await parents.getJob('p')).toMatchObject({ state: 'working', children: { unfinished: 2 } });
-  expect(await kids.getJob('b')).toMatchObject({ state: 'waiting-children' });
-  // the children finish while the parent still runs
-  expect(await kids.ack(await leaseOne(kids, 'a'), 'A')).toBe(true);
-  expect(await kids.ack(await leaseOne(kids, 'b1'), 'B1')).toBe(true);
+  expect(await kids.getJob('b')).toMatchObject({ state: 'waiting-children', parent: { id: 'p', queue: parents.name } });
+  expect(await kids.getJobs('pending')).toMatchObject([{ id: 'a', parent: { id: 'p', queue: parents.name } }, { id: 'b1', parent: { id: 'b', queue: kids.name } }]);
+  expect((await parents.getJob('p'))!.parent).toBeUndefined();
+  // the children finish while the parent still runs; each lease names its parent
+  const a = await leaseOne(kids, 'a');
+  expect(a.job.parent).toEqual({ id: 'p', queue: parents.name });
+  expect(await kids.ack(a, 'A')).toBe(true);
+  const b1 = await leaseOne(kids, 'b1');
+  expect(b1.job.parent).toEqual({ id: 'b', queue: kids.name });
+  expect(await kids.ack(b1, 'B1')).toBe(true);
   expect(await kids.ack(await leaseOne(kids, 'b'), 'B')).toBe(true);
   expect(await parents.getJob('p')).toMatchObject({ state: 'working', children: { unfinished: 0, results: { a: 'A', b: 'B' } } });
   expect(await parents.waitForChildren(lease)).toBe(true);

@@ -323,6 +323,7 @@ test('a @Process() parent fans out into another queue of its {tag}, waits for it
   class Parts {
     @Process({ concurrency: 2 })
     run(job: Job<number>): number {
+      if (job.parent?.queue !== '{fan}-reports') throw new Error(`parent ${JSON.stringify(job.parent)}`);
       return job.data * job.data;
     }
   }

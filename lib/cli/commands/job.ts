@@ -4,6 +4,7 @@ import { fields, optTime, time } from '../output.js';
 import { printable } from '../printable.js';
 import type { Run } from '../run.js';
 import type { JobInfo } from '../../core/management/read-types.js';
+import type { FlowChildren } from '../../core/flows/types.js';
 
 const json = (v: unknown): string | undefined => (v === undefined ? undefined : JSON.stringify(v));
 
@@ -27,6 +28,8 @@ export function jobCommand(program: Command, run: Run): void {
               ['priority', job.priority],
               ['group', job.group],
               ['deduplication id', job.deduplicationId],
+              ['parent', job.parent === undefined ? undefined : `${job.parent.id} in queue ${job.parent.queue}`],
+              ['children', job.children === undefined ? undefined : childrenText(job.children)],
               ['attempts', `${attempts(job)}, leased ${job.dequeues} time(s), requeued ${job.requeues}`],
               ['retried', job.retries === undefined ? undefined : `${job.retries} time(s)`],
               ['created', time(job.createdAt)],
@@ -46,6 +49,12 @@ export function jobCommand(program: Command, run: Run): void {
         );
       }),
     );
+}
+
+/** A flow parent's children: how many it waits for, and how the others ended. */
+function childrenText(c: FlowChildren): string {
+  const failed = Object.keys(c.failed).length;
+  return `${c.unfinished} unfinished, ${Object.keys(c.results).length} completed${failed > 0 ? `, ${failed} failed and gone on without` : ''}`;
 }
 
 /**

@@ -4,7 +4,7 @@ import { CrossQueueFlowError, FlowJobExistsError } from './errors.js';
 import { LeaseLostError, QueueClosedError, QueueDeletedError, QueueFullError } from '../errors.js';
 import type { LeaseRef } from '../leases/types.js';
 import { assertLease } from '../settles/settle-items.js';
-import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowNode, FlowResult, GetFlowOptions } from './types.js';
+import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowJobElsewhere, FlowNode, FlowResult, GetFlowOptions } from './types.js';
 import { instruments, observedAdd, stampAll } from '../instrumentation/index.js';
 import { assertInt, assertJobId, assertOptions } from '../validate.js';
 import { DEFAULT_FLOW_CHILDREN, DEFAULT_FLOW_DEPTH, DEFAULT_PAGE_SIZE, MAX_FLOW_PAGE } from '../defaults.js';
@@ -49,7 +49,7 @@ export class Flows {
    * own children, in one add-flow.lua call fenced by the lease: all or nothing, and nothing
    * once the lease is lost (LeaseLostError). A child whose id exists is not added again.
    */
-  async addChildren<Data>(lease: LeaseRef, children: ReadonlyArray<FlowJob<Data>>, opts: AddFlowOptions): Promise<FlowResult[]> {
+  async addChildren<Data>(lease: LeaseRef, children: ReadonlyArray<FlowJob<Data> | FlowJobElsewhere>, opts: AddFlowOptions): Promise<FlowResult[]> {
     this.ctx.assertOpen();
     assertLease(lease);
     const { items, queues, result } = planChildren(lease.job.id, children, opts, this.planContext());

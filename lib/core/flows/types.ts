@@ -27,8 +27,12 @@ export type FlowJobOptions = Omit<JobOptions, 'waitMs' | 'deduplication'>;
 export interface FlowJob<Data = unknown> {
   data: Data;
   opts?: FlowJobOptions;
-  /** Jobs that must complete before this one runs; each may have children of its own. */
-  children?: ReadonlyArray<FlowJob<Data>>;
+  /**
+   * Jobs that must complete before this one runs; each may have children of its own. A child
+   * in its parent's queue carries that queue's `Data`; one that names another queue, that
+   * queue's (FlowJobElsewhere).
+   */
+  children?: ReadonlyArray<FlowJob<Data> | FlowJobElsewhere>;
   /**
    * A child only: what its parent does if this job dies (dead-lettered). Default: the
    * `onChildFailure` of `addFlow()`, itself 'fail' by default.
@@ -41,6 +45,14 @@ export interface FlowJob<Data = unknown> {
    * CrossQueueFlowError (docs/flows.md).
    */
   queue?: string;
+}
+
+/**
+ * A job of a flow in another queue than its parent's: its data is that queue's, so it is not
+ * checked against the parent queue's `Data` (a `FlowJob<OtherData>` fits).
+ */
+export interface FlowJobElsewhere extends FlowJob<unknown> {
+  queue: string;
 }
 
 /** Options of `addFlow()`. */

@@ -60,7 +60,7 @@ export class Leasing<Data> {
    */
   async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId = newRequestId()): Promise<LeaseStep<Data>> {
     if (this.settings.prepareLease) await this.settings.beforeLease();
-    const step = (await this.ctx.run(leaseScript, { events: this.ctx.eventsFlag, reqId, count, leaseMs, woken, items: settleBatch(items) })) as LeaseStep<Data>;
+    const step = (await this.ctx.run(leaseScript, { events: this.ctx.eventsFlag, reqId, count, leaseMs, woken, items: settleBatch(items), parentQueueOf: this.ctx.parentQueueOf })) as LeaseStep<Data>;
     if (step.ghosts > 0) this.ctx.reportGhosts(step.ghosts);
     if (this.ctx.waitsForReplicas && items.length > 0) {
       try {

@@ -19,7 +19,7 @@ export const leaseScript = queueScript({
   ops: ['lease'],
   extraKeys: 1,
   extraKeysOf: (keys, a) => [keys.request(a.reqId)],
-  encode: (a: { events: EventsFlag; reqId: string; count: number; leaseMs: number; woken: boolean; items: SettleBatch }) => {
+  encode: (a: { events: EventsFlag; reqId: string; count: number; leaseMs: number; woken: boolean; items: SettleBatch; parentQueueOf: ParentQueueOf }) => {
     const argv: ScriptArg[] = [a.events, a.reqId, a.count, a.leaseMs, a.woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, POLICY_DEFAULTS_ARG];
     pushSettleBatch(argv, a.items);
     return argv;
@@ -31,7 +31,7 @@ export const leaseScript = queueScript({
     const leases: Array<Lease<unknown>> = [];
     for (let i = HEAD_FIELDS; i < head.length; i += LEASE_FIELDS) {
       const deadline = Number(head[i + 2]);
-      leases.push({ job: toLeasedJob(String(head[i]), String(head[i + 3]), now), token: String(head[i + 1]), deadline, leaseMs: deadline - now });
+      leases.push({ job: toLeasedJob(String(head[i]), String(head[i + 3]), now, a.parentQueueOf), token: String(head[i + 1]), deadline, leaseMs: deadline - now });
     }
     return {
       settled: settledOf(a.items, settled),
@@ -46,7 +46,10 @@ export const leaseScript = queueScript({
   },
 });
 
-function toLeasedJob(id: string, record: string, now: number): LeasedJob<unknown> {
+/** The name of a flow child's parent's queue from its record's meta pq (QueueContext.parentQueueOf). */
+export type ParentQueueOf = (pq: string | undefined) => string;
+
+function toLeasedJob(id: string, record: string, now: number, parentQueueOf: ParentQueueOf): LeasedJob<unknown> {
   const { meta, data } = decodeRecord<unknown>(record);
   const job: { -readonly [K in keyof LeasedJob<unknown>]: LeasedJob<unknown>[K] } = {
     id,
@@ -64,6 +67,7 @@ function toLeasedJob(id: string, record: string, now: number): LeasedJob<unknown
   if (meta.g !== undefined) job.group = meta.g;
   if (meta.kl !== undefined) job.keepLogs = meta.kl;
   if (meta.tc !== undefined) rememberTraceContext(job, meta.tc);
+  if (meta.pa !== undefined) job.parent = { id: meta.pa, queue: parentQueueOf(meta.pq) };
   return job;
 }
 

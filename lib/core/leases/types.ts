@@ -18,6 +18,14 @@ export interface LeasedJob<Data> {
   readonly group?: string;
   /** Its own `keepLogs` (log lines kept), if it was added with one. */
   readonly keepLogs?: number;
+  /** A flow's child (docs/flows.md): its parent's id and queue (BullMQ's `job.parent`). */
+  readonly parent?: JobParent;
+}
+
+/** The parent of a flow's child: its id and the name of its queue. */
+export interface JobParent {
+  readonly id: string;
+  readonly queue: string;
 }
 
 /** A fenced claim on one job: only this token can ack, nack, requeue, reject or touch it. */

@@ -19,7 +19,7 @@ export class Inspector<Data, Result> {
 
   async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
     assertJobId(id, 'id');
-    return (await this.ctx.run(getJobScript, { id })) as JobInfo<Data, Result> | null;
+    return (await this.ctx.run(getJobScript, { id, parentQueueOf: this.ctx.parentQueueOf })) as JobInfo<Data, Result> | null;
   }
 
   async counts(): Promise<QueueCounts> {

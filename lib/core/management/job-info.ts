@@ -1,5 +1,6 @@
 import { decodeRecord } from '../redis/record.js';
 import type { JobInfo, JobProgress, JobState } from './read-types.js';
+import type { ParentQueueOf } from '../leases/scripts.js';
 
 /**
  * A job as getJob() and getJobs() answer it, from what get-job.lua and get-jobs.lua read:
@@ -14,6 +15,7 @@ export function toJobInfo<Data, Result>(
   score: string,
   result: string | undefined,
   started: string,
+  parentQueueOf: ParentQueueOf,
   notes?: JobNotes,
 ): JobInfo<Data, Result> {
   const { meta, data } = decodeRecord<Data>(record);
@@ -37,6 +39,7 @@ export function toJobInfo<Data, Result>(
   if (meta.eh) info.errors = meta.eh.map(([error, at, attempt]) => ({ error, at, attempt }));
   if (meta.g !== undefined) info.group = meta.g;
   if (meta.dd !== undefined) info.deduplicationId = meta.dd;
+  if (meta.pa !== undefined) info.parent = { id: meta.pa, queue: parentQueueOf(meta.pq) };
   const at = Number(score);
   if (state === 'working' && score !== '') info.leaseDeadline = at;
   if (state === 'delayed') info.runAt = at;

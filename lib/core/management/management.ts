@@ -41,7 +41,7 @@ export class Management<Data, Result> {
   async getJobs(states: JobState | readonly JobState[], page: JobPage): Promise<Array<JobInfo<Data, Result>>> {
     const list = checkJobStates(states);
     const { start, end, order } = resolvePage(page);
-    return (await this.ctx.run(getJobsScript, { states: list.join(','), start, end, order })) as Array<JobInfo<Data, Result>>;
+    return (await this.ctx.run(getJobsScript, { states: list.join(','), start, end, order, parentQueueOf: this.ctx.parentQueueOf })) as Array<JobInfo<Data, Result>>;
   }
 
   async remove(id: string, opts: RemoveOptions): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { FlowChildren } from '../flows/types.js';
+import type { JobParent } from '../leases/types.js';
 
 /** 'waiting-children': a parent of a flow waiting until its children completed (docs/flows.md). */
 export type JobState = 'pending' | 'working' | 'delayed' | 'completed' | 'dead' | 'waiting-children';
@@ -57,6 +58,8 @@ export interface JobInfo<Data, Result> {
   progress?: JobProgress;
   /** getJob(): its handlers' log lines (`job.log`), oldest first, the last `maxLogLines`. */
   logs?: string[];
+  /** A flow's child: its parent's id and queue (BullMQ's `job.parent`). */
+  parent?: JobParent;
   /** getJob() of a flow's parent: its children's results so far, and how many it waits for. */
   children?: FlowChildren;
 }

@@ -4,6 +4,7 @@ import { schedulerCounts } from '../schedulers/counts.js';
 import { POLICY_DEFAULTS_ARG } from '../settles/settle-items.js';
 import type { FlowChildren } from '../flows/types.js';
 import { toJobInfo } from './job-info.js';
+import type { ParentQueueOf } from '../leases/scripts.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts } from './read-types.js';
 import type { DeadLetterFilter } from './types.js';
 
@@ -13,12 +14,12 @@ export const getJobScript = queueScript({
   file: 'management/get-job.lua',
   ops: ['getJob'],
   readOnly: true,
-  encode: (a: { id: string }) => [a.id],
+  encode: (a: { id: string; parentQueueOf: ParentQueueOf }) => [a.id],
   decode: (reply, a): JobInfo<unknown, unknown> | null => {
     const r = reply as string[];
     if (r.length === 0) return null;
     const [state, record, score, result, progress, children, started] = r as [JobState, string, string, string, string, string, string];
-    const info = toJobInfo<unknown, unknown>(a.id, state, record, score, result, started, { progress, logs: r.slice(7) });
+    const info = toJobInfo<unknown, unknown>(a.id, state, record, score, result, started, a.parentQueueOf, { progress, logs: r.slice(7) });
     if (children) info.children = JSON.parse(children) as FlowChildren; // a parent's (docs/flows.md)
     return info;
   },
@@ -138,7 +139,7 @@ export const getJobsScript = queueScript({
   file: 'management/get-jobs.lua',
   ops: ['getJobs'],
   readOnly: true,
-  encode: (a: { states: string; start: number; end: number; order: 'asc' | 'desc' }) => [a.states, a.start, a.end, a.order],
+  encode: (a: { states: string; start: number; end: number; order: 'asc' | 'desc'; parentQueueOf: ParentQueueOf }) => [a.states, a.start, a.end, a.order],
   decode: (reply, a): Array<JobInfo<unknown, unknown>> => {
     const r = reply as Array<string | number>;
     const out: Array<JobInfo<unknown, unknown>> = [];
@@ -147,7 +148,7 @@ export const getJobsScript = queueScript({
       const end = i + 1 + Number(r[i]) * 5; // its count, then 5 fields per job
       for (i += 1; i < end; i += 5) {
         if (r[i + 1] === '') continue;
-        out.push(toJobInfo<unknown, unknown>(String(r[i]), state, String(r[i + 1]), String(r[i + 2]), String(r[i + 3]), String(r[i + 4])));
+        out.push(toJobInfo<unknown, unknown>(String(r[i]), state, String(r[i + 1]), String(r[i + 2]), String(r[i + 3]), String(r[i + 4]), a.parentQueueOf));
       }
     }
     return out;

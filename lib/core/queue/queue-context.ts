@@ -2,7 +2,7 @@ import { boundedCall, closeClient, duplicateClient, openConnection, type ClientH
 import { afterLoading } from '../redis/loading.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
-import { queueKeys, type QueueKeys } from '../redis/keys.js';
+import { queueKeys, queueNameOf, type QueueKeys } from '../redis/keys.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
 import type { QueueOp, ScriptName } from '../redis/script-code.js';
@@ -67,6 +67,9 @@ export class QueueContext implements SettingsContext {
     this.reportLibrary = (message) => this.warn({ code: 'RELQ_LIBRARY_MISMATCH', queue: name, message: `queue '${name}': ${message}` });
     this.registration = this.newRegistration(name);
   }
+
+  /** The name of a flow child's parent's queue: this one, or the queue of tag `pq` (record meta pq). */
+  readonly parentQueueOf = (pq: string | undefined): string => (pq === undefined ? this.name : queueNameOf(this.prefix, pq));
 
   private newRegistration(name: string): Registration {
     return new Registration(

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { RedisClient } from '../redis/connection.js';
-import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowNode, FlowResult, GetFlowOptions } from '../flows/types.js';
+import type { AddFlowOptions, DependencyPageOptions, FlowDependencies, FlowJob, FlowJobElsewhere, FlowNode, FlowResult, GetFlowOptions } from '../flows/types.js';
 import type { AddResult, BulkJob, JobOptions } from '../adds/types.js';
 import type { QueueEvent } from '../events/types.js';
 import type { Lease, LeaseOptions, LeaseRef } from '../leases/types.js';
@@ -93,7 +93,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
    * run again after a crash adds nothing twice. Throws LeaseLostError, nothing written, once
    * the lease is lost.
    */
-  addChildren(lease: LeaseRef, children: ReadonlyArray<FlowJob<Data>>, opts: AddFlowOptions = {}): Promise<FlowResult[]> {
+  addChildren(lease: LeaseRef, children: ReadonlyArray<FlowJob<Data> | FlowJobElsewhere>, opts: AddFlowOptions = {}): Promise<FlowResult[]> {
     return this.parts.flows.addChildren(lease, children, opts);
   }
 

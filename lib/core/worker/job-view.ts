@@ -1,7 +1,7 @@
 import { LeaseLostError, RateLimitError, UnrecoverableError, type CancelledError } from '../errors.js';
 import type { ProcessScope } from '../instrumentation/index.js';
 import type { JobPolicy } from '../adds/types.js';
-import type { Lease, LeasedJob } from '../leases/types.js';
+import type { JobParent, Lease, LeasedJob } from '../leases/types.js';
 import type { JobProgress } from '../management/read-types.js';
 import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
 
@@ -163,6 +163,7 @@ export class JobView<Data> implements Job<Data> {
   readonly lastError?: string;
   readonly policy: Readonly<JobPolicy>;
   readonly group?: string;
+  readonly parent?: JobParent;
 
   constructor(
     private readonly held: HeldLease<Data>,
@@ -181,6 +182,7 @@ export class JobView<Data> implements Job<Data> {
     if (j.lastError !== undefined) this.lastError = j.lastError;
     this.policy = j.policy;
     if (j.group !== undefined) this.group = j.group;
+    if (j.parent !== undefined) this.parent = j.parent;
   }
 
   get signal(): AbortSignal {

@@ -268,6 +268,7 @@ function renderJob(queue, job) {
     ['Attempts', attemptsText(job)], ['Retried', job.retries ? `${job.retries} time${job.retries === 1 ? '' : 's'}` : undefined],
     ['Leased', `${job.dequeues} times`], ['Requeued', job.requeues],
     ['Priority', job.priority], ['Group', job.group], ['Deduplication id', job.deduplicationId],
+    ['Parent', job.parent ? `${job.parent.queue} / ${job.parent.id}` : undefined],
     ['Created', time(job.createdAt)], ['Runs at', time(job.runAt)], ['Processed', time(job.processedOn)],
     ['Lease deadline', time(job.leaseDeadline)], ['Completed', time(job.completedAt)], ['Kept until', time(job.retainedUntil)], ['Died', time(job.diedAt)],
   ].filter(([, v]) => v !== undefined && v !== '');
