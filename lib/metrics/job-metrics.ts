@@ -16,6 +16,7 @@ export class JobMetrics implements Instrument {
   private readonly deadLettered: Counter<'queue'>;
   private readonly stalled: Counter<'queue'>;
   private readonly rateLimited: Counter<'queue'>;
+  private readonly cancelled: Counter<'queue'>;
   private readonly waitTime: Histogram<'queue'>;
   private readonly processingTime: Histogram<'queue'>;
 
@@ -28,6 +29,7 @@ export class JobMetrics implements Instrument {
     this.deadLettered = counter('jobs_dead_lettered_total', "Jobs dead-lettered by this process's handlers or sweeps.");
     this.stalled = counter('jobs_stalled_total', "Expired leases this process's sweeps returned to the queue.");
     this.rateLimited = counter('jobs_rate_limited_total', "Jobs this process's handlers put back because of a rate limit.");
+    this.cancelled = counter('jobs_cancelled_total', "Jobs cancelled (queue.cancel) while this process's handlers ran them.");
     const histogram = (name: string, help: string, bucketList: number[]) =>
       set.add(name, (full) => new Histogram({ name: full, help, labelNames: ['queue'] as const, buckets: bucketList, registers: [] }));
     this.waitTime = histogram('job_wait_seconds', 'From the creation of a job to its first lease by this process.', buckets.wait);
@@ -80,6 +82,9 @@ export class JobMetrics implements Instrument {
       case 'rate-limited':
         this.rateLimited.inc(labels);
         break;
+      case 'cancelled':
+        this.cancelled.inc(labels);
+        return; // not a handler's outcome: no processing time
       default:
         return; // given back unstarted, moved by its handler (a step: delayed, waiting for its children), or lease lost: no outcome of this process
     }

@@ -89,6 +89,25 @@ test("every job added is counted, whatever added it: addFlow, a scheduler's upse
   expect((await scrape(m)).value('relq_jobs_added_total', { queue: name })).toBe(jobsInRedis);
 });
 
+test('a running job that is cancelled is counted as cancelled, with no processing time', async () => {
+  const m = metrics();
+  const name = uniqueName('cancels');
+  const q = res.queue<string>(name);
+  const w = res.worker(new Worker<string>(q, (job) => new Promise((resolve) => job.signal.addEventListener('abort', resolve))));
+  const cancelled: string[] = [];
+  w.events.subscribe((e) => {
+    if (e.type === 'cancelled') cancelled.push(e.job.id);
+  });
+  const { id } = await q.add('long');
+  await waitUntil(async () => (await q.getJob(id))?.state === 'working', 'the job to run');
+  expect(await q.cancel(id)).toBe('dead');
+  await waitUntil(() => cancelled.length === 1, 'the cancelled event');
+  const x = await scrape(m);
+  expect(x.value('relq_jobs_cancelled_total', { queue: name })).toBe(1);
+  expect(x.value('relq_jobs_dead_lettered_total', { queue: name })).toBeUndefined(); // not this process's handler's outcome
+  expect(x.value('relq_job_processing_seconds_count', { queue: name })).toBeUndefined();
+});
+
 test('the children a running job adds are counted once: a child that exists is not added again', async () => {
   const m = metrics();
   const name = uniqueName('children');

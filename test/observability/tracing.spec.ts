@@ -191,6 +191,16 @@ test("a handler's addChildren makes a publish span; its wait ends the process sp
   expect(spans('process fans')[1]!.links.map((l) => l.context.spanId)).toEqual([byChildren!.spanContext().spanId]);
 });
 
+test('a job cancelled as it runs ends its process span with the outcome cancelled', async () => {
+  const q = res.queue<string>('cancels');
+  res.worker(new Worker<string>(q, (job) => new Promise((resolve) => job.signal.addEventListener('abort', resolve)), { blockMs: 100 }));
+  const { id } = await q.add('long');
+  await waitUntil(async () => (await q.getJob(id))?.state === 'working', 'the job to run');
+  expect(await q.cancel(id)).toBe('dead');
+  await waitUntil(() => spans('process cancels').length === 1, 'the process span to end', 5000);
+  expect(attr(spans('process cancels')[0]!, 'relq.outcome')).toBe('cancelled');
+});
+
 test('parentToProducer makes the process span a child of its publish span', async () => {
   tracing!.close();
   tracing = new RelqTracing({ tracerProvider: provider, parentToProducer: true });

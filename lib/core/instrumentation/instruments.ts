@@ -45,9 +45,9 @@ export interface AddScope {
  * How a handler's run on one job ended: 'given-back' when it never started the job (e.g. at
  * shutdown), 'lost' when its lease was lost before the outcome, 'delayed' when the handler
  * moved its job to the delayed set (a step job), 'waiting-children' when it waits for the
- * children it added.
+ * children it added, 'cancelled' when `queue.cancel(id)` ended it while it ran.
  */
-export type OutcomeKind = 'completed' | 'retried' | 'dead' | 'rate-limited' | 'delayed' | 'waiting-children' | 'given-back' | 'lost';
+export type OutcomeKind = 'completed' | 'retried' | 'dead' | 'rate-limited' | 'delayed' | 'waiting-children' | 'given-back' | 'cancelled' | 'lost';
 
 export interface JobOutcome {
   kind: OutcomeKind;

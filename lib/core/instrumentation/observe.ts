@@ -120,9 +120,9 @@ export function observeSweep(queue: string, result: SweepResult): void {
  */
 export function jobOutcome(
   event: { readonly type: string; readonly willRetry?: boolean; readonly error?: unknown } | undefined,
-  held: { readonly lost: boolean; readonly moved: MovedTo | false },
+  held: { readonly lost: boolean; readonly moved: MovedTo | false; readonly cancelled: unknown },
 ): JobOutcome {
-  if (held.lost) return { kind: 'lost' };
+  if (held.lost) return { kind: held.cancelled ? 'cancelled' : 'lost' };
   if (held.moved) return { kind: held.moved };
   switch (event?.type) {
     case 'completed':
