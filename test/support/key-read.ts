@@ -26,7 +26,11 @@ export function readCommand(type: string, key: string): [string, ...string[]] {
 export async function keyContent(c: Redis, key: string): Promise<string> {
   const type = await c.type(key);
   const value: unknown = await c.call(...readCommand(type, key));
-  if (type === 'hash') return JSON.stringify([type, Object.entries(toObject(value as string[])).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+  if (type === 'hash') {
+    // ioredis answers HGETALL with an object even through call()
+    const fields = Array.isArray(value) ? toObject(value as string[]) : (value as Record<string, string>);
+    return JSON.stringify([type, Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+  }
   if (type === 'set') return JSON.stringify([type, [...(value as string[])].sort()]);
   return JSON.stringify([type, value]);
 }
