@@ -242,3 +242,36 @@ test('the testing kit records the children a handler adds and its wait', async (
   expect(await job.waitForChildren()).toBe(false); // the lease ended with the first
   await expect(job.addChildren([{ data: 1 }])).rejects.toThrow(LeaseLostError);
 });
+
+test("a dropped parent's keys go with the first child that finds it gone, whatever the child's policy", async () => {
+  const q = res.queue<string, string>('rt-dropped-keys', { defaults: { keepCompleted: { ageMs: 0 } } });
+  const kids = res.queue<string, string>('{rt}-dropped-kids', { prefix: q.prefix });
+  const parents = res.queue<string, string>('{rt}-dropped-parents', { prefix: q.prefix, defaults: { keepCompleted: { ageMs: 0 } } });
+  // 'fail': a child removed (or dead) finds its parent gone
+  await q.add('p', { jobId: 'p' });
+  const lease = await leaseOne(q, 'p');
+  await q.addChildren(lease, [{ data: 'a', opts: { jobId: 'a' } }]);
+  expect(await q.ack(lease, 'early')).toBe(true);
+  expect(await q.remove('a')).toBe(true);
+  expect(await flowKeysOf(q, 'p')).toEqual([]);
+  // 'ignore' of a child that died with its own child: nothing written to the parent that is gone
+  await parents.add('p2', { jobId: 'p2' });
+  const l2 = await leaseOne(parents, 'p2');
+  await parents.addChildren(l2, [{ data: 'b', queue: kids.name, onFailure: 'ignore', opts: { jobId: 'b' }, children: [{ data: 'c', opts: { jobId: 'c', attempts: 1 } }] }]);
+  expect(await parents.ack(l2, 'early')).toBe(true);
+  expect(await kids.nack(await leaseOne(kids, 'c'), { error: 'boom' })).toBe(true);
+  expect(await kids.getJob('b')).toMatchObject({ state: 'dead' });
+  expect(await flowKeysOf(parents, 'p2')).toEqual([]);
+});
+
+test("a parent dead at its waitForChildren() by a 'fail' child holds its other children no more", async () => {
+  const q = res.queue<string, string>('rt-dead-at-wait');
+  await q.add('p', { jobId: 'p' });
+  const lease = await leaseOne(q, 'p');
+  await q.addChildren(lease, [{ data: 'x', opts: { jobId: 'x', attempts: 1 } }, { data: 'y', opts: { jobId: 'y' } }]);
+  expect(await q.nack(await leaseOne(q, 'x'), { error: 'boom' })).toBe(true);
+  expect(await q.waitForChildren(lease)).toBe(true);
+  expect(await q.getJob('p')).toMatchObject({ state: 'dead', lastError: 'child x failed: boom', children: { unfinished: 0, results: {} } });
+  expect(await q.ack(await leaseOne(q, 'y'), 'Y')).toBe(true);
+  expect(await q.childrenResults('p')).toEqual({});
+});

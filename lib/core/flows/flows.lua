@@ -85,22 +85,28 @@ end
 
 -- A parent that was not waiting when a child died: 'c' it runs again as soon as it waits
 -- (policy 'continue'), 'f<error>' it dies then (policy 'fail'). The first such death decides,
--- as for a waiting parent.
+-- as for a waiting parent. A parent that completed without waiting and was dropped leaves its
+-- keys to its children: they go here as in releaseParent.
 local function markParent(pa, mark)
-  if redis.call('HEXISTS', K_JOBS, pa) == 1 then redis.call('HSETNX', kfailKey(pa), '\n', mark) end
+  if redis.call('HEXISTS', K_JOBS, pa) == 1 then
+    redis.call('HSETNX', kfailKey(pa), '\n', mark)
+  else
+    redis.call('DEL', depsKey(pa), kresKey(pa), kfailKey(pa), kidsKey(pa))
+    redis.call('HDEL', K_FLOWS, pa)
+  end
 end
 
 -- Child `id` (`member` of its parent's deps) no longer holds its parent (completed with
 -- `resultJson`, or nil: removed, or dead and gone without). SREM makes it count once, whatever
 -- calls again (a replay, a redrive): false when it counted already. A parent that completed
 -- without waiting for its children (job.addChildren) and was dropped leaves its keys to them:
--- they go with the first child that finds it gone.
+-- they go with the first child that finds it gone (false: nothing more to tell it).
 local function releaseParent(pa, member, id, resultJson)
   if redis.call('SREM', depsKey(pa), member) == 0 then return false end
   if redis.call('HEXISTS', K_JOBS, pa) == 0 then
     redis.call('DEL', depsKey(pa), kresKey(pa), kfailKey(pa), kidsKey(pa))
     redis.call('HDEL', K_FLOWS, pa)
-    return true
+    return false
   end
   if resultJson then redis.call('HSET', kresKey(pa), id, resultJson) end
   if redis.call('EXISTS', depsKey(pa)) == 0 then parentReady(pa) end
@@ -171,7 +177,10 @@ local function awaitChildren(id, now)
   local mark = redis.call('HGET', kfailKey(id), '\n')
   if mark then
     redis.call('HDEL', kfailKey(id), '\n')
-    if mark ~= 'c' then return 'dead', string.sub(mark, 2) end
+    if mark ~= 'c' then
+      redis.call('DEL', depsKey(id)) -- its other children no longer hold it, as in failParents
+      return 'dead', string.sub(mark, 2)
+    end
     return 'run'
   end
   if redis.call('EXISTS', depsKey(id)) == 0 then return 'run' end
