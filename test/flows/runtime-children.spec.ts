@@ -220,6 +220,45 @@ test('a parent that completes without waiting leaves its children to run on, and
   expect(await q.counts()).toMatchObject({ pending: 0, working: 0, waitingChildren: 0 });
 });
 
+test('a parent dropped at its ack with no child left to find it gone: its keys go with the next sweep', async () => {
+  const q = res.queue<string, string>('rt-swept', { defaults: { keepCompleted: { ageMs: 0 } } });
+  await q.add('p', { jobId: 'p' });
+  const lease = await leaseOne(q, 'p');
+  await q.addChildren(lease, [{ data: 'a', opts: { jobId: 'a' } }]);
+  expect(await q.remove('a')).toBe(true); // its only child: none will find it gone
+  expect(await q.ack(lease, 'done')).toBe(true); // its lease was granted before it became a parent
+  expect(await q.getJob('p')).toBeNull();
+  expect(await flowKeysOf(q, 'p')).not.toEqual([]);
+  await q.sweep();
+  expect(await flowKeysOf(q, 'p')).toEqual([]);
+  expect(await res.client().exists(q.keys.derived.runningParents)).toBe(0);
+
+  // one that waits is leased again as a parent: the sweep forgets it, its keys stay with it
+  await q.add('p2', { jobId: 'p2' });
+  const first = await leaseOne(q, 'p2');
+  await q.addChildren(first, [{ data: 'b', opts: { jobId: 'b' } }]);
+  await q.sweep();
+  expect(await res.client().zrange(q.keys.derived.runningParents, '0', '-1')).toEqual(['p2']); // still under that lease
+  expect(await q.waitForChildren(first)).toBe(true);
+  await q.sweep();
+  expect(await res.client().exists(q.keys.derived.runningParents)).toBe(0);
+  expect(await flowKeysOf(q, 'p2')).not.toEqual([]);
+  await q.ack(await leaseOne(q, 'b'), 'B');
+  await q.ack(await leaseOne(q, 'p2'), 'P2');
+  expect(await flowKeysOf(q, 'p2')).toEqual([]);
+});
+
+test("a waiting parent made pending by its last child's death ('continue') waits for the children it adds next", async () => {
+  const q = res.queue<string, string>('rt-continue-last');
+  await q.addFlow({ data: 'p', opts: { jobId: 'p' }, children: [{ data: 'x', onFailure: 'continue', opts: { jobId: 'x', attempts: 1 } }] });
+  expect(await q.nack(await leaseOne(q, 'x'), { error: 'boom' })).toBe(true);
+  expect(await q.getJob('p')).toMatchObject({ state: 'pending', children: { unfinished: 0, failed: { x: 'boom' } } });
+  const lease = await leaseOne(q, 'p');
+  await q.addChildren(lease, [{ data: 'y', opts: { jobId: 'y' } }]);
+  expect(await q.waitForChildren(lease)).toBe(true);
+  expect(await q.getJob('p')).toMatchObject({ state: 'waiting-children', children: { unfinished: 1 } });
+});
+
 test('a removed running parent takes its keys; its children hold no one', async () => {
   const q = res.queue<string, string>('rt-removed');
   await q.add('p', { jobId: 'p' });

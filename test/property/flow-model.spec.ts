@@ -16,9 +16,10 @@
  * job (`deps`, `kres`, `kfail`, `kids`): none for a job that is gone or no parent.
  *
  * Left out: time (every lease is long, no delays, no retention but "dropped at once"), drain,
- * deleteQueue, retryDead and retry(id), priorities and groups, requeue. Not generated: the ack
- * of a job dropped at completion that became a parent in that very lease and has no
- * unfinished child (its flow keys stay: its lease token does not say it is a parent).
+ * deleteQueue, retryDead and retry(id), priorities and groups, requeue. The ack of a job
+ * dropped at completion that became a parent in that very lease and has no unfinished child
+ * is followed by a sweep of its queue, which takes its flow keys (its lease token did not say
+ * it is a parent).
  *
  * Pending order: the jobs made pending by one step form a batch (their order within it is
  * not the docs' business); a lease takes the batches first come, first served.
@@ -369,7 +370,7 @@ let obs: Redis;
 
 const coverage = {
   flows: 0, dupRoot: 0, dupChild: 0, leased: 0, acks: 0, deaths: 0, parentsDead: 0, addChildren: 0, childExisted: 0,
-  waits: 0, waitedDead: 0, stale: 0, removed: 0, removeRefused: 0, crossQueue: 0, lingered: 0,
+  waits: 0, waitedDead: 0, stale: 0, removed: 0, removeRefused: 0, crossQueue: 0, lingered: 0, sweptParents: 0,
 };
 
 class Env {
@@ -535,12 +536,16 @@ class Env {
         const queue = this.qs[q]!;
         switch (s.kind) {
           case 'ack': {
-            // Not generated: a job dropped at completion (keepCompletedMs 0) that became a parent
-            // in this lease and has no unfinished child keeps its kres/kids/kfail keys for good
-            // (its lease token does not say it is a parent; no child is left to find it gone).
-            if (j.keep0 && j.isParent && !j.leasedAsParent && j.deps.size === 0) return;
             this.note(`ack ${j.id} ${JSON.stringify(s.result)}`);
             same(await queue.ack(lease, s.result), true, `ack of ${j.id}`);
+            // A job dropped at completion (keepCompletedMs 0) that became a parent in this lease
+            // and has no unfinished child: its lease token did not say it is a parent and no child
+            // is left to find it gone, so its keys go with the next sweep (flows/flows.lua).
+            if (j.keep0 && j.isParent && !j.leasedAsParent && j.deps.size === 0) {
+              this.note(`sweep ${QUEUES[q]}`);
+              await queue.sweep();
+              coverage.sweptParents += 1;
+            }
             if (j.keep0 && j.isParent && j.deps.size > 0) coverage.lingered += 1;
             m.ack(j, s.result);
             coverage.acks += 1;
@@ -775,6 +780,8 @@ describe('flows against a reference model (random sequences, real Redis)', () =>
     });
     // eslint-disable-next-line no-console
     console.log(`flow model: ${stats.runs} runs, ${stats.steps} steps in ${Date.now() - started} ms; exercised ${JSON.stringify(coverage)}`);
-    if (process.env.RELQ_FC_PATH === undefined && NUM_RUNS >= 20) for (const [what, n] of Object.entries(coverage)) expect([what, n > 0]).toEqual([what, true]);
+    // sweptParents is rare (a few per default run): counted, not required
+    const required = Object.entries(coverage).filter(([what]) => what !== 'sweptParents');
+    if (process.env.RELQ_FC_PATH === undefined && NUM_RUNS >= 20) for (const [what, n] of required) expect([what, n > 0]).toEqual([what, true]);
   }, 240_000);
 });

@@ -132,6 +132,7 @@ if running and kids[1] then
   redis.call('HSET', K_FLOWS, id, '1')
   callMany('SADD', depsKey(id), kids[1])
   callMany('RPUSH', kidsKey(id), kids[1])
+  runningParents.note(id, token, now) -- flows/flows.lua: its lease may not know it a parent
 end
 for q = 1, queues do
   if count[q] then

@@ -9,7 +9,7 @@
   8 'continue', 16 'remove', none 'fail'); kfailKey(parent) keeps the errors of the children
   it went on without ('ignore', 'continue'), and under the field '\n' (no id has it) what a
   parent that was not waiting learns when it next waits (a running parent's children:
-  job.addChildren, awaitChildren() below); pa is a child's parent id, pq its parent's queue tag when that is another queue
+  job.addChildren, runningParents.await() below); pa is a child's parent id, pq its parent's queue tag when that is another queue
   (of the same Cluster slot, lib/core/redis/keys.ts queueTag): such a child is the member
   '<id>\n<its own tag>' of depsKey(parent) (ids have no control characters), and its steps
   on the parent run bound to the parent's queue (enterQueue). A leased flow job's token carries w (grantLeases,
@@ -87,7 +87,11 @@ end
 -- (policy 'continue'), 'f<error>' it dies then (policy 'fail'). The first such death decides,
 -- as for a waiting parent. A parent that completed without waiting and was dropped leaves its
 -- keys to its children: they go here as in releaseParent.
-local function markParent(pa, mark)
+-- What this file keeps for parents whose children were added as they ran (job.addChildren):
+-- one table, one local of the shared code (whose locals Lua bounds).
+local runningParents = {}
+
+function runningParents.mark(pa, mark)
   if redis.call('HEXISTS', K_JOBS, pa) == 1 then
     redis.call('HSETNX', kfailKey(pa), '\n', mark)
   else
@@ -143,15 +147,18 @@ local function failParents(id, meta, now, err, why)
     enterQueue(meta.pq)
     local ignore, goOn = flowBit(meta.w, 4), flowBit(meta.w, 8)
     if ignore or goOn or flowBit(meta.w, 16) then
+      -- a waiting parent runs now (releaseParent made it pending if this was its last child);
+      -- one that runs learns it at its next wait
+      local waiting = goOn and redis.call('ZSCORE', K_FLOWWAIT, pa)
       if releaseParent(pa, member, id, nil) then
         if ignore or goOn then redis.call('HSET', kfailKey(pa), id, err) end
-        if goOn and not parentReady(pa) then markParent(pa, 'c') end
+        if goOn and not parentReady(pa) and not waiting then runningParents.mark(pa, 'c') end
       end
       break
     end
     if redis.call('SREM', depsKey(pa), member) == 0 then break end
     if redis.call('ZREM', K_FLOWWAIT, pa) == 0 then
-      markParent(pa, 'f' .. why)
+      runningParents.mark(pa, 'f' .. why)
       break
     end
     redis.call('DEL', depsKey(pa)) -- its other children no longer hold it
@@ -172,8 +179,8 @@ end
 -- A running parent's handler waits for its children (job.waitForChildren; settles/
 -- settle-items.lua op 'w', which ended its lease): 'wait' while any is unfinished (it is in
 -- K_FLOWWAIT now, pending again once they are done), 'run' when it may run again at once,
--- 'dead' and the error when a child it cannot go on without died meanwhile (markParent).
-local function awaitChildren(id, now)
+-- 'dead' and the error when a child it cannot go on without died meanwhile (runningParents.mark).
+function runningParents.await(id, now)
   local mark = redis.call('HGET', kfailKey(id), '\n')
   if mark then
     redis.call('HDEL', kfailKey(id), '\n')
@@ -223,15 +230,42 @@ local function flowJobsGone(ids)
   end
 end
 
--- A parent (record `rec`, in `state`) that has not finished: removing it takes the children
--- it still waits for, or will (added as it ran, job.addChildren). A finished one leaves them.
-local function unfinishedParent(rec, state)
-  return state ~= 'completed' and state ~= 'dead' and flowBit(metaInt(rec, 'w'), 2)
+-- A running job became a parent under a lease granted before (add-flow.lua): that lease's
+-- token does not say so, so an ack that drops the job at once (keepCompleted 0) leaves its
+-- keys, and no child may be left to find it gone. It is listed in this zset (id -> when last
+-- looked at) until a sweep (leases/sweep.lua) finds its lease over: its keys go then if it is
+-- gone; else its record says it is a parent, and removals take them (flowJobsGone).
+function runningParents.key() return K_TAG .. ':rparents' end
+
+function runningParents.note(id, token, now)
+  local _, _, flow = parseToken(token)
+  if not flowBit(flow, 2) then redis.call('ZADD', runningParents.key(), now, id) end
 end
 
--- The unfinished descendants of `id` in its own queue (children a parent still waits for,
--- theirs, ...), parents before their children. Children in other queues are not among them.
-local function flowPending(id)
+-- The oldest `limit` listed; those still under their first lease go to the back. One EXISTS
+-- for a queue without any.
+function runningParents.sweepKeys(limit, now)
+  local key = runningParents.key()
+  if redis.call('EXISTS', key) == 0 then return end
+  for _, pa in ipairs(redis.call('ZRANGE', key, 0, limit - 1)) do
+    if redis.call('HEXISTS', K_JOBS, pa) == 0 then
+      redis.call('DEL', depsKey(pa), kresKey(pa), kfailKey(pa), kidsKey(pa))
+      redis.call('HDEL', K_FLOWS, pa)
+      redis.call('ZREM', key, pa)
+    elseif redis.call('HEXISTS', K_LEASES, pa) == 0 then
+      redis.call('ZREM', key, pa)
+    else
+      redis.call('ZADD', key, now, pa)
+    end
+  end
+end
+
+-- The unfinished descendants of `id` (record `rec`, in `state`) in its own queue (children a
+-- parent still waits for, or will: added as it ran, job.addChildren; theirs, ...), parents
+-- before their children; none for a finished job, which leaves them. Children in other
+-- queues are not among them.
+local function flowPending(id, rec, state)
+  if state == 'completed' or state == 'dead' or not flowBit(metaInt(rec, 'w'), 2) then return {} end
   local out, i = {}, 0
   local parent = id
   while parent do

@@ -32,7 +32,7 @@ export interface FlowJob<Data = unknown> {
    * in its parent's queue carries that queue's `Data`; one that names another queue, that
    * queue's (FlowJobElsewhere).
    */
-  children?: ReadonlyArray<FlowJob<Data> | FlowJobElsewhere>;
+  children?: ReadonlyArray<FlowJobHere<Data> | FlowJobElsewhere>;
   /**
    * A child only: what its parent does if this job dies (dead-lettered). Default: the
    * `onChildFailure` of `addFlow()`, itself 'fail' by default.
@@ -54,6 +54,9 @@ export interface FlowJob<Data = unknown> {
 export interface FlowJobElsewhere extends FlowJob<unknown> {
   queue: string;
 }
+
+/** A job of a flow in its parent's queue (no `queue`, or that queue's name): that queue's `Data`. */
+export type FlowJobHere<Data> = FlowJob<Data> & { queue?: undefined };
 
 /** Options of `addFlow()`. */
 export interface AddFlowOptions {

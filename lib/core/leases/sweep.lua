@@ -2,8 +2,8 @@
   One bounded pass of housekeeping (lib/core/management/inspector.ts sweep(), run by workers and
   sweepers): expired leases count as a failed attempt (back to pending, or dead past the
   limit), due delayed jobs are promoted, completed and dead jobs past their retention are
-  removed (settles/retention.lua) and ended idempotency windows and throttle windows of
-  deduplication ids forgotten.
+  removed (settles/retention.lua), ended idempotency windows and throttle windows of
+  deduplication ids forgotten, and the flow keys of parents gone (flows/flows.lua).
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -60,6 +60,7 @@ if #expired > 0 then forgetDead(expired) end
 local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, limit)
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 dedupIds.forgetWindows(now, limit) -- ended throttle windows of deduplication ids (adds/deduplication.lua)
+runningParents.sweepKeys(limit, now) -- keys of parents dropped before their lease knew them parents (flows/flows.lua)
 
 -- Jobs wait, yet no wake-up token does: one was lost (leases/wake.lua), and adds into a
 -- queue that holds jobs push none, so idle workers would sleep until their safety lease.

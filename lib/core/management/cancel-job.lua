@@ -71,7 +71,7 @@ if state == 'working' then
   answer = redis.call('ZSCORE', K_DEAD, id) and 'dead' or 'retried'
 else
   -- a parent takes its unfinished descendants with it, their leases too (flows/flows.lua)
-  local kids = unfinishedParent(rec, state) and flowPending(id) or {}
+  local kids = flowPending(id, rec, state)
   for _, kid in ipairs(kids) do
     local token = redis.call('HGET', K_LEASES, kid)
     if token then cancelLease(kid, token) end

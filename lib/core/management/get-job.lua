@@ -42,7 +42,7 @@ if flowBit(metaInt(rec, 'w'), 2) then
   local failed = redis.call('HGETALL', kfailKey(id))
   local fparts = {}
   for i = 1, #failed, 2 do
-    -- '\n' is no child: what a running parent learns when it waits (flows/flows.lua markParent)
+    -- '\n' is no child: what a running parent learns when it waits (flows/flows.lua runningParents.mark)
     if failed[i] ~= '\n' then fparts[#fparts + 1] = cjson.encode(failed[i]) .. ':' .. cjson.encode(failed[i + 1]) end
   end
   children = '{"unfinished":' .. redis.call('SCARD', depsKey(id)) .. ',"results":{' .. table.concat(parts, ',') .. '},"failed":{' .. table.concat(fparts, ',') .. '}}'

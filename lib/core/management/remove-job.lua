@@ -31,7 +31,7 @@ local state = locateJob(id)
 if state == 'working' and not force then return 'leased' end
 -- an unfinished parent takes its unfinished descendants with it (flows/flows.lua; also one
 -- that added them as it ran: job.addChildren); checked first
-local kids = unfinishedParent(rec, state) and flowPending(id) or {}
+local kids = flowPending(id, rec, state)
 if not force then
   for _, kid in ipairs(kids) do
     if redis.call('HEXISTS', K_LEASES, kid) == 1 then return 'leased' end

@@ -124,6 +124,8 @@ export interface DerivedKeys {
   flows: string;
   /** zset: parent id waiting for its children -> time it began waiting */
   flowWait: string;
+  /** zset: running jobs that became parents under a lease that does not say so -> when last looked at (flows/flows.lua) */
+  runningParents: string;
   /** set: a parent's unfinished children */
   deps(id: string): string;
   /** hash: a parent's completed child id -> result json */
@@ -173,6 +175,7 @@ function derivedKeys(tag: string): DerivedKeys {
     log: (id) => `${tag}:log:${id}`,
     flows: `${tag}:flows`,
     flowWait: `${tag}:flowwait`,
+    runningParents: `${tag}:rparents`,
     deps: (id) => `${tag}:deps:${id}`,
     kres: (id) => `${tag}:kres:${id}`,
     kfail: (id) => `${tag}:kfail:${id}`,

@@ -47,7 +47,7 @@ for _, f in ipairs(redis.call('HKEYS', K_FLOWS)) do
   if string.sub(f, 1, 1) == '\n' then held[#held + 1] = string.sub(f, 2) end
 end
 flowJobsGone(held)
-local flowKeys = { K_FLOWS, K_FLOWWAIT } -- each parent's children and their results (flows/flows.lua)
+local flowKeys = { K_FLOWS, K_FLOWWAIT, runningParents.key() } -- each parent's children and their results (flows/flows.lua)
 for _, id in ipairs(redis.call('HKEYS', K_FLOWS)) do
   flowKeys[#flowKeys + 1] = depsKey(id)
   flowKeys[#flowKeys + 1] = kresKey(id)

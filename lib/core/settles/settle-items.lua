@@ -39,7 +39,7 @@ end
 --               failed attempt; its data as saved before (update-data.lua)
 --   w  children   its handler waits for the children it added (job.waitForChildren): in
 --               'waiting-children' until they are done, pending at once when none is left,
---               dead when one it cannot go on without died (flows/flows.lua awaitChildren).
+--               dead when one it cannot go on without died (flows/flows.lua runningParents.await).
 --               As a requeue, not a failed attempt
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (settles/ended.lua).
@@ -130,7 +130,7 @@ local function settleItems(args, base, now, defaults, ended)
             if meta then
               meta.r = (meta.r or 0) + 1
               meta.po = tonumber(leaseStart(token))
-              next, why = awaitChildren(id, now)
+              next, why = runningParents.await(id, now)
             end
             if next == 'dead' then
               deadLetter(id, meta, data, now, why)
