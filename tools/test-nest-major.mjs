@@ -18,7 +18,7 @@ if (!/^\d+$/.test(major)) {
   console.error(`test-nest-major: the first argument is a NestJS major version, got '${major}'`);
   process.exit(2);
 }
-const NAMES = ['common', 'core', 'terminus', 'testing', 'platform-express'].map((p) => `@nestjs/${p}`);
+const NAMES = ['common', 'core', 'terminus', 'testing', 'platform-express', 'platform-fastify'].map((p) => `@nestjs/${p}`);
 // Every spec that starts a Nest app: the Nest glue, the sample, the dashboard's module, the
 // metrics recipe and the testing kit's Nest tests.
 // --forceExit: under Nest 11, Jest now and then does not exit after every test passed when

@@ -49,18 +49,24 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
  * The JSON object body of an action. Refused unless it comes with the action header and a
  * JSON content type, which a cross-site form cannot send without a CORS preflight, and from
  * the dashboard's own origin as far as the browser tells it (sameOrigin).
- * A body a framework already parsed (Express's json()) is taken as it is. @internal
+ * A body a framework already parsed (Express's json()) is taken as it is, within the same
+ * size limit. @internal
  */
 export async function readAction(req: IncomingMessage & { body?: unknown }): Promise<Record<string, unknown>> {
   if (req.headers[ACTION_HEADER] !== '1') throw new HttpError(403, `actions need the header '${ACTION_HEADER}: 1'`);
   sameOrigin(req);
   if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'actions need a JSON body (content-type: application/json)');
-  if (req.body !== undefined && req.readableEnded) return asObject(req.body);
+  const tooLarge = () => new HttpError(413, `action body over ${MAX_BODY_BYTES} bytes`);
+  if (req.body !== undefined && req.readableEnded) {
+    // The same limit as a body read here, on its length as sent (or as parsed, when chunked).
+    if (Number(req.headers['content-length'] ?? Buffer.byteLength(JSON.stringify(req.body))) > MAX_BODY_BYTES) throw tooLarge();
+    return asObject(req.body);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `action body over ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw tooLarge();
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');

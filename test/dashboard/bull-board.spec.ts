@@ -116,6 +116,11 @@ test('one job, its logs, and the job actions through the engine', async () => {
   expect(job.body).toMatchObject({ status: 'completed', job: { id: 'c1', returnValue: 'paid', data: { n: 1 } } });
   expect((await call('get', '/api/queues/:queueName/:jobId', { queueName: 'billing', jobId: 'nope' })).status).toBe(404);
   expect((await call('get', '/api/queues/:queueName/:jobId/logs', { queueName: 'billing', jobId: 'c1' })).body).toEqual([]);
+  // the job page also asks for its BullMQ flow tree: none
+  expect(await call('get', '/api/queues/:queueName/:jobId/flow', { queueName: 'billing', jobId: 'c1' }, { depth: '2', maxChildren: '20' })).toEqual({
+    status: 200,
+    body: { nodeId: 'c1', isFlowNode: false, flowRoot: null },
+  });
 
   expect((await call('put', '/api/queues/:queueName/:jobId/retry', { queueName: 'billing', jobId: 'd1' })).status).toBe(204);
   expect((await queue.getJob('d1'))?.state).toBe('pending');

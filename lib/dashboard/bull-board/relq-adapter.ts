@@ -44,6 +44,20 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     return `${this.prefix}${this.queue.name}`;
   }
 
+  /**
+   * The name bull-board keys a BullMQ queue by to find a job's flow parent (a BullMQ job's
+   * `opts.parent.queue`). relq's jobs name no parent there, so it only needs to be none of
+   * BullMQ's (`<prefix>:<name>`) on a board that shows both.
+   */
+  getQueueQualifiedName(): string {
+    return `relq:${this.getName()}`;
+  }
+
+  /** None: bull-board reads a flow tree through BullMQ's FlowProducer, so it shows a relq job without one. */
+  async getFlowProducer(): Promise<null> {
+    return null;
+  }
+
   getStatuses(): Status[] {
     return ['latest', ...this.getJobStatuses()];
   }

@@ -21,11 +21,14 @@ export const RELQ_STATE = Object.fromEntries(Object.entries(BOARD_STATUS).map(([
  */
 export class RelqBoardJob implements QueueJob {
   readonly opts: { delay?: number };
+  /** Not in bull-board's QueueJob, but its flow route reads it, as a BullMQ job has it. */
+  readonly id: string;
 
   constructor(
     private readonly queue: Queue<unknown, unknown>,
     private readonly job: JobInfo<unknown, unknown>,
   ) {
+    this.id = this.job.id;
     this.opts = this.job.runAt === undefined ? {} : { delay: Math.max(0, this.job.runAt - this.job.createdAt) };
   }
 

@@ -23,9 +23,17 @@ import { RELQ_DASHBOARD_OPTIONS, type RelqDashboardModuleAsyncOptions, type Relq
 const MODULE_OPTION_KEYS: ReadonlyArray<string> = ['path', ...DASHBOARD_OPTION_KEYS.filter((k) => k !== 'basePath' && k !== 'onWarning')];
 
 /**
- * Mounts the dashboard (lib/dashboard/handler.ts) on the app's Express adapter at `path`,
- * showing the queues registered with `QueueModule.registerQueue`. Needs `QueueModule.forRoot`.
- * The handler is made at bootstrap, once every queue is registered, and closed with the app.
+ * The HTTP adapters whose middleware gets Node's request and response, as the handler needs:
+ * Express's own (which extend them), and Fastify's raw ones (through @fastify/middie), before
+ * Fastify parses a body.
+ */
+const ADAPTERS: ReadonlyArray<string> = ['express', 'fastify'];
+
+/**
+ * Mounts the dashboard (lib/dashboard/handler.ts) as a middleware on the app's Express or
+ * Fastify adapter at `path`, showing the queues registered with `QueueModule.registerQueue`.
+ * Needs `QueueModule.forRoot`. The handler is made at bootstrap, once every queue is
+ * registered, and closed with the app.
  */
 @Module({})
 export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, OnModuleDestroy {
@@ -64,8 +72,8 @@ export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, 
   onApplicationBootstrap(): void {
     const adapter = this.adapterHost.httpAdapter;
     if (!adapter) return; // an application context without HTTP: nothing to mount on
-    if (adapter.getType() !== 'express') {
-      throw new RelqConfigError(`RelqDashboardModule mounts on Express; this app runs on '${adapter.getType()}'`);
+    if (!ADAPTERS.includes(adapter.getType())) {
+      throw new RelqConfigError(`RelqDashboardModule mounts on Express or Fastify; this app runs on '${adapter.getType()}'`);
     }
     const { path, queues, ...rest } = this.options;
     this.handler = createDashboard({
