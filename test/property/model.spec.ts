@@ -2,20 +2,23 @@
  * Model-based test of the Queue's lease-level API against a real Redis.
  *
  * fast-check generates random sequences (up to MAX_COMMANDS) of add, addBulk (with and
- * without the lifo option), lease, ack, ackBatch, nack, requeue, reject, touch, sweep, pause,
- * resume, retryDead, purgeDead, the job-management calls (remove with and without force,
- * promote, changePriority, drain, clean('completed' | 'dead') by age and limit, pages of
- * getJobs, cancel, retry of a finished job, updateData, changeDelay, clearLogs), updateProgress
- * and log, and stale / forged lease operations; each sequence runs
- * on a fresh queue (its own prefix) and, in lock step, on a small reference model (class
- * Model below). After EVERY step the real queue is compared with the model and with
- * invariants of its own, read through the public API (counts(), getJob() with its progress
- * and logs, getJobs() of every state both ways, listDead()) and through the raw keys of the
- * queue (a separate ioredis client; key names from queue.keys.byName and .derived: progress
+ * without the lifo option, with retention counts keepCompleted / keepDead { count }, with
+ * deduplication ids in each mode, keepLastIfActive too), lease, ack, ackBatch, nack,
+ * requeue, reject, touch, sweep, pause, resume, retryDead, purgeDead, the job-management
+ * calls (remove with and without force, promote, changePriority with and without lifo, drain,
+ * clean('completed' | 'dead') by age and limit, pages of getJobs of one state and of several,
+ * getCountsPerPriority, cancel, retry of a finished job, updateData, changeDelay, clearLogs,
+ * removeDeduplicationKey), updateProgress and log, and stale / forged lease operations; each
+ * sequence runs on a fresh queue (its own prefix) and, in lock step, on a small reference
+ * model (class Model below). After EVERY step the real queue is compared with the model and
+ * with invariants of its own, read through the public API (counts(), getJob() with its
+ * progress and logs, getJobs() of every state both ways, listDead(), getDeduplicationJobId()
+ * of every deduplication id) and through the raw keys of the queue (a separate ioredis client; key names from queue.keys.byName and .derived: progress
  * and log lines included). A management call with nothing to do (promote of a job that is not
  * delayed, remove of one that is not there, drain of an empty queue, ...) or refused
  * (remove of a leased job without force: JobLeasedError) must change no key; so must
- * updateProgress and log through a stale or forged lease. Replay records of lease and
+ * updateProgress and log through a stale or forged lease, an add that a held deduplication id
+ * ignores, and the reads (getJobs, getCountsPerPriority). Replay records of lease and
  * settle requests (`…:req:<id>`: what a request answered, kept a while so that a resent
  * request gets the same answer) expire by themselves and are left out of the "changed
  * nothing" comparisons; every other key must be identical.
@@ -28,6 +31,17 @@
  * is the one call whose outcome the clock decides: with a tiny olderThanMs the driver waits
  * until every finished job is that old; with an age between two jobs' finishes (`split`) the
  * result must be what some cutoff within the call's start and end allows.
+ *
+ * Retention by count trims the completed (dead) jobs oldest first, by end of retention (time
+ * of death), when the call that finished a job with a count ends; the model must know where
+ * the jobs that call finished stand before their scores are read. So before such a call the
+ * driver also waits until the clock is past every earlier completion and death, and a count
+ * is given with ageMs 0, LARGE or the default only (never tiny): the jobs a call finishes are
+ * then the newest of their retention class, and the classes (tiny, LARGE, 2 × LARGE, 1 h) are
+ * farther apart than a run lasts. Throttle windows are LARGE only; debounced delays tiny or
+ * LARGE, as every delay. An add kept for a running holder's end (keepLastIfActive) gets its id
+ * when it is added, not when the model learns of it: the model names it from the one new
+ * record carrying its deduplication id (meta dd) after the call that ended the holder.
  *
  * REPLAY. A failure prints fast-check's report, which holds `seed`, `path` and, in the
  * counterexample, a `replayPath`. Replay that exact sequence with:
@@ -166,6 +180,11 @@ interface MJob {
   attempts: number;
   leaseMs: number | undefined;
   keepMs: number;
+  /** keepCompleted.count / keepDead.count */
+  keepCount: number | undefined;
+  deadCount: number | undefined;
+  /** The deduplication id its add carried (JobInfo.deduplicationId), held or not. */
+  dedupId: string | undefined;
   dedupMs: number;
   /** Fixed backoff delay; undefined: the default exponential backoff. */
   fixedBackoff: number | undefined;
@@ -214,6 +233,18 @@ class Model {
   readonly tokens = new Set<string>();
   /** Ids that existed once and are gone now (getJob must answer null while not re-added). */
   readonly gone = new Set<string>();
+  /**
+   * Deduplication id -> the job that holds it and the mode of the add that took it. A throttle
+   * (LARGE windows only) holds for the whole run, whatever its job does; the others until
+   * their job completes, dies or is removed.
+   */
+  readonly holders = new Map<string, Holder>();
+  /** Jobs made from kept adds by this step's call; their ids are read from Redis after it (Env.nameKeptJobs). */
+  readonly unnamed: MJob[] = [];
+  private kepts = 0;
+  /** Retention by count asked by the jobs the current call finished: the smallest count, and the removals allowed. */
+  doneTrim: { most: number; budget: number } | undefined;
+  deadTrim: { most: number; budget: number } | undefined;
 
   create(id: string, custom: boolean, data: Json, opts: JobOpts | undefined): MJob {
     const backoff = opts?.backoff;
@@ -226,7 +257,10 @@ class Model {
       priority: opts?.priority ?? 0,
       attempts: opts?.attempts ?? 3,
       leaseMs: opts?.leaseMs,
-      keepMs: opts?.keepCompletedMs ?? DEFAULT_KEEP_MS,
+      keepMs: opts?.keepCompleted?.ageMs ?? opts?.keepCompletedMs ?? DEFAULT_KEEP_MS,
+      keepCount: opts?.keepCompleted?.count,
+      deadCount: opts?.keepDead?.count,
+      dedupId: opts?.deduplication?.id,
       dedupMs: custom ? (opts?.dedupWindowMs ?? 86_400_000) : 0,
       fixedBackoff: backoff === undefined ? undefined : typeof backoff === 'number' ? backoff : backoff.delayMs,
       backoff:
@@ -310,13 +344,80 @@ class Model {
 
   kill(job: MJob): void {
     job.state = 'dead';
-    job.score = undefined;
+    job.score = undefined; // observed after the step
+    this.release(job, true);
+    if (job.deadCount !== undefined) this.deadTrim = noteCount(this.deadTrim, job.deadCount);
+  }
+
+  /** Acked: kept (its result) or gone at once; its idempotency window opens. */
+  complete(job: MJob, result: Json | undefined): void {
+    this.release(job, true);
+    if (job.keepMs > 0) {
+      job.state = 'completed';
+      job.result = result;
+      job.score = undefined; // observed after the step
+    } else this.remove(job);
+    if (job.custom && job.dedupMs > 0) this.dedup.set(job.id, undefined);
+    if (job.keepCount !== undefined) this.doneTrim = noteCount(this.doneTrim, job.keepCount);
   }
 
   /** The job is gone, with its progress and log (a pending one must be unqueued first). */
   remove(job: MJob): void {
     this.jobs.delete(job.id);
     this.gone.add(job.id);
+    this.release(job);
+  }
+
+  /**
+   * The end of a job frees the deduplication id it holds, unless a throttle holds it. When it
+   * completed or died (`ended`), the add kept for that moment (keepLastIfActive) is added now
+   * and takes the id; when it was removed, the kept add goes with it.
+   */
+  release(job: MJob, ended = false): void {
+    const h = job.dedupId === undefined ? undefined : this.holders.get(job.dedupId);
+    if (!h || h.job !== job.id || h.mode === 'throttle') return;
+    this.holders.delete(job.dedupId!);
+    if (!ended || !h.kept) return;
+    const kept = this.create(`kept:${++this.kepts}`, false, h.kept.data, h.kept.opts);
+    this.holders.set(job.dedupId!, { job: kept.id, mode: modeOf(h.kept.opts!.deduplication!) });
+    // added whole at the end: its delay counts from then, a lifo add goes to the head then
+    if ((h.kept.opts?.delayMs ?? 0) > 0) this.makeDelayed(kept);
+    else this.makePending(kept, h.kept.opts?.lifo);
+    this.unnamed.push(kept);
+  }
+
+  /** A job made from a kept add gets the id its add generated. */
+  rename(job: MJob, id: string): void {
+    const old = job.id;
+    this.jobs.delete(old);
+    job.id = id;
+    this.jobs.set(id, job);
+    this.pending = this.pending.map((x) => (x === old ? id : x));
+    for (const x of this.prio) if (x.id === old) x.id = id;
+    for (const h of this.holders.values()) if (h.job === old) h.job = id;
+  }
+
+  /**
+   * The end of a call: the completed (dead) jobs are trimmed to the smallest count a job it
+   * finished asked for, oldest first, at most RETENTION_STEP per such job. Those it finished
+   * have no observed score yet: `t` (a time in or after the call, later than every earlier
+   * finish) stands for their finish. Returns how many went, and whether the budget stopped it.
+   */
+  trimRetention(t: number): { completed: number; dead: number; capped: boolean } {
+    const out = { completed: 0, dead: 0, capped: false };
+    for (const state of ['completed', 'dead'] as const) {
+      const note = state === 'completed' ? this.doneTrim : this.deadTrim;
+      if (!note) continue;
+      const at = (j: MJob): number => j.score ?? (state === 'completed' ? t + j.keepMs : t);
+      const set = this.inState(state).map((j): [string, number] => [j.id, at(j)]).sort(byScoreThenId);
+      const excess = set.length - note.most;
+      if (excess > note.budget) out.capped = true;
+      for (const [id] of set.slice(0, Math.max(0, Math.min(excess, note.budget)))) this.remove(this.jobs.get(id)!);
+      out[state] = Math.max(0, Math.min(excess, note.budget));
+    }
+    this.doneTrim = undefined;
+    this.deadTrim = undefined;
+    return out;
   }
 
   /** What lease() takes: priority > 0 first, then the FIFO list, then priority < 0. */
@@ -342,6 +443,24 @@ class Model {
   }
 }
 
+/** Removals beyond a count that one finished job with a count allows (README, retention). */
+const RETENTION_STEP = 10;
+
+interface Holder {
+  job: string;
+  mode: DedupMode;
+  /** keepLastIfActive: the add kept while the job ran, added when it completes or dies. */
+  kept?: AddItem;
+}
+
+function modeOf(d: DedupOpts): DedupMode {
+  return d.mode ?? (d.ttlMs === undefined ? 'untilEnded' : 'throttle');
+}
+
+function noteCount(note: { most: number; budget: number } | undefined, count: number): { most: number; budget: number } {
+  return { most: Math.min(note?.most ?? count, count), budget: (note?.budget ?? 0) + RETENTION_STEP };
+}
+
 /** Returns the jobs of `pairs` whose score has passed `now` (all of them must be clearly past or clearly future). */
 function pastScores(pairs: Pairs, now: number, what: string): Pairs {
   const out: Pairs = [];
@@ -358,7 +477,7 @@ function pastScores(pairs: Pairs, now: number, what: string): Pairs {
  * What the runs exercised, summed over the whole property. The common transitions must have
  * happened (asserted at the end); the rarer ones (RARE) are only logged.
  */
-const RARE = new Set(['cancelledWaiting', 'dataUpdated', 'delayChanged', 'retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome']);
+const RARE = new Set(['cancelledWaiting', 'dataUpdated', 'delayChanged', 'retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome', 'countTrimCapped']);
 const coverage = {
   leased: 0,
   acked: 0,
@@ -417,6 +536,29 @@ const coverage = {
   linesLogged: 0,
   /** log lines that pushed out the oldest one */
   linesTrimmed: 0,
+  /** completed / dead jobs removed by a finished job's keepCompleted / keepDead count */
+  countTrimmedCompleted: 0,
+  countTrimmedDead: 0,
+  /** calls whose trim RETENTION_STEP per job stopped short of the count */
+  countTrimCapped: 0,
+  /** adds that took a deduplication id */
+  dedupTaken: 0,
+  /** adds that met a held id: ignored (untilEnded, throttle), replaced (debounce) */
+  dedupIgnored: 0,
+  dedupThrottled: 0,
+  dedupReplaced: 0,
+  /** debounce: an add that met its running holder made a new job, which took the id */
+  dedupAfterLease: 0,
+  /** keepLastIfActive: adds kept while the holder ran, and kept adds added at its end */
+  dedupDeferred: 0,
+  keptAdded: 0,
+  /** a held id freed by removeDeduplicationKey */
+  dedupKeysRemoved: 0,
+  /** changePriority with lifo of a pending job (to the head of its priority) */
+  lifoReprioritized: 0,
+  countsPerPriority: 0,
+  /** jobs listed by getJobs([several states]) */
+  multiStateJobs: 0,
 };
 
 let server: TestRedis;
@@ -465,6 +607,47 @@ class Env {
 
   note(line: string): void {
     this.trace.push(`#${this.step} ${line}`);
+  }
+
+  /**
+   * Before a call that may finish one of `jobs` with a retention count: the clock passes every
+   * tiny score and every earlier completion and death, so that the jobs the call finishes are
+   * the newest of their retention class (their scores are not known when the model trims).
+   */
+  async pastFinishes(jobs: Array<MJob | undefined>): Promise<void> {
+    if (!jobs.some((j) => j && (j.keepCount !== undefined || j.deadCount !== undefined))) return;
+    await this.passHorizon();
+    const m = this.model;
+    const finished = [...m.inState('completed').map((j) => j.completedAt!), ...m.inState('dead').map((j) => j.score!)];
+    await this.waitForClock(Math.max(0, ...finished) + 1);
+  }
+
+  /** The jobs this step's call made from kept adds get their ids: the new records, by their deduplication id (meta dd). */
+  async nameKeptJobs(): Promise<void> {
+    const m = this.model;
+    if (m.unnamed.length === 0) return;
+    const records = await obs.hgetall(this.q.keys.byName.jobs);
+    const fresh = Object.entries(records)
+      .filter(([id]) => !m.jobs.has(id))
+      .map(([id, rec]) => [id, (JSON.parse(rec.slice(0, rec.indexOf('\n'))) as { dd?: string }).dd] as const);
+    same(fresh.map(([, dd]) => dd).sort(), m.unnamed.map((j) => j.dedupId).sort(), 'the jobs made from kept adds at their holders\' end (by deduplication id)');
+    for (const job of m.unnamed.splice(0)) {
+      const [id] = fresh.find(([, dd]) => dd === job.dedupId)!;
+      this.note(`  kept add of ${fmt(job.dedupId)} added as ${id}`);
+      m.rename(job, id);
+      coverage.keptAdded += 1;
+    }
+  }
+
+  /** The end of a step's call: the retention counts its finished jobs asked for. */
+  async trimRetention(): Promise<void> {
+    const m = this.model;
+    if (!m.doneTrim && !m.deadTrim) return;
+    const trimmed = m.trimRetention(await redisNow(obs));
+    if (trimmed.completed + trimmed.dead > 0) this.note(`  retention by count: ${fmt(trimmed)}`);
+    coverage.countTrimmedCompleted += trimmed.completed;
+    coverage.countTrimmedDead += trimmed.dead;
+    if (trimmed.capped) coverage.countTrimCapped += 1;
   }
 
   /** retry(id) of a completed job: it may complete once more. */
@@ -536,7 +719,7 @@ class Env {
     // no keys beyond the data model (and lease replay records); a log list only for a job with lines
     const d = q.keys.derived;
     // d.cancelled: the tokens of leases cancel() ended, for their holders' touches (about a minute)
-    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties, d.cancelled]);
+    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties, d.cancelled, d.dedupIds, d.dedupTtl, d.dedupNext]);
     for (const job of m.jobs.values()) if (job.logs.length > 0) known.add(d.log(job.id));
     const tieDues = val<Pairs>(d.ties, 'zset', []).map(([due]) => Number(due));
     for (const due of tieDues) known.add(d.tie(due));
@@ -613,6 +796,13 @@ class Env {
     same(done.map(([id]) => id).sort(), idsIn('completed'), 'completed jobs');
     same(dead.map(([id]) => id).sort(), idsIn('dead'), 'dead jobs');
     same(dedup.map(([id]) => id).sort(), [...m.dedup.keys()].sort(), 'idempotency windows');
+    // deduplication id -> mode and the id of the job that holds it: held ids only (an end releases its id in the same call)
+    const dedupIds = val<Record<string, string>>(d.dedupIds, 'hash', {});
+    same(
+      Object.entries(dedupIds).map(([did, v]) => [did, v.slice(1)]),
+      [...m.holders].map(([did, h]) => [did, h.job]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
+      'held deduplication ids and their jobs (raw)',
+    );
     // progress and log lines: written by current leases only, kept across attempts, gone with the job
     same(
       Object.fromEntries(Object.entries(progress).map(([id, json]) => [id, JSON.parse(json) as Json])),
@@ -702,14 +892,34 @@ class Env {
       if (endingRetention && info === null) return;
       same(info === null ? null : jobView(info, true), expectedView(job, true), `getJob(${id})`);
     });
+    const holders = await Promise.all(DEDUP_IDS.map((did) => q.getDeduplicationJobId(did)));
+    same(
+      Object.fromEntries(DEDUP_IDS.map((did, i) => [did, holders[i]])),
+      Object.fromEntries(DEDUP_IDS.map((did) => [did, m.holders.get(did)?.job ?? null])),
+      'getDeduplicationJobId() of every deduplication id',
+    );
 
-    // 8. getJobs(): every state in the model's order, both ways (and whatever page a GetJobsCmd asks)
-    for (const state of JOB_STATES) {
-      const asc = await this.expectPage(state, () => q.getJobs(state));
-      const desc = await this.expectPage(state, () => q.getJobs(state, { start: 0, end: 9_999, order: 'desc' }), 'desc');
-      // the same jobs both ways, unless a retention ended between the two reads
-      if (state !== 'completed') same([...desc].reverse(), asc, `getJobs('${state}', desc) is the reverse of asc`);
-    }
+    // 8. getJobs(): every state in the model's order, both ways (and whatever page a GetJobsCmd
+    // asks); the reads at once (nothing writes meanwhile: each is checked within its own read)
+    await Promise.all(
+      JOB_STATES.map(async (state) => {
+        const [asc, desc] = await Promise.all([
+          this.expectPage(state, () => q.getJobs(state)),
+          this.expectPage(state, () => q.getJobs(state, { start: 0, end: 9_999, order: 'desc' }), 'desc'),
+        ]);
+        // the same jobs both ways, unless a retention ended between the two reads
+        if (state !== 'completed') same([...desc].reverse(), asc, `getJobs('${state}', desc) is the reverse of asc`);
+      }),
+    );
+  }
+
+  /** The jobs of `state` in the model's asc order (completed: past their retention too). */
+  inOrder(state: PageState): MJob[] {
+    const m = this.model;
+    if (state === 'pending') return m.leaseOrder().map((id) => m.jobs.get(id)!);
+    if (state === 'waiting-children') return []; // no flows in the model
+    const score = (j: MJob): number => (state === 'working' ? j.deadline! : j.score!);
+    return m.inState(state).sort((a, b) => byScoreThenId([a.id, score(a)], [b.id, score(b)]));
   }
 
   /**
@@ -718,14 +928,7 @@ class Env {
    * while `read` runs may be listed or not: they are a prefix of the asc order.
    */
   async expectPage(state: PageState, read: () => Promise<Array<JobInfo<Json, Json>>>, order: 'asc' | 'desc' = 'asc', start = 0, end = 9_999): Promise<string[]> {
-    const m = this.model;
-    let all: MJob[];
-    if (state === 'pending') all = m.leaseOrder().map((id) => m.jobs.get(id)!);
-    else if (state === 'waiting-children') all = []; // no flows in the model
-    else {
-      const score = (j: MJob): number => (state === 'working' ? j.deadline! : j.score!);
-      all = m.inState(state).sort((a, b) => byScoreThenId([a.id, score(a)], [b.id, score(b)]));
-    }
+    let all = this.inOrder(state);
     const readFrom = await redisNow(obs);
     const page = await read();
     const readTo = await redisNow(obs);
@@ -769,6 +972,7 @@ function jobView(info: JobInfo<Json, Json>, notes: boolean): Record<string, unkn
     requeues: info.requeues,
     lastError: info.lastError,
     result: info.result,
+    deduplicationId: info.deduplicationId,
   };
   if (info.state === 'working') v.leaseDeadline = info.leaseDeadline;
   if (info.state === 'delayed') v.runAt = info.runAt;
@@ -794,6 +998,7 @@ function expectedView(job: MJob, notes: boolean): Record<string, unknown> {
     requeues: job.r,
     lastError: job.e,
     result: job.state === 'completed' ? (job.result ?? undefined) : undefined,
+    deduplicationId: job.dedupId,
   };
   if (job.state === 'working') v.leaseDeadline = job.deadline;
   if (job.state === 'delayed') v.runAt = job.score;
@@ -815,9 +1020,22 @@ interface JobOpts {
   attempts?: number;
   leaseMs?: number;
   keepCompletedMs?: number;
+  /** With a count: given instead of keepCompletedMs (giving both is a ValidationError). */
+  keepCompleted?: { count: number; ageMs?: number };
+  keepDead?: { count: number };
   dedupWindowMs?: number;
   backoff?: number | { type: 'fixed'; delayMs: number; jitter: number };
   lifo?: boolean;
+  deduplication?: DedupOpts;
+}
+
+type DedupMode = 'untilEnded' | 'throttle' | 'debounce';
+/** Throttles are LARGE only (their window never ends within a run). */
+interface DedupOpts {
+  id: string;
+  mode?: DedupMode;
+  ttlMs?: number;
+  keepLastIfActive?: boolean;
 }
 
 interface AddItem {
@@ -826,6 +1044,17 @@ interface AddItem {
 }
 
 const tinyMs = fc.integer({ min: 1, max: 4 });
+/** Retention counts: small, so that trims happen. */
+const countArb = fc.integer({ min: 1, max: 3 });
+const rareCount = fc.oneof({ weight: 1, arbitrary: countArb }, { weight: 3, arbitrary: fc.constant(undefined) });
+/**
+ * keepCompleted with a count; its age 0, LARGE or the default, never tiny: a job with a count
+ * is the newest of its retention class when it completes (Env.pastFinishes), so the model
+ * knows its place among the completed jobs before its score is read.
+ */
+function withCount(keepMs: number | undefined, count: number): { count: number; ageMs?: number } {
+  return keepMs === 0 || keepMs === LARGE_MS ? { count, ageMs: keepMs } : { count };
+}
 /** The shortest leases there are (a leaseMs is at least 10). */
 const shortLeaseMs = fc.integer({ min: 10, max: 14 });
 /** Jitters: none, or any double in [0, 1] (they must survive every failure bit for bit). */
@@ -855,15 +1084,48 @@ const jobOpts: fc.Arbitrary<JobOpts> = fc.record(
     dedupWindowMs: fc.oneof(fc.constant(0), tinyMs, tinyMs, fc.constant(LARGE_MS)),
     backoff: fc.oneof(fc.constant(0), fc.tuple(tinyMs, jitterArb).map(([d, jitter]) => ({ type: 'fixed' as const, delayMs: d, jitter }))),
     lifo: fc.boolean(),
+    // rarer than the other options: a count trims the queue's finished jobs for every job
+    keepCount: rareCount,
+    deadCount: rareCount,
   },
   { requiredKeys: [] },
-).map((o) => {
+).map(({ keepCount, deadCount, ...rest }) => {
+  const o: JobOpts = rest;
   // lifo is for jobs pending now (with a delay it is a ValidationError, the fuzz test's business)
-  if (!o.lifo || (o.delayMs ?? 0) === 0) return o;
-  const { lifo: _, ...rest } = o;
-  return rest;
+  if (o.lifo && (o.delayMs ?? 0) > 0) delete o.lifo;
+  if (deadCount !== undefined) o.keepDead = { count: deadCount };
+  if (keepCount !== undefined) o.keepCompleted = withCount(o.keepCompletedMs, keepCount);
+  if (keepCount !== undefined) delete o.keepCompletedMs;
+  return o;
 });
 const addItem: fc.Arbitrary<AddItem> = fc.record({ data: jsonData, opts: fc.option(jobOpts, { nil: undefined }) }, { requiredKeys: ['data'] });
+/** A few deduplication ids (so they collide). */
+const DEDUP_IDS = ['dd:1', 'dd*2', 'dd 3'];
+/** Every mode, given or by default (throttle: a LARGE window), with keepLastIfActive or not. */
+const dedupArb = (ids: string[]): fc.Arbitrary<DedupOpts> =>
+  fc
+    .tuple(fc.constantFrom(...ids), fc.constantFrom('untilEnded', 'throttle', 'debounce', 'debounce', 'default', 'defaultTtl'), fc.boolean())
+    .map(([id, mode, keep]): DedupOpts => {
+      if (mode === 'defaultTtl') return { id, ttlMs: LARGE_MS };
+      if (mode === 'throttle') return { id, mode, ttlMs: LARGE_MS };
+      const d: DedupOpts = mode === 'default' ? { id } : { id, mode: mode as DedupMode };
+      if (keep) d.keepLastIfActive = true; // untilEnded and debounce only
+      return d;
+    });
+/** Adds with a deduplication id (no jobId: that key is the idempotency tests'). */
+const dedupItem: fc.Arbitrary<AddItem> = fc.record({
+  data: jsonData,
+  opts: fc.record(
+    {
+      deduplication: dedupArb(DEDUP_IDS),
+      delayMs: fc.oneof(fc.constant(0), tinyMs, fc.constant(LARGE_MS)),
+      priority: fc.constantFrom(0, 5, -5),
+      attempts: fc.integer({ min: 1, max: 2 }),
+      keepCompletedMs: fc.constantFrom(0, LARGE_MS),
+    },
+    { requiredKeys: ['deduplication'] },
+  ),
+});
 /** Idempotency keys whose job is soon gone (kept 0 or a tiny while) but whose window stays open (or not). */
 const idempotentItem: fc.Arbitrary<AddItem> = fc.record({
   data: jsonData,
@@ -880,10 +1142,11 @@ const idempotentItem: fc.Arbitrary<AddItem> = fc.record({
  * acting on a job someone else holds now), else into every lease ever made.
  */
 const leaseRef = fc.record({ n: fc.nat(), live: fc.boolean(), rival: fc.boolean() });
-type LeaseRef = { n: number; live: boolean; rival?: boolean; newest?: boolean };
+type LeaseRef = { n: number; live: boolean; rival?: boolean; newest?: boolean; back?: number };
 
 function pickLease(m: Model, ref: LeaseRef): Lease<Json> | undefined {
   if (ref.newest) return m.leases[m.leases.length - 1];
+  if (ref.back !== undefined) return m.leases[m.leases.length - 1 - ref.back];
   const live = m.liveLeases();
   let from = m.leases;
   if (ref.live && live.length > 0) from = live;
@@ -911,6 +1174,8 @@ abstract class Base implements Cmd {
     env.note(this.toString());
     try {
       await this.exec(env.model, env);
+      await env.nameKeptJobs();
+      await env.trimRetention();
       await env.check();
     } catch (err) {
       if (err instanceof Error) err.message = `step #${env.step} ${this.toString()}: ${err.message}\ntrace:\n  ${env.trace.slice(-12).join('\n  ')}`;
@@ -940,12 +1205,53 @@ class AddCmd extends Base {
     const q = env.q;
     // JobOptions types `backoff` as an object; a number (fixed ms) is documented and accepted.
     const items = this.items as Array<BulkJob<Json>>;
+    // an add that meets a held deduplication id and is ignored writes nothing
+    const before = !this.bulk && items[0]!.opts?.deduplication ? withoutReplayRecords(await env.snapshot(), q) : undefined;
     const results = this.bulk ? await q.addBulk(items) : [await q.add(items[0]!.data, items[0]!.opts)];
     same(results.length, this.items.length, 'one result per job');
+    if (before && results[0]!.deduplicated === 'ignored') same(withoutReplayRecords(await env.snapshot(), q), before, `an ignored add changed the queue's keys`);
     const tail: MJob[] = [];
     this.items.forEach((item, i) => {
       const r = results[i]!;
       const custom = item.opts?.jobId;
+      const dedup = item.opts?.deduplication;
+      // each job of the call in order: the ones before it are in place when it meets its id
+      if (dedup) for (const job of tail.splice(0)) m.makePending(job);
+      const h = dedup && m.holders.get(dedup.id);
+      const holder = h && m.jobs.get(h.job);
+      const running = h !== undefined && h.mode !== 'throttle' && holder?.state === 'working';
+      if (dedup && h && !(running && h.mode === 'debounce' && !dedup.keepLastIfActive)) {
+        // held: kept for the end of a running holder (keepLastIfActive); a debounce holder that
+        // waits (pending or delayed) takes this add's data and due time; otherwise ignored
+        const outcome = running && dedup.keepLastIfActive ? 'deferred' : h.mode === 'debounce' ? 'replaced' : 'ignored';
+        same(r, { id: h.job, created: false, deduplicated: outcome }, `add with deduplication id ${fmt(dedup.id)} held by ${h.job} (${h.mode}, ${holder?.state ?? 'gone'})`);
+        if (outcome === 'deferred') {
+          h.kept = item; // in place of any kept before
+          coverage.dedupDeferred += 1;
+          return;
+        }
+        const replaced = outcome === 'replaced';
+        if (!replaced) {
+          if (h.mode === 'throttle') coverage.dedupThrottled += 1;
+          else coverage.dedupIgnored += 1;
+          return;
+        }
+        coverage.dedupReplaced += 1;
+        h.kept = undefined; // an add kept while it ran before is older than this one
+        const job = holder!;
+        job.data = item.data;
+        const delayed = (item.opts?.delayMs ?? 0) > 0;
+        if (job.state === 'delayed') {
+          if (delayed) m.makeDelayed(job);
+          else m.makePending(job);
+        } else if (delayed) {
+          // pending: it waits for its new due time
+          m.unqueue(job);
+          m.makeDelayed(job);
+        }
+        return;
+      }
+      if (dedup && h) coverage.dedupAfterLease += 1;
       if (custom !== undefined) {
         same(r.id, custom, 'the id of a job with a jobId');
         const window = m.dedup.get(custom);
@@ -961,6 +1267,11 @@ class AddCmd extends Base {
         assert(r.created && !m.jobs.has(r.id) && !m.gone.has(r.id), `generated id ${r.id} is new`);
       }
       const job = m.create(r.id, custom !== undefined, item.data, item.opts);
+      if (dedup) {
+        same(r.deduplicated, undefined, `AddResult.deduplicated of ${r.id}, which took ${fmt(dedup.id)}`);
+        m.holders.set(dedup.id, { job: job.id, mode: modeOf(dedup) });
+        coverage.dedupTaken += 1;
+      }
       if ((item.opts?.delayMs ?? 0) > 0) m.makeDelayed(job);
       else if (item.opts?.lifo) {
         // at the head of its priority at once; the call's other pending jobs join the tail after the loop
@@ -988,6 +1299,8 @@ class MacroCmd extends Base {
     for (const [i, c] of this.steps.entries()) {
       env.note(`  ${this.label} ${i + 1}/${this.steps.length}: ${c.toString()}`);
       await c.execStep(m, env);
+      await env.nameKeptJobs();
+      await env.trimRetention();
       if (i < this.steps.length - 1) await env.check();
     }
   }
@@ -1039,6 +1352,8 @@ class LeaseCmd extends Base {
       same(l.leaseMs, job.leaseMs ?? this.leaseMs, `lease.leaseMs of ${job.id}`);
       const policy: Record<string, unknown> = { attempts: job.attempts, backoff: job.backoff, keepCompletedMs: job.keepMs, dedupWindowMs: job.dedupMs };
       if (job.leaseMs !== undefined) policy.leaseMs = job.leaseMs;
+      if (job.keepCount !== undefined) policy.keepCompletedCount = job.keepCount;
+      if (job.deadCount !== undefined) policy.keepDeadCount = job.deadCount;
       // toEqual tells -0 from 0 and compares doubles bit for bit: a jitter must survive every failure exactly
       same(l.job.policy, policy, `policy of leased job ${job.id} (after ${job.f} failures)`);
       if (job.f > 0 && job.backoff.jitter !== 0 && job.backoff.jitter !== DEFAULT_BACKOFF.jitter) coverage.jitterAfterFailure += 1;
@@ -1100,6 +1415,7 @@ class SettleCmd extends Base {
       await env.unchanged(`${this.kind} with a stale lease`, call, false, lease);
       return;
     }
+    if (this.kind !== 'requeue') await env.pastFinishes([job]);
     const t0 = await redisNow(obs);
     if (lease.deadline <= t0) coverage.expiredLeaseSettled += 1;
     const ok = await call();
@@ -1131,12 +1447,7 @@ function applySettle(m: Model, job: MJob, kind: SettleKind, payload: Json | unde
   const ms = delay !== 'backoff' ? delay : kind === 'nack' ? job.fixedBackoff! : 0;
   switch (kind) {
     case 'ack':
-      if (job.keepMs > 0) {
-        job.state = 'completed';
-        job.result = payload ?? undefined;
-        job.score = undefined;
-      } else m.remove(job);
-      if (job.custom && job.dedupMs > 0) m.dedup.set(job.id, undefined);
+      m.complete(job, payload ?? undefined);
       return;
     case 'nack':
       m.fail(job, String(payload), ms);
@@ -1171,6 +1482,7 @@ class AckTwiceCmd extends Base {
     if (!lease) return;
     const job = m.jobs.get(lease.job.id);
     const current = m.isCurrent(lease);
+    if (current) await env.pastFinishes([job]);
     if (this.batch) {
       if (!current) return env.unchanged('ackBatch([stale, stale])', () => env.q.ackBatch([lease, lease]), [false, false]);
       const ok = await env.q.ackBatch([lease, { lease, result: 'second' }]);
@@ -1210,6 +1522,7 @@ class AckBatchCmd extends Base {
       return ok;
     });
     const arg = picked.map(({ lease, result }) => (result ? { lease, result: `r:${lease.job.id}` } : lease));
+    await env.pastFinishes(picked.filter((_, i) => expected[i]).map(({ lease }) => m.jobs.get(lease.job.id)));
     if (!expected.some(Boolean)) return env.unchanged('ackBatch with only stale leases', () => env.q.ackBatch(arg), expected);
     const ok = await env.q.ackBatch(arg);
     same(ok, expected, 'ackBatch: true for each current lease, once per job');
@@ -1259,6 +1572,7 @@ class SweepCmd extends Base {
     return `sweep(${this.limit === undefined ? '' : `{ limit: ${this.limit} }`})`;
   }
   protected async exec(m: Model, env: Env): Promise<void> {
+    await env.pastFinishes(m.inState('working'));
     const now = await env.passHorizon();
     const limit = this.limit ?? 1000;
     const expired = pastScores(m.inState('working').map((j) => [j.id, j.deadline!]), now, 'lease deadline').slice(0, limit);
@@ -1426,26 +1740,29 @@ class ChangePriorityCmd extends Base {
   constructor(
     readonly pick: IdPick,
     readonly priority: number,
+    readonly lifo: boolean,
   ) {
     super();
   }
   toString(): string {
-    return `changePriority(${fmt(this.pick)}, ${this.priority})`;
+    return `changePriority(${fmt(this.pick)}, ${this.priority}${this.lifo ? ', { lifo: true }' : ''})`;
   }
   protected async exec(m: Model, env: Env): Promise<void> {
     const id = pickId(m, this.pick);
     const job = m.jobs.get(id);
     env.note(`  id ${fmt(id)} (${job?.state ?? 'none'}, priority ${job?.priority})`);
-    const call = (): Promise<boolean> => env.q.changePriority(id, this.priority);
-    const what = `changePriority(${fmt(id)}, ${this.priority})`;
+    const call = (): Promise<boolean> => (this.lifo ? env.q.changePriority(id, this.priority, { lifo: true }) : env.q.changePriority(id, this.priority));
+    const what = `changePriority(${fmt(id)}, ${this.priority}${this.lifo ? ', { lifo: true }' : ''})`;
     if (!job || job.state === 'completed') return env.noChange(`${what} of a job that is ${job ? 'completed' : 'not there'}`, call, false);
-    if (job.priority === this.priority) return env.noChange(`${what}: the priority it has`, call, true);
+    // lifo moves a pending job to the head even when its priority is unchanged; it is not stored for later
+    if (job.priority === this.priority && !(this.lifo && job.state === 'pending')) return env.noChange(`${what}: the priority it has`, call, true);
     same(await call(), true, `${what} of a ${job.state} job`);
     if (job.state === 'pending') {
       m.unqueue(job);
       job.priority = this.priority;
-      m.makePending(job);
+      m.makePending(job, this.lifo);
       coverage.reprioritized += 1;
+      if (this.lifo) coverage.lifoReprioritized += 1;
     } else {
       job.priority = this.priority;
       coverage.priorityKept += 1;
@@ -1488,6 +1805,7 @@ class CancelCmd extends Base {
       return;
     }
     const error = `CancelledError: job ${id} was cancelled: model`;
+    await env.pastFinishes([job]);
     m.endLease(job);
     if (outcome === 'retry') {
       m.fail(job, error, job.fixedBackoff!);
@@ -1605,6 +1923,87 @@ class ClearLogsCmd extends Base {
     same(await call(), lines - this.keep, `clearLogs(${fmt(id)}, { keep: ${this.keep} })`);
     job!.logs = this.keep === 0 ? [] : job!.logs.slice(-this.keep);
     coverage.logsCleared += 1;
+  }
+}
+
+/** removeDeduplicationKey(id): a held id is free at once (its job stays): true; none held: false, nothing written. */
+class RemoveDedupKeyCmd extends Base {
+  constructor(readonly did: string) {
+    super();
+  }
+  toString(): string {
+    return `removeDeduplicationKey(${fmt(this.did)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const call = (): Promise<boolean> => env.q.removeDeduplicationKey(this.did);
+    const h = m.holders.get(this.did);
+    if (!h) return env.noChange(`removeDeduplicationKey(${fmt(this.did)}) of an id no job holds`, call, false);
+    same(await call(), true, `removeDeduplicationKey(${fmt(this.did)}) held by ${h.job} (${h.mode})`);
+    m.holders.delete(this.did);
+    coverage.dedupKeysRemoved += 1;
+  }
+}
+
+/** getCountsPerPriority(priorities): the pending jobs of each priority (a read: nothing written). */
+class CountsPerPriorityCmd extends Base {
+  constructor(readonly priorities: number[]) {
+    super();
+  }
+  toString(): string {
+    return `getCountsPerPriority(${fmt(this.priorities)})`;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const before = withoutReplayRecords(await env.snapshot(), env.q);
+    const counts = await env.q.getCountsPerPriority(this.priorities);
+    const expected = Object.fromEntries(this.priorities.map((p) => [p, p === 0 ? m.pending.length : m.prio.filter((x) => x.p === p).length]));
+    same(counts, expected, `getCountsPerPriority(${fmt(this.priorities)})`);
+    same(withoutReplayRecords(await env.snapshot(), env.q), before, `getCountsPerPriority(): a read changed the queue's keys`);
+    coverage.countsPerPriority += 1;
+  }
+}
+
+/** getJobs([states], page): one page through the states in the order given, each in `order` (a read). */
+class GetJobsMultiCmd extends Base {
+  constructor(
+    readonly states: PageState[],
+    readonly start: number | undefined,
+    readonly size: number | undefined,
+    readonly order: 'asc' | 'desc' | undefined,
+  ) {
+    super();
+  }
+  toString(): string {
+    return `getJobs(${fmt(this.states)}, ${fmt(this.page())})`;
+  }
+  page(): JobPage {
+    const p: JobPage = {};
+    if (this.start !== undefined) p.start = this.start;
+    if (this.size !== undefined) p.end = (this.start ?? 0) + this.size;
+    if (this.order !== undefined) p.order = this.order;
+    return p;
+  }
+  protected async exec(m: Model, env: Env): Promise<void> {
+    const now = await env.passHorizon(); // no retention ends during the read
+    const page = this.page();
+    const start = page.start ?? 0;
+    const end = page.end ?? start + 99;
+    const before = withoutReplayRecords(await env.snapshot(), env.q);
+    const jobs = await env.q.getJobs(this.states, page);
+    const expected = this.states
+      .flatMap((state) => {
+        const all = env.inOrder(state).filter((j) => state !== 'completed' || j.score! > now);
+        return page.order === 'desc' ? all.reverse() : all;
+      })
+      .slice(start, end + 1);
+    const what = `getJobs(${fmt(this.states)}, ${fmt(page)})`;
+    same(
+      jobs.map((i) => i.id),
+      expected.map((j) => j.id),
+      `${what}: ids`,
+    );
+    jobs.forEach((info, i) => same(jobView(info, false), expectedView(expected[i]!, false), `${what}: job ${info.id}`));
+    same(withoutReplayRecords(await env.snapshot(), env.q), before, `${what}: a read changed the queue's keys`);
+    coverage.multiStateJobs += jobs.length;
   }
 }
 
@@ -1956,7 +2355,11 @@ const removeArb = fc.tuple(idPick, fc.constantFrom(undefined, false, true, true)
 const promoteArb = fc
   .tuple(idPick, fc.boolean())
   .map(([p, delayed]) => new PromoteCmd(delayed ? { ...p, state: 'delayed' } : p));
-const changePriorityArb = fc.tuple(idPick, priorityArb).map(([p, pr]) => new ChangePriorityCmd(p, pr));
+const changePriorityArb = fc.tuple(idPick, priorityArb, fc.boolean()).map(([p, pr, lifo]) => new ChangePriorityCmd(p, pr, lifo));
+/** lifo: mostly a pending job (it moves to the head of its priority, also an unchanged one). */
+const changePriorityLifoArb = fc
+  .tuple(idPick, fc.oneof(priorityArb, fc.constant(0)), fc.boolean())
+  .map(([p, pr, pending]) => new ChangePriorityCmd(pending ? { ...p, state: 'pending' } : p, pr, true));
 const cancelArb = fc.tuple(idPick, fc.constantFrom(undefined, 'dead' as const, 'retry' as const)).map(([p, o]) => new CancelCmd(p, o));
 const retryJobArb = idPick.map((p) => new RetryJobCmd(p));
 const updateDataArb = fc.tuple(idPick, jsonData).map(([p, d]) => new UpdateDataCmd(p, d));
@@ -2084,6 +2487,157 @@ const delayCycleArb = fc
         new LeaseCmd(count, LARGE_MS),
       ]),
   );
+/**
+ * A deduplication id's life in one step: taken by an add (leased first: priority 1000), met by
+ * a second add (ignored, or replacing the waiting debounce holder's data and due time), the
+ * queue leased, maybe met while its holder runs (debounce: a new job takes it), maybe freed
+ * by hand, the lease settled (the end frees an untilEnded or debounce id it still holds; a
+ * requeued holder waits again), and met again.
+ */
+const dedupCycleArb = fc
+  .tuple(
+    fc.array(jsonData, { minLength: 4, maxLength: 4 }),
+    fc.oneof(dedupArb(DEDUP_IDS), dedupArb(DEDUP_IDS).map((d): DedupOpts => ({ id: d.id, mode: 'debounce' }))),
+    fc.constantFrom(0, 0, LARGE_MS),
+    fc.oneof(fc.constant(0), fc.constant(0), tinyMs, fc.constant(LARGE_MS)),
+    fc.constantFrom('ack' as const, 'reject' as const, 'requeue' as const),
+    fc.constantFrom(true, true, false),
+    fc.boolean(),
+  )
+  .map(([data, dedup, firstDelay, secondDelay, settle, meetRunning, free]) => {
+    const meet = (d: Json, delayMs = 0): Base =>
+      new AddCmd([{ data: d, opts: { deduplication: dedup, priority: 1000, delayMs, attempts: 2, keepCompletedMs: LARGE_MS, ...(delayMs ? {} : { lifo: true }) } }], false);
+    return new MacroCmd('dedup', [
+      meet(data[0]!, firstDelay),
+      meet(data[1]!, secondDelay),
+      new LeaseCmd(1, LARGE_MS),
+      ...(meetRunning ? [meet(data[2]!)] : []),
+      ...(free ? [new RemoveDedupKeyCmd(dedup.id)] : []),
+      new SettleCmd(settle, { n: 0, live: false, newest: true }, 'done', 0),
+      meet(data[3]!),
+    ]);
+  });
+/**
+ * A job holding a deduplication id is leased and met (debounce: a new job takes the id), dies
+ * (its end frees the id it still holds) and is redriven: it holds nothing, and an add with the
+ * id meets the new holder, if any, or makes a new job.
+ */
+const dedupRedriveArb = fc
+  .tuple(jsonData, fc.constantFrom(...DEDUP_IDS), fc.constantFrom('untilEnded' as const, 'debounce' as const), fc.constantFrom('reject' as const, 'nack' as const))
+  .map(
+    ([data, id, mode, settle]) =>
+      new MacroCmd('dedupRedrive', [
+        new AddCmd([{ data, opts: { deduplication: { id, mode }, priority: 1000, lifo: true, attempts: 1 } }], false),
+        new LeaseCmd(1, LARGE_MS),
+        new AddCmd([{ data, opts: { deduplication: { id, mode } } }], false),
+        new SettleCmd(settle, { n: 0, live: false, newest: true }, 'no', 0),
+        new DeadCmd('retry', { picks: [{ n: 0, other: 1, last: true }] }),
+        new AddCmd([{ data, opts: { deduplication: { id, mode } } }], false),
+      ]),
+  );
+/** Jobs finished one by one (leased first: priority 1000, lifo), some with a retention count. */
+const retentionCycleArb = fc
+  .array(
+    fc.record(
+      {
+        data: jsonData,
+        ack: fc.boolean(),
+        keepCount: countArb,
+        deadCount: countArb,
+        keepMs: fc.constantFrom(0, LARGE_MS, 2 * LARGE_MS),
+        jobId: fc.constantFrom(...JOB_IDS),
+      },
+      { requiredKeys: ['data', 'ack', 'keepMs'] },
+    ),
+    { minLength: 2, maxLength: 2 },
+  )
+  .map(
+    (jobs) =>
+      new MacroCmd(
+        'retention',
+        jobs.flatMap(({ data, ack, keepCount, deadCount, keepMs, jobId }) => {
+          // a custom id keeps its idempotency window when a count removes its completed job
+          const opts: JobOpts = { priority: 1000, lifo: true, attempts: 1, ...(jobId === undefined ? {} : { jobId }) };
+          if (keepCount === undefined) opts.keepCompletedMs = keepMs;
+          else opts.keepCompleted = withCount(keepMs, keepCount);
+          if (deadCount !== undefined) opts.keepDead = { count: deadCount };
+          const newest = { n: 0, live: false, newest: true };
+          return [new AddCmd([{ data, opts }], false), new LeaseCmd(1, LARGE_MS), ack ? new SettleCmd('ack', newest, 'done', 0) : new SettleCmd('reject', newest, 'no', 0)];
+        }),
+      ),
+  );
+/**
+ * More than RETENTION_STEP jobs finish in one call (an ackBatch, or a sweep of expired
+ * leases), one of them with count 1: the call removes RETENTION_STEP of them, no more.
+ */
+const retentionBudgetArb = fc
+  .tuple(fc.integer({ min: 11, max: 13 }), fc.nat(), fc.boolean(), jsonData)
+  .map(([n, k, completed, data]) => {
+    const items: AddItem[] = Array.from({ length: n }, (_, i) => {
+      const opts: JobOpts = { priority: 1000, attempts: 1, ...(completed ? { keepCompletedMs: LARGE_MS } : { leaseMs: 10 }) };
+      if (i === k % n) {
+        if (completed) opts.keepCompleted = { count: 1, ageMs: opts.keepCompletedMs! };
+        else opts.keepDead = { count: 1 };
+        delete opts.keepCompletedMs;
+      }
+      return { data, opts };
+    });
+    return new MacroCmd(`retentionBudget-${completed ? 'completed' : 'dead'}`, [
+      new AddCmd(items, true),
+      new LeaseCmd(n, LARGE_MS),
+      completed
+        ? new AckBatchCmd(Array.from({ length: n }, (_, back) => ({ n: 0, live: false, back, result: back % 2 === 0 })))
+        : new SweepCmd(undefined),
+    ]);
+  });
+/**
+ * keepLastIfActive: adds that meet the id while its holder runs are kept (the last one), and
+ * the holder's end adds the kept one (its delay from then), which takes the id; a requeued
+ * holder waits again with the kept add; a cancelled one dies (the kept add is added).
+ */
+const dedupKeepArb = fc
+  .tuple(
+    fc.array(jsonData, { minLength: 3, maxLength: 3 }),
+    fc.constantFrom(...DEDUP_IDS),
+    fc.constantFrom('untilEnded' as const, 'debounce' as const),
+    fc.oneof(fc.constant(0), tinyMs, fc.constant(LARGE_MS)),
+    fc.boolean(),
+    fc.constantFrom('ack' as const, 'reject' as const, 'requeue' as const, 'cancel' as const),
+  )
+  .map(([data, id, mode, delayMs, twice, end]) => {
+    const deduplication: DedupOpts = { id, mode, keepLastIfActive: true };
+    const newest = { n: 0, live: false, newest: true };
+    return new MacroCmd('dedupKeep', [
+      new AddCmd([{ data: data[0]!, opts: { deduplication, priority: 1000, lifo: true, attempts: 2 } }], false),
+      new LeaseCmd(1, LARGE_MS),
+      new AddCmd([{ data: data[1]!, opts: { deduplication, delayMs } }], false),
+      ...(twice ? [new AddCmd([{ data: data[2]!, opts: { deduplication } }], false)] : []),
+      end === 'cancel' ? new CancelCmd({ state: 'newest-lease', n: 0 }, undefined) : new SettleCmd(end, newest, 'done', 0),
+    ]);
+  });
+/** One call's jobs meeting a deduplication id an earlier job of the call took (and plain jobs between them). */
+const dedupBulkArb = fc
+  .tuple(
+    dedupArb(DEDUP_IDS),
+    fc.array(fc.record({ data: jsonData, delayMs: fc.oneof(fc.constant(0), tinyMs, fc.constant(LARGE_MS)), plain: fc.boolean() }), { minLength: 2, maxLength: 5 }),
+  )
+  .map(
+    ([deduplication, items]) =>
+      new AddCmd(
+        items.map(({ data, delayMs, plain }) => (plain ? { data, opts: { delayMs } } : { data, opts: { delayMs, deduplication } })),
+        true,
+      ),
+  );
+const removeDedupArb = fc.constantFrom(...DEDUP_IDS).map((did) => new RemoveDedupKeyCmd(did));
+const countsPerPriorityArb = fc.array(priorityArb, { minLength: 1, maxLength: 4 }).map((ps) => new CountsPerPriorityCmd(ps));
+const getJobsMultiArb = fc
+  .tuple(
+    fc.shuffledSubarray([...JOB_STATES], { minLength: 2 }),
+    fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+    fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+    fc.constantFrom(undefined, 'asc' as const, 'desc' as const),
+  )
+  .map(([states, start, size, order]) => new GetJobsMultiCmd(states, start, size, order));
 /** Repeated entries weigh more: fc.commands picks among the arbitraries uniformly. */
 const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   addArb,
@@ -2092,9 +2646,10 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   idempotentItem.map((it) => new AddCmd([it], false)),
   idempotencyCycleArb,
   idempotencyCycleArb, // twice: the management commands below made the sweeps' window clean-ups rarer
+  idempotencyCycleArb, // thrice: so did the deduplication and retention commands (and counts trim completed jobs)
   jitterCycleArb,
   deadCycleArb,
-  fc.array(addItem, { minLength: 1, maxLength: 5 }).map((items) => new AddCmd(items, true)),
+  fc.array(fc.oneof({ weight: 3, arbitrary: addItem }, { weight: 1, arbitrary: dedupItem }), { minLength: 1, maxLength: 5 }).map((items) => new AddCmd(items, true)),
   leaseArb,
   leaseArb,
   leaseArb,
@@ -2128,6 +2683,7 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   promoteArb,
   changePriorityArb,
   changePriorityArb,
+  changePriorityLifoArb,
   fc.constant(new DrainCmd()),
   cleanArb,
   getJobsArb,
@@ -2143,6 +2699,16 @@ const commandArbs: Array<fc.Arbitrary<Cmd>> = [
   changeDelayArb,
   clearLogsArb,
   cancelCycleArb,
+  dedupItem.map((it) => new AddCmd([it], false)),
+  dedupCycleArb,
+  dedupRedriveArb,
+  dedupKeepArb,
+  dedupBulkArb,
+  removeDedupArb,
+  retentionCycleArb,
+  retentionBudgetArb,
+  countsPerPriorityArb,
+  getJobsMultiArb,
 ];
 
 // ---- the properties --------------------------------------------------------------------
