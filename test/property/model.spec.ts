@@ -477,7 +477,7 @@ function pastScores(pairs: Pairs, now: number, what: string): Pairs {
  * What the runs exercised, summed over the whole property. The common transitions must have
  * happened (asserted at the end); the rarer ones (RARE) are only logged.
  */
-const RARE = new Set(['cancelledWaiting', 'dataUpdated', 'delayChanged', 'retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome', 'countTrimCapped']);
+const RARE = new Set(['cancelledWaiting', 'dataUpdated', 'delayChanged', 'retriedDead', 'purgedDead', 'pausedLeases', 'rivalRefused', 'leasedRefused', 'forceRemoved', 'cleanedDead', 'linesTrimmed', 'cleanedSome', 'countTrimCapped', 'expiredLeaseSettled']);
 const coverage = {
   leased: 0,
   acked: 0,

@@ -53,7 +53,9 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
 
   /**
    * The id of the job that holds deduplication id `id` (JobOptions.deduplication), or null
-   * when none does: never taken, its throttle window over, its job ended or removed.
+   * when none does: never taken; in mode 'throttle' its window over (it holds the id for the
+   * window whatever its job does, also once removed); in the other modes its job ended or
+   * was removed.
    */
   getDeduplicationJobId(id: string): Promise<string | null> {
     return this.parts.producer.getDeduplicationJobId(id);
