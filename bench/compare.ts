@@ -91,7 +91,9 @@ export function compareSection(meta: RunMeta, r: BenchResults): string[] {
       `two builds take turns, each with its own queue: twenty turns each of N/20 adds per rep (bench/scenarios/add-turns.ts), ` +
       `ten turns each per rep for processing, each with its own worker, of N/10 jobs at c=1 and more where jobs go faster (4× at c=10, 6× at c=50, 8× for BatchWorker: a turn lasts a few hundred ms) ` +
       `(bench/scenarios/process-turns.ts), turns of 0.5 s at a steady rate for latency (bench/scenarios/latency.ts), ` +
-      `whose tail is each turn's p99, median over the turns; backlogs drain by drain, X Y then Y X ` +
+      `whose tail is each turn's p99, median over the turns; before each turn a full GC, then a few jobs (adds) of that build ` +
+      `unmeasured, which compile again the code the GC dropped; the ref build also runs alone, unrecorded, wherever the ` +
+      `working tree's does, so that both come to their turns with the same history; backlogs drain by drain, X Y then Y X ` +
       `(bench/scenarios/backlog.ts). "change" is, for adds, processing and the latency tail, the median of the ratios working tree / ref ` +
       `of each pair of neighbouring turns, <sub>first–third quartile</sub>, and for the other figures the median of the ` +
       `per-rep ratios, <sub>min–max</sub>; signed so that a positive change is better; a figure more than ${WORSE_LIMIT * 100} % ` +

@@ -18,6 +18,8 @@ import { cpuUs, gc, payloads, turnOrder, type ScenarioContext } from './kit.js';
 
 /** Turns per build and way of adding. */
 const TURNS = 20;
+/** Single adds each build makes unmeasured after the GC that precedes each of its turns. */
+const REWARM_ADDS = 50;
 /**
  * Batches add this many times N in turns: N/20 jobs are one batch call of about 10 ms, and
  * single calls that short spread over ±10 % with the same build on both sides.
@@ -54,7 +56,12 @@ export async function addInTurns(ctx: ScenarioContext, names: RelqName[], phase:
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
   for (let t = 0; t < TURNS; t++) {
     for (const side of turnOrder(sides, t)) {
-      gc(); // the other build's garbage is collected before, not charged to this turn
+      // The other build's garbage is collected before, not charged to this turn; a full GC also
+      // drops optimized code, which a few unmeasured adds compile again (process-turns.ts)
+      gc();
+      const rewarm = payloads(phase === 'addOne' ? REWARM_ADDS : cfg.addBatch, -(t + 2) * cfg.addBatch);
+      if (phase === 'addOne') for (const j of rewarm) await side.producer.add(j);
+      else await side.producer.addBatch(rewarm);
       const s0 = await snapshot(admin);
       const c0 = cpuUs();
       const t0 = performance.now();

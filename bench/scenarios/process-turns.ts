@@ -58,7 +58,7 @@ export async function processInTurns(
   const perTurn = Math.ceil((cfg.n * (TURN_SCALE[phase] ?? 1)) / TURNS);
   const warmup = Math.min(perTurn, 1000);
   // every turn's overflow (jobs leased before the pause: about 500 in batch mode) is processed unmeasured
-  const total = warmup + perTurn * TURNS + (TURNS + 1) * 2000;
+  const total = warmup + Math.ceil(perTurn * 1.1) * TURNS + (2 * TURNS + 1) * 2000;
   const metric = phase.replace('proc', 'procTurns');
   const sides: Side[] = [];
   for (const name of names) {
@@ -92,8 +92,6 @@ export async function processInTurns(
       const stuck = (c: unknown) => reject(new Error(`${phase} ${side.name}: ${side.done} of ${at} jobs done after ${TURN_TIMEOUT_MS} ms (counts ${JSON.stringify(c)})`));
       timer = setTimeout(() => void side.queue.counts().then(stuck, stuck), TURN_TIMEOUT_MS);
     });
-    // the other build's garbage is collected before, not charged to this turn
-    if (measured) gc();
     const s0 = measured ? await snapshot(admin) : undefined;
     const c0 = cpuUs();
     const t0 = performance.now();
@@ -118,8 +116,16 @@ export async function processInTurns(
   gc();
   await rec.quiet();
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
+  const rewarm = Math.ceil(perTurn / 10);
   for (let t = 0; t < TURNS; t++) {
-    for (const side of turnOrder(sides, t)) await turn(side, perTurn, true);
+    for (const side of turnOrder(sides, t)) {
+      // The other build's garbage is collected before, not charged to this turn; a full GC
+      // also drops optimized code (V8: dependencies on weak objects), which a short unmeasured
+      // turn compiles again, so that the measured turn runs what the other build's ran
+      gc();
+      await turn(side, rewarm, false);
+      await turn(side, perTurn, true);
+    }
   }
   for (const mark of marks) mark();
   for (const side of sides) {
