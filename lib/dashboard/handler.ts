@@ -7,6 +7,7 @@ import { asset } from './assets.js';
 import { HttpError, publicMessage, readAction, send, sendJson } from './http.js';
 import { resolveDashboardOptions, type DashboardOptions, type ResolvedDashboardOptions } from './options.js';
 import { ThroughputRecorder } from './throughput.js';
+import type { Queue } from '../core/queue/queue.js';
 
 /** A request handler for node:http, Express or any framework that hands over `req` and `res`. */
 export interface DashboardHandler {
@@ -21,18 +22,38 @@ export interface DashboardHandler {
  * each queue's events for the throughput chart.
  */
 export function createDashboard(options: DashboardOptions): DashboardHandler {
-  const o = resolveDashboardOptions(options);
+  return openDashboard(resolveDashboardOptions(options)).handler;
+}
+
+/** A dashboard whose list of queues changes while it runs (the Nest module's follows the app's). @internal */
+export interface LiveDashboard {
+  handler: DashboardHandler;
+  /** Shows `queue` (last on the overview) from now on. */
+  watch(queue: Queue<unknown, unknown>): void;
+  /** Stops showing the queue named `name`, and listening to its events. */
+  unwatch(name: string): void;
+}
+
+/** The dashboard of options already checked. @internal */
+export function openDashboard(o: ResolvedDashboardOptions): LiveDashboard {
   const notice = accessNotice(o);
   if (notice) o.warn(notice);
-  const watched = new Map<string, Watched>(
-    [...o.queues].map(([name, queue]) => [name, { queue, recorder: new ThroughputRecorder(queue, o.intervalMs, o.points) }]),
-  );
+  const watched = new Map<string, Watched>();
+  const watch = (queue: Queue<unknown, unknown>): void => {
+    if (!watched.has(queue.name)) watched.set(queue.name, { queue, recorder: new ThroughputRecorder(queue, o.intervalMs, o.points) });
+  };
+  for (const queue of o.queues.values()) watch(queue);
   const handler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void => {
     void serve(o, watched, req, res, next).catch((err: unknown) => answerError(res, err));
   };
-  return Object.assign(handler, {
-    close: () => watched.forEach((w) => w.recorder.stop()),
-  });
+  return {
+    handler: Object.assign(handler, { close: () => watched.forEach((w) => w.recorder.stop()) }),
+    watch,
+    unwatch(name) {
+      watched.get(name)?.recorder.stop();
+      watched.delete(name);
+    },
+  };
 }
 
 async function serve(

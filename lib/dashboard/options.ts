@@ -89,10 +89,11 @@ export interface ResolvedDashboardOptions {
 // A DNS name (no port, no scheme), optionally with a leading '.' for its subdomains too.
 const HOST_NAME = /^\.?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
-/** Checks the options before anything subscribes or listens. @internal */
-export function resolveDashboardOptions(o: DashboardOptions): ResolvedDashboardOptions {
+/** Checks the options before anything subscribes or listens (`mayBeEmpty`: no queue yet). @internal */
+export function resolveDashboardOptions(o: DashboardOptions, { mayBeEmpty = false } = {}): ResolvedDashboardOptions {
   assertOptions('dashboard options', o, DASHBOARD_OPTION_KEYS);
-  if (!Array.isArray(o.queues) || o.queues.length === 0) throw new ValidationError('queues', 'must be a non-empty array of Queue objects');
+  // Empty only for a dashboard that follows an app whose queues come at run time.
+  if (!Array.isArray(o.queues) || (o.queues.length === 0 && !mayBeEmpty)) throw new ValidationError('queues', 'must be a non-empty array of Queue objects');
   const queues = new Map<string, Queue<unknown, unknown>>();
   for (const q of o.queues) {
     assertQueueName(q?.name, 'queues[].name');

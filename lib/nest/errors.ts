@@ -27,3 +27,14 @@ export function validating<T>(where: string, check: () => T): T {
     throw err;
   }
 }
+
+/**
+ * `QueueRegistry.addQueue()` of a name the app already has, or `addProcessor()` on a queue
+ * that already has its processor: nothing was created. A caller that provisions queues more
+ * than once (per tenant, on every request) may check `hasQueue(name)` first, or catch this.
+ */
+export class AlreadyRegisteredError extends RelqConfigError {
+  constructor(message: string) {
+    super(message);
+  }
+}

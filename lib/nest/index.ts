@@ -32,7 +32,7 @@ export type {
   ProcessMethod,
 } from './processors/process.decorator.js';
 export { getNamedQueueToken, getQueueOptionsToken, getQueueToken, RELQ_MODULE_OPTIONS } from './relq.constants.js';
-export { RelqConfigError } from './errors.js';
+export { AlreadyRegisteredError, RelqConfigError } from './errors.js';
 export { QueueHealthIndicator } from './health/queue-health.indicator.js';
 export type { QueueHealthDetails, QueueHealthIndicatorResult } from './health/queue-health.indicator.js';
 export { QueueHealthService } from './health/queue-health.service.js';

@@ -264,3 +264,74 @@ export function timedOut(what: string, ms: number): string {
 
 /** The message of anything thrown; never throws (lib/core/thrown.ts). */
 export const textOf = messageOf;
+
+// ---- queues made at run time (QueueRegistry.addQueue / addProcessor / removeQueue) -------------
+
+export function addQueueWhere(name: unknown): string {
+  return `addQueue(${typeof name === 'string' ? `'${name}'` : '…'})`;
+}
+
+export function addProcessorWhere(queueName: string, className: string): string {
+  return `addProcessor('${queueName}') ${className}`;
+}
+
+export function addListenerWhere(queueName: string, className: string): string {
+  return `addQueueListener('${queueName}') ${className}`;
+}
+
+export function queueTaken(name: string): string {
+  return `addQueue('${name}'): a queue '${name}' is already registered in this app; remove it first, or look it up with getQueue('${name}')`;
+}
+
+export function processorTaken(queueName: string, existing: string): string {
+  return (
+    `addProcessor('${queueName}'): the queue already has its processor, ${existing}; ` +
+    `a queue takes one (its lease loop routes every job name): removeQueue('${queueName}') and add it again to change it`
+  );
+}
+
+export function notAddedAtRunTime(call: string, queueName: string): string {
+  return (
+    `${call}: queue '${queueName}' was registered with QueueModule.registerQueue, not added with addQueue(); ` +
+    'only queues added at run time take processors and listeners at run time and can be removed'
+  );
+}
+
+export function optionsObjectNeeded(where: string, value: string): string {
+  return `${where}: options must be an object, got ${value}`;
+}
+
+export function nameInOptions(where: string, given: string): string {
+  return `${where}: the options name the queue '${given}'; the name is addQueue's first argument, leave it out of the options`;
+}
+
+export function handlerNeeded(where: string, value: string): string {
+  return `${where}: give a function (job) => result, or an instance of a class with @Process() methods (or extending WorkerHost); got ${value}`;
+}
+
+export function decoratedClassGiven(where: string, className: string, decorator: string): string {
+  return (
+    `${where}: ${className} has ${decorator}, which declares it for discovery at startup; ` +
+    `an instance added at run time is an undecorated class (its options are the call's)`
+  );
+}
+
+export function scopeAtRunTime(where: string): string {
+  return `${where}: scope and durable are for providers Nest resolves; a processor added at run time is the instance given`;
+}
+
+export function scheduledAtRunTime(where: string, queueName: string): string {
+  return `${where}: @Scheduled() is read at startup; give the schedulers in addQueue('${queueName}', { schedulers })`;
+}
+
+export function appClosing(call: string): string {
+  return `${call}: the app is shutting down`;
+}
+
+export function watcherThrew(type: string, queueName: string, error: string): string {
+  return `a QueueRegistry.watchQueues() listener threw on queue '${queueName}' ${type}: ${error}`;
+}
+
+export function runtimeNotReady(): string {
+  return 'queues are added at run time once the app has made its providers (from onModuleInit on), not in a constructor';
+}

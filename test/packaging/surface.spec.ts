@@ -36,7 +36,7 @@ const PROMISED: Record<string, string[]> = {
     'functionLibraryStatus', 'listQueues', 'loadFunctionLibrary',
   ],
   './nest': [
-    'BatchOutcome', 'BatchProcessDecorator', 'BatchProcessMethod', 'BatchProcessOptions', 'BatchProcessOptionsArg', 'BatchProcessResult',
+    'AlreadyRegisteredError', 'BatchOutcome', 'BatchProcessDecorator', 'BatchProcessMethod', 'BatchProcessOptions', 'BatchProcessOptionsArg', 'BatchProcessResult',
     'CancelledError', 'ClosedError', 'ExclusiveOptions', 'FactoryFunction', 'FactoryInject', 'HandlerStatus', 'HealthOptions', 'HealthThresholds',
     'InjectNamedQueue', 'InjectQueue', 'Job', 'JobDataOf', 'JobInfo', 'JobMap', 'JobName', 'JobOptions', 'JobResultOf', 'JobSpec', 'JobState',
     'LeaseLostError', 'LeasedJob', 'NamedBulkJob', 'NamedJob', 'NamedJobOptions', 'NamedProcessDecorator', 'NamedProcessMethod', 'NamedQueue',

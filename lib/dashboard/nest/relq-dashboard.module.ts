@@ -14,9 +14,9 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { RelqConfigError } from '../../nest/errors.js';
 import { LOG_CONTEXT } from '../../nest/relq.constants.js';
 import { QueueRegistry } from '../../nest/queues/queue.registry.js';
-import { createDashboard, type DashboardHandler } from '../handler.js';
+import { openDashboard, type DashboardHandler } from '../handler.js';
 import { assertOptions } from '../../core/validate.js';
-import { DASHBOARD_OPTION_KEYS, normalizeBasePath } from '../options.js';
+import { DASHBOARD_OPTION_KEYS, normalizeBasePath, resolveDashboardOptions } from '../options.js';
 import { RELQ_DASHBOARD_OPTIONS, type RelqDashboardModuleAsyncOptions, type RelqDashboardModuleOptions } from './dashboard-module-options.js';
 
 // createDashboard's own, but the path for basePath, names for queues and the app's log for onWarning
@@ -31,13 +31,15 @@ const ADAPTERS: ReadonlyArray<string> = ['express', 'fastify'];
 
 /**
  * Mounts the dashboard (lib/dashboard/handler.ts) as a middleware on the app's Express or
- * Fastify adapter at `path`, showing the queues registered with `QueueModule.registerQueue`.
- * Needs `QueueModule.forRoot`. The handler is made at bootstrap, once every queue is
- * registered, and closed with the app.
+ * Fastify adapter at `path`, showing the queues registered with `QueueModule.registerQueue`
+ * and, unless `queues` lists its own, those added and removed at run time
+ * (`QueueRegistry.addQueue`). Needs `QueueModule.forRoot`. The handler is made at bootstrap,
+ * once every declared queue is registered, and closed with the app.
  */
 @Module({})
 export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, OnModuleDestroy {
   private handler: DashboardHandler | undefined;
+  private unwatchRegistry: (() => void) | undefined;
   private readonly logger = new Logger(LOG_CONTEXT);
 
   constructor(
@@ -76,15 +78,25 @@ export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, 
       throw new RelqConfigError(`RelqDashboardModule mounts on Express or Fastify; this app runs on '${adapter.getType()}'`);
     }
     const { path, queues, ...rest } = this.options;
-    this.handler = createDashboard({
+    const options = {
       ...rest,
       queues: (queues ?? this.registry.getQueueNames()).map((name) => this.registry.getQueue(name)),
       basePath: path,
-      onWarning: (message) => this.logger.warn(message),
-    });
+      onWarning: (message: string) => this.logger.warn(message),
+    };
+    // Without a list of its own it shows the app's queues, those added at run time too.
+    const dashboard = openDashboard(resolveDashboardOptions(options, { mayBeEmpty: queues === undefined }));
+    this.handler = dashboard.handler;
+    if (queues === undefined) {
+      this.unwatchRegistry = this.registry.watchQueues((change) =>
+        change.type === 'added' ? dashboard.watch(change.queue) : dashboard.unwatch(change.queue.name),
+      );
+    }
   }
 
   onModuleDestroy(): void {
+    this.unwatchRegistry?.();
+    this.unwatchRegistry = undefined;
     this.handler?.close();
     this.handler = undefined;
   }

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import { ContextIdFactory, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { ProcessorMetadata } from '../processors/processor.decorator.js';
-import type { QueueEventsListenerMetadata } from '../events/queue-events-listener.decorator.js';
 import { RelqConfigError, validating } from '../errors.js';
 import { resolveHandlerOptions } from '../processors/handler-options.js';
 import { checkProcessorOptions, PROCESSOR_EVENT_TYPES, resolveWorkerSettings, type ProcessorOptions } from '../processors/processor-options.js';
@@ -53,17 +52,18 @@ export class ProcessorExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getProviders()) {
       const cls = classOf(wrapper);
       const meta = cls && this.metadata.getQueueEventsListenerMetadata(cls);
-      if (cls && meta && !this.skipsOverridden(cls, meta.queueName)) defs.push(this.defineQueueListener(wrapper, cls, meta));
+      if (!cls || !meta || this.skipsOverridden(cls, meta.queueName)) continue;
+      const where = msg.listenerWhere(meta.queueName, cls.name || 'anonymous class');
+      defs.push(this.defineQueueListener(cls, meta.queueName, where, () => this.instanceSource(wrapper, cls)));
     }
     return defs;
   }
 
-  private defineQueueListener(wrapper: InstanceWrapper, cls: Type, meta: QueueEventsListenerMetadata): QueueListenerDefinition {
+  private defineQueueListener(cls: Type, queueName: string, where: string, instances: () => InstanceSource): QueueListenerDefinition {
     const className = cls.name || 'anonymous class';
-    const where = msg.listenerWhere(meta.queueName, className);
-    const entry = this.registry.getEntry(meta.queueName);
+    const entry = this.registry.getEntry(queueName);
     if (!entry) {
-      throw new RelqConfigError(msg.processorQueueNotRegistered(where, meta.queueName, className, this.registry.getQueueNames()));
+      throw new RelqConfigError(msg.processorQueueNotRegistered(where, queueName, className, this.registry.getQueueNames()));
     }
     const methods: QueueListenerDefinition['methods'] = [];
     const proto = cls.prototype as Record<string, unknown>;
@@ -80,8 +80,8 @@ export class ProcessorExplorer implements OnModuleInit {
     }
     if (methods.length === 0) throw new RelqConfigError(msg.noQueueEventMethod(where));
     // A warning, not an error: other processes may publish the queue's events.
-    if (entry.options.engine.events === false) this.logger.warn(msg.listenerOnSilentQueue(where, meta.queueName));
-    return { className, queueName: meta.queueName, methods, instances: this.instanceSource(wrapper, cls, className) };
+    if (entry.options.engine.events === false) this.logger.warn(msg.listenerOnSilentQueue(where, queueName));
+    return { className, queueName, methods, instances: instances() };
   }
 
   private explore(): ProcessorDefinition[] {
@@ -91,13 +91,63 @@ export class ProcessorExplorer implements OnModuleInit {
       const cls = classOf(wrapper);
       const meta = cls && this.metadata.getProcessorMetadata(cls);
       if (!cls || !meta || this.skipsOverridden(cls, meta.queueName)) continue;
-      const def = this.define(wrapper, cls, meta);
+      const where = msg.processorWhere(meta.queueName, cls.name || 'anonymous class');
+      const def = this.define(cls, meta, where, () => this.instanceSource(wrapper, cls));
       const other = byQueue.get(def.queueName);
       if (other !== undefined) throw new RelqConfigError(msg.twoProcessors(def.queueName, other, def.className));
       byQueue.set(def.queueName, def.className);
       defs.push(def);
     }
     return defs;
+  }
+
+  /**
+   * The definition of a processor added at run time (`QueueRegistry.addProcessor`), checked as
+   * a discovered `@Processor()` class is: a function is the default handler of a `WorkerHost`
+   * made around it; an instance's class is scanned for `@Process()` and `@OnWorkerEvent()`.
+   */
+  defineRuntimeProcessor(queueName: string, target: unknown, options: unknown): ProcessorDefinition {
+    let instance: object;
+    if (typeof target === 'function') {
+      const handler = target as (job: unknown) => unknown;
+      const Handler = class extends WorkerHost {
+        process(job: unknown): unknown {
+          return handler(job);
+        }
+      };
+      Object.defineProperty(Handler, 'name', { value: handler.name || 'handler' });
+      instance = new Handler();
+    } else if (target !== null && typeof target === 'object') {
+      instance = target;
+    } else {
+      throw new RelqConfigError(msg.handlerNeeded(msg.addProcessorWhere(queueName, '…'), typeof target));
+    }
+    const cls = instance.constructor as Type;
+    const where = msg.addProcessorWhere(queueName, cls.name || 'anonymous class');
+    this.refuseDecorated(cls, where);
+    if (options !== undefined && options !== null && typeof options === 'object' && ('scope' in options || 'durable' in options)) {
+      throw new RelqConfigError(msg.scopeAtRunTime(where));
+    }
+    const def = this.define(cls, { queueName, options: (options ?? {}) as ProcessorOptions }, where, () => ({ get: () => Promise.resolve(instance) }));
+    if (def.schedulers) throw new RelqConfigError(msg.scheduledAtRunTime(where, queueName));
+    return def;
+  }
+
+  /** The definition of a queue-events listener added at run time (`QueueRegistry.addQueueListener`). */
+  defineRuntimeListener(queueName: string, instance: unknown): QueueListenerDefinition {
+    if (instance === null || typeof instance !== 'object') {
+      throw new RelqConfigError(msg.handlerNeeded(msg.addListenerWhere(queueName, '…'), typeof instance));
+    }
+    const cls = instance.constructor as Type;
+    const where = msg.addListenerWhere(queueName, cls.name || 'anonymous class');
+    this.refuseDecorated(cls, where);
+    return this.defineQueueListener(cls, queueName, where, () => ({ get: () => Promise.resolve(instance) }));
+  }
+
+  private refuseDecorated(cls: Type, where: string): void {
+    const className = cls.name || 'anonymous class';
+    if (this.metadata.getProcessorMetadata(cls)) throw new RelqConfigError(msg.decoratedClassGiven(where, className, '@Processor()'));
+    if (this.metadata.getQueueEventsListenerMetadata(cls)) throw new RelqConfigError(msg.decoratedClassGiven(where, className, '@QueueEventsListener()'));
   }
 
   /**
@@ -120,9 +170,8 @@ export class ProcessorExplorer implements OnModuleInit {
     }
   }
 
-  private define(wrapper: InstanceWrapper, cls: Type, meta: ProcessorMetadata): ProcessorDefinition {
+  private define(cls: Type, meta: ProcessorMetadata, where: string, instances: () => InstanceSource): ProcessorDefinition {
     const className = cls.name || 'anonymous class';
-    const where = msg.processorWhere(meta.queueName, className);
     const entry = this.registry.getEntry(meta.queueName);
     if (!entry) {
       throw new RelqConfigError(msg.processorQueueNotRegistered(where, meta.queueName, className, this.registry.getQueueNames()));
@@ -144,7 +193,7 @@ export class ProcessorExplorer implements OnModuleInit {
       entry.options.processorDefaults,
       this.options.drainTimeoutMs,
     );
-    const def: ProcessorDefinition = { className, queueName: meta.queueName, settings, handlers, listeners, instances: this.instanceSource(wrapper, cls, className) };
+    const def: ProcessorDefinition = { className, queueName: meta.queueName, settings, handlers, listeners, instances: instances() };
     const proto = cls.prototype as Record<string, Function>;
     const schedulers = handlers.flatMap((h) => scheduledOn(proto[h.methodName]!, h.jobName));
     if (schedulers.length) def.schedulers = validating(where, () => checkSchedulers('@Scheduled()', schedulers));
@@ -188,7 +237,7 @@ export class ProcessorExplorer implements OnModuleInit {
     return { handlers, listeners };
   }
 
-  private instanceSource(wrapper: InstanceWrapper, cls: Type, className: string): InstanceSource {
+  private instanceSource(wrapper: InstanceWrapper, cls: Type): InstanceSource {
     if (!wrapper.isDependencyTreeStatic()) {
       // Request-scoped or durable: a fresh instance (and REQUEST = the job) per call.
       const moduleRef = this.moduleRef;
@@ -201,7 +250,7 @@ export class ProcessorExplorer implements OnModuleInit {
       };
     }
     const instance = wrapper.instance as object | undefined | null;
-    if (!instance) throw new RelqConfigError(msg.noInstance(className));
+    if (!instance) throw new RelqConfigError(msg.noInstance(cls.name || 'anonymous class'));
     return { get: () => Promise.resolve(instance) };
   }
 }

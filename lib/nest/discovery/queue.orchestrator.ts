@@ -15,7 +15,8 @@ import { LOG_CONTEXT, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
 import { ProcessorRunner } from '../processors/processor-runner.js';
 import { QueueListener, type QueueListenerDefinition } from '../events/queue-listener.js';
-import { QueueRegistry } from '../queues/queue.registry.js';
+import { QueueRegistry, type RegisteredQueue } from '../queues/queue.registry.js';
+import { RelqConfigError } from '../errors.js';
 import { QueueSweeper } from '../sweeper/queue-sweeper.js';
 import { QueueSchedulers } from '../schedulers/queue-schedulers.js';
 import { RelqConnection } from '../queues/relq-connection.js';
@@ -39,15 +40,17 @@ const REOPEN_RETRY_MAX_MS = 5000;
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(LOG_CONTEXT);
-  private readonly reopenTimers = new Set<NodeJS.Timeout>();
+  private readonly reopenTimers = new Map<NodeJS.Timeout, string>();
   // Nest may call a hook twice on one context (init() and listen(), say): each runs once.
   private opened = false;
   private bootstrapped = false;
   private stopping: Promise<void> | undefined;
   private shutDown = false;
-  private readonly schedulers: QueueSchedulers[] = [];
+  private readonly schedulers = new Map<string, QueueSchedulers>();
   private readonly declared = new Map<string, ProcessorDefinition['schedulers']>();
   private readonly queueListeners: QueueListener[] = [];
+  /** Queues removeQueue() is stopping: their reopen retries end. */
+  private readonly removed = new WeakSet<Queue<unknown, unknown>>();
 
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
@@ -59,9 +62,13 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   addProcessors(defs: ProcessorDefinition[]): void {
     for (const def of defs) {
       if (def.schedulers) this.declared.set(def.queueName, def.schedulers);
-      const stallMs = this.options.health.loopStallMs ?? defaultLoopStallMs(def.settings.blockMs);
-      this.registry.addRunner(new ProcessorRunner(def, this.registry.getQueue(def.queueName), this.logger, stallMs));
+      this.registry.addRunner(this.runnerOf(def));
     }
+  }
+
+  private runnerOf(def: ProcessorDefinition): ProcessorRunner {
+    const stallMs = this.options.health.loopStallMs ?? defaultLoopStallMs(def.settings.blockMs);
+    return new ProcessorRunner(def, this.registry.getQueue(def.queueName), this.logger, stallMs);
   }
 
   /** Called by the explorer with every discovered `@QueueEventsListener()` class; starts nothing. */
@@ -82,24 +89,89 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     // Listeners first: the jobs the schedulers queue, the sweepers' first promotions and the
     // loops' first leases are heard from the start (scripts publish only while one listens).
     await Promise.all(this.queueListeners.map((l) => l.start()));
-    for (const { queue, options } of this.registry.getEntries()) {
-      const runner = this.registry.getRunners().find((r) => r.def.queueName === queue.name);
-      const sweeper = new QueueSweeper(queue, options.sweeper, this.logger, runner && ((ids) => runner.stalled(ids)));
-      this.registry.addSweeper(sweeper);
-      sweeper.start();
-    }
-    for (const { queue, options } of this.registry.getEntries()) {
-      const declared = [...options.schedulers, ...(this.declared.get(queue.name) ?? [])];
-      const s = new QueueSchedulers(queue, declared, options.schedulerOptions, this.logger);
-      this.schedulers.push(s);
-      await s.start();
-    }
+    for (const entry of this.registry.getEntries()) this.startSweeper(entry);
+    for (const entry of this.registry.getEntries()) await this.startSchedulers(entry);
     const runners = this.registry.getRunners();
     if (!this.options.workersEnabled) {
       if (runners.length) this.logger.log(msg.loopsNotStarted(runners.length));
       return;
     }
     await Promise.all(runners.map((r) => r.start()));
+  }
+
+  /** One sweeper per queue (also for a queue added while bootstrap runs). */
+  private startSweeper({ queue, options }: RegisteredQueue): void {
+    if (this.registry.getSweeper(queue.name)) return;
+    // The processor is looked up at each sweep: one added at run time hears its 'stalled' too.
+    const stalled = (ids: string[]) => this.registry.getRunners().find((r) => r.def.queueName === queue.name)?.stalled(ids);
+    const sweeper = new QueueSweeper(queue, options.sweeper, this.logger, stalled);
+    this.registry.addSweeper(sweeper);
+    sweeper.start();
+  }
+
+  private async startSchedulers({ queue, options }: RegisteredQueue): Promise<void> {
+    if (this.schedulers.has(queue.name)) return;
+    const declared = [...options.schedulers, ...(this.declared.get(queue.name) ?? [])];
+    const s = new QueueSchedulers(queue, declared, options.schedulerOptions, this.logger);
+    this.schedulers.set(queue.name, s);
+    await s.start();
+  }
+
+  // ---- queues made at run time (QueueRegistry.addQueue, addProcessor, removeQueue) ----------
+
+  /** Refuses what would start after shutdown began (it would be left running). */
+  assertRunning(call: string): void {
+    if (this.stopping || this.shutDown) throw new RelqConfigError(msg.appClosing(call));
+  }
+
+  /**
+   * Starts what a queue added at run time needs, as bootstrap does for the declared ones: its
+   * reopen (closeOnShutdown), sweeper and schedulers. Before bootstrap, bootstrap starts them.
+   */
+  async startQueue(name: string): Promise<void> {
+    const entry = this.registry.getEntry(name)!;
+    if (this.opened && entry.options.closeOnShutdown) await this.reopen(entry.queue, 0);
+    if (!this.bootstrapped) return;
+    this.startSweeper(entry);
+    await this.startSchedulers(entry);
+  }
+
+  /** A processor added at run time: its loop starts now, or at bootstrap (unless workers are disabled). */
+  async addRuntimeProcessor(def: ProcessorDefinition): Promise<void> {
+    const runner = this.runnerOf(def);
+    this.registry.addRunner(runner);
+    if (this.bootstrapped && this.options.workersEnabled) await runner.start();
+  }
+
+  /** A queue-events listener added at run time: it subscribes now, or at bootstrap. */
+  async addRuntimeListener(def: QueueListenerDefinition): Promise<void> {
+    const listener = new QueueListener(def, this.registry.getQueue(def.queueName), this.logger);
+    this.queueListeners.push(listener);
+    if (this.bootstrapped) await listener.start();
+  }
+
+  /**
+   * Stops one queue as shutdown stops them all (loop drained for up to `drainTimeoutMs`,
+   * sweeper, schedulers, then listeners; closeQueue() when closeOnShutdown), then the registry
+   * forgets it and closes its Queue.
+   */
+  async removeQueue(name: string, drainTimeoutMs: number | undefined): Promise<void> {
+    const entry = this.registry.getEntry(name)!;
+    this.removed.add(entry.queue);
+    const runners = this.registry.getRunners().filter((r) => r.def.queueName === name);
+    const schedulers = this.schedulers.get(name);
+    await Promise.all([...runners.map((r) => r.stop(drainTimeoutMs)), this.registry.getSweeper(name)?.stop(), schedulers?.stop()]);
+    const listeners = this.queueListeners.filter((l) => l.def.queueName === name);
+    await Promise.all(listeners.map((l) => l.stop(drainTimeoutMs ?? this.options.drainTimeoutMs)));
+    for (const [t, queueName] of this.reopenTimers) {
+      if (queueName !== name) continue;
+      clearTimeout(t);
+      this.reopenTimers.delete(t);
+    }
+    if (entry.options.closeOnShutdown) await this.closeQueue(entry.queue);
+    this.schedulers.delete(name);
+    for (const l of listeners) this.queueListeners.splice(this.queueListeners.indexOf(l), 1);
+    await this.registry.forgetQueue(name);
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -117,10 +189,10 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   private async stopAll(): Promise<void> {
-    for (const t of this.reopenTimers) clearTimeout(t);
+    for (const t of this.reopenTimers.keys()) clearTimeout(t);
     this.reopenTimers.clear();
     // 1. No more leases; running handlers drain (they may still add jobs, also to full queues).
-    await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop()), ...this.schedulers.map((s) => s.stop())]);
+    await Promise.all([...this.registry.getRunners().map((r) => r.stop()), ...this.registry.getQueueSweepers().map((s) => s.stop()), ...[...this.schedulers.values()].map((s) => s.stop())]);
     // After the drain, so that the last outcomes are heard; before the queues close, which
     // the running listener methods may still use.
     await Promise.all(this.queueListeners.map((l) => l.stop(this.options.drainTimeoutMs)));
@@ -149,12 +221,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   /** reopenQueue(), retried in the background while Redis cannot be reached. */
   private async reopen(queue: Queue<unknown, unknown>, attempt: number): Promise<void> {
-    if (this.stopping) return;
+    if (this.stopping || this.removed.has(queue)) return;
     try {
       const reopened = await withTimeout(queue.reopenQueue(), LIFECYCLE_TIMEOUT_MS, 'reopenQueue()');
       if (reopened || attempt > 0) this.logger.log(msg.queueReopened(queue.name, reopened));
     } catch (err) {
-      if (this.stopping) return;
+      if (this.stopping || this.removed.has(queue)) return;
       if (attempt === 0) this.logger.warn(msg.reopenFailed(queue.name, msg.textOf(err)));
       const timer = setTimeout(
         () => {
@@ -164,7 +236,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
         Math.min(REOPEN_RETRY_MAX_MS, 250 * 2 ** attempt),
       );
       timer.unref();
-      this.reopenTimers.add(timer);
+      this.reopenTimers.set(timer, queue.name);
     }
   }
 }

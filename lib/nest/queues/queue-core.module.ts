@@ -7,6 +7,7 @@ import { QueueHealthService } from '../health/queue-health.service.js';
 import { resolveRootOptions, type QueueModuleOptions, type ResolvedRootOptions } from './root-options.js';
 import { RELQ_MODULE_OPTIONS, RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import { QueueOrchestrator } from '../discovery/queue.orchestrator.js';
+import { RuntimeQueues } from '../discovery/runtime-queues.js';
 import { QueueRegistry } from './queue.registry.js';
 import { RelqConnection } from './relq-connection.js';
 
@@ -43,6 +44,7 @@ const { ConfigurableModuleClass } = new ConfigurableModuleBuilder<QueueModuleOpt
     },
     QueueRegistry,
     QueueOrchestrator,
+    RuntimeQueues,
     RelqMetadataAccessor,
     ProcessorExplorer,
     QueueHealthService,

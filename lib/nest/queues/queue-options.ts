@@ -96,8 +96,12 @@ const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
  * One queue's options over the root's. Only what the Nest layer adds is checked here; the
  * engine options are checked by the Queue made from them (QueueRegistry.addQueue).
  */
-export function resolveQueueOptions(raw: RegisterQueueOptions, root: ResolvedRootOptions): ResolvedQueueOptions {
-  return validating(queueWhere((raw as { name?: unknown } | null)?.name), () => {
+export function resolveQueueOptions(
+  raw: RegisterQueueOptions,
+  root: ResolvedRootOptions,
+  where = queueWhere((raw as { name?: unknown } | null)?.name),
+): ResolvedQueueOptions {
+  return validating(where, () => {
     assertOptions('options', raw, QUEUE_KEYS);
     assertQueueName(raw.name, 'name');
     const { name, connection, defaults, sweeper, health, closeOnShutdown, schedulers, schedulerOptions, ...own } = raw;

@@ -37,7 +37,7 @@ export function createQueueProviders(name: string, inline: RegisterQueueOptions 
       provide: getQueueToken(name),
       useFactory: (options: ResolvedQueueOptions, registry: QueueRegistry | undefined): Queue<unknown, unknown> => {
         if (!registry) throw new RelqConfigError(msg.forRootNeeded(name));
-        return registry.addQueue(options);
+        return registry.declareQueue(options);
       },
       inject: [config, { token: QueueRegistry, optional: true }],
     },

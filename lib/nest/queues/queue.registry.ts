@@ -1,8 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Queue } from '../../core/queue/queue.js';
 import type { SweepResult } from '../../core/management/read-types.js';
-import { RelqConfigError, validating } from '../errors.js';
-import type { ResolvedQueueOptions } from './queue-options.js';
+import { AlreadyRegisteredError, RelqConfigError, validating } from '../errors.js';
+import type { RegisterQueueOptions, ResolvedQueueOptions } from './queue-options.js';
+import type { Job } from '../../core/worker/worker.js';
+import type { ProcessorOptions } from '../processors/processor-options.js';
 import { LOG_CONTEXT } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
 import type { ProcessorRunner, ProcessorStatus } from '../processors/processor-runner.js';
@@ -13,6 +15,19 @@ import { RelqConnection } from './relq-connection.js';
 export interface RegisteredQueue {
   readonly queue: Queue<unknown, unknown>;
   readonly options: ResolvedQueueOptions;
+  /** Added with `addQueue()` (removable), not declared with `registerQueue()`. */
+  readonly runtime: boolean;
+}
+
+/** A queue joined the app, or left it (`removeQueue()`, just before its Queue closes). */
+type QueueChange = { type: 'added' | 'removed'; queue: Queue<unknown, unknown> };
+
+/** What runs queues added at run time: the lifecycle side, bound by it at construction. @internal */
+export interface QueueRuntime {
+  addQueue(name: string, options: unknown): Promise<Queue<unknown, unknown>>;
+  addProcessor(queueName: string, target: unknown, options: unknown): Promise<void>;
+  addQueueListener(queueName: string, instance: unknown): Promise<void>;
+  removeQueue(name: string, options: unknown): Promise<void>;
 }
 
 /**
@@ -28,6 +43,8 @@ export interface RegisteredQueue {
 export class QueueRegistry {
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly queues = new Map<string, RegisteredQueue & { signature: string }>();
+  private readonly watchers = new Set<(change: QueueChange) => void>();
+  private runtime: QueueRuntime | undefined;
   private readonly runners: ProcessorRunner[] = [];
   private readonly sweepers = new Map<string, QueueSweeper>();
 
@@ -86,6 +103,68 @@ export class QueueRegistry {
     return sweeper.runOnce(opts);
   }
 
+  // ---- queues made at run time -----------------------------------------------------------------
+
+  /**
+   * Adds the queue `name` now (e.g. one per tenant): checked first (nothing is created when
+   * the name is taken, `AlreadyRegisteredError`, or an option is wrong, `RelqConfigError`),
+   * with registerQueue's options over forRoot's, and run as a declared queue: swept, in the
+   * health check and on the dashboard, closed on shutdown. Resolves once its sweeper and
+   * schedulers started (at once before bootstrap, which starts them).
+   */
+  addQueue<Data = unknown, Result = unknown>(name: string, options: Omit<RegisterQueueOptions, 'name'> = {}): Promise<Queue<Data, Result>> {
+    return this.bound().addQueue(name, options) as Promise<Queue<Data, Result>>;
+  }
+
+  /**
+   * Consumes `queueName` (a queue added with addQueue) with `handler`, a function taking every
+   * job, or an instance of an undecorated class with `@Process()` methods (or extending
+   * `WorkerHost`) and `@OnWorkerEvent()` methods, checked as a `@Processor()` class is. Its lease
+   * loop has @Processor's options and defaults, starts at once (unless `workers.enabled` is
+   * false) and drains on removeQueue() and on shutdown.
+   */
+  addProcessor<Data = unknown, Result = unknown>(
+    queueName: string,
+    handler: ((job: Job<Data>) => Result | Promise<Result>) | object,
+    options: Omit<ProcessorOptions, 'scope' | 'durable'> = {},
+  ): Promise<void> {
+    return this.bound().addProcessor(queueName, handler, options);
+  }
+
+  /**
+   * Calls the `@OnQueueEvent()` methods of `instance` (an undecorated class) with the events
+   * of `queueName` (a queue added with addQueue) from every process, until it is removed.
+   */
+  addQueueListener(queueName: string, instance: object): Promise<void> {
+    return this.bound().addQueueListener(queueName, instance);
+  }
+
+  /**
+   * Removes a queue added with addQueue: its lease loop stops leasing and running handlers get
+   * `drainTimeoutMs` (default: the processor's) to finish, then their jobs go back to pending
+   * at once (`drain: false`: at once); its sweeper, schedulers and listeners stop, and its Queue
+   * closes (adds waiting for room fail with ClosedError). Its jobs stay in Redis.
+   */
+  removeQueue(name: string, options: { drain?: boolean; drainTimeoutMs?: number } = {}): Promise<void> {
+    return this.bound().removeQueue(name, options);
+  }
+
+  /**
+   * Calls `listener` with every queue of the app now (`added`), then with each one added or
+   * removed (`removed` comes before the Queue closes), e.g. to watch their gauges with
+   * RelqMetrics. Returns the function that stops the calls.
+   */
+  watchQueues(listener: (change: { type: 'added' | 'removed'; queue: Queue<unknown, unknown> }) => void): () => void {
+    for (const { queue } of this.queues.values()) listener({ type: 'added', queue });
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  private bound(): QueueRuntime {
+    if (!this.runtime) throw new RelqConfigError(msg.runtimeNotReady());
+    return this.runtime;
+  }
+
   private select(queueName: string | undefined): ProcessorRunner[] {
     if (queueName !== undefined) this.getQueue(queueName); // throws for an unknown name
     return this.runners.filter((r) => queueName === undefined || r.def.queueName === queueName);
@@ -93,26 +172,59 @@ export class QueueRegistry {
 
   // ---- what the module's providers, the orchestrator and the health check use ----------------
 
+  /** @internal */
+  bindRuntime(runtime: QueueRuntime): void {
+    this.runtime = runtime;
+  }
+
   /**
    * The queue for `options.name`, created on first registration: the engine's Queue checks
-   * its options, and its warnings (eviction policy, ghost ids) go to the app's log. @internal
+   * its options, and its warnings (eviction policy, ghost ids) go to the app's log. A queue
+   * added at run time (`runtime`) takes a name no queue has. @internal
    */
-  addQueue(options: ResolvedQueueOptions): Queue<unknown, unknown> {
+  declareQueue(options: ResolvedQueueOptions, runtime = false): Queue<unknown, unknown> {
     const signature = signatureOf(options);
     const existing = this.queues.get(options.name);
     if (existing) {
+      if (runtime) throw new AlreadyRegisteredError(msg.queueTaken(options.name));
       if (existing.signature !== signature) throw new RelqConfigError(msg.registeredTwice(options.name));
       return existing.queue;
     }
-    const queue = validating(msg.queueWhere(options.name), () => {
+    const where = runtime ? msg.addQueueWhere(options.name) : msg.queueWhere(options.name);
+    const queue = validating(where, () => {
       return new Queue<unknown, unknown>(options.name, {
         ...options.engine,
         connection: options.connection ?? this.connection.client,
         onWarning: (w) => this.logger.warn(w.message),
       });
     });
-    this.queues.set(options.name, { queue, options, signature });
+    this.queues.set(options.name, { queue, options, runtime, signature });
+    this.tell({ type: 'added', queue });
     return queue;
+  }
+
+  /**
+   * Forgets a queue added at run time, with its loop and sweeper (the caller stopped them),
+   * telling the watchers before it closes the Queue. @internal
+   */
+  async forgetQueue(name: string): Promise<void> {
+    const entry = this.queues.get(name);
+    if (!entry) return;
+    this.tell({ type: 'removed', queue: entry.queue });
+    await entry.queue.close().catch(() => undefined);
+    this.queues.delete(name);
+    this.sweepers.delete(name);
+    for (let i = this.runners.length - 1; i >= 0; i--) if (this.runners[i]!.def.queueName === name) this.runners.splice(i, 1);
+  }
+
+  private tell(change: QueueChange): void {
+    for (const watcher of this.watchers) {
+      try {
+        watcher(change);
+      } catch (err) {
+        this.logger.error(msg.watcherThrew(change.type, change.queue.name, msg.textOf(err)));
+      }
+    }
   }
 
   /** @internal */
