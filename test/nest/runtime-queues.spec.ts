@@ -192,7 +192,8 @@ test('app.close() drains a queue added at run time as a declared one, and leaves
     await started.promise;
     bed.apps.length = 0;
     await app.close();
-    expect(await connections(admin)).toEqual([]);
+    // quit() returns before the server drops the socket: wait for it to.
+    await waitFor(async () => (await connections(admin)).length === 0, 5000, 'every connection closed');
     const observer = new EngineQueue<number, string>('tenant-d', { connection: bed.redis.url, prefix });
     try {
       expect(await observer.getJob(id)).toMatchObject({ state: 'completed', result: 'done 1' });
@@ -239,6 +240,8 @@ test('a wrong call creates nothing and says what is wrong', async () => {
     await expect(registry.addProcessor('tenant-e', 'run' as unknown as object)).rejects.toThrow(/give a function/);
     await expect(registry.addQueueListener('tenant-e', new TenantWork())).rejects.toThrow(RelqConfigError);
     expect(registry.getProcessors().map((p) => p.queue)).toEqual(['declared']);
+    // No connection opened (the previous test's may still be closing: the count only falls).
+    expect((await connections(admin)).length).toBeLessThanOrEqual(before);
 
     await registry.addProcessor('tenant-e', () => 1);
     await expect(registry.addProcessor('tenant-e', new TenantWork())).rejects.toThrow(AlreadyRegisteredError);
@@ -249,8 +252,6 @@ test('a wrong call creates nothing and says what is wrong', async () => {
     await expect(registry.removeQueue('tenant-e', { drainTimeoutMs: -1 })).rejects.toThrow(/drainTimeoutMs/);
     await expect(registry.removeQueue('tenant-e', { drian: true } as object)).rejects.toThrow(/unknown option 'drian'/);
     expect(registry.hasQueue('tenant-e')).toBe(true);
-    // Only the loop added above opened connections (its blocking wait, its cancel notices).
-    expect((await connections(admin)).length).toBeLessThanOrEqual(before + 2);
   } finally {
     admin.disconnect();
   }
