@@ -219,6 +219,8 @@ test('a wrong call creates nothing and says what is wrong', async () => {
   try {
     await registry.addQueue('tenant-e');
     const names = registry.getQueueNames();
+    // The declared loop's connections are all open once it waits on the empty queue.
+    await waitFor(async () => (await connections(admin)).some((l) => l.includes('cmd=blpop')), 5000, 'the declared loop waiting');
     const before = (await connections(admin)).length;
 
     await expect(registry.addQueue('declared')).rejects.toThrow(AlreadyRegisteredError);
