@@ -34,4 +34,5 @@ export type * from './core/schedulers/types.js';
 export { SchedulerTicker } from './core/schedulers/ticker.js';
 export { BatchWorker } from './core/worker/batch-worker.js';
 export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/worker/batch-worker.js';
+export type { PauseOptions } from './core/worker/lease-worker.js';
 export type { QueueState } from './core/settings/queue-settings.js';

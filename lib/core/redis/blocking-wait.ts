@@ -49,6 +49,14 @@ export class Blocker {
     return result;
   }
 
+  /**
+   * Ends the wait in progress at once, cut off (its connection is dropped: the next wait opens
+   * a new one). Nothing happens without a wait in progress.
+   */
+  interrupt(): void {
+    this.cutShort?.();
+  }
+
   /** Closes the connection; a wait in progress ends at once, cut off. Idempotent. */
   close(): void {
     this.closed = true;

@@ -1,4 +1,4 @@
-import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { UnrecoverableError, ValidationError } from '../errors.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess } from '../instrumentation/index.js';
@@ -12,6 +12,7 @@ import { blockDuration } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertInt, assertOptions } from '../validate.js';
+import { assertConcurrency } from './loop-options.js';
 import type { BackoffStrategies } from './backoff-strategies.js';
 
 /** What a batch handler says about one job of its batch (same index as the job). */
@@ -35,6 +36,7 @@ export interface BatchWorkerOptions<Data = unknown> {
   /**
    * Batches run at once (1 to 64). Each is leased, run and settled on its own, so one
    * batch's script call overlaps another's handler. Default 1: batches run one after another.
+   * Can be changed while the worker runs (`worker.concurrency = n`).
    */
   concurrency?: number;
   /** After the first job of a batch, wait up to this long for the batch to fill. Default 0. */
@@ -67,7 +69,9 @@ const attemptOver = (h: HeldLease<unknown>): boolean => h.lost || h.timedOut !==
  */
 export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<Data, Result> {
   readonly size: number;
-  readonly concurrency: number;
+  private limit: number;
+  /** Lanes running: `concurrency`, and for a while more after it was lowered. */
+  private lanes = 0;
   readonly waitMs: number;
   /** The batches held now: filling or running, one per busy lane. */
   private readonly batches = new Set<Array<HeldLease<Data>>>();
@@ -87,15 +91,33 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     assertOptions('batch worker options', options, OPTION_KEYS);
     assertInt('size', options.size, { min: 1, max: MAX_LEASE_COUNT });
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    assertInt('concurrency', concurrency, { min: 1, max: MAX_BATCH_CONCURRENCY });
+    assertConcurrency('concurrency', concurrency, true);
     const waitMs = options.waitMs ?? DEFAULT_BATCH_WAIT_MS;
     assertInt('waitMs', waitMs, { max: MAX_TIMER_MS });
     super(queue, options);
     this.size = options.size;
-    this.concurrency = concurrency;
+    this.limit = concurrency;
     this.waitMs = waitMs;
     if (typeof handler !== 'function') throw new ValidationError('handler', 'must be a function');
     if (options.autostart ?? true) this.start();
+  }
+
+  /** Batches run at once. */
+  get concurrency(): number {
+    return this.limit;
+  }
+
+  /**
+   * Changes it at once, checked as the option (ValidationError: nothing changes). Raised: the
+   * new lanes lease now. Lowered: running batches finish, and the lanes above `n` end then
+   * (idle ones at once).
+   */
+  set concurrency(n: number) {
+    assertConcurrency('concurrency', n, true);
+    this.limit = n;
+    if (!this.started || this.stopping) return; // start() runs `concurrency` lanes
+    while (this.lanes < n) this.addLane();
+    if (this.lanes > n) this.turns.releaseAll();
   }
 
   /** Jobs of the batches held now. */
@@ -113,13 +135,29 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   // ---- the lanes ---------------------------------------------------------------
 
   protected override runLoop(): Promise<unknown> {
-    return Promise.all(Array.from({ length: this.concurrency }, () => this.lane()));
+    this.lanes = this.limit;
+    return Promise.all(Array.from({ length: this.limit }, () => this.lane()));
+  }
+
+  private addLane(): void {
+    this.lanes += 1;
+    this.loopDone = Promise.all([this.loopDone, this.lane()]);
   }
 
   private async lane(): Promise<void> {
     let woken = false;
     const errors = new ErrorBackoff();
     while (!this.stopping) {
+      if (this.lanes > this.limit) {
+        // concurrency was lowered: this lane ends (the wait on Redis, if it was this lane's, passes on)
+        this.lanes -= 1;
+        this.turns.handOver();
+        break;
+      }
+      if (this.paused) {
+        await this.park();
+        continue;
+      }
       const step = await this.leaseAndSettle(this.size, woken, errors);
       if (!step) {
         woken = true;
@@ -159,10 +197,10 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   /** Waits up to waitMs (from now) for more jobs, holding them in `batch`. */
   private async fill(batch: Array<HeldLease<Data>>): Promise<void> {
     const until = Date.now() + this.waitMs;
-    while (batch.length < this.size && !this.stopping) {
+    while (batch.length < this.size && !this.stopping && !this.paused) {
       const left = until - Date.now();
       if (left <= 0) break;
-      if (!(await this.blockAtMost(left)) || this.stopping) continue;
+      if (!(await this.blockAtMost(left)) || this.stopping || this.paused) continue;
       try {
         const more = await this.q.leaseStep([], this.size - batch.length, this.leaseMs, true);
         this.hold(batch, more.leases);
@@ -185,18 +223,46 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   }
 
   /**
-   * A shutdown also ends an error pause. Each lane has at most one pause at a time, so the
-   * last `concurrency` wakers cover every pause still running.
+   * A shutdown or pause() also ends an error pause. Each lane has at most one pause at a
+   * time, so the last `lanes` wakers cover every pause still running.
    */
   protected override keepPauseWaker(wake: () => void): void {
     this.pauseWakers.push(wake);
-    if (this.pauseWakers.length > this.concurrency) this.pauseWakers.shift();
+    if (this.pauseWakers.length > this.lanes) this.pauseWakers.shift();
+  }
+
+  /**
+   * Paused: the lane settles the outcomes of its last batch (no lease call takes them now),
+   * then waits for resume().
+   */
+  private async park(): Promise<void> {
+    while (this.outbox.length > 0 && !this.stopping) {
+      const call = this.outbox.take();
+      try {
+        await this.sendSettle(call);
+      } catch (error) {
+        this.outbox.putBack(call);
+        await this.pauseAfterError(error);
+      }
+    }
+    if (this.paused && !this.stopping) await this.parked();
+  }
+
+  protected override wakeLanes(): void {
+    this.turns.releaseAll();
+    for (const wake of this.pauseWakers.splice(0)) wake();
+  }
+
+  /** A lane running a batch leases nothing before the batch ends (then it parks). */
+  protected override leasingStopped(): boolean {
+    return this.parkedLanes + this.runningBatches >= this.lanes;
   }
 
   // ---- running a batch ---------------------------------------------------------
 
   private async runBatch(held: Array<HeldLease<Data>>): Promise<void> {
     this.runningBatches += 1;
+    if (this.paused) this.checkPaused(); // this lane leases no more: maybe the last one to stop
     const jobs = held.map((h) => new JobView(h, this.jobCalls));
     // Registered instruments (relq/metrics, relq/tracing) see the batch; none: one length check.
     const observed = instruments.length ? observeProcess(this.q.name, held.map((h) => h.lease.job)) : undefined;

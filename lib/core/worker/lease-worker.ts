@@ -14,9 +14,24 @@ import { delayItem, requeueItem, waitChildrenItem, type SettleItem } from '../se
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 import { checkBackoffStrategies, StrategyBackoff, type BackoffStrategies } from './backoff-strategies.js';
+import { assertBoolean, assertOptions } from '../validate.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
 export type LeaseWorkerOptions<Data> = LoopOptions & { backoffStrategies?: BackoffStrategies<Data> };
+
+/** `worker.pause(options)`. */
+export interface PauseOptions {
+  /** Also wait until the running handlers have finished and their outcomes are settled. Default false. */
+  drain?: boolean;
+}
+
+const PAUSE_OPTION_KEYS = ['drain'] as const;
+
+/** The check of pause()'s options (also the Nest registry's, before it pauses anything). */
+export function assertPauseOptions(opts: PauseOptions): void {
+  assertOptions('pause options', opts, PAUSE_OPTION_KEYS);
+  if (opts.drain !== undefined) assertBoolean('drain', opts.drain);
+}
 
 /**
  * What Worker and BatchWorker share: options, start / close, events, the lease call that
@@ -43,6 +58,14 @@ export abstract class LeaseWorker<Data, Result> {
   private blocking: Promise<boolean> | undefined;
   /** 'drained' was reported, and no job leased since. */
   private drainedReported = false;
+  /** pause() was called, and no resume() since: no lane leases. */
+  protected paused = false;
+  /** Lanes waiting for resume() (parked()). */
+  protected parkedLanes = 0;
+  private resumeWakers: Array<() => void> = [];
+  private pauseWaiters: Array<{ drain: boolean; done: () => void }> = [];
+  /** Settle calls of their own in flight (sendSettle). */
+  private settling = 0;
   /** Last time the loop made progress or began a healthy wait (for health checks). */
   lastActivityAt = 0;
   /** What the loop uses of its Queue beyond the public API (lib/core/queue/internals.ts). */
@@ -119,6 +142,39 @@ export abstract class LeaseWorker<Data, Result> {
     return this.started && !this.stopping;
   }
 
+  /** pause() was called and resume() not since. */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /**
+   * This worker leases no more jobs until resume(); the queue and its other workers go on
+   * (`queue.pause()` pauses every worker). Running handlers go on, heartbeated, and their
+   * outcomes are settled. Resolves once no lease call of this worker is in flight and none
+   * will start (jobs leased by the last call are running); with `drain: true`, once its
+   * running handlers have finished too and their outcomes are settled. Also resolves on
+   * resume() or close(). Also before start(): the worker starts paused.
+   */
+  pause(opts: PauseOptions = {}): Promise<void> {
+    assertPauseOptions(opts);
+    if (!this.paused) {
+      this.paused = true;
+      this.blocker?.interrupt(); // a token it took would wait for the resume: leave them to others
+      this.wakeLanes();
+    }
+    return new Promise<void>((done) => {
+      this.pauseWaiters.push({ drain: opts.drain ?? false, done });
+      this.checkPaused();
+    });
+  }
+
+  /** Leases again after pause(), at once. A no-op when not paused. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.endPause();
+  }
+
   start(): void {
     if (this.started) return;
     this.started = true;
@@ -142,12 +198,20 @@ export abstract class LeaseWorker<Data, Result> {
     if (!this.started) return;
     if (this.stopping) return this.closing;
     this.stopping = true;
+    this.endPause(); // parked lanes end
     this.closing = this.shutdown(opts.drainTimeoutMs ?? this.drainTimeoutMs);
     return this.closing;
   }
 
   // ---- what each worker does its own way ---------------------------------------
 
+  /**
+   * pause(): moves every lane to a point where it does not lease (a parked lane, a batch
+   * running, a lease call in flight comes back), and ends error pauses.
+   */
+  protected abstract wakeLanes(): void;
+  /** Paused: no lane leases now, and none will before resume(). */
+  protected abstract leasingStopped(): boolean;
   /** Starts the loop(s); resolves when they end. */
   protected abstract runLoop(): Promise<unknown>;
   /** Stops the loop(s), drains the handlers, gives back what is unfinished, then `ended()`. */
@@ -277,22 +341,28 @@ export abstract class LeaseWorker<Data, Result> {
     const items = [...call.batch.map((o) => o.item), ...extra];
     if (items.length === 0) return;
     let answers: boolean[];
+    this.settling += 1;
     try {
       answers = await this.q.settle(items, call.reqId);
     } catch (error) {
       if (!(error instanceof NotReplicatedError)) throw error;
       answers = error.result as boolean[];
       this.subject.next({ type: 'error', error });
+    } finally {
+      this.settling -= 1;
     }
     this.outbox.settled(call.batch, answers.slice(0, call.batch.length));
+    this.checkPaused(); // pause({ drain: true }) waits for the outcomes settled
   }
 
   /**
-   * Waits for a wake-up token for up to `ms`; true when woken (or after an error). The
+   * Waits for a wake-up token for up to `ms`; true when woken (or after an error), false at
+   * once while paused. The
    * blocking connection serves one wait at a time, so callers that arrive during a wait
    * share it.
    */
   protected block(ms: number): Promise<boolean> {
+    if (this.paused) return Promise.resolve(false); // pause() cut the wait: none starts until resume()
     this.lastActivityAt = Date.now();
     this.blocking ??= this.blockOnce(ms).finally(() => (this.blocking = undefined));
     return this.blocking;
@@ -330,6 +400,35 @@ export abstract class LeaseWorker<Data, Result> {
     void this.close().catch(() => undefined);
   }
 
+  // ---- pause ------------------------------------------------------------------------
+
+  /** A paused lane waits here for resume() or close(). */
+  protected async parked(): Promise<void> {
+    this.parkedLanes += 1;
+    this.lastActivityAt = Date.now(); // a healthy wait
+    this.checkPaused();
+    await new Promise<void>((wake) => this.resumeWakers.push(wake));
+    this.parkedLanes -= 1;
+  }
+
+  /** Resolves the pause() calls whose condition holds now. */
+  protected checkPaused(): void {
+    if (this.pauseWaiters.length === 0) return;
+    if (this.started && !this.stopping && !this.leasingStopped()) return;
+    const drained = !this.started || (this.inFlight === 0 && this.outbox.length === 0 && this.settling === 0);
+    this.pauseWaiters = this.pauseWaiters.filter((w) => {
+      if (w.drain && !drained) return true;
+      w.done();
+      return false;
+    });
+  }
+
+  /** resume() or close(): parked lanes go on, and pending pause() calls resolve. */
+  private endPause(): void {
+    for (const wake of this.resumeWakers.splice(0)) wake();
+    for (const w of this.pauseWaiters.splice(0)) w.done();
+  }
+
   /** Shutdown: waits up to `ms` for `handlersFinished()`. */
   protected async drainHandlers(ms: number): Promise<void> {
     await wakeableDelay(ms, (wake) => (this.handlersDone = wake));
@@ -339,6 +438,7 @@ export abstract class LeaseWorker<Data, Result> {
   /** The running handlers have all finished (ends a shutdown's drain wait). */
   protected handlersFinished(): void {
     this.handlersDone?.();
+    this.checkPaused();
   }
 
   /**

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../defaults.js';
+import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { assertBoolean, assertInt } from '../validate.js';
 
@@ -13,7 +13,8 @@ export interface LoopOptions {
 
 /**
  * The one check of a lease loop's options; `prefix` names where they were given (e.g.
- * 'defaults.processor.'). Each worker checks its own concurrency (batches have a lower limit).
+ * 'defaults.processor.'). The concurrency is checked apart (assertConcurrency): batches have a
+ * lower limit.
  */
 export function assertLoopOptions(o: LoopOptions, prefix = ''): void {
   if (o.leaseMs !== undefined) assertLeaseMs(`${prefix}leaseMs`, o.leaseMs);
@@ -21,4 +22,12 @@ export function assertLoopOptions(o: LoopOptions, prefix = ''): void {
   if (o.drainTimeoutMs !== undefined) assertInt(`${prefix}drainTimeoutMs`, o.drainTimeoutMs, { max: MAX_TIMER_MS });
   if (o.heartbeat !== undefined) assertBoolean(`${prefix}heartbeat`, o.heartbeat);
   if (o.autostart !== undefined) assertBoolean(`${prefix}autostart`, o.autostart);
+}
+
+/**
+ * The one check of a concurrency: jobs at once (a Worker, a handler), or batches at once
+ * (`batches`: a BatchWorker, a batch handler). At construction and when set on a running worker.
+ */
+export function assertConcurrency(field: string, value: unknown, batches = false): asserts value is number {
+  assertInt(field, value, { min: 1, max: batches ? MAX_BATCH_CONCURRENCY : MAX_LEASE_COUNT });
 }

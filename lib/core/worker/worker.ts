@@ -1,4 +1,4 @@
-import { DEFAULT_CONCURRENCY, MAX_LEASE_COUNT } from '../defaults.js';
+import { DEFAULT_CONCURRENCY } from '../defaults.js';
 import { startAttemptTimer } from './attempt-timeout.js';
 import { IdleLanes } from './idle-lanes.js';
 import { instruments, jobOutcome, observeProcess, type ProcessScope } from '../instrumentation/index.js';
@@ -11,7 +11,8 @@ import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
 import { requeueItem } from '../settles/settle-items.js';
 import type { Lease } from '../leases/types.js';
-import { assertFunction, assertInt, assertOptions } from '../validate.js';
+import { assertFunction, assertOptions } from '../validate.js';
+import { assertConcurrency } from './loop-options.js';
 import type { BackoffStrategies } from './backoff-strategies.js';
 
 export type { Job } from './job-view.js';
@@ -21,7 +22,7 @@ export type { BackoffStrategies, BackoffStrategy } from './backoff-strategies.js
 export type Handler<Data, Result> = (job: Job<Data>) => Promise<Result> | Result;
 
 export interface WorkerOptions<Data = unknown> {
-  /** Jobs run at once. Default 1. */
+  /** Jobs run at once (1 to 1000). Default 1. Can be changed while the worker runs (`worker.concurrency = n`). */
   concurrency?: number;
   /** Lease length for jobs without their own leaseMs. Default 30 s. */
   leaseMs?: number;
@@ -57,10 +58,10 @@ const TWO_LANES_FROM = 4;
  * call, waits on an empty queue without polling, and survives Redis restarts.
  */
 export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, Result> {
-  readonly concurrency: number;
-  private readonly lanes: number;
+  private limit: number;
+  private lanes = 0;
   /** Most slots one lease call asks for. */
-  private readonly laneCap: number;
+  private laneCap = 0;
   private readonly held = new Map<string, HeldLease<Data>>();
   private running = 0;
   /** Slots promised to lease calls in flight. */
@@ -79,15 +80,33 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   ) {
     assertOptions('worker options', options, WORKER_OPTION_KEYS);
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    assertInt('concurrency', concurrency, { min: 1, max: MAX_LEASE_COUNT });
+    assertConcurrency('concurrency', concurrency);
     super(queue, options);
-    this.concurrency = concurrency;
+    this.limit = concurrency;
     assertFunction('handler', handler);
-    this.lanes = this.concurrency >= TWO_LANES_FROM ? 2 : 1;
-    // Each lane leases at most its share, so one lane's script runs in Redis while Node
-    // runs the other lane's jobs; one lane taking every free slot would serialise them.
-    this.laneCap = Math.ceil(this.concurrency / this.lanes);
     if (options.autostart ?? true) this.start();
+  }
+
+  /** Jobs run at once. */
+  get concurrency(): number {
+    return this.limit;
+  }
+
+  /**
+   * Changes it at once, checked as the option (ValidationError: nothing changes). Raised:
+   * lanes waiting for a slot lease now. Lowered: running handlers finish, and no lane leases
+   * until fewer than `n` run (jobs leased by a call already in flight still run).
+   */
+  set concurrency(n: number) {
+    assertConcurrency('concurrency', n);
+    this.limit = n;
+    if (!this.started || this.stopping) return; // start() sets the lanes
+    if (this.lanes === 1 && n >= TWO_LANES_FROM) {
+      this.lanes = 2;
+      this.loopDone = Promise.all([this.loopDone, this.loop()]);
+    }
+    this.laneCap = Math.ceil(n / this.lanes);
+    this.notifySlots();
   }
 
   /** Jobs whose handler is running now. */
@@ -96,6 +115,10 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   }
 
   protected override runLoop(): Promise<unknown> {
+    this.lanes = this.limit >= TWO_LANES_FROM ? 2 : 1;
+    // Each lane leases at most its share, so one lane's script runs in Redis while Node
+    // runs the other lane's jobs; one lane taking every free slot would serialise them.
+    this.laneCap = Math.ceil(this.limit / this.lanes);
     const done = Promise.all(Array.from({ length: this.lanes }, () => this.loop()));
     this.heartbeat.schedule();
     return done;
@@ -107,7 +130,11 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     let woken = false;
     const errors = new ErrorBackoff();
     while (!this.stopping) {
-      const free = Math.min(this.laneCap, this.concurrency - this.running - this.requested);
+      if (this.paused) {
+        await this.park();
+        continue;
+      }
+      const free = Math.min(this.laneCap, this.limit - this.running - this.requested);
       if (free <= 0) {
         await this.waitForSlot();
         continue;
@@ -168,7 +195,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
         for (;;) {
           const woken = await this.block(ms);
           const timedOutIdle =
-            !woken && !this.stopping && step.nextDue === undefined && this.outbox.length === 0;
+            !woken && !this.stopping && !this.paused && step.nextDue === undefined && this.outbox.length === 0;
           if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS) return woken;
           ms = this.blockMs;
         }
@@ -177,6 +204,26 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       this.idleLanes -= 1;
       if (this.stopping) this.turns.releaseAll();
     }
+  }
+
+  /** Paused: the lane counts as idle (finished jobs settle on their own) until resume(). */
+  private async park(): Promise<void> {
+    this.idleLanes += 1;
+    if (this.outbox.length) this.flushSoon();
+    try {
+      await this.parked();
+    } finally {
+      this.idleLanes -= 1;
+    }
+  }
+
+  protected override wakeLanes(): void {
+    this.notifySlots();
+    this.turns.releaseAll();
+  }
+
+  protected override leasingStopped(): boolean {
+    return this.parkedLanes === this.lanes;
   }
 
   private waitForSlot(): Promise<void> {

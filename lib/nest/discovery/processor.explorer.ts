@@ -217,7 +217,8 @@ export class ProcessorExplorer implements OnModuleInit {
         const { concurrency, batch } = validating(msg.handlerWhere(where, className, methodName), () =>
           resolveHandlerOptions(pm.options, handlerDefault, options.concurrency),
         );
-        handlers.push(batch ? { jobName: pm.jobName, methodName, concurrency, batch } : { jobName: pm.jobName, methodName, concurrency });
+        const ownConcurrency = (pm.options as { concurrency?: number } | undefined)?.concurrency !== undefined;
+        handlers.push({ jobName: pm.jobName, methodName, concurrency, ownConcurrency, ...(batch && { batch }) });
       }
       if (this.metadata.getQueueEventTypes(method).length) throw new RelqConfigError(msg.queueEventOnProcessor(where, className, methodName));
       for (const type of this.metadata.getWorkerEventTypes(method)) {
@@ -232,7 +233,7 @@ export class ProcessorExplorer implements OnModuleInit {
       const clash = handlers.find((h) => h.jobName === undefined);
       if (clash) throw new RelqConfigError(msg.twoHandlers(where, undefined, className, clash.methodName, 'process'));
       const { concurrency } = validating(msg.handlerWhere(where, className, 'process'), () => resolveHandlerOptions({}, handlerDefault, options.concurrency));
-      handlers.push({ jobName: undefined, methodName: 'process', concurrency });
+      handlers.push({ jobName: undefined, methodName: 'process', concurrency, ownConcurrency: false });
     }
     return { handlers, listeners };
   }

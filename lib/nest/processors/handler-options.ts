@@ -1,5 +1,6 @@
-import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
+import { DEFAULT_BATCH_WAIT_MS, DEFAULT_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../../core/defaults.js';
 import { assertInt, assertOptions } from '../../core/validate.js';
+import { assertConcurrency } from '../../core/worker/loop-options.js';
 import type { BatchWorkerOptions } from '../../core/worker/batch-worker.js';
 import { optionKeys } from '../option-keys.js';
 
@@ -53,6 +54,6 @@ export function resolveHandlerOptions(
     batch = { size: o.batch.size, waitMs };
   }
   const concurrency = o.concurrency ?? (batch ? batchFallback : fallback) ?? DEFAULT_CONCURRENCY;
-  assertInt('concurrency', concurrency, { min: 1, max: batch ? MAX_BATCH_CONCURRENCY : MAX_LEASE_COUNT });
+  assertConcurrency('concurrency', concurrency, batch !== undefined);
   return { concurrency, batch };
 }

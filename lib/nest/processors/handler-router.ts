@@ -75,6 +75,11 @@ export class HandlerRouter {
     for (const r of this.routes()) r.gate.refuse(new NotStartedError());
   }
 
+  /** The processor's concurrency was set: handlers without their own may use all of it. */
+  setConcurrency(n: number): void {
+    for (const r of this.routes()) if (!r.def.ownConcurrency) r.gate.limit = n;
+  }
+
   /** The loop starts again. */
   reopen(): void {
     for (const r of this.routes()) r.gate.reopen();
@@ -90,7 +95,7 @@ export class HandlerRouter {
     return this.routes().map((r) => ({
       jobName: r.def.jobName ?? null,
       method: r.def.methodName,
-      concurrency: r.def.concurrency,
+      concurrency: r.gate.limit,
       active: r.gate.active,
       waiting: r.gate.waiting,
     }));

@@ -9,6 +9,8 @@ export interface HandlerDefinition {
   methodName: string;
   /** Jobs at once; for a batch handler, batches at once. */
   concurrency: number;
+  /** Given in `@Process()`: QueueRegistry.setConcurrency() leaves it (the others follow the processor's). */
+  ownConcurrency: boolean;
   /** A batch handler (`@Process({ batch })`): the processor's only handler. */
   batch?: ResolvedBatch;
 }

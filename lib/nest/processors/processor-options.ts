@@ -1,8 +1,8 @@
 import type { Scope } from '@nestjs/common';
 import { DEFAULT_BLOCK_MS, MAX_LEASE_COUNT } from '../../core/defaults.js';
-import { assertBoolean, assertInt, assertOptions } from '../../core/validate.js';
+import { assertBoolean, assertOptions } from '../../core/validate.js';
 import type { WorkerEvent, WorkerOptions } from '../../core/worker/worker.js';
-import { assertLoopOptions } from '../../core/worker/loop-options.js';
+import { assertConcurrency, assertLoopOptions } from '../../core/worker/loop-options.js';
 import { checkBackoffStrategies, type BackoffStrategies } from '../../core/worker/backoff-strategies.js';
 import { optionKeys } from '../option-keys.js';
 
@@ -122,6 +122,6 @@ export function resolveWorkerSettings(
  * when workers are disabled, with the path of the option.
  */
 function checkLoopOptions(prefix: string, o: ProcessorDefaults & Pick<ProcessorOptions, 'drainTimeoutMs'>): void {
-  if (o.concurrency !== undefined) assertInt(`${prefix}concurrency`, o.concurrency, { min: 1, max: MAX_LEASE_COUNT });
+  if (o.concurrency !== undefined) assertConcurrency(`${prefix}concurrency`, o.concurrency);
   assertLoopOptions(o, prefix);
 }

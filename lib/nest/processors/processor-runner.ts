@@ -4,6 +4,8 @@ import { QueueInUseError, RelqError } from '../../core/errors.js';
 import type { Queue } from '../../core/queue/queue.js';
 import { BatchWorker } from '../../core/worker/batch-worker.js';
 import { Worker, type WorkerEvent } from '../../core/worker/worker.js';
+import type { PauseOptions } from '../../core/worker/lease-worker.js';
+import { assertConcurrency } from '../../core/worker/loop-options.js';
 import type { ProcessorDefinition } from './processor-definition.js';
 import * as msg from '../relq.messages.js';
 import { BatchRouter } from './batch-router.js';
@@ -23,11 +25,15 @@ export interface ProcessorStatus {
    * - `standby`: another app holds the queue's exclusive consumer role (`exclusive: { consumer:
    *   true }`); it retries with backoff and takes over when the role is free (alive)
    * - `stalled`: running but neither progressing nor waiting for longer than `loopStallMs`
+   * - `paused`: running, paused with `QueueRegistry.pauseWorkers()`: leases nothing (alive)
    */
-  state: 'stopped' | 'idle' | 'working' | 'busy' | 'erroring' | 'standby' | 'stalled';
+  state: 'stopped' | 'idle' | 'working' | 'busy' | 'erroring' | 'standby' | 'stalled' | 'paused';
   /** Running and not wedged (stopped loops count as not alive). */
   alive: boolean;
+  /** Now: the processor's, or what `QueueRegistry.setConcurrency()` set. */
   concurrency: number;
+  /** Paused with `QueueRegistry.pauseWorkers()` (also while stopped: it starts paused). */
+  paused: boolean;
   inFlight: number;
   /** Epoch ms of the loop's last progress or start of a wait; null when stopped. */
   lastActivityAt: number | null;
@@ -59,6 +65,10 @@ export class ProcessorRunner {
   private lastErrorLogAt = 0;
   /** The last error was QueueInUseError: another app is the exclusive consumer. */
   private standby = false;
+  /** The loop's concurrency: the processor's, or set at run time (kept for a loop started again). */
+  private concurrency: number;
+  /** pause() and no resume() since (kept for a loop started again). */
+  private paused = false;
 
   constructor(
     readonly def: ProcessorDefinition,
@@ -69,6 +79,30 @@ export class ProcessorRunner {
   ) {
     this.router = def.handlers[0]?.batch ? new BatchRouter(def) : new HandlerRouter(def);
     this.eventCalls = new EventMethodCalls(def, '@OnWorkerEvent', logger);
+    this.concurrency = def.settings.concurrency;
+  }
+
+  /** Checks `n` as the processor's option (ValidationError). */
+  checkConcurrency(n: number): void {
+    assertConcurrency('concurrency', n, this.router instanceof BatchRouter);
+  }
+
+  /** The running loop uses it at once (checkConcurrency() first). */
+  setConcurrency(n: number): void {
+    this.concurrency = n;
+    if (this.router instanceof HandlerRouter) this.router.setConcurrency(n);
+    if (this.loop) this.loop.concurrency = n;
+  }
+
+  /** The loop leases nothing until resume(); resolves as the engine's `pause()` does. */
+  pause(opts: PauseOptions): Promise<void> {
+    this.paused = true;
+    return this.loop?.pause(opts) ?? Promise.resolve();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.loop?.resume();
   }
 
   get isRunning(): boolean {
@@ -81,7 +115,8 @@ export class ProcessorRunner {
     if (this.isRunning) return;
     // A loop that stopped by itself (its queue was closed or deleted) is replaced.
     this.release();
-    const { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies } = this.def.settings;
+    const { leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies } = this.def.settings;
+    const concurrency = this.concurrency;
     // For a batch processor, concurrency is its batches at once (the explorer resolved it).
     const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, autostart: false };
     const router = this.router;
@@ -98,6 +133,7 @@ export class ProcessorRunner {
     if (this.def.listeners.some((l) => l.type === 'active' || l.type === 'progress')) {
       this.subscription.add(loop.activity.subscribe((event) => this.onEvent(event)));
     }
+    if (this.paused) void loop.pause();
     loop.start();
     const batch = router instanceof BatchRouter ? router.batch : undefined;
     this.logger.log(msg.loopStarted(this.def.className, this.def.queueName, { concurrency, leaseMs: loop.leaseMs, batch }));
@@ -141,7 +177,8 @@ export class ProcessorRunner {
     const base = {
       processor: this.def.className,
       queue: this.def.queueName,
-      concurrency: this.def.settings.concurrency,
+      concurrency: this.concurrency,
+      paused: this.paused,
       inFlight,
       lastError: this.lastError,
       lastErrorAt: this.lastErrorAt,
@@ -155,6 +192,7 @@ export class ProcessorRunner {
     const stalled = inFlight === 0 && now - last > this.stallMs;
     let state: ProcessorStatus['state'];
     if (this.lastErrorAt !== null && this.lastErrorAt >= last) state = this.standby ? 'standby' : 'erroring';
+    else if (loop.isPaused) state = 'paused';
     else if (busy) state = 'busy';
     else if (stalled) state = 'stalled';
     else state = inFlight > 0 ? 'working' : 'idle';

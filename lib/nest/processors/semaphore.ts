@@ -6,7 +6,20 @@ export class Semaphore {
   private held = 0;
   private readonly waiters: Array<(refused?: Error) => void> = [];
 
-  constructor(readonly limit: number) {}
+  constructor(private max: number) {}
+
+  get limit(): number {
+    return this.max;
+  }
+
+  /** Raised: waiters take the new slots now. Lowered: holders keep theirs; none passes on until below it. */
+  set limit(n: number) {
+    this.max = n;
+    while (this.held < this.max && this.waiters.length) {
+      this.held += 1;
+      this.waiters.shift()!();
+    }
+  }
 
   get active(): number {
     return this.held;
@@ -22,7 +35,7 @@ export class Semaphore {
   async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     if (this.refusal) throw this.refusal;
-    if (this.held < this.limit && this.waiters.length === 0) {
+    if (this.held < this.max && this.waiters.length === 0) {
       this.held += 1;
       return;
     }
@@ -53,7 +66,7 @@ export class Semaphore {
   }
 
   release(): void {
-    const next = this.waiters.shift();
+    const next = this.held <= this.max ? this.waiters.shift() : undefined;
     if (next) next(); // the slot passes straight to the next waiter
     else this.held -= 1;
   }

@@ -8,6 +8,7 @@ import type { ProcessorOptions } from '../processors/processor-options.js';
 import { LOG_CONTEXT } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
 import type { ProcessorRunner, ProcessorStatus } from '../processors/processor-runner.js';
+import { assertPauseOptions, type PauseOptions } from '../../core/worker/lease-worker.js';
 import type { QueueSweeper, SweeperStatus } from '../sweeper/queue-sweeper.js';
 import { RelqConnection } from './relq-connection.js';
 
@@ -92,6 +93,41 @@ export class QueueRegistry {
   async stopWorkers(queueName?: string, opts: { drainTimeoutMs?: number } = {}): Promise<number> {
     const runners = this.select(queueName).filter((r) => r.isRunning);
     await Promise.all(runners.map((r) => r.stop(opts.drainTimeoutMs)));
+    return runners.length;
+  }
+
+  /**
+   * Sets the concurrency of the processors of `queueName` (for a batch processor, its batches
+   * at once), checked as the `@Processor()` option (ValidationError: nothing changes). A
+   * running loop uses it at once: raised, it leases into the new slots now; lowered, its
+   * running handlers finish and it leases again once fewer run. Kept when the loop is stopped
+   * and started again. Handlers' own `concurrency` still applies. Returns how many were set.
+   */
+  setConcurrency(queueName: string, concurrency: number): number {
+    const runners = this.select(queueName);
+    for (const r of runners) r.checkConcurrency(concurrency); // all or none
+    for (const r of runners) r.setConcurrency(concurrency);
+    return runners.length;
+  }
+
+  /**
+   * Pauses the lease loops of `queueName` (all when omitted) in this app only: they lease
+   * nothing until resumeWorkers(); their running handlers go on (heartbeated) and complete
+   * normally. `queue.pause()` instead pauses the queue for every app. Resolves once no loop
+   * leases; with `drain: true`, once their running handlers have finished too. Kept when a
+   * loop is stopped and started again (it starts paused). Returns how many were paused.
+   */
+  async pauseWorkers(queueName?: string, opts: PauseOptions = {}): Promise<number> {
+    assertPauseOptions(opts);
+    const runners = this.select(queueName);
+    await Promise.all(runners.map((r) => r.pause(opts)));
+    return runners.length;
+  }
+
+  /** Resumes the loops of `queueName` (all when omitted) paused by pauseWorkers(): they lease at once. */
+  resumeWorkers(queueName?: string): number {
+    const runners = this.select(queueName);
+    for (const r of runners) r.resume();
     return runners.length;
   }
 
