@@ -42,13 +42,15 @@ describe('worker.concurrency set at run time', () => {
     const w = res.worker(new Worker(q, () => gate.enter(), { concurrency: 1, blockMs: LONG_BLOCK }));
     await addMany(q, 'j', 8);
     await waitUntil(() => gate.running === 1, 'one job running');
-    w.concurrency = 5;
-    expect(w.concurrency).toBe(5);
-    await waitUntil(() => gate.running === 5, 'five jobs running at once after the raise', 2000);
-    expect((await q.counts()).working).toBe(5);
+    w.concurrency = 3; // its one lane waits for a slot: it leases now
+    expect(w.concurrency).toBe(3);
+    await waitUntil(() => gate.running === 3, 'three jobs running at once after the raise', 2000);
+    expect((await q.counts()).working).toBe(3);
+    w.concurrency = 6; // a second lane from 4 on
+    await waitUntil(() => gate.running === 6, 'six jobs running at once after the second raise', 2000);
     gate.release();
     await waitUntil(async () => (await q.counts()).completed === 8, 'all completed');
-    expect(gate.most).toBe(5);
+    expect(gate.most).toBe(6);
   });
 
   test('lowered: running handlers finish, then no more than the new value run', async () => {
