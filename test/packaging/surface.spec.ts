@@ -22,12 +22,12 @@ const PROMISED: Record<string, string[]> = {
     'BatchWorkerOptions', 'BulkJob', 'CancelOptions', 'CancelResult', 'CancelledError', 'ChildFailurePolicy', 'CleanOptions', 'CleanState', 'ClosedError', 'ConnectionError', 'ConnectionInput',
     'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DeduplicationMode',
     'DeduplicationOptions', 'DeduplicationOutcome', 'DependencyPageOptions', 'DurabilityOptions', 'EverySchedule', 'EvictionCheck',
-    'ExclusiveOptions', 'FlowChildren', 'FlowDependencies', 'FlowDependency', 'FlowJob', 'FlowJobExistsError', 'FlowJobOptions', 'FlowNode',
+    'ExclusiveOptions', 'FlowChildren', 'FlowDependencies', 'FlowDependency', 'FlowJob', 'FlowJobElsewhere', 'FlowJobExistsError', 'FlowJobHere', 'FlowJobOptions', 'FlowNode',
     'FlowResult', 'FunctionLibraryLoad', 'FunctionLibraryState', 'FunctionLibraryStatus', 'GetFlowOptions', 'Handler', 'Job', 'JobDataOf',
     'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
-    'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
+    'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobParent', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
     'JobState', 'Lease', 'LeaseLostError', 'LeaseOptions', 'LeaseRef', 'LeasedJob', 'MissedPolicy', 'NamedBulkJob', 'NamedJob',
-    'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PayloadTooLargeError', 'PermissionError', 'Queue',
+    'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PauseOptions', 'PayloadTooLargeError', 'PermissionError', 'Queue',
     'QueueClosedError', 'QueueCounts', 'QueueDeletedError', 'QueueEvent', 'QueueEventType', 'QueueFullError', 'QueueInUseError',
     'QueueListing', 'QueueOptions', 'QueueProducer', 'QueueState', 'QueueStats', 'RateLimit', 'RateLimitError', 'RelqError', 'RelqWarning',
     'RemoveOptions', 'Retention', 'RoleHolder', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',
@@ -66,12 +66,12 @@ const PROMISED: Record<string, string[]> = {
 
 /** Queue's public members. */
 const QUEUE_MEMBERS = [
-  'ack', 'ackBatch', 'add', 'addBulk', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'clearLogs', 'close',
+  'ack', 'ackBatch', 'add', 'addBulk', 'addChildren', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'clearLogs', 'close',
   'closeQueue', 'counts', 'defaults', 'deleteQueue', 'drain', 'events', 'getCountsPerPriority', 'getDeduplicationJobId', 'getDependencies',
   'getFlow', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
   'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove',
   'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'snooze', 'stats', 'sweep',
-  'touch', 'tryAdd', 'tryAddBulk', 'updateData', 'updateProgress', 'upsertScheduler', 'waitForResult', 'watch',
+  'touch', 'tryAdd', 'tryAddBulk', 'updateData', 'updateProgress', 'upsertScheduler', 'waitForChildren', 'waitForResult', 'watch',
 ];
 
 /** The modules of dist/lib/testing/: the kit, and the private server startTestRedis() starts. */
