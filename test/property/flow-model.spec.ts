@@ -35,6 +35,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { FlowJobExistsError, JobLeasedError, LeaseLostError, Queue, type ChildFailurePolicy, type FlowJob, type FlowResult, type Lease } from '../../lib/index.js';
 import { assertReplayable } from './replay.js';
+import { ModelMismatch, same } from './model-checks.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { keyContent } from '../support/key-read.js';
 
@@ -48,18 +49,6 @@ const FLOW_KEYS = ['deps', 'kres', 'kfail', 'kids'] as const;
 
 type Json = null | number | string | { [k: string]: Json };
 type State = 'pending' | 'working' | 'waiting-children' | 'completed' | 'dead' | 'gone';
-
-class ModelMismatch extends Error {
-  override name = 'ModelMismatch';
-}
-
-function same(actual: unknown, expected: unknown, what: string): void {
-  try {
-    expect(actual).toEqual(expected);
-  } catch (err) {
-    throw new ModelMismatch(`${what}\n${(err as Error).message}`);
-  }
-}
 
 // ---- the reference model (docs/flows.md) -------------------------------------------------
 

@@ -65,6 +65,7 @@
  */
 import fc from 'fast-check';
 import { assertReplayable } from './replay.js';
+import { ModelMismatch, same } from './model-checks.js';
 import type { Redis } from 'ioredis';
 import { JobLeasedError, JobNotRetryableError, Queue, type Backoff, type BulkJob, type Lease, type JobInfo, type JobPage, type JobProgress, type SweepResult } from '../../lib/index.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -151,20 +152,8 @@ function byScoreThenId(a: [string, number], b: [string, number]): number {
   return a[1] - b[1] || Buffer.compare(Buffer.from(a[0]), Buffer.from(b[0]));
 }
 
-class ModelMismatch extends Error {
-  override name = 'ModelMismatch';
-}
-
 function assert(cond: unknown, what: string): asserts cond {
   if (!cond) throw new ModelMismatch(what);
-}
-
-function same(actual: unknown, expected: unknown, what: string): void {
-  try {
-    expect(actual).toEqual(expected);
-  } catch (err) {
-    throw new ModelMismatch(`${what}\n${(err as Error).message}`);
-  }
 }
 
 // ---- the reference model ---------------------------------------------------------------
