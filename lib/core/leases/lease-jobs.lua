@@ -7,6 +7,10 @@
   groups/groups.lua, backpressure/bound.lua, adds/pending.lua, adds/delayed.lua.
 ]]
 
+-- The file's own helpers are local to the block below (not indented), so that they take no
+-- place among the prelude's top-level locals: Lua allows a function 200.
+local leaseJobs
+do
 -- Round robin over the rotation: one job per turn. Every turn takes a job or removes a
 -- member, so this ends within count + #rotation turns.
 local function takeFair(count, flags, taken, groups, now)
@@ -164,7 +168,7 @@ end
 -- Leases up to `count` jobs, appending them to `reply` (see grantLeases). Returns the next
 -- due time, a state (0, 1 paused, 2 closed and drained, 3 deleted), the ghosts dropped and
 -- the leased ids.
-local function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defaults)
+function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defaults)
   -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
   -- rl and grl for rate-limited ones (rate-limits/limiter.lua); notes (progress/progress.lua)
   local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes')
@@ -248,3 +252,4 @@ local function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit,
   end
   return earliest(nextDue, limitedUntil), 0, ghosts, leased
 end
+end -- of the block

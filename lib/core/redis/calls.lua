@@ -4,9 +4,13 @@
   Needs nothing.
 ]]
 
+-- The file's own state and constants are local to the block below (not indented), so that
+-- they take no place among the prelude's top-level locals: Lua allows a function 200.
+local nowMs, int, num, callMany, readMany
+do
 -- The seconds of the last TIME reply, parsed: they change once a second.
 local lastSecText, lastSecMs
-local function nowMs()
+function nowMs()
   local t = redis.call('TIME')
   if t[1] ~= lastSecText then lastSecText, lastSecMs = t[1], tonumber(t[1]) * 1000 end
   return lastSecMs + math.floor(tonumber(t[2]) / 1000)
@@ -16,7 +20,7 @@ end
 -- "%.14g"): a float path that costs several times an integer's. Hot paths pass integers
 -- as text; small ones are kept, as most are counts.
 local intTexts = {}
-local function int(n)
+function int(n)
   local s = intTexts[n]
   if s then return s end
   s = string.format('%d', n)
@@ -27,7 +31,7 @@ end
 -- tonumber() of an argument a hot path reads every call (counts, lengths of time): a
 -- client sends the same few, so their values are kept (strtod is not cheap).
 local numbers, numberCount = {}, 0
-local function num(text)
+function num(text)
   local n = numbers[text]
   if n then return n end
   n = tonumber(text)
@@ -38,7 +42,7 @@ end
 -- Lua's unpack() fails past ~8000 values, so long argument lists go in slices.
 -- `pre` holds options placed before the list (e.g. {'XX'}); returns the last reply.
 local UNPACK_SLICE = 4000 -- even, so field/value and score/member pairs stay whole
-local function callMany(cmd, key, list, pre)
+function callMany(cmd, key, list, pre)
   if #list == 0 then return nil end
   if not pre and #list <= UNPACK_SLICE then return redis.call(cmd, key, unpack(list)) end
   local reply
@@ -52,7 +56,7 @@ local function callMany(cmd, key, list, pre)
 end
 
 -- A read of many fields or members (HMGET, ZMSCORE) that answers one value each.
-local function readMany(cmd, key, fields)
+function readMany(cmd, key, fields)
   if #fields == 0 then return {} end
   if #fields <= UNPACK_SLICE then return redis.call(cmd, key, unpack(fields)) end
   local out = {}
@@ -62,5 +66,6 @@ local function readMany(cmd, key, fields)
   end
   return out
 end
+end -- of the block
 
 local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end

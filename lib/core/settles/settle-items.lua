@@ -9,6 +9,10 @@
   rate-limits/limiter.lua.
 ]]
 
+-- The file's own helpers are local to the block below (not indented), so that they take no
+-- place among the prelude's top-level locals: Lua allows a function 200.
+local settleItems
+do
 -- A completed event carries the job's result up to this many bytes of JSON, and the events
 -- of one call carry results of up to EVENT_RESULTS_MAX bytes in all. A call publishes all its
 -- events as one message, so a batch of large results could pass Redis's pub/sub output limit
@@ -44,7 +48,7 @@ end
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (settles/ended.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
-local function settleItems(args, base, now, defaults, ended)
+function settleItems(args, base, now, defaults, ended)
   local n = num(args[base])
   local p = base + 1 + n * 5
   local m = num(args[p])
@@ -190,3 +194,4 @@ local function settleItems(args, base, now, defaults, ended)
   if dedup then callMany('ZADD', K_DEDUP, dedup) end
   return out
 end
+end -- of the block
