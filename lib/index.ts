@@ -36,3 +36,4 @@ export { BatchWorker } from './core/worker/batch-worker.js';
 export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/worker/batch-worker.js';
 export type { PauseOptions } from './core/worker/lease-worker.js';
 export type { QueueState } from './core/settings/queue-settings.js';
+export type { GroupOverride } from './core/settings/concurrency.js';

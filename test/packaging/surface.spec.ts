@@ -23,7 +23,7 @@ const PROMISED: Record<string, string[]> = {
     'ConnectionOptions', 'CronSchedule', 'CrossQueueFlowError', 'CustomBackoff', 'DeadLetter', 'DeadLetterFilter', 'DeduplicationMode',
     'DeduplicationOptions', 'DeduplicationOutcome', 'DependencyPageOptions', 'DurabilityOptions', 'EverySchedule', 'EvictionCheck',
     'ExclusiveOptions', 'FlowChildren', 'FlowDependencies', 'FlowDependency', 'FlowJob', 'FlowJobElsewhere', 'FlowJobExistsError', 'FlowJobHere', 'FlowJobOptions', 'FlowNode',
-    'FlowResult', 'FunctionLibraryLoad', 'FunctionLibraryState', 'FunctionLibraryStatus', 'GetFlowOptions', 'Handler', 'Job', 'JobDataOf',
+    'FlowResult', 'FunctionLibraryLoad', 'FunctionLibraryState', 'FunctionLibraryStatus', 'GetFlowOptions', 'GroupOverride', 'Handler', 'Job', 'JobDataOf',
     'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
     'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobParent', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
     'JobState', 'Lease', 'LeaseLostError', 'LeaseOptions', 'LeaseRef', 'LeasedJob', 'MissedPolicy', 'NamedBulkJob', 'NamedJob',
@@ -68,9 +68,9 @@ const PROMISED: Record<string, string[]> = {
 const QUEUE_MEMBERS = [
   'ack', 'ackBatch', 'add', 'addBulk', 'addChildren', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'clearLogs', 'close',
   'closeQueue', 'counts', 'defaults', 'deleteQueue', 'drain', 'events', 'getCountsPerPriority', 'getDeduplicationJobId', 'getDependencies',
-  'getFlow', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
+  'getFlow', 'getGlobalConcurrency', 'getGroupOverrides', 'getJob', 'getJobs', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
   'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove',
-  'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'snooze', 'stats', 'sweep',
+  'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'setGlobalConcurrency', 'setGroupOverride', 'snooze', 'stats', 'sweep',
   'touch', 'tryAdd', 'tryAddBulk', 'updateData', 'updateProgress', 'upsertScheduler', 'waitForChildren', 'waitForResult', 'watch',
 ];
 

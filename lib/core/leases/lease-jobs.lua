@@ -22,6 +22,7 @@ local function takeFair(count, flags, taken, groups, now)
     flags[9] = '1' -- a second call (after ghosts were dropped) must not add it again
   end
   local lim = groupLimit()
+  groupOverrides.any() -- sets groupOverrides.on for the loop
   local gpTaken = 0
   while #taken < count do
     local g = redis.call('LMOVE', K_GACTIVE, K_GACTIVE, 'LEFT', 'RIGHT')
@@ -45,26 +46,28 @@ local function takeFair(count, flags, taken, groups, now)
       end
     else
       local gk = groupKey(g)
-      local busy = lim > 0 and (tonumber(redis.call('HGET', K_GWORK, g)) or 0) or 0
+      local glim, gr = lim, grl
+      if groupOverrides.on then glim, gr = groupOverrides.limitOf(g), groupOverrides.rateOf(g, grl) end
+      local busy = glim > 0 and (tonumber(redis.call('HGET', K_GWORK, g)) or 0) or 0
       local id, spentAt
-      local open = not grl or allowance(glimKey(g), grl, 1, now) > 0
-      if open and (lim == 0 or busy < lim) then id = redis.call('LPOP', gk) end
+      local open = not gr or allowance(glimKey(g), gr, 1, now) > 0
+      if open and (glim == 0 or busy < glim) then id = redis.call('LPOP', gk) end
       if id then
         taken[#taken + 1] = id
         groups[#groups + 1] = g
         gpTaken = gpTaken + 1
         busy = redis.call('HINCRBY', K_GWORK, g, 1)
-        if grl then spentAt = spend(glimKey(g), grl, 1, now) end
+        if gr then spentAt = spend(glimKey(g), gr, 1, now) end
       end
       local left = redis.call('LLEN', gk)
-      if left == 0 or (lim > 0 and busy >= lim) or not open or spentAt then
+      if left == 0 or (glim > 0 and busy >= glim) or not open or spentAt then
         redis.call('RPOP', K_GACTIVE)
         redis.call('SREM', K_GSET, g)
         if left == 0 then
           redis.call('SREM', K_GROUPS, g)
         elseif not open or spentAt then
           -- out of the rotation until its window ends
-          local at = spentAt or select(2, allowance(glimKey(g), grl, 1, now))
+          local at = spentAt or select(2, allowance(glimKey(g), gr, 1, now))
           parkLimitedGroup(g, at)
           limitedUntil = earliest(limitedUntil, at)
         end
@@ -171,7 +174,8 @@ end
 function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defaults)
   -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
   -- rl and grl for rate-limited ones (rate-limits/limiter.lua); notes (progress/progress.lua)
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes')
+  -- gc: the queue-wide concurrency (below)
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes', 'gc')
   notesFlag = flags[12] and true or false -- progress/progress.lua
   local nextDue = tonumber(flags[2])
   if flags[1] then
@@ -182,13 +186,24 @@ function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defau
     local _
     _, nextDue = promoteDue(now, promoteLimit)
   end
-  local ext = flags[3] or flags[4] or flags[5] or flags[6] or flags[7]
+  local ext = flags[3] or flags[4] or flags[5] or flags[6] or flags[7] or flags[13]
   if flags[7] then
     -- deleted: each consumer that sees it passes the news to the next blocked one
     if redis.call('RPUSH', K_WAKE, 'x') > 16 then redis.call('LTRIM', K_WAKE, 0, 15) end
     local ttl = redis.call('PTTL', K_META)
     if ttl > 0 then redis.call('PEXPIRE', K_WAKE, ttl) end
     return nil, 3, 0, {}
+  end
+  if flags[13] then
+    -- The queue-wide concurrency: every worker's leases count (K_WORKING holds them). At the
+    -- limit nothing is leased, and tokens are dropped: the end of a lease wakes a leaser
+    -- when there is room (settles/ended.lua), so none spins meanwhile.
+    local room = tonumber(flags[13]) - redis.call('ZCARD', K_WORKING)
+    if room <= 0 then
+      redis.call('DEL', K_WAKE)
+      return nextDue, 0, 0, {}
+    end
+    if room < count then count = room end
   end
   if flags[10] then
     -- the queue's rate limit bounds this call; a spent window leases nothing until it ends
@@ -239,8 +254,10 @@ function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defau
     emit({ type = 'stats', consumed = { messages = cm, bytes = cb } })
   end
   -- A woken leaser that filled its count and leaves work behind wakes the next blocked one
-  -- (not while a rate limit ran out: that one would find nothing it may take).
-  if woken and #live == count and not limitedUntil then
+  -- (not while a rate limit ran out, or at the queue-wide concurrency: that one would find
+  -- nothing it may take).
+  if woken and #live == count and not limitedUntil
+      and (not flags[13] or redis.call('ZCARD', K_WORKING) < tonumber(flags[13])) then
     if ungroupedPending() or (ext and redis.call('LLEN', K_GACTIVE) > 0) then wakeNeeded = true end
   end
   -- This call took the last pending jobs: 'drained' (BullMQ's), looked for only while

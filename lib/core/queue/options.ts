@@ -14,6 +14,7 @@ import { assertDurability } from '../redis/replication.js';
 import { assertEvictionCheck } from '../redis/server-check.js';
 import type { JobPolicy } from '../adds/types.js';
 import { rateLimitSetting } from '../rate-limits/stored.js';
+import { globalConcurrencySetting, groupOverridesSetting } from '../settings/concurrency.js';
 import type { DurabilityOptions, EvictionCheck, QueueOptions } from './types.js';
 import {
   assertBoolean,
@@ -47,6 +48,8 @@ const QUEUE_OPTION_KEYS = [
   'groupConcurrency',
   'limiter',
   'groupLimiter',
+  'globalConcurrency',
+  'groupOverrides',
   'exclusive',
   'checkClosed',
 ] as const;
@@ -60,6 +63,9 @@ export interface ResolvedSettings {
   /** '<max>:<durationMs>' as stored (rate-limits/limiter.lua), '0' to remove it */
   limiter: string | undefined;
   groupLimiter: string | undefined;
+  /** As stored (settings/concurrency.ts): '' when not given */
+  globalConcurrency: string;
+  groupOverrides: string;
   exclusive: { producer: boolean; consumer: boolean; waitMs: number; ttlMs: number } | undefined;
   checkClosed: boolean | undefined;
 }
@@ -110,6 +116,8 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
   const { bound, stats, groupConcurrency, exclusive, checkClosed } = options;
   const limiter = rateLimitSetting('limiter', options.limiter);
   const groupLimiter = rateLimitSetting('groupLimiter', options.groupLimiter);
+  const globalConcurrency = globalConcurrencySetting(options.globalConcurrency);
+  const groupOverrides = groupOverridesSetting(options.groupOverrides);
   if (bound !== undefined) assertInt('bound', bound, { max: 2 ** 40 });
   if (stats !== undefined) assertBoolean('stats', stats);
   if (checkClosed !== undefined) assertBoolean('checkClosed', checkClosed);
@@ -130,7 +138,7 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
     };
   }
   assertCheckClosed(options);
-  return { bound, stats, groupConcurrency, limiter, groupLimiter, exclusive: resolvedExclusive, checkClosed };
+  return { bound, stats, groupConcurrency, limiter, groupLimiter, globalConcurrency, groupOverrides, exclusive: resolvedExclusive, checkClosed };
 }
 
 /**

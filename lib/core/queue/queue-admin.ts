@@ -6,7 +6,8 @@ import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '..
 import type { CancelOptions, CancelResult, CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
 import type { QueueStats } from '../settings/types.js';
 import { DEFAULT_TOMBSTONE_MS } from '../defaults.js';
-import { assertInt, assertOptions } from '../validate.js';
+import { assertGroupName, assertInt, assertOptions } from '../validate.js';
+import { globalConcurrencySetting, groupOverridesSetting, type GroupOverride } from '../settings/concurrency.js';
 import type { QueueParts } from './queue-parts.js';
 import type { QueueState } from '../settings/queue-settings.js';
 
@@ -275,6 +276,34 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
   /** The queue's shared settings and state as stored in Redis. */
   queueState(): Promise<QueueState> {
     return this.parts.settings.state();
+  }
+
+  /**
+   * Sets the queue-wide concurrency: at most `limit` jobs leased at once by all workers of all
+   * processes (0 removes it). Takes effect at the next lease of every worker, nothing
+   * restarted; leases held above a lowered limit run to their end (docs/concurrency.md).
+   */
+  async setGlobalConcurrency(limit: number): Promise<void> {
+    await this.parts.settings.setShared({ gc: globalConcurrencySetting(limit, 'limit') });
+  }
+
+  /** The queue-wide concurrency (0: none). */
+  async getGlobalConcurrency(): Promise<number> {
+    return (await this.parts.settings.state()).globalConcurrency;
+  }
+
+  /**
+   * Gives `group` limits of its own in place of the queue's `groupConcurrency` /
+   * `groupLimiter`, or (null) removes them; read at the next lease, nothing restarted.
+   */
+  async setGroupOverride(group: string, override: GroupOverride | null): Promise<void> {
+    assertGroupName(group, 'group');
+    await this.parts.settings.setShared({ govr: groupOverridesSetting({ [group]: override }, 'override') });
+  }
+
+  /** The groups with limits of their own, by group. */
+  async getGroupOverrides(): Promise<Record<string, GroupOverride>> {
+    return (await this.parts.settings.state()).groupOverrides;
   }
 
   /** Produced and consumed messages and bytes, and whether the queue counts them (`stats`). */

@@ -1,5 +1,6 @@
 import type { JobPolicyOptions } from '../adds/types.js';
 import type { RateLimit } from '../rate-limits/types.js';
+import type { GroupOverride } from '../settings/concurrency.js';
 import type { ConnectionInput } from '../redis/types.js';
 import type { ExclusiveOptions } from '../roles/types.js';
 import type { WarningHandler } from '../warnings.js';
@@ -33,6 +34,18 @@ export interface QueueOptions {
   limiter?: RateLimit;
   /** The same for each group of a grouped queue: a spent group waits, the others go on. */
   groupLimiter?: RateLimit;
+  /**
+   * At most this many jobs of the queue leased at once, all workers of all processes together,
+   * enforced by the lease script. Stored in Redis like `bound`; 0 removes it. Change it at run
+   * time with `setGlobalConcurrency()` (docs/concurrency.md).
+   */
+  globalConcurrency?: number;
+  /**
+   * Groups with limits of their own in place of `groupConcurrency` / `groupLimiter` (a premium
+   * tenant's 10 beside everyone else's 2); `null` removes a group's. Stored in Redis like
+   * `bound`, each written over that group's; change them at run time with `setGroupOverride()`.
+   */
+  groupOverrides?: Record<string, GroupOverride | null>;
   /** Exclusive producer and/or consumer role for this Queue object. */
   exclusive?: ExclusiveOptions;
   /**

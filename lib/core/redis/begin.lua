@@ -13,6 +13,7 @@ local function begin(keys, args)
   events, eventsArg, listening = {}, false, nil -- events/events.lua
   wakeNeeded = false                             -- leases/wake.lua
   glimitCache, gFlagSet = nil, false             -- groups/groups.lua
+  groupOverrides.on = nil                        -- groups/groups.lua
   limitedUntil = nil                             -- rate-limits/limiter.lua
   notesFlag, droppedIds = nil, nil               -- progress/progress.lua
   doneMost, doneBudget, deadMost, deadBudget, deadDrop = nil, nil, nil, nil, nil -- settles/retention.lua

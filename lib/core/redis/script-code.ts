@@ -61,8 +61,8 @@ const PRELUDE = [
   'groups/groups.lua', // fair groups
   'rate-limits/limiter.lua', // rate limits of queues and groups
   'backpressure/bound.lua', // bounded queues and blocked producers
-  'settles/ended.lua', // books of the leases a call ended
   'adds/pending.lua', // ungrouped pending jobs
+  'settles/ended.lua', // books of the leases a call ended
   'adds/delayed.lua', // delayed jobs
   'settles/retention.lua', // retention of finished jobs by age and count
   'flows/flows.lua', // parent/child flows

@@ -12,15 +12,18 @@
     ARGV[4]      glimit: most leased jobs per group
     ARGV[5]      rl: the queue's rate limit, '<max>:<durationMs>' (rate-limits/limiter.lua)
     ARGV[6]      grl: each group's rate limit, as rl
+    ARGV[7]      gc: most leased jobs of the queue, all workers together
     For each: '' leaves the setting alone, '0' removes it.
+    ARGV[8]      govr: group overrides, '' none, else JSON { group: { c?: concurrency, r?: rl } },
+                 each written over the group's stored one (an empty object removes it)
 
   Output:
     1, or 'deleted' (tombstone: nothing written)
 ]]
 eventsArg = ARGV[1] == '1'
 if isDeleted() then return 'deleted' end
-local fields = { 'bound', 'stats', 'glimit', 'rl', 'grl' }
-local old = redis.call('HMGET', K_META, 'bound', 'stats', 'glimit')
+local fields = { 'bound', 'stats', 'glimit', 'rl', 'grl', 'gc' }
+local old = redis.call('HMGET', K_META, 'bound', 'stats', 'glimit', 'gc')
 for i, f in ipairs(fields) do
   local v = ARGV[1 + i]
   if v == '0' then
@@ -34,8 +37,17 @@ if ARGV[4] ~= '' and (tonumber(old[3]) or 0) ~= tonumber(ARGV[4]) then
   -- a new group limit: groups parked at the old one may lease again
   glimitCache = tonumber(ARGV[4])
   for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do
-    if glimitCache == 0 or (tonumber(redis.call('HGET', K_GWORK, g)) or 0) < glimitCache then activateGroup(g) end
+    local lim = groupOverrides.limitOf(g)
+    if lim == 0 or (tonumber(redis.call('HGET', K_GWORK, g)) or 0) < lim then activateGroup(g) end
   end
+end
+if ARGV[8] ~= '' then
+  for g, o in pairs(cjson.decode(ARGV[8])) do groupOverrides.set(g, o.c, o.r) end
+end
+local gc = tonumber(ARGV[7])
+if gc and (gc == 0 or gc > (tonumber(old[4]) or 0)) and (tonumber(old[4]) or 0) ~= gc then
+  -- more room (or no limit): leasers blocked at the old limit look again
+  if ungroupedPending() or redis.call('LLEN', K_GACTIVE) > 0 then wakeNeeded = true end
 end
 if ARGV[2] ~= '' and (tonumber(old[1]) or 0) ~= tonumber(ARGV[2]) then
   -- a new bound: waiters check again (waking them costs their place in line, so only then)

@@ -50,10 +50,16 @@ export class QueueSettings {
     private readonly ctx: SettingsContext,
     settings: ResolvedSettings,
   ) {
-    const { bound, stats, groupConcurrency, limiter, groupLimiter, exclusive, checkClosed } = settings;
+    const { bound, stats, groupConcurrency, limiter, groupLimiter, globalConcurrency, groupOverrides, exclusive, checkClosed } = settings;
     this.bound = bound ?? 0;
     const anySetting =
-      bound !== undefined || stats !== undefined || groupConcurrency !== undefined || limiter !== undefined || groupLimiter !== undefined;
+      bound !== undefined ||
+      stats !== undefined ||
+      groupConcurrency !== undefined ||
+      limiter !== undefined ||
+      groupLimiter !== undefined ||
+      globalConcurrency !== '' ||
+      groupOverrides !== '';
     if (anySetting) {
       this.settings = {
         bound: bound === undefined ? '' : String(bound),
@@ -61,6 +67,8 @@ export class QueueSettings {
         glimit: groupConcurrency === undefined ? '' : String(groupConcurrency),
         rl: limiter ?? '',
         grl: groupLimiter ?? '',
+        gc: globalConcurrency,
+        govr: groupOverrides,
       };
     }
     this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
@@ -117,6 +125,13 @@ export class QueueSettings {
   async beforeLease(): Promise<void> {
     await this.configure();
     if (this.consumerRole) await this.consumerRole.ensure();
+  }
+
+  /** Stores the queue-wide concurrency ('0' removes it) or group overrides now, whatever this object's options. */
+  async setShared(change: Pick<StoredSettings, 'gc'> | Pick<StoredSettings, 'govr'>): Promise<void> {
+    const unchanged: StoredSettings = { bound: '', stats: '', glimit: '', rl: '', grl: '', gc: '', govr: '' };
+    const r = await this.ctx.run(configureQueueScript, { events: this.ctx.eventsFlag, ...unchanged, ...change });
+    if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
   }
 
   async closeQueue(): Promise<boolean> {

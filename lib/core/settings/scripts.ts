@@ -1,4 +1,5 @@
 import { parseRateLimit } from '../rate-limits/stored.js';
+import { parseGroupOverrides, type GroupOverride } from './concurrency.js';
 import { queueScript, type EventsFlag } from '../redis/script-def.js';
 import type { RateLimit } from '../rate-limits/types.js';
 import type { QueueStats } from './types.js';
@@ -16,6 +17,10 @@ export interface QueueState {
   /** The stored rate limits (undefined: none; max 0: only holds from job.rateLimit). */
   limiter: RateLimit | undefined;
   groupLimiter: RateLimit | undefined;
+  /** 0: no queue-wide limit */
+  globalConcurrency: number;
+  /** Groups with limits of their own, by group. */
+  groupOverrides: Record<string, GroupOverride>;
 }
 
 /** A settings call's answer on a deleted queue (settings/tombstone.lua). */
@@ -28,6 +33,9 @@ export interface StoredSettings {
   glimit: string;
   rl: string;
   grl: string;
+  gc: string;
+  /** JSON of group -> { c?, r? } (settings/concurrency.ts), '' none */
+  govr: string;
 }
 
 /** Stores a Queue object's settings (configure-queue.lua). */
@@ -36,7 +44,7 @@ export const configureQueueScript = queueScript({
   file: 'settings/configure-queue.lua',
   ops: ['configure'],
   creates: true,
-  encode: (a: { events: EventsFlag } & StoredSettings) => [a.events, a.bound, a.stats, a.glimit, a.rl, a.grl],
+  encode: (a: { events: EventsFlag } & StoredSettings) => [a.events, a.bound, a.stats, a.glimit, a.rl, a.grl, a.gc, a.govr],
   decode: (reply): 1 | Deleted => (reply === 'deleted' ? 'deleted' : 1),
 });
 
@@ -68,7 +76,7 @@ export const queueStateScript = queueScript({
   encode: () => [],
   decode: (reply): QueueState | Deleted => {
     if (reply === 'deleted') return 'deleted';
-    const [closed, bound, glimit, stats, waiters, rl, grl] = reply as [number, number, number, number, number, string, string];
+    const [closed, bound, glimit, stats, waiters, rl, grl, gc, govr] = reply as [number, number, number, number, number, string, string, number, Array<string | number>];
     return {
       closed: closed === 1,
       bound,
@@ -77,6 +85,8 @@ export const queueStateScript = queueScript({
       waitingProducers: waiters,
       limiter: parseRateLimit(rl),
       groupLimiter: parseRateLimit(grl),
+      globalConcurrency: gc,
+      groupOverrides: parseGroupOverrides(govr),
     };
   },
 });

@@ -5,7 +5,7 @@
   producers; the last unfinished job of a closed queue wakes a blocked consumer, which then
   sees the queue drained. A plain queue's leases (tokens without '*') need none of this and
   cost nothing here. Needs redis/keys.lua, leases/wake.lua, groups/groups.lua,
-  backpressure/bound.lua.
+  backpressure/bound.lua, adds/pending.lua.
 ]]
 
 -- A call's record of ended leases, filled by leaseEnded() and by the caller: ext (a lease of
@@ -38,16 +38,23 @@ end
 
 local function flushEnded(ended)
   if not ended.ext then return end
-  local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit')
+  local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit', 'gc')
   glimitCache = tonumber(m[3]) or 0
   for _, g in ipairs(ended.order or {}) do
     local busy = redis.call('HINCRBY', K_GWORK, g, -ended.count[g])
     if busy <= 0 then redis.call('HDEL', K_GWORK, g) end
-    if (glimitCache == 0 or busy < glimitCache) and redis.call('LLEN', groupKey(g)) > 0 then activateGroup(g) end
+    local lim = groupOverrides.limitOf(g)
+    if (lim == 0 or busy < lim) and redis.call('LLEN', groupKey(g)) > 0 then activateGroup(g) end
   end
   if ended.freed > 0 then
     if (tonumber(m[1]) or 0) > 0 then notifyWaiters(ended.freed) end
     -- the last unfinished job of a closed queue: blocked consumers must see it drained
     if m[2] and unfinishedCount() == 0 then wakeNeeded = true end
+  end
+  -- Below the queue-wide concurrency again, after this call's own leases (leases/lease-jobs.lua
+  -- dropped the tokens at the limit): a leaser is woken if work waits.
+  if m[4] and not wakeNeeded and redis.call('ZCARD', K_WORKING) < tonumber(m[4])
+      and (ungroupedPending() or redis.call('LLEN', K_GACTIVE) > 0) then
+    wakeNeeded = true
   end
 end

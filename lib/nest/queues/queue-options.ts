@@ -83,6 +83,8 @@ const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
   groupConcurrency: true,
   limiter: true,
   groupLimiter: true,
+  globalConcurrency: true,
+  groupOverrides: true,
   exclusive: true,
   checkClosed: true,
   closeOnShutdown: true,
