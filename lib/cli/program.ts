@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../core/defaults.js';
 import { Redactor } from '../core/redis/redact.js';
 import { cancelCommand } from './commands/cancel.js';
+import { concurrencyCommand } from './commands/concurrency.js';
 import { countsCommand } from './commands/counts.js';
 import { functionsCommand } from './commands/functions.js';
 import { jobCommand } from './commands/job.js';
@@ -17,7 +18,7 @@ import { Output } from './output.js';
 import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, watchCommand, functionsCommand];
+const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, watchCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {

@@ -1,6 +1,7 @@
 import type { Queue } from '../core/queue/queue.js';
 import type { JobState, QueueCounts } from '../core/management/read-types.js';
 import type { CleanState, JobOrder } from '../core/management/types.js';
+import type { GroupOverride } from '../core/settings/concurrency.js';
 import { MAX_PAGE } from './defaults.js';
 import { HttpError, publicMessage } from './http.js';
 import { summarize, type JobSummary } from './job-summary.js';
@@ -11,6 +12,15 @@ export interface QueueOverview {
   name: string;
   counts?: QueueCounts;
   error?: string;
+}
+
+/** A queue's shared concurrency limits (`GET queues/<name>/settings`). */
+export interface QueueLimits {
+  /** 0: none */
+  globalConcurrency: number;
+  /** 0: none */
+  groupConcurrency: number;
+  groupOverrides: Record<string, GroupOverride>;
 }
 
 /**
@@ -44,6 +54,12 @@ export const reads = {
     );
   },
 
+  /** The limits the fleet shares: queue-wide and per group (changed by the concurrency actions). */
+  async settings(w: Watched): Promise<QueueLimits> {
+    const s = await w.queue.queueState();
+    return { globalConcurrency: s.globalConcurrency, groupConcurrency: s.groupConcurrency, groupOverrides: s.groupOverrides };
+  },
+
   throughput(w: Watched): Throughput {
     return w.recorder.snapshot();
   },
@@ -69,6 +85,16 @@ export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Reco
   pause: async (q, body) => (pick(body, []), { paused: (await q.pause(), true) }),
   resume: async (q, body) => (pick(body, []), { paused: (await q.resume(), false) }),
   redrive: async (q, body) => ({ ids: await q.retryDead(pick(body, ['limit', 'name', 'olderThanMs']) as { limit: number }) }),
+  concurrency: async (q, body) => {
+    const { limit } = pick(body, ['limit']);
+    await q.setGlobalConcurrency(limit as number);
+    return { globalConcurrency: limit };
+  },
+  groupOverride: async (q, body) => {
+    const { group, override } = pick(body, ['group', 'override']);
+    await q.setGroupOverride(group as string, (override ?? null) as GroupOverride | null);
+    return { group, override: override ?? null };
+  },
   clean: async (q, { state, ...rest }) => ({ ids: await q.clean(state as CleanState, pick(rest, ['limit', 'olderThanMs'])) }),
 };
 

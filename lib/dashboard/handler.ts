@@ -101,6 +101,11 @@ async function serve(
     await authorize(o, req, { kind: 'read', queue });
     return sendJson(res, 200, reads.throughput(w));
   }
+  if (parts.length === 3 && what === 'settings') {
+    onlyMethod(req, 'GET');
+    await authorize(o, req, { kind: 'read', queue });
+    return sendJson(res, 200, await reads.settings(w));
+  }
   if (parts.length === 3 && what === 'jobs') {
     onlyMethod(req, 'GET');
     await authorize(o, req, { kind: 'read', queue });

@@ -185,6 +185,33 @@ test('cancel: a waiting job is removed, a running one dead-lettered or retried (
   expect((await relq(prefix, 'cancel', 'nosuch', 'x')).code).toBe(4);
 }, 30_000);
 
+test('concurrency: shows and sets the queue-wide limit and a group\'s own limits; bad values are usage errors (2), nothing written', async () => {
+  const prefix = uniquePrefix();
+  const q = queue<string>('lim', prefix);
+  await q.add('a', { group: 'std' });
+  expect(json(await relq(prefix, '--json', 'concurrency', 'lim'))).toEqual({ queue: 'lim', globalConcurrency: 0, groupConcurrency: 0, groupOverrides: {} });
+  expect(await relq(prefix, 'concurrency', 'lim', '5')).toMatchObject({ code: 0, stdout: "'lim': global concurrency 5, per group none\n" });
+  expect(await q.getGlobalConcurrency()).toBe(5);
+  expect(json(await relq(prefix, '--json', 'concurrency', 'lim', '--group', 'vip', '10', '--rate', '20/1000'))).toEqual({
+    queue: 'lim',
+    group: 'vip',
+    override: { concurrency: 10, limiter: { max: 20, durationMs: 1000 } },
+  });
+  expect(await relq(prefix, 'concurrency', 'lim')).toMatchObject({
+    code: 0,
+    stdout: "'lim': global concurrency 5, per group none\n  group 'vip': concurrency 10, rate 20 per 1000 ms\n",
+  });
+  for (const bad of [['lim', '-3'], ['lim', '1.5'], ['lim', 'x'], ['lim', '--group', 'vip', '--rate', '20'], ['lim', '--rate', '1/1000'], ['lim', '--group', 'a{b}', '2']]) {
+    const r = await relq(prefix, 'concurrency', ...bad);
+    expect([bad, r.code]).toEqual([bad, 2]);
+  }
+  expect(await q.getGlobalConcurrency()).toBe(5);
+  expect(await q.getGroupOverrides()).toEqual({ vip: { concurrency: 10, limiter: { max: 20, durationMs: 1000 } } });
+  expect(await relq(prefix, 'concurrency', 'lim', '--group', 'vip', '--clear')).toMatchObject({ code: 0 });
+  expect(json(await relq(prefix, '--json', 'concurrency', 'lim', '0'))).toMatchObject({ globalConcurrency: 0, groupOverrides: {} });
+  expect((await relq(prefix, 'concurrency', 'nosuch', '3')).code).toBe(4);
+}, 30_000);
+
 test('exit codes: 2 for usage errors, 4 for an unknown queue or job (nothing written)', async () => {
   const prefix = uniquePrefix();
   await queue('known', prefix).add(1);

@@ -274,6 +274,28 @@ describe('cancel', () => {
   });
 });
 
+describe('concurrency', () => {
+  test('the shared limits are read and changed through the engine; bad values are 400 and change nothing; the guard names the action', async () => {
+    const q = queue('limits');
+    const s = await dashboard({ queues: [q], guard: (_req, access) => access.kind === 'read' || access.action === 'concurrency' || access.action === 'groupOverride' });
+    const api = `${s.url}api/queues/limits`;
+    expect(await json(fetch(`${api}/settings`))).toEqual({ globalConcurrency: 0, groupConcurrency: 0, groupOverrides: {} });
+    expect(await json(act(`${api}/concurrency`, { limit: 4 }))).toEqual({ globalConcurrency: 4 });
+    expect(await q.getGlobalConcurrency()).toBe(4);
+    expect(await json(act(`${api}/groupOverride`, { group: 'vip', override: { concurrency: 8 } }))).toEqual({ group: 'vip', override: { concurrency: 8 } });
+    expect(await json(fetch(`${api}/settings`))).toEqual({ globalConcurrency: 4, groupConcurrency: 0, groupOverrides: { vip: { concurrency: 8 } } });
+    expect((await json<{ error: string }>(act(`${api}/concurrency`, { limit: -1 }), 400)).error).toContain('limit');
+    expect((await json<{ error: string }>(act(`${api}/concurrency`, { limit: '9' }), 400)).error).toContain('limit');
+    expect((await json<{ error: string }>(act(`${api}/concurrency`, { limit: 2, more: 1 }), 400)).error).toBe('unknown field(s) more; allowed: limit');
+    expect((await json<{ error: string }>(act(`${api}/groupOverride`, { group: 'a{b}', override: { concurrency: 1 } }), 400)).error).toContain('group');
+    await json(act(`${api}/concurrency`, { limit: 2 }, {}), 403); // no CSRF header
+    expect(await q.getGlobalConcurrency()).toBe(4);
+    expect(await json(act(`${api}/groupOverride`, { group: 'vip', override: null }))).toEqual({ group: 'vip', override: null });
+    expect(await q.getGroupOverrides()).toEqual({});
+    await json(act(`${api}/pause`), 403); // another action: refused by the guard
+  });
+});
+
 const ACTION = { 'content-type': 'application/json', 'x-relq-dashboard': '1' };
 
 describe('who may use it', () => {

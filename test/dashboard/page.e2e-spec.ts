@@ -251,6 +251,26 @@ test("a running job's drawer cancels it after asking: dismissed, nothing happens
   expect(await p.locator('#detail-actions button[data-action="cancel"]').count()).toBe(0);
 });
 
+test("the queue's shared limits are shown, and Concurrency… sets the queue-wide one after asking", async () => {
+  const orders = queue('orders');
+  await orders.setGlobalConcurrency(3);
+  await orders.setGroupOverride('vip', { concurrency: 8 });
+  const p = await open({ queues: [orders], guard: () => true });
+  await p.goto(server!.url);
+  await p.locator('#queue-limits', { hasText: 'concurrency 3 · own limits vip: 8' }).waitFor();
+  const asked: string[] = [];
+  p.once('dialog', (dialog) => void (asked.push(dialog.message()), dialog.accept('12')));
+  await p.locator('#set-concurrency').click();
+  await p.locator('#status', { hasText: 'concurrency of orders: 12' }).waitFor();
+  expect(asked).toEqual(['Most jobs of orders leased at once by all workers together (0: no limit):']);
+  expect(await orders.getGlobalConcurrency()).toBe(12);
+  await p.locator('#queue-limits', { hasText: 'concurrency 12' }).waitFor();
+  p.once('dialog', (dialog) => void dialog.accept('lots'));
+  await p.locator('#set-concurrency').click();
+  await p.locator('#status', { hasText: 'The limit must be a whole number' }).waitFor();
+  expect(await orders.getGlobalConcurrency()).toBe(12);
+});
+
 test('the first paint says the queues are loading, and a failed first read says why', async () => {
   const emails = queue('emails');
   const reports = queue('reports');

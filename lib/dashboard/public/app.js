@@ -312,12 +312,14 @@ async function refresh() {
     if (o) {
       renderQueueHead(o);
       const order = DEFAULT_ORDER[view.state];
-      const [list, tp] = await Promise.all([
+      const [list, tp, limits] = await Promise.all([
         api(`${q(o.name)}/jobs?state=${view.state}&start=${view.start}&end=${view.start + PAGE - 1}&order=${order}`),
         api(`${q(o.name)}/throughput`),
+        api(`${q(o.name)}/settings`),
       ]);
       renderJobs(list, o.counts ? o.counts[TOTAL_FIELD[view.state]] : undefined);
       renderThroughput(tp);
+      renderLimits(limits);
     }
     if (view.refreshError) status('');
   } catch (err) {
@@ -327,6 +329,24 @@ async function refresh() {
   }
   view.timer = setTimeout(refresh, view.refreshMs);
 }
+
+/** The limits the fleet shares: queue-wide, per group, and the groups with their own. */
+function renderLimits(l) {
+  view.limits = l;
+  const own = Object.entries(l.groupOverrides).map(([g, o]) => `${g}: ${o.concurrency ?? '-'}`);
+  $('queue-limits').textContent =
+    `concurrency ${l.globalConcurrency || 'unlimited'}` +
+    (l.groupConcurrency ? ` · per group ${l.groupConcurrency}` : '') +
+    (own.length ? ` · own limits ${own.join(', ')}` : '');
+}
+
+$('set-concurrency').addEventListener('click', () => {
+  const now = view.limits ? view.limits.globalConcurrency : 0;
+  const text = prompt(`Most jobs of ${view.queue} leased at once by all workers together (0: no limit):`, String(now));
+  if (text === null) return;
+  if (!/^\d+$/.test(text.trim())) return status('The limit must be a whole number', true);
+  void act(`${q(view.queue)}/concurrency`, { limit: Number(text.trim()) }, `concurrency of ${view.queue}: ${Number(text.trim()) || 'unlimited'}`);
+});
 
 function queueAction(id, action, body, confirmText) {
   $(id).addEventListener('click', () => {
