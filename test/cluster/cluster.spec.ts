@@ -133,6 +133,25 @@ test('bounded, grouped and stats queues work on a cluster (their derived keys sh
   }
 });
 
+test('the queue-wide concurrency and group overrides on a cluster, for queues on every master (their keys share the slot)', async () => {
+  const client = cluster.client();
+  for (const name of NAMES.slice(0, 9)) {
+    const q = new Queue<{ g: string }>(`gc-${name}`, { connection: client, globalConcurrency: 3, groupConcurrency: 1 });
+    await q.setGroupOverride('vip', { concurrency: 2, limiter: { max: 5, durationMs: 60_000 } });
+    await q.addBulk([...Array.from({ length: 4 }, () => ({ data: { g: 'vip' }, opts: { group: 'vip' } })), { data: { g: 'std' }, opts: { group: 'std' } }, { data: { g: 'std' }, opts: { group: 'std' } }]);
+    const first = await q.lease({ count: 10 });
+    expect(first.map((l) => l.job.group).sort()).toEqual(['std', 'vip', 'vip']); // 3 at once: vip 2, std 1
+    expect(await q.lease({ count: 10 })).toHaveLength(0);
+    await q.setGlobalConcurrency(5);
+    expect((await q.lease({ count: 10 })).map((l) => l.job.group)).toEqual([]); // each group at its own limit
+    await q.setGroupOverride('vip', { concurrency: 4 });
+    expect((await q.lease({ count: 10 })).map((l) => l.job.group)).toEqual(['vip', 'vip']);
+    expect(await q.queueState()).toMatchObject({ globalConcurrency: 5, groupOverrides: { vip: { concurrency: 4 } } });
+    await q.deleteQueue();
+    await q.close();
+  }
+});
+
 test('retention by count and age on a cluster, for queues on every master (the dead jobs\' retention index shares the slot)', async () => {
   const client = cluster.client();
   for (const name of NAMES) {
