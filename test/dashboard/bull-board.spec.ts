@@ -176,6 +176,16 @@ test('queue actions: pause and resume, retry every failed job, clean, empty', as
   expect((await queue.counts()).pending).toBe(0);
 });
 
+test("the global concurrency: bull-board's queue list reads it, its concurrency route sets it through the engine", async () => {
+  const listed = async () => (await call('get', '/api/queues', {}, { activeQueue: 'billing', status: 'latest' })).body.queues[0].globalConcurrency;
+  expect(await listed()).toBeNull();
+  await call('put', '/api/queues/:queueName/concurrency', { queueName: 'billing' }, {}, { concurrency: 6 });
+  expect(await queue.getGlobalConcurrency()).toBe(6);
+  expect(await listed()).toBe(6);
+  expect((await call('put', '/api/queues/:queueName/concurrency', { queueName: 'billing' }, {}, { concurrency: -2 })).status).toBe(400); // bull-board's own check
+  expect(await queue.getGlobalConcurrency()).toBe(6);
+});
+
 test("Redis stats from the queue's connection; a failed INFO is a relq error naming the call", async () => {
   const res = await call('get', '/api/redis/stats');
   expect(res.body).toMatchObject({ backend: 'redis', version: expect.stringMatching(/^\d+\.\d+/), port: Number(new URL(redis.url).port) });

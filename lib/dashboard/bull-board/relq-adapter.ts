@@ -24,8 +24,7 @@ const BATCH = 1000;
 /**
  * A relq queue on bull-board (`createBullBoard({ queues: [new RelqBullBoardAdapter(queue)] })`).
  * Each method is one engine call or a short loop of them. What relq does not have is refused
- * with a clear error or left empty: cleaning waiting or active jobs,
- * global concurrency, editing schedulers, and BullMQ's metrics (relq keeps no per-minute
+ * with a clear error or left empty: cleaning waiting or active jobs, editing schedulers, and BullMQ's metrics (relq keeps no per-minute
  * totals; relq's own dashboard charts throughput).
  */
 export class RelqBullBoardAdapter extends BaseAdapter {
@@ -202,11 +201,12 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     return Promise.reject(new Error('relq runs a scheduler only at its slots'));
   }
 
+  /** The queue-wide concurrency (docs/concurrency.md); null when there is none. */
   async getGlobalConcurrency(): Promise<number | null> {
-    return null; // relq limits concurrency per worker, not per queue
+    return (await this.queue.getGlobalConcurrency()) || null;
   }
 
-  setGlobalConcurrency(): Promise<void> {
-    return Promise.reject(new Error('relq limits concurrency per worker (WorkerOptions.concurrency), not per queue'));
+  setGlobalConcurrency(concurrency: number): Promise<void> {
+    return this.queue.setGlobalConcurrency(concurrency);
   }
 }
