@@ -281,6 +281,42 @@ test('per-queue stats, groupConcurrency and exclusive reach the engine', async (
   expect((conflict as QueueInUseError).holder).toMatchObject({ pid: process.pid, instance: first.get(OrdersProducer).queue.identity.instance });
 });
 
+test('globalConcurrency and groupOverrides from registerQueue hold across two apps whose processors have 5 slots each', async () => {
+  const prefix = uniquePrefix();
+  let running = 0;
+  let most = 0;
+  let done = 0;
+  function workerApp() {
+    @Processor('orders', { concurrency: 5, blockMs: 500 })
+    class OrdersConsumer {
+      @Process()
+      async run(): Promise<void> {
+        most = Math.max(most, ++running);
+        await sleep(50);
+        running -= 1;
+        done += 1;
+      }
+    }
+    @Module({
+      imports: [QueueModule.registerQueue({ name: 'orders', globalConcurrency: 3, groupOverrides: { vip: { concurrency: 2 } } })],
+      providers: [OrdersConsumer],
+    })
+    class ConsumerModule {}
+    return startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix, sweeper: false }), ConsumerModule] });
+  }
+  const apps = [await workerApp(), await workerApp()];
+  const producer = new EngineQueue<{ n: number }>('orders', { connection: redis.url, prefix });
+  try {
+    await producer.addBulk(Array.from({ length: 24 }, (_, n) => ({ data: { n } })));
+    await waitFor(async () => done === 24, 20_000, '24 jobs done');
+    expect(most).toBe(3);
+    expect(await producer.queueState()).toMatchObject({ globalConcurrency: 3, groupOverrides: { vip: { concurrency: 2 } } });
+  } finally {
+    await producer.close();
+    for (const app of apps) await app.close();
+  }
+});
+
 test('exclusive consumer: the second app stands by (healthy) and takes over when the first stops', async () => {
   const prefix = uniquePrefix();
   const handledBy: string[] = [];
@@ -380,6 +416,8 @@ describe('bootstrap errors for queue options', () => {
     // The engine's Queue checks these options and words the rule; the Nest layer names the call.
     [{ stats: 'yes' }, /registerQueue\('q'\): stats: must be /],
     [{ groupConcurrency: -2 }, /registerQueue\('q'\): groupConcurrency: must be between 0/],
+    [{ globalConcurrency: 1.5 }, /registerQueue\('q'\): globalConcurrency: must be a whole number/],
+    [{ groupOverrides: { vip: { concurrency: 'ten' } } }, /registerQueue\('q'\): groupOverrides\['vip'\]\.concurrency: must be/],
     [{ exclusive: { producer: 1 } }, /registerQueue\('q'\): exclusive\.producer: must be /],
     [{ exclusive: { owner: true } }, /registerQueue\('q'\): exclusive: unknown option 'owner'/],
     [{ exclusive: { consumer: true, ttlMs: 5 } }, /registerQueue\('q'\): exclusive\.ttlMs: must be between 30/],
