@@ -240,6 +240,20 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     }
     L.push('');
   }
+  if (get('relq', 'fleet.none.cmdsPerJob').length) {
+    L.push('## Limits the fleet shares (relq only, once per run; docs/concurrency.md)', '');
+    L.push('| figure | jobs/s (one worker, c=10) | commands per job |', '| --- | --- | --- |');
+    for (const [label, key] of [
+      ['no queue-wide limit', 'none'],
+      ['globalConcurrency that never binds', 'global-open'],
+      ['globalConcurrency 5 (binding)', 'global-binding'],
+      ['20 groups, groupConcurrency 2', 'groups'],
+      ['the same, 10 groups with an override of 3', 'groups-overridden'],
+    ] as const) {
+      if (get('relq', `fleet.${key}.cmdsPerJob`).length) L.push(`| ${label} | ${cell('relq', `fleet.${key}.jobsPerSec`, 0)} | ${cell('relq', `fleet.${key}.cmdsPerJob`, 2)} |`);
+    }
+    L.push('');
+  }
   for (const n of r.notes) L.push(`Note: ${n}`, '');
 
   // ---- floor

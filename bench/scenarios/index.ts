@@ -1,6 +1,7 @@
 /** The scenarios of `npm run bench`, in the order they run (see Scenario.when). */
 import { add } from './add.js';
 import { backlog } from './backlog.js';
+import { fleetLimits } from './fleet-limits.js';
 import { floor } from './floor.js';
 import { idle } from './idle.js';
 import type { Scenario } from './kit.js';
@@ -12,4 +13,4 @@ import { processing } from './process.js';
 import { rateLimited } from './rate-limited.js';
 import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited, observability];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited, fleetLimits, observability];

@@ -1,0 +1,52 @@
+/**
+ * The cost of the limits the fleet shares (relq only; docs/concurrency.md): the same backlog
+ * processed by one Worker of 10 slots without a queue-wide limit, with one that never binds
+ * (the price of the check: commands and time per job), and with one of 5 that binds; then a
+ * grouped backlog (20 groups, groupConcurrency 2) without and with group overrides.
+ */
+import { Queue, Worker, type QueueOptions } from '../../lib/index.js';
+import { log } from '../recorder.js';
+import { closeWindow, openWindow } from '../stats.js';
+import { Completions, type Scenario } from './kit.js';
+
+const JOBS = 3000;
+const GROUPS = 20;
+
+export const fleetLimits: Scenario = {
+  name: 'fleet-limits',
+  when: 'after',
+  libs: 'queues',
+  async run({ conn, admin, rec, flush }, libs) {
+    if (!libs.includes('relq')) return;
+    const connection = { host: conn.host, port: conn.port };
+    const runOne = async (label: string, opts: QueueOptions, grouped: boolean, overrides = false) => {
+      await flush();
+      const q = new Queue<number>(`bench-fleet-${label}`, { connection, ...opts });
+      try {
+        if (overrides) for (let g = 0; g < GROUPS; g += 2) await q.setGroupOverride(`g${g}`, { concurrency: 3 });
+        for (let i = 0; i < JOBS; i += 500) {
+          await q.addBulk(Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => ({ data: i + k, ...(grouped ? { opts: { group: `g${(i + k) % GROUPS}` } } : {}) })));
+        }
+        const done = new Completions(JOBS);
+        const w0 = await openWindow(admin);
+        const t0 = performance.now();
+        const worker = new Worker<number>(q, async () => done.onDone(), { concurrency: 10 });
+        await done.wait(`fleet-limits ${label}`);
+        const ms = performance.now() - t0;
+        await worker.close();
+        const w = await closeWindow(admin, w0);
+        rec.record('relq', `fleet.${label}.cmdsPerJob`, w.total / JOBS);
+        rec.record('relq', `fleet.${label}.jobsPerSec`, (JOBS * 1000) / ms);
+        log(`fleet-limits ${label}: ${JOBS} jobs in ${ms.toFixed(0)} ms, ${(w.total / JOBS).toFixed(2)} cmds/job (${JSON.stringify(w.calls)})`);
+      } finally {
+        await q.deleteQueue().catch(() => undefined);
+        await q.close();
+      }
+    };
+    await runOne('none', {}, false);
+    await runOne('global-open', { globalConcurrency: 1_000_000 }, false);
+    await runOne('global-binding', { globalConcurrency: 5 }, false);
+    await runOne('groups', { groupConcurrency: 2 }, true);
+    await runOne('groups-overridden', { groupConcurrency: 2 }, true, true);
+  },
+};
