@@ -15,6 +15,24 @@ afterAll(() => cluster?.stop());
 // would fail only on some of them.
 const NAMES = Array.from({ length: 24 }, (_, i) => `cq-${i}-${'x'.repeat(i % 5)}`);
 
+// A Cluster client lists its seed nodes' first connections until it has read the slots, and
+// then closes them: a first call that loaded the library through them failed (counts,
+// queueState, settings) with "Connection is closed".
+test.each([['counts'], ['queueState'], ['setGlobalConcurrency'], ['add']] as const)('a Cluster client still connecting: a first call of %s works', async (call) => {
+  const client = cluster.client();
+  expect(client.status).not.toBe('ready');
+  const q = new Queue<{ n: number }>(`fresh-${call}`, { connection: client });
+  try {
+    if (call === 'counts') expect((await q.counts()).pending).toBe(0);
+    if (call === 'queueState') expect((await q.queueState()).closed).toBe(false);
+    if (call === 'setGlobalConcurrency') await q.setGlobalConcurrency(2);
+    if (call === 'add') expect((await q.add({ n: 1 })).created).toBe(true);
+  } finally {
+    await q.deleteQueue();
+    await q.close();
+  }
+});
+
 test('queues with many names span every master', async () => {
   const client = cluster.client();
   const slots = await Promise.all(NAMES.map(async (n) => Number(await client.call('CLUSTER', 'KEYSLOT', `{relq:${n}}`))));

@@ -34,8 +34,9 @@ export function nodeName(node: Redis): string {
 /** The masters that must each hold the library: every master of a Cluster, or the one server. */
 export async function libraryNodes(client: RedisClient): Promise<Redis[]> {
   if (!(client instanceof Cluster)) return [client];
-  // A Cluster knows its nodes once it is connected; a command waits for that.
-  if (client.nodes('master').length === 0) await client.ping();
+  // A Cluster knows its nodes once it is ready; a command waits for that. Before, its list may
+  // hold the seed nodes' first connections, which it closes once it has read the slots.
+  if (client.status !== 'ready' || client.nodes('master').length === 0) await client.ping();
   return client.nodes('master');
 }
 
