@@ -31,12 +31,10 @@ let engine: BuiltEngine | undefined;
 let tmp = '';
 
 beforeAll(() => {
-  engine = buildEngine();
-  process.env.RELQ_ENGINE = engine.dir; // the handler file's relq (children inherit the environment)
+  engine = buildEngine(); // the handler file's relq
   tmp = mkdtempSync(join(tmpdir(), 'relq-sandbox-'));
 });
 afterAll(() => {
-  delete process.env.RELQ_ENGINE;
   engine?.remove();
   rmSync(tmp, { recursive: true, force: true });
 });
@@ -118,7 +116,7 @@ describe.each(KINDS)('%s children', (kind) => {
 
   test('typed errors keep their meaning: UnrecoverableError dead at once, RateLimitError a rate limit, others their name, fields and cause', async () => {
     const { q, events } = sandboxed(kind);
-    const fatal = await q.add(null, { name: 'unrecoverable', attempts: 3 });
+    const fatal = await q.add({ engine: engine!.dir }, { name: 'unrecoverable', attempts: 3 });
     const rejected = await q.add(null, { name: 'reject', attempts: 3 });
     const custom = await q.add(null, { name: 'custom', attempts: 1 });
     const limited = await q.add({ marker: join(tmp, `${kind}-limited`) }, { name: 'rate-limit', attempts: 1 });
