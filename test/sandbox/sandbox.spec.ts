@@ -98,7 +98,7 @@ describe.each(KINDS)('%s children', (kind) => {
   test('a blocked child is killed at timeoutMs; the job is retried and completes, the worker lives', async () => {
     // one child: the retry and the next job run only once the blocked one is replaced
     const { q, events } = sandboxed(kind, { concurrency: 1, sandbox: { killAfterMs: 100 } });
-    const { id } = await q.add(null, { name: 'spin', timeoutMs: 500, attempts: 2, backoff: 0 });
+    const { id } = await q.add(null, { name: 'spin', timeoutMs: 2000, attempts: 2, backoff: 0 });
     expect(await q.waitForResult(id, { timeoutMs: 20_000 })).toBe('attempt 2');
     const failed = events.find((e) => e.type === 'failed') as { error: unknown };
     expect(failed.error).toBeInstanceOf(TimeoutError);

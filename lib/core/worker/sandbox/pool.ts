@@ -31,13 +31,14 @@ export class SandboxPool<Data, Result> {
     return (await child.run(job as Job<unknown>)) as Result;
   };
 
-  /** Ends every child now (the worker has given back the jobs they ran). */
+  /** Ends every child now (the worker has given back the jobs they ran); a worker started again starts new ones. */
   async close(): Promise<void> {
     this.closed = true;
     this.idle = [];
     const all = [...this.children];
     for (const child of all) child.kill();
     await Promise.all(all.map((c) => c.exited));
+    this.closed = false;
   }
 
   private acquire(signal: AbortSignal): Promise<SandboxChild> {
