@@ -29,6 +29,8 @@ export function childMain(cfg: ChildConfig, pack: (value: unknown) => PackedThro
   if (!port) {
     process.title = 'relq sandbox';
     process.on('disconnect', () => process.exit(0)); // the worker's process is gone
+    // A Ctrl+C reaches the whole process group: the worker, draining, decides when its children end.
+    process.on('SIGINT', () => undefined);
     // Said before the process ends, so that the attempt fails with what was thrown.
     process.on('uncaughtException', (error) => process.send!({ t: 'crashed', error: pack(error) } satisfies FromChild, () => process.exit(1)));
   }
