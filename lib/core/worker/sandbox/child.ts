@@ -55,6 +55,8 @@ export class SandboxChild {
 
   /** Runs `job` in the child; settles with the handler's result or error, or a SandboxError when the child ends. */
   run(job: Job<unknown>): Promise<unknown> {
+    // ended before its first job (a process that could not be started)
+    if (this.dead) return Promise.reject(new SandboxError(job.id, `the sandbox ${this.settings.kind} for job ${job.id} ended before it started`));
     this.stopIdleClock();
     this.runs += 1;
     const run = this.runs;
@@ -65,6 +67,7 @@ export class SandboxChild {
       const fields = fieldsOf(job);
       if (this.ready) this.link.send({ t: 'run', run, job: fields });
       else this.queued = fields;
+      if (job.signal.aborted) onAbort(); // aborted while it waited for this child
     });
   }
 
@@ -88,6 +91,7 @@ export class SandboxChild {
   private abort(run: number, reason: unknown): void {
     const r = this.running;
     if (r?.run !== run) return;
+    if (!this.ready) return this.kill(); // the job never reached the child
     this.link.send({ t: 'abort', run, reason: packThrown(reason) });
     r.killTimer = setTimeout(() => this.kill(), this.settings.killAfterMs);
   }
@@ -134,9 +138,22 @@ export class SandboxChild {
     const done =
       r?.run === run ? Promise.resolve().then(() => callJob(r.job, method, args)) : Promise.reject(new Error(`job.${method}(): the attempt that called it has ended`));
     done.then(
-      (value) => !this.dead && this.link.send({ t: 'reply', call, ok: true, value }),
-      (error: unknown) => !this.dead && this.link.send({ t: 'reply', call, ok: false, error: packThrown(error) }),
+      (value) => this.reply(call, value),
+      (error: unknown) => this.replyError(call, error),
     );
+  }
+
+  private reply(call: number, value: unknown): void {
+    if (this.dead) return;
+    try {
+      this.link.send({ t: 'reply', call, ok: true, value });
+    } catch (error) {
+      this.replyError(call, error); // a value that does not clone: the child's call throws why
+    }
+  }
+
+  private replyError(call: number, error: unknown): void {
+    if (!this.dead) this.link.send({ t: 'reply', call, ok: false, error: packThrown(error) });
   }
 
   private onExit(why: string, cause: unknown): void {
