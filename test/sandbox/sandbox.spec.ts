@@ -5,7 +5,7 @@
  * the job's calls, its signal, its result and typed errors cross the boundary; the children
  * are bounded by the concurrency and reused.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -166,6 +166,7 @@ describe.each(KINDS)('%s children', (kind) => {
 
 test('children never outnumber the concurrency, are reused, and retire when idle', async () => {
   const { q } = sandboxed('process', { concurrency: 3, sandbox: { idleMs: 300 } });
+  const most = sampleChildren();
   const added = await q.addBulk(Array.from({ length: 30 }, (_, i) => ({ data: { ms: 50, i }, opts: { name: i % 3 === 0 ? 'busy' : 'echo' } })));
   const pids = new Set<number>();
   for (const { id } of added) {
@@ -174,11 +175,34 @@ test('children never outnumber the concurrency, are reused, and retire when idle
   }
   expect(pids.size).toBeGreaterThanOrEqual(1);
   expect(pids.size).toBeLessThanOrEqual(3);
+  most.stop();
+  expect(most.value).toBeGreaterThanOrEqual(1);
+  expect(most.value).toBeLessThanOrEqual(3);
   await waitUntil(() => [...pids].every((pid) => !alive(pid)), 'idle children retired', 10_000);
   const again = await q.add(null, { name: 'echo' });
   const r = (await q.waitForResult(again.id, { timeoutMs: 15_000 })) as Echo;
   expect(pids.has(r.pid)).toBe(false);
 }, 60_000);
+
+test('a child that ignores its abort keeps its place until killed: jobs wait, the children never outnumber the concurrency', async () => {
+  const { q, events } = sandboxed('process', { concurrency: 2, sandbox: { killAfterMs: 1500 } });
+  const most = sampleChildren();
+  try {
+    const stuck = await q.addBulk([{ data: null, opts: { name: 'ignore-abort' } }, { data: null, opts: { name: 'ignore-abort' } }]);
+    await waitUntil(async () => {
+      const jobs = await Promise.all(stuck.map(({ id }) => q.getJob(id)));
+      return jobs.every((j) => j?.logs?.length === 1);
+    }, 'both running', 15_000);
+    for (const { id } of stuck) await q.cancel(id);
+    await waitUntil(() => events.filter((e) => e.type === 'cancelled').length === 2, 'both cancelled', 10_000);
+    // two free slots, two busy children: the next jobs wait for the kills
+    const next = await q.addBulk(Array.from({ length: 4 }, (_, i) => ({ data: i, opts: { name: 'echo' } })));
+    for (const { id } of next) expect(await q.waitForResult(id, { timeoutMs: 15_000 })).toMatchObject({ id });
+  } finally {
+    most.stop();
+  }
+  expect(most.value).toBe(2);
+}, 40_000);
 
 test('threads too are bounded by the concurrency and reused', async () => {
   const { q } = sandboxed('thread', { concurrency: 2 });
@@ -221,6 +245,33 @@ test('bad handler files and sandbox options are refused before anything runs', (
   expect(make(HANDLER, { threads: 2 })).toThrow(/unknown option 'threads'/);
   expect(() => new Worker(q, async () => 1, { autostart: false, sandbox: {} })).toThrow(/sandbox: applies to a handler file/);
 });
+
+/** Samples this process's sandbox children (Linux /proc) every 10 ms: the most seen at once. */
+function sampleChildren(): { readonly value: number; stop(): void } {
+  let most = 0;
+  const count = (): number => {
+    let n = 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith('relq sandbox')) n++;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return n;
+  };
+  const timer = setInterval(() => (most = Math.max(most, count())), 10);
+  timer.unref();
+  return {
+    get value() {
+      return most;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
 
 function alive(pid: number): boolean {
   try {
