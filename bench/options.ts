@@ -19,7 +19,9 @@ const HELP = `npm run bench [-- options]
                      in the same run (processing, latency, backlog drains in turns with the working tree's);
                      RESULTS.md compares them
   --lib-at GITREF    (run-bench only) measure lib/ as committed at GITREF instead of the working tree's
-  --profile          (run-bench only) profile relq processing at concurrency 10 instead`;
+  --profile          (run-bench only) profile relq processing at concurrency 10 instead
+  --sandbox          (run-bench only) jobs/s of a handler file in threads and processes against in-process
+                     instead (bench/sandbox-cost.ts: --n, --concurrency, --reps)`;
 
 /** The repository (this file runs as <root>/.bench-tmp/bench/options.js). */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

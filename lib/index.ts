@@ -13,7 +13,7 @@ export type { QueueProducer } from './core/queue/queue-producer.js';
 export { listQueues, type QueueListing } from './core/registry/registry.js';
 export { functionLibraryStatus, loadFunctionLibrary, type FunctionLibraryLoad, type FunctionLibraryState, type FunctionLibraryStatus } from './core/redis/functions.js';
 export { Worker } from './core/worker/worker.js';
-export type { ActivityEvent, BackoffStrategies, BackoffStrategy, Job, Handler, OutcomeEvent, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
+export type { ActivityEvent, BackoffStrategies, BackoffStrategy, Job, Handler, HandlerFile, OutcomeEvent, SandboxOptions, WorkerOptions, WorkerEvent } from './core/worker/worker.js';
 export * from './core/errors.js';
 export { CrossQueueFlowError, FlowJobExistsError } from './core/flows/errors.js';
 export { JobNotRetryableError } from './core/management/errors.js';

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench [-- options]`: compiles bench/ (and the lib/ and tools/ files it imports)
 // with tsc into .bench-tmp/, copies the Lua scripts next to them, and runs bench/main.ts there
-// with --expose-gc (a watchdog kills that run if this launcher dies). `--profile` instead runs bench/profile.ts under `node --cpu-prof`.
+// with --expose-gc (a watchdog kills that run if this launcher dies). `--profile` instead runs bench/profile.ts under `node --cpu-prof`;
+// `--sandbox` runs bench/sandbox-cost.ts (jobs/s of a handler file in threads and processes against in-process).
 // `--ref <git-ref>` also compiles relq's lib/ as committed at that ref (into .bench-tmp/ref/)
 // and measures it as the library `relq@ref` beside the working tree's, alternating in the same
 // run, so a change's cost is a same-run ratio. `--lib-at <git-ref>` measures lib/ as committed
@@ -18,6 +19,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.bench-tmp');
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
+const sandbox = args.includes('--sandbox');
 /** The value of `--<name> <value>`, and the arguments without it. */
 function takeOption(list, name) {
   const at = list.indexOf(`--${name}`);
@@ -31,9 +33,9 @@ function takeOption(list, name) {
 }
 const [libAt, rest] = takeOption(args, 'lib-at');
 const [ref, passRest] = takeOption(rest, 'ref');
-const passArgs = passRest.filter((a) => a !== '--profile');
-if (profile && ref) {
-  console.error('run-bench: --profile measures one build; use --lib-at to profile another');
+const passArgs = passRest.filter((a) => a !== '--profile' && a !== '--sandbox');
+if ((profile || sandbox) && ref) {
+  console.error(`run-bench: --${profile ? 'profile' : 'sandbox'} measures one build; use --lib-at for another`);
   process.exit(2);
 }
 
@@ -86,7 +88,7 @@ if (libAt) {
   console.error(`run-bench: lib/ from ${libAt} (${libAtSha})`);
 }
 const t0 = Date.now();
-const entry = join(out, 'bench', profile ? 'profile.js' : 'main.js');
+const entry = join(out, 'bench', profile ? 'profile.js' : sandbox ? 'sandbox-cost.js' : 'main.js');
 compile(['-p', join(srcRoot, 'bench', 'tsconfig.json'), '--outDir', out, '--tsBuildInfoFile', join(out, 'bench.tsbuildinfo')], entry, 'bench/');
 console.error(`run-bench: compiled bench/ + lib/ to ${relative(root, out)}/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 

@@ -15,7 +15,7 @@
 // The app runs in its own process group; a watchdog kills that group if this launcher dies
 // without stopping it (even SIGKILL), as one does for the private Redis.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { copyLua } from './copy-lua.mjs';
@@ -48,6 +48,10 @@ function build() {
   if (res.status !== 0) fail('tsc failed (see above).');
   // The engine reads its Lua scripts next to its compiled code.
   copyLua(root, outDir);
+  // Handler files of the examples (plain modules a sandboxed worker loads) go next to them.
+  for (const f of readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.mjs'))) {
+    copyFileSync(join(root, 'examples', f), join(outDir, 'examples', f));
+  }
   // The package's own entry points, pointed at this build instead of dist/.
   const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const entries = Object.fromEntries(

@@ -89,3 +89,7 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 /** The command line's dead letters per atomic call (`--batch` of retry-dead / purge-dead). */
 export const DEFAULT_DEAD_LETTER_BATCH = 1000;
+/** A sandboxed handler's child (thread or process) idle this long is retired (`sandbox.idleMs`). */
+export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
+/** After a sandboxed job's signal aborts, how long its child may take to end the job before it is killed (`sandbox.killAfterMs`). */
+export const DEFAULT_SANDBOX_KILL_AFTER_MS = 1000;

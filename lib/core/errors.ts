@@ -247,3 +247,19 @@ export class NotReplicatedError<R = unknown> extends RelqError {
     );
   }
 }
+
+/**
+ * The child (a worker thread or process) of a sandboxed handler ended while it ran a job: it
+ * exited, threw outside the handler, ran out of memory, or its handler file could not be
+ * loaded. The attempt fails with it (retried by the job's policy) and the child is replaced.
+ * `cause` holds what the child threw, when it said.
+ */
+export class SandboxError extends RelqError {
+  constructor(
+    readonly jobId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, 'RELQ_SANDBOX', options);
+  }
+}

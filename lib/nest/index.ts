@@ -68,9 +68,10 @@ export {
   QueueDeletedError,
   QueueFullError,
   QueueInUseError,
+  SandboxError,
   UnrecoverableError,
 } from '../core/errors.js';
-export type { Job } from '../core/worker/worker.js';
+export type { HandlerFile, Job, SandboxOptions } from '../core/worker/worker.js';
 export type { BatchOutcome } from '../core/worker/batch-worker.js';
 export type { QueueState } from '../core/settings/queue-settings.js';
 export type { JobOptions } from '../core/adds/types.js';

@@ -117,6 +117,10 @@ export function noHandler(where: string): string {
   return `${where}: no @Process() method; add one (the default handler) or @Process('job-name') methods`;
 }
 
+export function processWithHandlerFile(where: string, className: string, methods: readonly string[]): string {
+  return `${where}: runs its jobs in its handler file (\`file\`), so ${methods.map((m) => `${className}.${m}`).join(', ')} would never run; remove @Process() or \`file\``;
+}
+
 export function batchHandlerNotAlone(where: string, className: string, methodName: string, others: readonly string[]): string {
   return (
     `${where}: ${className}.${methodName} is a batch handler (@Process({ batch })), so it must be the ` +

@@ -11,13 +11,17 @@ import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
 import { requeueItem } from '../settles/settle-items.js';
 import type { Lease } from '../leases/types.js';
-import { assertFunction, assertOptions } from '../validate.js';
+import { assertOptions } from '../validate.js';
 import { assertConcurrency } from './loop-options.js';
 import type { BackoffStrategies } from './backoff-strategies.js';
+import { ValidationError } from '../errors.js';
+import { assertSandboxOptions, handlerFileUrl, sandboxSettings, type HandlerFile, type SandboxOptions } from './sandbox/options.js';
+import { SandboxPool } from './sandbox/pool.js';
 
 export type { Job } from './job-view.js';
 export type { ActivityEvent, OutcomeEvent, WorkerEvent } from './outbox.js';
 export type { BackoffStrategies, BackoffStrategy } from './backoff-strategies.js';
+export type { HandlerFile, SandboxOptions } from './sandbox/options.js';
 
 export type Handler<Data, Result> = (job: Job<Data>) => Promise<Result> | Result;
 
@@ -39,9 +43,14 @@ export interface WorkerOptions<Data = unknown> {
    * a failed attempt the strategy chooses the delay of its retry, or 'dead' (docs/handlers.md).
    */
   backoffStrategies?: BackoffStrategies<Data>;
+  /**
+   * For a handler file: where it runs (worker threads by default, or child processes) and
+   * the bounds of its children (docs/sandbox.md).
+   */
+  sandbox?: SandboxOptions;
 }
 
-const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies'] as const;
+const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies', 'sandbox'] as const;
 /**
  * An idle wait that times out without a wake-up token means nothing was added, so the loop
  * waits again without leasing; it leases anyway this often, for what a wake-up does not
@@ -72,18 +81,29 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
   private slotWaiters: Array<() => void> = [];
   private flushing: Promise<void> | undefined;
   private lastLeaseAt = 0;
+  private readonly handler: Handler<Data, Result>;
+  /** The children of a handler file (docs/sandbox.md). */
+  private readonly sandbox: SandboxPool<Data, Result> | undefined;
 
-  constructor(
-    queue: Queue<Data, Result>,
-    private readonly handler: Handler<Data, Result>,
-    options: WorkerOptions<Data> = {},
-  ) {
+  /**
+   * `handler` runs each job in this process; a handler file (a module exporting the handler)
+   * runs them in worker threads or child processes (`options.sandbox`, docs/sandbox.md).
+   */
+  constructor(queue: Queue<Data, Result>, handler: Handler<Data, Result> | HandlerFile, options: WorkerOptions<Data> = {}) {
     assertOptions('worker options', options, WORKER_OPTION_KEYS);
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     assertConcurrency('concurrency', concurrency);
     super(queue, options);
     this.limit = concurrency;
-    assertFunction('handler', handler);
+    if (typeof handler === 'function') {
+      if (options.sandbox !== undefined) throw new ValidationError('sandbox', 'applies to a handler file (a file: URL or an absolute path), not to a function');
+      this.handler = handler;
+    } else {
+      const file = handlerFileUrl('handler', handler);
+      if (options.sandbox !== undefined) assertSandboxOptions('sandbox', options.sandbox);
+      this.sandbox = new SandboxPool<Data, Result>(sandboxSettings(file, options.sandbox ?? {}), () => this.limit);
+      this.handler = this.sandbox.run;
+    }
     if (options.autostart ?? true) this.start();
   }
 
@@ -348,6 +368,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     await this.settleLast(unfinished);
     await this.flushing;
     this.held.clear();
+    await this.sandbox?.close();
     this.ended();
   }
 }

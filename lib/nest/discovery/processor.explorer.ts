@@ -16,6 +16,7 @@ import { RelqMetadataAccessor } from './relq-metadata.accessor.js';
 import { scheduledOn } from '../schedulers/scheduled.decorator.js';
 import { checkSchedulers } from '../schedulers/scheduler-options.js';
 import { WorkerHost } from '../processors/worker-host.js';
+import { DEFAULT_CONCURRENCY } from '../../core/defaults.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
@@ -178,6 +179,7 @@ export class ProcessorExplorer implements OnModuleInit {
     }
     const options = validating(where, () => checkProcessorOptions(meta.options));
     const { handlers, listeners } = this.scanMethods(cls, where, className, options, entry);
+    if (options.file !== undefined) return this.defineSandboxed(className, meta.queueName, where, options, handlers, listeners, entry, instances);
     if (handlers.length === 0) throw new RelqConfigError(msg.noHandler(where));
     const batchHandler = handlers.find((h) => h.batch);
     if (batchHandler && handlers.length > 1) {
@@ -198,6 +200,26 @@ export class ProcessorExplorer implements OnModuleInit {
     const schedulers = handlers.flatMap((h) => scheduledOn(proto[h.methodName]!, h.jobName));
     if (schedulers.length) def.schedulers = validating(where, () => checkSchedulers('@Scheduled()', schedulers));
     return def;
+  }
+
+  /**
+   * A processor with a handler file: its jobs run in the file (docs/sandbox.md), so the class
+   * has no `@Process()` method; its concurrency is its own, else `defaults.processor.concurrency`.
+   */
+  private defineSandboxed(
+    className: string,
+    queueName: string,
+    where: string,
+    options: ProcessorOptions,
+    handlers: HandlerDefinition[],
+    listeners: ListenerDefinition[],
+    entry: RegisteredQueue,
+    instances: () => InstanceSource,
+  ): ProcessorDefinition {
+    if (handlers.length) throw new RelqConfigError(msg.processWithHandlerFile(where, className, handlers.map((h) => h.methodName)));
+    const concurrency = options.concurrency ?? entry.options.processorDefaults.concurrency ?? DEFAULT_CONCURRENCY;
+    const settings = resolveWorkerSettings(options, [concurrency], entry.options.processorDefaults, this.options.drainTimeoutMs);
+    return { className, queueName, settings, handlers, listeners, instances: instances() };
   }
 
   /** The class's `@Process()` and `@OnWorkerEvent()` methods, each checked on its own. */

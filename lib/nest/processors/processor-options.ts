@@ -4,6 +4,8 @@ import { assertBoolean, assertOptions } from '../../core/validate.js';
 import type { WorkerEvent, WorkerOptions } from '../../core/worker/worker.js';
 import { assertConcurrency, assertLoopOptions } from '../../core/worker/loop-options.js';
 import { checkBackoffStrategies, type BackoffStrategies } from '../../core/worker/backoff-strategies.js';
+import { assertSandboxOptions, handlerFileUrl, type HandlerFile, type SandboxOptions } from '../../core/worker/sandbox/options.js';
+import { ValidationError } from '../../core/errors.js';
 import { optionKeys } from '../option-keys.js';
 
 /**
@@ -31,6 +33,12 @@ export interface ProcessorOptions extends Omit<WorkerOptions, 'autostart'> {
   scope?: Scope;
   /** Durable provider (with a ContextIdStrategy). */
   durable?: boolean;
+  /**
+   * A handler file (a module exporting the handler, docs/sandbox.md) that runs every job of
+   * the queue in worker threads or child processes (`sandbox`). The class then has no
+   * `@Process()` method; its `@OnWorkerEvent()` methods get the events as usual.
+   */
+  file?: HandlerFile;
 }
 
 /**
@@ -62,6 +70,9 @@ export interface ResolvedWorkerSettings extends Required<Pick<WorkerOptions, 'co
   heartbeat: boolean | undefined;
   /** The processor's backoff strategies (`@Processor(queue, { backoffStrategies })`), if any. */
   backoffStrategies: BackoffStrategies | undefined;
+  /** Its handler file and sandbox, when it runs its jobs in one. */
+  file: HandlerFile | undefined;
+  sandbox: SandboxOptions | undefined;
 }
 
 const DEFAULTS_KEYS = optionKeys<ProcessorDefaults>({ concurrency: true, leaseMs: true, blockMs: true, heartbeat: true });
@@ -74,6 +85,8 @@ const PROCESSOR_KEYS = optionKeys<ProcessorOptions>({
   backoffStrategies: true,
   scope: true,
   durable: true,
+  file: true,
+  sandbox: true,
 });
 
 /** `defaults.processor` of forRoot or registerQueue (`field` names it). */
@@ -91,6 +104,11 @@ export function checkProcessorOptions(options: unknown): ProcessorOptions {
   checkLoopOptions('', o);
   if (o.backoffStrategies !== undefined) checkBackoffStrategies('backoffStrategies', o.backoffStrategies);
   if (o.durable !== undefined) assertBoolean('durable', o.durable);
+  if (o.file !== undefined) handlerFileUrl('file', o.file);
+  if (o.sandbox !== undefined) {
+    if (o.file === undefined) throw new ValidationError('sandbox', 'applies to a handler file: give `file` too');
+    assertSandboxOptions('sandbox', o.sandbox);
+  }
   return o;
 }
 
@@ -113,6 +131,8 @@ export function resolveWorkerSettings(
     heartbeat: options.heartbeat ?? defaults.heartbeat,
     drainTimeoutMs: options.drainTimeoutMs ?? drainTimeoutMs,
     backoffStrategies: options.backoffStrategies,
+    file: options.file,
+    sandbox: options.sandbox,
   };
 }
 

@@ -115,7 +115,7 @@ export class ProcessorRunner {
     if (this.isRunning) return;
     // A loop that stopped by itself (its queue was closed or deleted) is replaced.
     this.release();
-    const { leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies } = this.def.settings;
+    const { leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, file, sandbox } = this.def.settings;
     const concurrency = this.concurrency;
     // For a batch processor, concurrency is its batches at once (the explorer resolved it).
     const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, autostart: false };
@@ -123,6 +123,8 @@ export class ProcessorRunner {
     let loop: Loop;
     if (router instanceof BatchRouter) {
       loop = new BatchWorker<unknown, unknown>(this.queue, router.handle, { ...common, ...router.batch });
+    } else if (file !== undefined) {
+      loop = new Worker<unknown, unknown>(this.queue, file, { ...common, ...(sandbox && { sandbox }) });
     } else {
       router.reopen();
       loop = new Worker<unknown, unknown>(this.queue, router.handle, common);
