@@ -25,6 +25,7 @@ export type * from './core/redis/types.js';
 export type * from './core/rate-limits/types.js';
 export type * from './core/roles/types.js';
 export type * from './core/settings/types.js';
+export type * from './core/metrics-history/types.js';
 export type * from './core/events/types.js';
 export type * from './core/management/types.js';
 export type * from './core/management/read-types.js';

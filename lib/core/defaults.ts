@@ -85,6 +85,12 @@ export const DEFAULT_TOMBSTONE_MS = 10_000;
 /** waitForResult()'s wait when no `timeoutMs` is given. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 
+/** Minutes of metrics history a queue keeps (`metrics: true` or no `keepMinutes`), and the most it may keep. */
+export const DEFAULT_METRICS_KEEP_MINUTES = 1440;
+export const MAX_METRICS_MINUTES = 10_080;
+/** Minutes `getMetrics()` reads when no `from` is given: an hour. */
+export const DEFAULT_METRICS_RANGE_MINUTES = 60;
+
 /** The command line's Redis when neither `--redis` nor $REDIS_URL names one. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 /** The command line's dead letters per atomic call (`--batch` of retry-dead / purge-dead). */

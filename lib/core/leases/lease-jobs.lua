@@ -81,12 +81,15 @@ end
 -- (redis/lease-token.lua) that carries the job's retention when it is not the built-in one
 -- (`defaults`, parseDefaults), has a count or the job is in a flow, and its group when `groups` is given
 -- (an extended queue). Deadline: now + the job's own leaseMs (meta l) or the caller's.
+-- `keepMetrics`: the queue's metrics.keepMinutes (meta mx), which its tokens carry to settling
+-- (metrics-history/history.lua), nil when it keeps no metrics history.
 -- Appends id, token, deadline and record per job to `reply`; returns the leased ids and,
 -- with `groups`, their data bytes.
-local function grantLeases(reply, now, reqId, taken, recs, leaseMs, groups, defaults)
+local function grantLeases(reply, now, reqId, taken, recs, leaseMs, groups, defaults, keepMetrics)
   local leases, first = {}, #reply
   local bytes = 0
   local start = '@' .. string.format('%d', now) -- each token's lease start (redis/lease-token.lua)
+  if keepMetrics then start = start .. '!' .. keepMetrics end
   for j, id in ipairs(taken) do
     local rec = recs[j]
     local meta = metaPart(rec)
@@ -174,8 +177,9 @@ end
 function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defaults)
   -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
   -- rl and grl for rate-limited ones (rate-limits/limiter.lua); notes (progress/progress.lua)
-  -- gc: the queue-wide concurrency (below)
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes', 'gc')
+  -- gc: the queue-wide concurrency (below); mx: a queue that keeps a metrics history
+  -- (metrics-history/history.lua)
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes', 'gc', 'mx')
   notesFlag = flags[12] and true or false -- progress/progress.lua
   local nextDue = tonumber(flags[2])
   if flags[1] then
@@ -246,7 +250,7 @@ function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defau
     return earliest(nextDue, limitedUntil), 0, ghosts, {}
   end
 
-  local leased, bytes = grantLeases(reply, now, reqId, live, liveRecs, leaseMs, liveGroups, defaults)
+  local leased, bytes = grantLeases(reply, now, reqId, live, liveRecs, leaseMs, liveGroups, defaults, flags[14])
   if flags[10] then limitedUntil = earliest(limitedUntil, spend(K_LIMITER, flags[10], #live, now)) end
   if flags[6] then
     local cm = redis.call('HINCRBY', K_STATS, 'cm', #leased)

@@ -30,6 +30,7 @@ local ended = endedLeases()
 
 local stalled, dead = 0, 0
 local stalledIds = {}
+local mx -- the metrics history of the attempts it failed, for a queue that keeps one
 local expired = redis.call('ZRANGEBYSCORE', K_WORKING, '-inf', now, 'LIMIT', 0, limit)
 if #expired > 0 then
   local tokens = hmgetMany(K_LEASES, expired) -- their lease starts (redis/lease-token.lua)
@@ -41,9 +42,13 @@ if #expired > 0 then
       leaseEnded(ended, metaGroup(recs[i]) or '') -- group bookkeeping, bound and close checks
       stalled = stalled + 1
       stalledIds[stalled] = id
-      if failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled', tokens[i]) == 'dead' then dead = dead + 1 end
+      local became = failAttempt(id, recs[i], now, 'lease expired', 0, 'stalled', tokens[i])
+      if became == 'dead' then dead = dead + 1 end
+      -- counted, not timed: no handler ended it (metrics-history/history.lua)
+      mx = metricsHistory.note(mx, tokens[i], became == 'dead' and 'd' or 'f', now, false)
     end
   end
+  metricsHistory.flush(mx, now)
 end
 ended.freed = dead
 

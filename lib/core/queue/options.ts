@@ -2,9 +2,11 @@ import { assertConnection, commandTimeoutOf } from '../redis/connection.js';
 import {
   DEFAULT_MAX_LOG_LINES,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_METRICS_KEEP_MINUTES,
   DEFAULT_PREFIX,
   DEFAULT_ROLE_TTL_MS,
   MAX_LOG_LINES,
+  MAX_METRICS_MINUTES,
   MAX_PAYLOAD_LIMIT,
   MAX_TIMER_MS,
   MIN_ROLE_TTL_MS,
@@ -45,6 +47,7 @@ const QUEUE_OPTION_KEYS = [
   'durability',
   'bound',
   'stats',
+  'metrics',
   'groupConcurrency',
   'limiter',
   'groupLimiter',
@@ -54,11 +57,14 @@ const QUEUE_OPTION_KEYS = [
   'checkClosed',
 ] as const;
 const EXCLUSIVE_KEYS = ['producer', 'consumer', 'waitMs', 'ttlMs'] as const;
+const METRICS_KEYS = ['keepMinutes'] as const;
 
 /** The bounded / fair / lifecycle / exclusive / stats options, checked (lib/core/settings/queue-settings.ts). */
 export interface ResolvedSettings {
   bound: number | undefined;
   stats: boolean | undefined;
+  /** Minutes of metrics history kept; 0 stops keeping one. */
+  metrics: number | undefined;
   groupConcurrency: number | undefined;
   /** '<max>:<durationMs>' as stored (rate-limits/limiter.lua), '0' to remove it */
   limiter: string | undefined;
@@ -138,7 +144,17 @@ function resolveSettings(options: QueueOptions): ResolvedSettings {
     };
   }
   assertCheckClosed(options);
-  return { bound, stats, groupConcurrency, limiter, groupLimiter, globalConcurrency, groupOverrides, exclusive: resolvedExclusive, checkClosed };
+  return { bound, stats, metrics: keepMinutesOf(options.metrics), groupConcurrency, limiter, groupLimiter, globalConcurrency, groupOverrides, exclusive: resolvedExclusive, checkClosed };
+}
+
+/** `metrics` as the minutes kept (0: none), undefined when not given. */
+function keepMinutesOf(metrics: QueueOptions['metrics']): number | undefined {
+  if (metrics === undefined) return undefined;
+  if (typeof metrics === 'boolean') return metrics ? DEFAULT_METRICS_KEEP_MINUTES : 0;
+  assertOptions('metrics', metrics, METRICS_KEYS);
+  const keep = metrics.keepMinutes ?? DEFAULT_METRICS_KEEP_MINUTES;
+  assertInt('metrics.keepMinutes', keep, { min: 1, max: MAX_METRICS_MINUTES });
+  return keep;
 }
 
 /**

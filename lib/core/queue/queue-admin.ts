@@ -5,6 +5,8 @@ import type { LeaseRef } from '../leases/types.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { CancelOptions, CancelResult, CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
 import type { QueueStats } from '../settings/types.js';
+import type { MetricsHistory, MetricsRange } from '../metrics-history/types.js';
+import { readMetrics } from '../metrics-history/metrics-history.js';
 import { DEFAULT_TOMBSTONE_MS } from '../defaults.js';
 import { assertGroupName, assertInt, assertOptions } from '../validate.js';
 import { globalConcurrencySetting, groupOverridesSetting, type GroupOverride } from '../settings/concurrency.js';
@@ -309,6 +311,16 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
   /** Produced and consumed messages and bytes, and whether the queue counts them (`stats`). */
   stats(): Promise<QueueStats> {
     return this.parts.settings.stats();
+  }
+
+  /**
+   * The queue's metrics history (the `metrics` option), from Redis, whichever process wrote
+   * it: per minute of `from`..`to` (epoch ms, Redis time; default the last hour, at most 10 081
+   * minutes), the attempts completed, failed (retried) and dead, and the p50 / p95 / p99 of
+   * their run times (lease start to settle). One read-only call, O(minutes).
+   */
+  getMetrics(range: MetricsRange = {}): Promise<MetricsHistory> {
+    return readMetrics(this.parts.ctx, range);
   }
 
   /**

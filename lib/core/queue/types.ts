@@ -3,6 +3,7 @@ import type { RateLimit } from '../rate-limits/types.js';
 import type { GroupOverride } from '../settings/concurrency.js';
 import type { ConnectionInput } from '../redis/types.js';
 import type { ExclusiveOptions } from '../roles/types.js';
+import type { MetricsOptions } from '../metrics-history/types.js';
 import type { WarningHandler } from '../warnings.js';
 
 export interface QueueOptions {
@@ -24,6 +25,13 @@ export interface QueueOptions {
   bound?: number;
   /** Count produced and consumed messages and bytes (`stats()`). Stored in Redis like `bound`. */
   stats?: boolean;
+  /**
+   * Keep a metrics history in Redis (`getMetrics()`): per minute, the attempts completed,
+   * failed and dead and their run-time quantiles, written by the settle calls workers make
+   * anyway (a few commands per call, none per job), for `keepMinutes` (true: a day). Stored in
+   * Redis like `bound`; false stops it (the minutes kept expire). A queue without it pays nothing.
+   */
+  metrics?: boolean | MetricsOptions;
   /** At most this many jobs of one group leased at once. Stored in Redis like `bound`; 0 removes it. */
   groupConcurrency?: number;
   /**

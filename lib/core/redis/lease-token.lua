@@ -2,6 +2,8 @@
   Lease tokens, the fence of every lease (K_LEASES holds each leased job's current one):
     "<reqId>.<j>@<start>"              a job with the built-in retention, on a plain queue,
                                        leased at `start` (Redis time, ms)
+    "...@<start>!<keepMinutes>"        of a queue that keeps a metrics history
+                                       (metrics-history/history.lua)
     "...~<keepMs>,<dedupMs>[,<w>]"     its own retention, idempotency window, flow bits
     "...~<keepMs>,<dedupMs>,[<w>],<m>" the same, and its count of completed jobs kept
     "...*<group>"                      a lease of an extended queue ('' ungrouped)
@@ -13,7 +15,7 @@
   after it is the group's. Needs redis/calls.lua.
 ]]
 
--- `start`: '@' and the lease's start as digits, made once per call. keep, dedup, flow and
+-- `start`: '@' and the lease's start as digits (and a metrics history's mark), made once per call. keep, dedup, flow and
 -- most as digits (strings): formatting numbers would cost more than the rest.
 local function leaseToken(reqId, j, start, keep, dedup, flow, group, most)
   local token = reqId .. '.' .. int(j) .. start

@@ -7,6 +7,7 @@ import { BACKPRESSURE_SCRIPTS } from '../backpressure/scripts.js';
 import { FLOW_SCRIPTS } from '../flows/scripts.js';
 import { LEASE_SCRIPTS } from '../leases/scripts.js';
 import { MANAGEMENT_SCRIPTS } from '../management/scripts.js';
+import { METRICS_HISTORY_SCRIPTS } from '../metrics-history/scripts.js';
 import { PROGRESS_SCRIPTS } from '../progress/scripts.js';
 import { REGISTRY_SCRIPTS } from '../registry/scripts.js';
 import { ROLE_SCRIPTS } from '../roles/scripts.js';
@@ -30,6 +31,7 @@ const SCRIPTS = [
   ...FLOW_SCRIPTS,
   ...SCHEDULER_SCRIPTS,
   ...REGISTRY_SCRIPTS,
+  ...METRICS_HISTORY_SCRIPTS,
 ] as const;
 
 export type ScriptName = (typeof SCRIPTS)[number]['name'];
@@ -70,6 +72,7 @@ const PRELUDE = [
   'adds/deduplication.lua', // deduplication ids: who holds one, what an add that meets it does
   'adds/add-jobs.lua', // adding jobs
   'adds/deduplication-ends.lua', // a holder's end: its deduplication id free, or the add kept for then added
+  'metrics-history/history.lua', // per-minute counts and run times of settled attempts
   'settles/failures.lua', // failed attempts and dead letters
   'settles/settle-items.lua', // ack, nack, requeue, reject
   'leases/lease-jobs.lua', // leasing

@@ -16,6 +16,8 @@
     For each: '' leaves the setting alone, '0' removes it.
     ARGV[8]      govr: group overrides, '' none, else JSON { group: { c?: concurrency, r?: rl } },
                  each written over the group's stored one (an empty object removes it)
+    ARGV[9]      mx: minutes of metrics history kept (metrics-history/history.lua); '' leaves
+                 it alone, '0' removes it
 
   Output:
     1, or 'deleted' (tombstone: nothing written)
@@ -32,6 +34,7 @@ for i, f in ipairs(fields) do
     redis.call('HSET', K_META, f, v)
   end
 end
+if ARGV[9] == '0' then redis.call('HDEL', K_META, 'mx') elseif ARGV[9] ~= '' then redis.call('HSET', K_META, 'mx', ARGV[9]) end
 redis.call('HSET', K_META, 'cfg', '1') -- produce.lua: settings are in place
 if ARGV[4] ~= '' and (tonumber(old[3]) or 0) ~= tonumber(ARGV[4]) then
   -- a new group limit: groups parked at the old one may lease again

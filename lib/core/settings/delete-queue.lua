@@ -1,7 +1,7 @@
 --[[
   Deletes a queue (lib/core/settings/queue-settings.ts deleteQueue()): every key (the queue
   keys, the derived ones of redis/keys.lua, each group's list, each job's log list, each
-  shared due time's tie list, the role keys), once the parents in other queues that its jobs
+  shared due time's tie list, the role keys, the minutes of a metrics history), once the parents in other queues that its jobs
   still held learned that those children were removed (flows/flows.lua flowJobsGone), then
   leaves a tombstone (meta del=1) and wake-up tokens ('x') with the same expiry, so that
   blocked consumers, blocked producers and role waiters learn of it and fail with a clear
@@ -58,6 +58,8 @@ unlink(flowKeys)
 local tieKeys = { K_TIES } -- the tie lists of shared due times (adds/delayed.lua)
 for _, d in ipairs(redis.call('ZRANGE', K_TIES, 0, -1)) do tieKeys[#tieKeys + 1] = tieKey(d) end
 unlink(tieKeys)
+-- the minutes of a metrics history (metrics-history/history.lua); after it was turned off, they expire
+unlink(metricsHistory.keys(tonumber(redis.call('HGET', K_META, 'mx')), nowMs()))
 local waiters = redis.call('ZCARD', K_WAITERS)
 local keys = {}
 for i = 1, #KEYS do keys[i] = KEYS[i] end

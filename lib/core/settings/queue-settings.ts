@@ -50,11 +50,12 @@ export class QueueSettings {
     private readonly ctx: SettingsContext,
     settings: ResolvedSettings,
   ) {
-    const { bound, stats, groupConcurrency, limiter, groupLimiter, globalConcurrency, groupOverrides, exclusive, checkClosed } = settings;
+    const { bound, stats, metrics, groupConcurrency, limiter, groupLimiter, globalConcurrency, groupOverrides, exclusive, checkClosed } = settings;
     this.bound = bound ?? 0;
     const anySetting =
       bound !== undefined ||
       stats !== undefined ||
+      metrics !== undefined ||
       groupConcurrency !== undefined ||
       limiter !== undefined ||
       groupLimiter !== undefined ||
@@ -69,6 +70,7 @@ export class QueueSettings {
         grl: groupLimiter ?? '',
         gc: globalConcurrency,
         govr: groupOverrides,
+        mx: metrics === undefined ? '' : String(metrics),
       };
     }
     this.producerRole = exclusive?.producer ? new RoleLease(ctx, 'producer', this.identity, exclusive.waitMs, exclusive.ttlMs) : undefined;
@@ -129,7 +131,7 @@ export class QueueSettings {
 
   /** Stores the queue-wide concurrency ('0' removes it) or group overrides now, whatever this object's options. */
   async setShared(change: Pick<StoredSettings, 'gc'> | Pick<StoredSettings, 'govr'>): Promise<void> {
-    const unchanged: StoredSettings = { bound: '', stats: '', glimit: '', rl: '', grl: '', gc: '', govr: '' };
+    const unchanged: StoredSettings = { bound: '', stats: '', glimit: '', rl: '', grl: '', gc: '', govr: '', mx: '' };
     const r = await this.ctx.run(configureQueueScript, { events: this.ctx.eventsFlag, ...unchanged, ...change });
     if (r === 'deleted') throw new QueueDeletedError(this.ctx.name);
   }

@@ -36,6 +36,8 @@ export interface StoredSettings {
   gc: string;
   /** JSON of group -> { c?, r? } (settings/concurrency.ts), '' none */
   govr: string;
+  /** minutes of metrics history kept (metrics-history/history.lua) */
+  mx: string;
 }
 
 /** Stores a Queue object's settings (configure-queue.lua). */
@@ -44,7 +46,7 @@ export const configureQueueScript = queueScript({
   file: 'settings/configure-queue.lua',
   ops: ['configure'],
   creates: true,
-  encode: (a: { events: EventsFlag } & StoredSettings) => [a.events, a.bound, a.stats, a.glimit, a.rl, a.grl, a.gc, a.govr],
+  encode: (a: { events: EventsFlag } & StoredSettings) => [a.events, a.bound, a.stats, a.glimit, a.rl, a.grl, a.gc, a.govr, a.mx],
   decode: (reply): 1 | Deleted => (reply === 'deleted' ? 'deleted' : 1),
 });
 

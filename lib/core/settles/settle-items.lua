@@ -6,7 +6,7 @@
   redis/keys.lua, redis/calls.lua, redis/record.lua, redis/lease-token.lua,
   settles/policy.lua, events/events.lua, groups/groups.lua, settles/ended.lua, adds/pending.lua,
   adds/delayed.lua, settles/retention.lua, adds/deduplication-ends.lua, settles/failures.lua,
-  rate-limits/limiter.lua.
+  rate-limits/limiter.lua, metrics-history/history.lua.
 ]]
 
 -- The file's own helpers are local to the block below (not indented), so that they take no
@@ -47,6 +47,8 @@ end
 --               As a requeue, not a failed attempt
 -- Only the current token of a job settles it; any other token changes nothing. `defaults`:
 -- the built-in policy (parseDefaults). The ended leases go into `ended` (settles/ended.lua).
+-- A queue that keeps a metrics history counts the completed, failed and dead attempts, with
+-- their run times, in one write per touched field at the end (metrics-history/history.lua).
 -- Returns a 0/1 per item: the n full ones, then the m acks.
 function settleItems(args, base, now, defaults, ended)
   local n = num(args[base])
@@ -74,7 +76,7 @@ function settleItems(args, base, now, defaults, ended)
   callMany('HDEL', K_LEASES, valid)
   callMany('ZREM', K_WORKING, valid)
 
-  local drop, done, results, dedup -- made when first needed
+  local drop, done, results, dedup, mx -- made when first needed (mx: metrics-history/history.lua)
   local resultBytes = 0 -- of the results the completed events carry
   local freed = 0 -- acked or dead-lettered: no longer counted against a bound
   for i = 1, total do
@@ -86,6 +88,7 @@ function settleItems(args, base, now, defaults, ended)
       leaseEnded(ended, group) -- nothing for a plain queue's token
       if op == 'a' then
         freed = freed + 1
+        mx = metricsHistory.note(mx, token, 'c', now, true)
         if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, flow, a1, keepMs) end -- flows/flows.lua
         if most then retainCompleted(most) end -- settles/retention.lua
         if keepMs > 0 then
@@ -121,7 +124,9 @@ function settleItems(args, base, now, defaults, ended)
               local attempt = (metaInt(rec, 'f') or 0) - (metaInt(rec, 'o') or 0) + 1
               delayMs = backoffDelay(rec, attempt, tonumber(string.sub(a2, 2)) or 0, defaults)
             end
-            if failAttempt(id, rec, now, a1, delayMs, 'failed', token) == 'dead' then freed = freed + 1 end
+            local became = failAttempt(id, rec, now, a1, delayMs, 'failed', token)
+            if became == 'dead' then freed = freed + 1 end
+            mx = metricsHistory.note(mx, token, became == 'dead' and 'd' or 'f', now, true)
           elseif op == 'l' then
             local meta = decodeMeta(rec) or {}
             pushPending({ id }, { meta.p or 0 }, { meta.g or false }, true)
@@ -139,6 +144,7 @@ function settleItems(args, base, now, defaults, ended)
             if next == 'dead' then
               deadLetter(id, meta, data, now, why)
               freed = freed + 1
+              mx = metricsHistory.note(mx, token, 'd', now, true)
             elseif meta then
               redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
               if next == 'run' then
@@ -148,6 +154,7 @@ function settleItems(args, base, now, defaults, ended)
             else
               deadLetterUndecodable(id, now)
               freed = freed + 1
+              mx = metricsHistory.note(mx, token, 'd', now, true)
             end
           elseif op == 'q' or op == 'd' then
             local meta, data = decodeMeta(rec)
@@ -168,6 +175,7 @@ function settleItems(args, base, now, defaults, ended)
             else
               deadLetterUndecodable(id, now)
               freed = freed + 1
+              mx = metricsHistory.note(mx, token, 'd', now, true)
             end
           else
             local meta, data = decodeMeta(rec)
@@ -177,6 +185,7 @@ function settleItems(args, base, now, defaults, ended)
             end
             deadLetter(id, meta, data, now, a1)
             freed = freed + 1
+            mx = metricsHistory.note(mx, token, 'd', now, true)
           end
         end
       end
@@ -192,6 +201,7 @@ function settleItems(args, base, now, defaults, ended)
     callMany('HSET', K_RESULTS, results)
   end
   if dedup then callMany('ZADD', K_DEDUP, dedup) end
+  metricsHistory.flush(mx, now)
   return out
 end
 end -- of the block

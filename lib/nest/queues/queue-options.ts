@@ -17,7 +17,7 @@ import { checkSchedulers, resolveSchedulerOptions, type QueueSchedulerOptions, t
 
 /**
  * `QueueModule.registerQueue()` options: one queue. Every engine queue option (`bound`,
- * `stats`, `groupConcurrency`, `exclusive`, `checkClosed`, `durability`, ...) but the two the
+ * `stats`, `metrics`, `groupConcurrency`, `exclusive`, `checkClosed`, `durability`, ...) but the two the
  * Nest layer supplies (`onWarning`: the app's log; `defaults`: job and processor defaults
  * here), each over the root's where forRoot has it too, plus the Nest ones below.
  */
@@ -80,6 +80,7 @@ const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
   health: true,
   bound: true,
   stats: true,
+  metrics: true,
   groupConcurrency: true,
   limiter: true,
   groupLimiter: true,
