@@ -60,8 +60,10 @@ export const reads = {
     return { globalConcurrency: s.globalConcurrency, groupConcurrency: s.groupConcurrency, groupOverrides: s.groupOverrides };
   },
 
-  throughput(w: Watched): Throughput {
-    return w.recorder.snapshot();
+  /** From the queue's metrics history when it keeps one (one read), else this process's recorder. */
+  async throughput(w: Watched): Promise<Throughput> {
+    const history = await w.queue.getMetrics({ from: w.recorder.historyFrom });
+    return history.keepMinutes > 0 ? w.recorder.fromHistory(history) : w.recorder.snapshot();
   },
 
   async jobs(w: Watched, query: URLSearchParams): Promise<JobList> {

@@ -99,7 +99,7 @@ async function serve(
   if (parts.length === 3 && what === 'throughput') {
     onlyMethod(req, 'GET');
     await authorize(o, req, { kind: 'read', queue });
-    return sendJson(res, 200, reads.throughput(w));
+    return sendJson(res, 200, await reads.throughput(w));
   }
   if (parts.length === 3 && what === 'settings') {
     onlyMethod(req, 'GET');

@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { Queue } from '../core/queue/queue.js';
 import type { QueueEvent } from '../core/events/types.js';
+import type { MetricsHistory, RunTimeQuantiles } from '../core/metrics-history/types.js';
 
 /** Jobs that ended an attempt in one interval, as seen by this dashboard process. */
 export interface ThroughputPoint {
@@ -11,11 +12,18 @@ export interface ThroughputPoint {
   failed: number;
   /** Jobs dead-lettered (attempts ran out, or rejected). */
   dead: number;
+  /** Run-time quantiles of the interval's attempts: from the metrics history only. */
+  runTime?: RunTimeQuantiles;
 }
 
-/** A queue's throughput since the dashboard started: relq keeps no completed totals in Redis. */
+/**
+ * A queue's throughput: from its metrics history in Redis (`source: 'history'`, per minute,
+ * across restarts and dashboards) when the queue keeps one, else what this dashboard process
+ * saw since it started (`'process'`).
+ */
 export interface Throughput {
-  /** When this dashboard began listening (epoch ms): nothing before it is known. */
+  source: 'history' | 'process';
+  /** The history's first minute, or when this dashboard began listening (epoch ms): nothing before it is known. */
   since: number;
   intervalMs: number;
   /** Oldest first, one point per interval from `since` (at most the configured number), zeros included. */
@@ -33,7 +41,7 @@ export interface CountsSample {
   dead: number;
 }
 
-type Counter = Exclude<keyof ThroughputPoint, 't'>;
+type Counter = 'completed' | 'failed' | 'dead';
 
 /** Which published transition adds to which series. */
 const COUNTERS: Partial<Record<QueueEvent['type'], Counter>> = {
@@ -76,7 +84,18 @@ export class ThroughputRecorder {
     const byStart = new Map(this.points.map((p) => [p.t, p]));
     const points: ThroughputPoint[] = [];
     for (let t = first; t <= now; t += this.intervalMs) points.push({ ...(byStart.get(t) ?? { t, completed: 0, failed: 0, dead: 0 }) });
-    return { since: this.since, intervalMs: this.intervalMs, points, samples: this.samples.map((c) => ({ ...c })) };
+    return { source: 'process', since: this.since, intervalMs: this.intervalMs, points, samples: this.samples.map((c) => ({ ...c })) };
+  }
+
+  /** The queue's metrics history as the chart's points, with this process's backlog samples. */
+  fromHistory(history: MetricsHistory): Throughput {
+    const points = history.points.map(({ at, completed, failed, dead, runTime }) => ({ t: at, completed, failed, dead, runTime }));
+    return { source: 'history', since: points[0]?.t ?? Date.now(), intervalMs: 60_000, points, samples: this.samples.map((c) => ({ ...c })) };
+  }
+
+  /** The history's range for the chart: its intervals' span, in whole minutes, at least an hour. */
+  get historyFrom(): number {
+    return Date.now() - Math.max(3_600_000, (this.capacity - 1) * this.intervalMs);
   }
 
   stop(): void {

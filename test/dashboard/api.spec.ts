@@ -449,6 +449,33 @@ describe('throughput', () => {
     await waitForValue(async () => ((await subscribers()) === 0 ? true : undefined), 'the dashboard unsubscribed', 5000);
   });
 
+  test("a queue that keeps a metrics history: per-minute points and run times from Redis, the same for a dashboard started later", async () => {
+    const q = new Queue('tp-kept', { connection: redis.url, prefix: uniquePrefix(), metrics: { keepMinutes: 60 } });
+    queues.push(q);
+    const first = await dashboard({ queues: [q] });
+    await q.add(1);
+    await q.add(2, { attempts: 1 });
+    const [ok, bad] = await q.lease({ count: 2 });
+    await q.ack(ok!, 'ok');
+    await q.nack(bad!, { error: 'no' });
+    const sum = (tp: Throughput) => tp.points.reduce((a, p) => ({ completed: a.completed + p.completed, failed: a.failed + p.failed, dead: a.dead + p.dead }), { completed: 0, failed: 0, dead: 0 });
+    const tp = await json<Throughput>(fetch(`${first.url}api/queues/tp-kept/throughput`));
+    expect(tp.source).toBe('history');
+    expect(tp.intervalMs).toBe(60_000);
+    expect(sum(tp)).toEqual({ completed: 1, failed: 0, dead: 1 });
+    expect(tp.points.every((p) => p.t % 60_000 === 0)).toBe(true);
+    expect(tp.points.reduce((n, p) => n + (p.runTime?.count ?? 0), 0)).toBe(2);
+    // a dashboard that was not running then (another process's, or after a restart) draws the same
+    first.handler.close();
+    const later = await dashboard({ queues: [q] });
+    const again = await json<Throughput>(fetch(`${later.url}api/queues/tp-kept/throughput`));
+    expect(again.source).toBe('history');
+    expect(sum(again)).toEqual({ completed: 1, failed: 0, dead: 1 });
+    // a queue without it: this process's recorder
+    const plain = await dashboard({ queues: [queue('tp-plain')] });
+    expect((await json<Throughput>(fetch(`${plain.url}api/queues/tp-plain/throughput`))).source).toBe('process');
+  });
+
   test('options are checked before anything listens', async () => {
     const q = queue('opts');
     await expect(startDashboard({ queues: [] })).rejects.toThrow('queues: must be a non-empty array');

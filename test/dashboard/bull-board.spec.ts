@@ -205,3 +205,35 @@ test('obliterate while a job is leased: refused with 409 (bull-board names the a
   expect(refused.status).toBe(409);
   expect((await queue.getJob('held'))?.state).toBe('working'); // nothing deleted
 });
+
+test("the metrics tab: BullMQ's getMetrics from the queue's metrics history, newest minute first; empty without it", async () => {
+  const empty = await call('get', '/api/queues/:queueName/metrics', { queueName: 'billing' });
+  expect(empty.body).toEqual({ completed: { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 }, failed: { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 } });
+
+  const kept = new Queue<{ n: number }, string>('ledger', { connection: redis.url, prefix: uniquePrefix(), metrics: { keepMinutes: 30 } });
+  try {
+    const adapter = new RelqBullBoardAdapter(kept);
+    const own = new RouteCollector();
+    createBullBoard({ queues: [adapter], serverAdapter: own, options: { validateResponses: true } });
+    await kept.add({ n: 1 });
+    await kept.add({ n: 2 });
+    await kept.add({ n: 3 }, { attempts: 1 });
+    const leases = await kept.lease({ count: 3 });
+    await kept.ack(leases[0]!, 'paid');
+    await kept.ack(leases[1]!, 'paid');
+    await kept.nack(leases[2]!, { error: 'declined' });
+    const r = own.routes.find((x) => [x.route].flat().includes('/api/queues/:queueName/metrics'))!;
+    const res = await r.handler({ queues: own.queues, uiConfig: {}, params: { queueName: 'ledger' }, query: {}, body: {}, headers: {} });
+    const { completed, failed } = res.body as { completed: { meta: { count: number; prevTS: number }; data: number[]; count: number }; failed: { meta: { count: number }; data: number[]; count: number } };
+    // the 30 minutes kept and the current one; the settles in the newest (or, at a minute's turn, the one before)
+    expect(completed.count).toBe(31);
+    expect(completed.data).toHaveLength(31);
+    expect(completed.meta.count).toBe(2);
+    expect(completed.data.slice(0, 2).reduce((s, n) => s + n, 0)).toBe(2);
+    expect(completed.meta.prevTS % 60_000).toBe(0);
+    expect(failed.meta.count).toBe(1); // bull-board's failed: relq's dead
+    expect(await adapter.getMetrics('completed', 0, 0)).toMatchObject({ data: [completed.data[0]], count: 31 });
+  } finally {
+    await kept.close();
+  }
+});

@@ -5,13 +5,15 @@ import type {
   JobCounts,
   JobSchedulerUpdateResult,
   JobStatus,
+  MetricsType,
   QueueAdapterOptions,
   QueueJob,
   QueueJobOptions,
   QueueMetrics,
   Status,
 } from '@bull-board/api/dist/types.js';
-import { MAX_MANAGED } from '../../core/defaults.js';
+import { DEFAULT_METRICS_KEEP_MINUTES, MAX_MANAGED } from '../../core/defaults.js';
+import type { MetricsHistory } from '../../core/metrics-history/types.js';
 import type { Queue } from '../../core/queue/queue.js';
 import { boundedCall, openConnection, type ClientHandle } from '../../core/redis/connection.js';
 import { wrapRedisError } from '../../core/redis/redis-errors.js';
@@ -24,13 +26,17 @@ const BATCH = 1000;
 /**
  * A relq queue on bull-board (`createBullBoard({ queues: [new RelqBullBoardAdapter(queue)] })`).
  * Each method is one engine call or a short loop of them. What relq does not have is refused
- * with a clear error or left empty: cleaning waiting or active jobs, editing schedulers, and BullMQ's metrics (relq keeps no per-minute
- * totals; relq's own dashboard charts throughput).
+ * with a clear error or left empty: cleaning waiting or active jobs, editing schedulers, and
+ * the metrics of a queue without the `metrics` option (its metrics history,
+ * `queue.getMetrics()`, feeds bull-board's metrics tab).
  */
 export class RelqBullBoardAdapter extends BaseAdapter {
   private handle: ClientHandle | undefined;
   /** The counts() read in flight (see sharedCounts). */
   private counting: Promise<QueueCounts> | undefined;
+  /** The getMetrics() read in flight (see sharedHistory), and the minutes the queue kept at the last one. */
+  private reading: Promise<MetricsHistory> | undefined;
+  private keptMinutes = DEFAULT_METRICS_KEEP_MINUTES;
 
   constructor(
     private readonly queue: Queue<unknown, unknown>,
@@ -161,8 +167,34 @@ export class RelqBullBoardAdapter extends BaseAdapter {
     }
   }
 
-  async getMetrics(): Promise<QueueMetrics> {
-    return { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 };
+  /**
+   * BullMQ's getMetrics from the queue's metrics history: `data` the per-minute counts, newest
+   * first, positions `start` to `end` (-1: the last) of the minutes kept; `meta.count` their
+   * sum (relq keeps no count since the queue's beginning). bull-board's completed is relq's
+   * completed, its failed relq's dead (as in getJobCounts). Empty for a queue without the
+   * `metrics` option.
+   */
+  async getMetrics(type: MetricsType, start = 0, end = -1): Promise<QueueMetrics> {
+    const history = await this.sharedHistory();
+    if (history.keepMinutes === 0) return { meta: { count: 0, prevTS: 0, prevCount: 0 }, data: [], count: 0 };
+    // the minutes kept and the current one (a first read may reach further back)
+    const points = history.points.slice(-(history.keepMinutes + 1));
+    const all = points.map((p) => (type === 'completed' ? p.completed : p.dead)).reverse();
+    const count = all.reduce((s, n) => s + n, 0);
+    const data = all.slice(start, end < 0 ? all.length + 1 + end : end + 1);
+    return { meta: { count, prevTS: points.at(-1)!.at, prevCount: count - all[0]! }, data, count: all.length };
+  }
+
+  /** bull-board asks for completed and failed together: one read of the kept minutes answers both. */
+  private sharedHistory(): Promise<MetricsHistory> {
+    this.reading ??= this.queue
+      .getMetrics({ from: Date.now() - this.keptMinutes * 60_000 })
+      .then((h) => {
+        if (h.keepMinutes > 0) this.keptMinutes = h.keepMinutes;
+        return h;
+      })
+      .finally(() => (this.reading = undefined));
+    return this.reading;
   }
 
   async getJobSchedulers(): Promise<Array<Omit<AppJobScheduler, 'queueName'>>> {

@@ -215,7 +215,13 @@ function renderThroughput(tp) {
   const times = tp.points.map((p) => p.t);
   drawChart($('throughput-chart'), times, ['completed', 'failed', 'dead'].map((key) => ({ key, values: tp.points.map((p) => p[key]) })));
   drawChart($('backlog-chart'), tp.samples.map((s) => s.t), ['pending', 'working', 'delayed'].map((key) => ({ key, values: tp.samples.map((s) => s[key]) })));
-  $('since').textContent = `Charts cover what this dashboard's server saw since it started (${time(tp.since)}); relq keeps no history in Redis, so a restart starts them afresh.`;
+  const history = tp.source === 'history';
+  // run times (ms) come with the queue's metrics history; an empty minute draws as 0
+  $('runtime-figure').hidden = !history;
+  if (history) drawChart($('runtime-chart'), times, ['p50', 'p95', 'p99'].map((key) => ({ key, values: tp.points.map((p) => (p.runTime && p.runTime[key]) || 0) })));
+  $('since').textContent = history
+    ? `Jobs finished and run times come from the queue's metrics history in Redis (since ${time(tp.since)}), the same for every dashboard and across restarts; the backlog is sampled by this dashboard's server.`
+    : `Charts cover what this dashboard's server saw since it started (${time(tp.since)}). A queue with the metrics option keeps its history in Redis instead, across restarts.`;
 }
 
 // ---- job detail -------------------------------------------------------------
