@@ -7,6 +7,7 @@ import { countsCommand } from './commands/counts.js';
 import { functionsCommand } from './commands/functions.js';
 import { jobCommand } from './commands/job.js';
 import { jobsCommand } from './commands/jobs.js';
+import { metricsCommand } from './commands/metrics.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { queuesCommand } from './commands/queues.js';
 import { retryCommand } from './commands/retry.js';
@@ -18,7 +19,7 @@ import { Output } from './output.js';
 import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, watchCommand, functionsCommand];
+const COMMANDS = [queuesCommand, countsCommand, metricsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, watchCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {

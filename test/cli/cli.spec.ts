@@ -3,7 +3,7 @@
  * text and --json, the exit codes, batches of dead letters, watch until SIGINT.
  */
 import type { Redis } from 'ioredis';
-import type { Queue } from '../../lib/index.js';
+import { Queue } from '../../lib/index.js';
 import { commandStats, scriptCalls, statsDelta } from '../support/engine-harness.js';
 import { uniquePrefix } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
@@ -268,3 +268,34 @@ test('watch prints the events of other processes (JSON lines or text) and exits 
   text.proc.kill('SIGINT');
   expect((await text.done).code).toBe(0);
 }, 45_000);
+
+test("metrics: a queue's metrics history, written by this process, read by the CLI's", async () => {
+  const prefix = uniquePrefix();
+  const q = new Queue<string>('ledger', { connection: bed.redis.url, prefix, metrics: { keepMinutes: 30 } });
+  try {
+    await q.add('a');
+    await q.add('b', { attempts: 1 });
+    const [ok, bad] = await q.lease({ count: 2 });
+    await q.ack(ok!);
+    await q.nack(bad!, { error: 'no' });
+    const history = json<{ keepMinutes: number; points: unknown[]; total: { completed: number; dead: number; runTime: { count: number } } }>(
+      await relq(prefix, '--json', 'metrics', 'ledger'),
+    );
+    expect(history).toEqual(await q.getMetrics());
+    expect(history.keepMinutes).toBe(30);
+    expect(history.total).toMatchObject({ completed: 1, dead: 1, runTime: { count: 2 } });
+    const text = await relq(prefix, 'metrics', 'ledger');
+    expect(text.stdout).toMatch(/^MINUTE\s+COMPLETED\s+FAILED\s+DEAD\s+RUN MS P50 \/ P95 \/ P99$/m);
+    expect(text.stdout).toMatch(/^completed\s+1$/m);
+    expect(text.stdout).toMatch(/^kept minutes\s+30$/m);
+    // a range that saw nothing, and a bad time (a usage error)
+    const old = await relq(prefix, 'metrics', 'ledger', '--from', '2001-01-01T00:00:00Z', '--to', '2001-01-01T00:10:00Z');
+    expect(old.stdout).toContain('no attempts ended in this range');
+    expect((await relq(prefix, 'metrics', 'ledger', '--from', 'yesterday')).code).toBe(2);
+    // a queue without it
+    await queue<string>('plain', prefix).add('x');
+    expect((await relq(prefix, 'metrics', 'plain')).stdout).toContain("'plain' keeps no metrics history");
+  } finally {
+    await q.close();
+  }
+}, 30_000);
