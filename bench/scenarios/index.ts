@@ -7,10 +7,11 @@ import { idle } from './idle.js';
 import type { Scenario } from './kit.js';
 import { latency } from './latency.js';
 import { memory } from './memory.js';
+import { metricsHistory } from './metrics-history.js';
 import { monitor } from './monitor.js';
 import { observability } from './observability.js';
 import { processing } from './process.js';
 import { rateLimited } from './rate-limited.js';
 import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited, fleetLimits, observability];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited, fleetLimits, observability, metricsHistory];

@@ -1,7 +1,7 @@
 /**
  * Job management on a Redis Cluster: every call's keys (group lists included) share the
  * queue's slot, for queues on every master; job edits and step jobs too; a cancel's notice
- * reaches the worker through the sharded channel of that slot.
+ * reaches the worker through the sharded channel of that slot; a metrics history lives in it too.
  */
 import type { Cluster } from 'ioredis';
 import { CancelledError, Queue, Worker, type QueueEvent } from '../../lib/index.js';
@@ -176,6 +176,34 @@ test('getCountsPerPriority, getJobs over several states, processedOn, keepLogs, 
     ]);
     sub.unsubscribe();
     await q.deleteQueue();
+    await q.close();
+  }
+}, 60_000);
+
+test('a metrics history written by a worker and read back, deleted with its queue, for queues on every master', async () => {
+  const client = cluster.client();
+  for (const name of NAMES) {
+    const q = new Queue<string, string>(`mh-${name}`, { connection: client, metrics: { keepMinutes: 5 }, defaults: { attempts: 2, backoff: 0 } });
+    await q.addBulk([{ data: 'ok' }, { data: 'ok' }, { data: 'fail' }]);
+    const w = new Worker(q, async (job) => {
+      if (job.data === 'fail') throw new Error('no');
+      return 'done';
+    });
+    await waitUntil(async () => {
+      const t = (await q.getMetrics()).total;
+      return t.completed === 2 && t.dead === 1;
+    }, `the history of ${name}`);
+    await w.close();
+    const { total, keepMinutes } = await q.getMetrics();
+    expect({ keepMinutes, completed: total.completed, failed: total.failed, dead: total.dead, timed: total.runTime.count }).toEqual({
+      keepMinutes: 5,
+      completed: 2,
+      failed: 1,
+      dead: 1,
+      timed: 4,
+    });
+    await q.deleteQueue({ tombstoneMs: 1 });
+    expect((await q.getMetrics()).total.completed).toBe(0);
     await q.close();
   }
 }, 60_000);
