@@ -2,7 +2,8 @@
  * What the dashboard page tells an operator, in headless Chromium against a real Redis: a
  * refused action says so and the message stays, the status line is not hidden by the job
  * drawer, chart labels do not overlap, a redriven job's fresh attempts are told apart from its
- * old failures, the first paint says it is loading, and ids close to URL dot segments work.
+ * old failures, the first paint says it is loading, ids close to URL dot segments work, and a
+ * queue with a metrics history gets its run-time chart.
  */
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -140,6 +141,22 @@ test('with one sample so far, the charts label their axes without overlapping', 
   // the one sample is drawn, not only its labels
   expect(await p.locator('#backlog-chart circle').count()).toBeGreaterThan(0);
   await shot(p, 'one-sample.png');
+});
+
+test('a queue that keeps a metrics history shows its run-time chart and says the charts come from Redis; another does not', async () => {
+  const kept = new Queue<number>('reports', { connection: redis.url, prefix: uniquePrefix(), metrics: true });
+  queues.push(kept);
+  await kept.add(1);
+  await kept.ack((await kept.lease())[0]!);
+  const plain = queue('emails');
+  const p = await open({ queues: [kept, plain] });
+  await p.goto(server!.url);
+  await waitUntil(async () => (await p.locator('#runtime-chart circle, #runtime-chart polyline').count()) > 0, 'the run-time chart drawn', 5000, 50);
+  expect(await p.locator('#runtime-figure').isVisible()).toBe(true);
+  expect(await p.locator('#since').textContent()).toContain("metrics history in Redis");
+  await p.locator('.qname', { hasText: 'emails' }).click();
+  await waitUntil(async () => !(await p.locator('#runtime-figure').isVisible()), 'the run-time chart hidden', 5000, 50);
+  expect(await p.locator('#since').textContent()).toContain('since it started');
 });
 
 test("a redriven job's drawer shows its fresh attempts apart from the failures before the redrive", async () => {
