@@ -1,11 +1,11 @@
 --[[
   Deletes a queue (lib/core/settings/queue-settings.ts deleteQueue()): every key (the queue
   keys, the derived ones of redis/keys.lua, each group's list, each job's log list, each
-  shared due time's tie list, the role keys, the minutes of a metrics history), once the parents in other queues that its jobs
-  still held learned that those children were removed (flows/flows.lua flowJobsGone), then
-  leaves a tombstone (meta del=1) and wake-up tokens ('x') with the same expiry, so that
-  blocked consumers, blocked producers and role waiters learn of it and fail with a clear
-  error. Lease replay records (one per lease request) are not listed anywhere; each expires
+  shared due time's tie list, the role keys, the minutes of a metrics history), once the
+  parents in other queues that its jobs still held learned that those children were removed
+  (flows/flows.lua flowJobsGone), then leaves a tombstone (meta del=1) and wake-up tokens
+  ('x') with the same expiry, so that blocked consumers, blocked producers and role waiters
+  learn of it and fail with a clear error. Lease replay records (one per lease request) are not listed anywhere; each expires
   on its own (redis/replay.lua).
 
   Input:
