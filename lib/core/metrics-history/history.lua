@@ -51,7 +51,8 @@ function metricsHistory.note(acc, token, field, now, timed)
   keep = tonumber(keep)
   if keep > acc.keep then acc.keep = keep end
   metricsHistory.add(acc, field, 1)
-  if timed then metricsHistory.add(acc, metricsHistory.bucket(math.max(0, now - tonumber(start))), 1) end
+  -- as text: Redis formats a number argument as a float (redis/calls.lua int)
+  if timed then metricsHistory.add(acc, int(metricsHistory.bucket(math.max(0, now - tonumber(start)))), 1) end
   return acc
 end
 
