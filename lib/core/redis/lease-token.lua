@@ -15,8 +15,9 @@
   after it is the group's. Needs redis/calls.lua.
 ]]
 
--- `start`: '@' and the lease's start as digits (and a metrics history's mark), made once per call. keep, dedup, flow and
--- most as digits (strings): formatting numbers would cost more than the rest.
+-- `start`: '@' and the lease's start as digits (and a metrics history's mark), made once per
+-- call. keep, dedup, flow and most as digits (strings): formatting numbers would cost more
+-- than the rest.
 local function leaseToken(reqId, j, start, keep, dedup, flow, group, most)
   local token = reqId .. '.' .. int(j) .. start
   if keep then
