@@ -50,6 +50,7 @@ test('a worker settles: completed, failed (retried) and dead attempts are counte
   const h = await ended(q, 8 + 5 + 3, 'every attempt counted');
   await w.close();
   expect(h.keepMinutes).toBe(10);
+  expect((await q.queueState()).metricsKeepMinutes).toBe(10);
   expect(h.total).toMatchObject({ completed: 8, failed: 5, dead: 3 });
   // each attempt a handler ended is timed
   expect(h.total.runTime.count).toBe(16);
@@ -171,6 +172,7 @@ test('deleteQueue removes the minutes kept; metrics: false stops keeping them', 
   await off.ack((await off.lease())[0]!);
   const h = await off.getMetrics();
   expect(h.keepMinutes).toBe(0);
+  expect((await off.queueState()).metricsKeepMinutes).toBe(0);
   expect(h.total.completed).toBe(1); // the second job's settle wrote nothing
 });
 

@@ -21,6 +21,8 @@ export interface QueueState {
   globalConcurrency: number;
   /** Groups with limits of their own, by group. */
   groupOverrides: Record<string, GroupOverride>;
+  /** Minutes of metrics history kept (`metrics` option, `getMetrics()`); 0: none. */
+  metricsKeepMinutes: number;
 }
 
 /** A settings call's answer on a deleted queue (settings/tombstone.lua). */
@@ -78,7 +80,7 @@ export const queueStateScript = queueScript({
   encode: () => [],
   decode: (reply): QueueState | Deleted => {
     if (reply === 'deleted') return 'deleted';
-    const [closed, bound, glimit, stats, waiters, rl, grl, gc, govr] = reply as [number, number, number, number, number, string, string, number, Array<string | number>];
+    const [closed, bound, glimit, stats, waiters, rl, grl, gc, govr, mx] = reply as [number, number, number, number, number, string, string, number, Array<string | number>, number];
     return {
       closed: closed === 1,
       bound,
@@ -89,6 +91,7 @@ export const queueStateScript = queueScript({
       groupLimiter: parseRateLimit(grl),
       globalConcurrency: gc,
       groupOverrides: parseGroupOverrides(govr),
+      metricsKeepMinutes: mx,
     };
   },
 });
