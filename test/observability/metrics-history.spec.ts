@@ -84,7 +84,7 @@ test('a worker settles: completed, failed (retried) and dead attempts are counte
   expect(current.points[0]!.at).toBe(now - (now % 60_000));
 });
 
-test('run-time quantiles are within the bucket error of the handlers’ known durations', async () => {
+test("run-time quantiles are within the bucket error of the handlers' known durations", async () => {
   const q = res.queue<{ ms: number }>('mh-quantiles', { metrics: true });
   // 18 jobs of 60 ms, 2 of 400 ms: p50 is a 60 ms one, p95 and p99 the 400 ms ones
   await q.addBulk([...Array.from({ length: 18 }, () => ({ data: { ms: 60 } })), ...Array.from({ length: 2 }, () => ({ data: { ms: 400 } }))]);
@@ -107,6 +107,34 @@ test('run-time quantiles are within the bucket error of the handlers’ known du
   // per minute too: the minutes that saw jobs hold all of them
   const timed = h.points.filter((p) => p.runTime.count > 0);
   expect(timed.reduce((s, p) => s + p.runTime.count, 0)).toBe(20);
+});
+
+test("each quantile is its bucket's middle: within 2^(1/8) of the run time measured on the Redis clock", async () => {
+  const q = res.queue<number>('mh-exact', { metrics: true });
+  const obs = res.client();
+  const leaseMs = 60_000;
+  // three attempts of about 30, 120 and 400 ms: p50 is the middle one, p95 and p99 the longest
+  const spans: Array<[number, number]> = [];
+  for (const ms of [30, 120, 400]) {
+    await q.add(ms);
+    const [lease] = await q.lease({ leaseMs });
+    const start = lease!.deadline - leaseMs; // the lease's start, Redis time
+    await sleep(ms);
+    const before = await redisNow(obs);
+    await q.ack(lease!);
+    const after = await redisNow(obs);
+    spans.push([before - start, after - start]);
+  }
+  const { runTime } = (await q.getMetrics()).total;
+  expect(runTime.count).toBe(3);
+  const within = (v: number | null, [lo, hi]: [number, number]) => {
+    expect(v).not.toBeNull();
+    expect({ v, lo, hi, ok: v! >= lo / 2 ** 0.125 - 0.5 && v! <= hi * 2 ** 0.125 + 0.5 }).toMatchObject({ ok: true });
+  };
+  spans.sort((a, b) => a[0] - b[0]); // by run time, whatever a busy machine made of the sleeps
+  within(runTime.p50, spans[1]!);
+  within(runTime.p95, spans[2]!);
+  within(runTime.p99, spans[2]!);
 });
 
 test('a minute expires keepMinutes after it ends: its key carries that expiry from its first write', async () => {
