@@ -254,6 +254,17 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     }
     L.push('');
   }
+  if (get('relq', 'metricsHistory.off.rate').length) {
+    L.push('## Metrics history (relq only, once per run; docs/observability.md)', '');
+    L.push('| queue | jobs/s (one worker, c=10, median of 3) | of without |', '| --- | --- | --- |');
+    for (const [label, key] of [
+      ['without the `metrics` option', 'off'],
+      ['`metrics: true`', 'kept'],
+    ] as const) {
+      L.push(`| ${label} | ${cell('relq', `metricsHistory.${key}.rate`, 0)} | ${cell('relq', `metricsHistory.${key}.ratio`, 3)} |`);
+    }
+    L.push('');
+  }
   for (const n of r.notes) L.push(`Note: ${n}`, '');
 
   // ---- floor
