@@ -32,6 +32,7 @@ export type * from './core/management/read-types.js';
 export type * from './core/flows/types.js';
 export type { RelqWarning, WarningHandler } from './core/warnings.js';
 export type * from './core/schedulers/types.js';
+export type * from './core/workers/types.js';
 export { SchedulerTicker } from './core/schedulers/ticker.js';
 export { BatchWorker } from './core/worker/batch-worker.js';
 export type { BatchHandler, BatchOutcome, BatchWorkerOptions } from './core/worker/batch-worker.js';

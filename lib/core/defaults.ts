@@ -77,6 +77,13 @@ export const MAX_SCHEDULER_ID_LENGTH = 200;
 export const DEFAULT_TICK_LIMIT = 100;
 /** A SchedulerTicker's longest wait between ticks (`maxIntervalMs`). */
 export const DEFAULT_TICKER_INTERVAL_MS = 1000;
+/** How long getWorkers() lists a worker after it was last seen (`workerTtlMs`), and its shortest. */
+export const DEFAULT_WORKER_TTL_MS = 60_000;
+export const MIN_WORKER_TTL_MS = 1000;
+/** A worker's calls carry its registration at most this often (a fifth of its ttl when shorter). */
+export const WORKER_NOTE_EVERY_MS = 5000;
+/** Longest `appName` of a worker. */
+export const MAX_APP_NAME_LENGTH = 200;
 /** Lifetime of an exclusive role's lease (`exclusive.ttlMs`), and its shortest. */
 export const DEFAULT_ROLE_TTL_MS = 10_000;
 export const MIN_ROLE_TTL_MS = 30;

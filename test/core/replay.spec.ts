@@ -20,7 +20,7 @@ function script(q: Queue<any, any>, name: ScriptName): Script {
 
 /** Raw relq_lease call exactly as Queue.leaseStep builds it. */
 function leaseRaw(q: Queue<any, any>, reqId: string, count: number, leaseMs: number, items: SettleItem[] = []) {
-  const args = leaseScript.encode({ events: '1', reqId, count, leaseMs, woken: false, items: settleBatch(items), parentQueueOf: () => q.name });
+  const args = leaseScript.encode({ events: '1', reqId, count, leaseMs, woken: false, worker: '', items: settleBatch(items), parentQueueOf: () => q.name });
   return script(q, 'lease')([...q.keys.all, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
 }
 

@@ -32,7 +32,7 @@ const PROMISED: Record<string, string[]> = {
     'QueueListing', 'QueueOptions', 'QueueProducer', 'QueueState', 'QueueStats', 'RateLimit', 'RateLimitError', 'RelqError', 'RelqWarning',
     'RemoveOptions', 'Retention', 'RoleHolder', 'RunTimeQuantiles', 'SandboxError', 'SandboxOptions', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',
     'SchedulerTickResult', 'SchedulerTicker', 'SchedulerTickerOptions', 'ServerConfigError', 'SweepResult', 'TimeoutError',
-    'UnreadableValueError', 'UnrecoverableError', 'ValidationError', 'WarningHandler', 'Worker', 'WorkerEvent', 'WorkerOptions',
+    'UnreadableValueError', 'UnrecoverableError', 'ValidationError', 'WarningHandler', 'Worker', 'WorkerEvent', 'WorkerInfo', 'WorkerOptions',
     'functionLibraryStatus', 'listQueues', 'loadFunctionLibrary',
   ],
   './nest': [
@@ -68,7 +68,7 @@ const PROMISED: Record<string, string[]> = {
 const QUEUE_MEMBERS = [
   'ack', 'ackBatch', 'add', 'addBulk', 'addChildren', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'clearLogs', 'close',
   'closeQueue', 'counts', 'defaults', 'deleteQueue', 'drain', 'events', 'getCountsPerPriority', 'getDeduplicationJobId', 'getDependencies',
-  'getFlow', 'getGlobalConcurrency', 'getGroupOverrides', 'getJob', 'getJobs', 'getMetrics', 'getSchedulers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
+  'getFlow', 'getGlobalConcurrency', 'getGroupOverrides', 'getJob', 'getJobs', 'getMetrics', 'getSchedulers', 'getWorkers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
   'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove',
   'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'setGlobalConcurrency', 'setGroupOverride', 'snooze', 'stats', 'sweep',
   'touch', 'tryAdd', 'tryAddBulk', 'updateData', 'updateProgress', 'upsertScheduler', 'waitForChildren', 'waitForResult', 'watch',

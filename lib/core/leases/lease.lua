@@ -15,7 +15,8 @@
                  on if it leaves work behind), else '0'
     ARGV[6]      promoteLimit: most due delayed jobs to promote
     ARGV[7]      policy: the built-in policy defaults (settles/policy.lua)
-    ARGV[8..]    items: settle items (settles/settle-items.lua)
+    ARGV[8]      worker: the caller's registration as a live worker, '' none (workers/workers.lua)
+    ARGV[9..]    items: settle items (settles/settle-items.lua)
 
   Output:
     { settled, head }
@@ -49,11 +50,12 @@ if recorded then
 else
   local leaseMs = num(ARGV[4])
   local defaults = parseDefaults(ARGV[7])
-  settled = settleItems(ARGV, 8, now, defaults, ended)
+  settled = settleItems(ARGV, 9, now, defaults, ended)
   local nextDue, state, ghosts, leased = leaseJobs(head, now, ARGV[2], num(ARGV[3]), leaseMs, ARGV[5] == '1', num(ARGV[6]), defaults)
   head[2], head[3], head[4] = nextDue or -1, state, ghosts
   recordRequest(KEYS[16], settled, leased, leaseMs)
 end
+if head[3] ~= 3 then workerList.note(ARGV[8], now) end -- a deleted queue keeps no keys
 forgetDropped()
 flushRetention() -- management/remove.lua
 flushEnded(ended)

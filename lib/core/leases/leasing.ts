@@ -55,12 +55,13 @@ export class Leasing<Data> {
 
   /**
    * Settles `items` and leases up to `count` more in one script call: the worker's hot path.
-   * `woken` says the caller just consumed a wake-up token; a retry of a failed call passes the
-   * same `reqId` (redis/replay.lua).
+   * `woken` says the caller just consumed a wake-up token; `worker` is a worker's registration
+   * ('' none, lib/core/workers/presence.ts); a retry of a failed call passes the same `reqId`
+   * (redis/replay.lua).
    */
-  async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId = newRequestId()): Promise<LeaseStep<Data>> {
+  async leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId = newRequestId(), worker = ''): Promise<LeaseStep<Data>> {
     if (this.settings.prepareLease) await this.settings.beforeLease();
-    const step = (await this.ctx.run(leaseScript, { events: this.ctx.eventsFlag, reqId, count, leaseMs, woken, items: settleBatch(items), parentQueueOf: this.ctx.parentQueueOf })) as LeaseStep<Data>;
+    const step = (await this.ctx.run(leaseScript, { events: this.ctx.eventsFlag, reqId, count, leaseMs, woken, worker, items: settleBatch(items), parentQueueOf: this.ctx.parentQueueOf })) as LeaseStep<Data>;
     if (step.ghosts > 0) this.ctx.reportGhosts(step.ghosts);
     if (this.ctx.waitsForReplicas && items.length > 0) {
       try {

@@ -19,8 +19,8 @@ export const leaseScript = queueScript({
   ops: ['lease'],
   extraKeys: 1,
   extraKeysOf: (keys, a) => [keys.request(a.reqId)],
-  encode: (a: { events: EventsFlag; reqId: string; count: number; leaseMs: number; woken: boolean; items: SettleBatch; parentQueueOf: ParentQueueOf }) => {
-    const argv: ScriptArg[] = [a.events, a.reqId, a.count, a.leaseMs, a.woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, POLICY_DEFAULTS_ARG];
+  encode: (a: { events: EventsFlag; reqId: string; count: number; leaseMs: number; woken: boolean; worker: string; items: SettleBatch; parentQueueOf: ParentQueueOf }) => {
+    const argv: ScriptArg[] = [a.events, a.reqId, a.count, a.leaseMs, a.woken ? 1 : 0, DEFAULT_SWEEP_LIMIT, POLICY_DEFAULTS_ARG, a.worker];
     pushSettleBatch(argv, a.items);
     return argv;
   },
@@ -74,15 +74,17 @@ function toLeasedJob(id: string, record: string, now: number, parentQueueOf: Par
 /**
  * Extends leases (touch.lua) by `extendMs` from now, else each by its own `leaseMs` (the
  * caller checked it is there): each one's new deadline, or where its token no longer holds
- * the job -1 (cancel() ended the lease) or 0.
+ * the job -1 (cancel() ended the lease) or 0. `worker`: a worker's registration ('' none,
+ * lib/core/workers/presence.ts).
  */
 export const touchScript = queueScript({
   name: 'touch',
   file: 'leases/touch.lua',
   ops: ['touch'],
-  encode: (a: { leases: ReadonlyArray<LeaseRef>; extendMs: number | undefined }) => {
+  encode: (a: { leases: ReadonlyArray<LeaseRef>; extendMs: number | undefined; worker: string }) => {
     const argv: ScriptArg[] = [a.leases.length];
     for (const l of a.leases) argv.push(l.job.id, l.token, a.extendMs ?? l.leaseMs!);
+    argv.push(a.worker);
     return argv;
   },
   decode: (reply) => reply as number[],

@@ -3,7 +3,8 @@
   sweepers): expired leases count as a failed attempt (back to pending, or dead past the
   limit), due delayed jobs are promoted, completed and dead jobs past their retention are
   removed (settles/retention.lua), ended idempotency windows and throttle windows of
-  deduplication ids forgotten, and the flow keys of parents gone (flows/flows.lua).
+  deduplication ids forgotten, the flow keys of parents gone (flows/flows.lua), and the
+  entries of workers no longer seen (workers/workers.lua).
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -66,6 +67,7 @@ local forgotten = redis.call('ZRANGEBYSCORE', K_DEDUP, '-inf', now, 'LIMIT', 0, 
 if #forgotten > 0 then callMany('ZREM', K_DEDUP, forgotten) end
 dedupIds.forgetWindows(now, limit) -- ended throttle windows of deduplication ids (adds/deduplication.lua)
 runningParents.sweepKeys(limit, now) -- keys of parents dropped before their lease knew them parents (flows/flows.lua)
+workerList.prune(now, limit) -- workers that stopped without leaving (killed, cut off)
 
 -- Jobs wait, yet no wake-up token does: one was lost (leases/wake.lua), and adds into a
 -- queue that holds jobs push none, so idle workers would sleep until their safety lease.

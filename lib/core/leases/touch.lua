@@ -1,12 +1,14 @@
 --[[
   Extends leases: a worker's heartbeat (lib/core/settles/settling.ts touchMany()). Only the
-  current token of a job extends it.
+  current token of a job extends it. A worker's heartbeat also carries its registration as a
+  live worker when it is due and no lease call did (workers/workers.lua).
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
     ARGV[1..]    leases: n, then n leases of 3 fields each:
                    id, token, extendMs (the new deadline is now + extendMs)
+    ARGV[2 + 3n] worker: the caller's registration as a live worker, '' none (workers/workers.lua)
 
   Output:
     one integer per lease: its new deadline (ms, Redis clock), or when that token no longer
@@ -32,4 +34,5 @@ for i = 1, n do
   end
 end
 if #working > 0 then callMany('ZADD', K_WORKING, working, { 'XX' }) end
+workerList.note(ARGV[2 + n * 3], now)
 return out

@@ -20,9 +20,10 @@ export interface QueueInternals<Data> {
   readonly isClosed: boolean;
   /** The queue's warning handler (QueueOptions.onWarning). */
   readonly warn: WarningHandler;
-  leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId?: string): Promise<LeaseStep<Data>>;
+  /** `worker`: a worker's registration, '' none (lib/core/workers/presence.ts); also touchMany's. */
+  leaseStep(items: SettleItem[], count: number, leaseMs: number, woken: boolean, reqId?: string, worker?: string): Promise<LeaseStep<Data>>;
   settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
-  touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<Touched[]>;
+  touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number, worker?: string): Promise<Touched[]>;
   /** Blocks on the wake-up list for up to `ms` (lib/core/leases/leasing.ts). */
   waitForWork(blocker: Blocker, ms: number): Promise<boolean>;
   /** A handler's progress and log lines (lib/core/progress/progress.ts). */

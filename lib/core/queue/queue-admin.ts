@@ -7,7 +7,9 @@ import type { CancelOptions, CancelResult, CleanOptions, CleanState, DeadLetterF
 import type { QueueStats } from '../settings/types.js';
 import type { MetricsHistory, MetricsRange } from '../metrics-history/types.js';
 import { readMetrics } from '../metrics-history/metrics-history.js';
-import { DEFAULT_TOMBSTONE_MS } from '../defaults.js';
+import { DEFAULT_TOMBSTONE_MS, MAX_MANAGED } from '../defaults.js';
+import type { WorkerInfo } from '../workers/types.js';
+import { getWorkersScript } from '../workers/scripts.js';
 import { assertGroupName, assertInt, assertOptions } from '../validate.js';
 import { globalConcurrencySetting, groupOverridesSetting, type GroupOverride } from '../settings/concurrency.js';
 import type { QueueParts } from './queue-parts.js';
@@ -65,6 +67,16 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    */
   getCountsPerPriority(priorities: readonly number[]): Promise<Record<number, number>> {
     return this.parts.inspector.countsPerPriority(priorities);
+  }
+
+  /**
+   * The live workers of this queue, from any process: host, pid, appName, concurrency and
+   * running jobs as of each one's last registration (its calls carry one every few seconds),
+   * oldest first. A worker that closed is gone at once; one that died, after its
+   * `workerTtlMs` (default 60 s). Entries past it are dropped here (docs/handlers.md).
+   */
+  async getWorkers(): Promise<WorkerInfo[]> {
+    return this.parts.ctx.run(getWorkersScript, { limit: MAX_MANAGED, queue: this.name });
   }
 
   /** Stops leasing on every worker of this queue; adds go on. */

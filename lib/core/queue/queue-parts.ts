@@ -77,9 +77,9 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     get isClosed() {
       return ctx.isClosed;
     },
-    leaseStep: (items, count, leaseMs, woken, reqId) => leasing.leaseStep(items, count, leaseMs, woken, reqId),
+    leaseStep: (items, count, leaseMs, woken, reqId, worker) => leasing.leaseStep(items, count, leaseMs, woken, reqId, worker),
     settle: (items, reqId) => settling.settle(items, reqId),
-    touchMany: (leases, extendMs) => settling.touchMany(leases, extendMs),
+    touchMany: (leases, extendMs, worker) => settling.touchMany(leases, extendMs, worker),
     waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
     updateProgress: (lease, value) => progress.updateProgress(lease, value),
     log: (lease, line) => progress.log(lease, line),

@@ -60,7 +60,8 @@ local function dedupKey(kind) return K_TAG .. ':dedup' .. kind end
 -- cancelled leases (management/cancel-job.lua), derived where used rather than bound here, as
 -- this code is near Lua's 200 locals: K_TAG .. ':cancelled' zset token of a lease cancel() ended
 -- -> until when touch answers 'cancelled' (leases/touch.lua); K_TAG .. ':cancels' sharded
--- pub/sub channel of the leases cancel() ended, for their workers
+-- pub/sub channel of the leases cancel() ended, for their workers; the live workers' keys
+-- (workers/workers.lua workerList.keys()): ':workers' zset, ':workerinfo' hash
 
 -- Binds the queue keys at keys[o + 1 .. o + 15] (QUEUE_KEYS order), and the keys derived from
 -- their tag. begin() binds a call's own queue; a flow across queues binds each of its queues in
@@ -83,11 +84,10 @@ local function bindQueue(keys, o)
   end
 end
 
--- The queue keys' names, in QUEUE_KEYS order: a queue's keys from its tag alone.
-local QUEUE_KEY_NAMES = { 'jobs', 'pending', 'prio', 'delayed', 'working', 'leases', 'done', 'results', 'dead', 'meta', 'wake', 'dedup', 'events', 'seq', 'listeners' }
-
 -- Binds the queue whose tag is `tag` (a flow parent's, in another queue of the same slot).
 local function bindTag(tag)
+  -- the queue keys' names, in QUEUE_KEYS order (here, not at the top: the shared code is near Lua's 200 locals)
+  local QUEUE_KEY_NAMES = { 'jobs', 'pending', 'prio', 'delayed', 'working', 'leases', 'done', 'results', 'dead', 'meta', 'wake', 'dedup', 'events', 'seq', 'listeners' }
   local keys = {}
   for i, name in ipairs(QUEUE_KEY_NAMES) do keys[i] = tag .. ':' .. name end
   bindQueue(keys, 0)

@@ -150,6 +150,10 @@ export interface DerivedKeys {
   cancelled: string;
   /** sharded pub/sub channel: the leases cancel() ended, for their workers (lib/core/worker/cancel-notices.ts) */
   cancels: string;
+  /** zset: live worker id -> when its entry expires (ms), lib/core/workers/workers.lua */
+  workers: string;
+  /** hash: live worker id -> '<started ms> <last seen ms> <info json>' */
+  workerInfo: string;
 }
 
 function derivedKeys(tag: string): DerivedKeys {
@@ -188,5 +192,7 @@ function derivedKeys(tag: string): DerivedKeys {
     roleFree: (role) => `${tag}:role:${role}:free`,
     cancelled: `${tag}:cancelled`,
     cancels: `${tag}:cancels`,
+    workers: `${tag}:workers`,
+    workerInfo: `${tag}:workerinfo`,
   };
 }

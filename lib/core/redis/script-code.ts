@@ -14,6 +14,7 @@ import { ROLE_SCRIPTS } from '../roles/scripts.js';
 import { SCHEDULER_SCRIPTS } from '../schedulers/scripts.js';
 import { SETTINGS_SCRIPTS } from '../settings/scripts.js';
 import { SETTLE_SCRIPTS } from '../settles/scripts.js';
+import { WORKER_SCRIPTS } from '../workers/scripts.js';
 
 /**
  * Every operation of the library, as each feature defines them beside its code (its
@@ -32,6 +33,7 @@ const SCRIPTS = [
   ...SCHEDULER_SCRIPTS,
   ...REGISTRY_SCRIPTS,
   ...METRICS_HISTORY_SCRIPTS,
+  ...WORKER_SCRIPTS,
 ] as const;
 
 export type ScriptName = (typeof SCRIPTS)[number]['name'];
@@ -53,6 +55,7 @@ export function scriptDefinitions(): readonly AnyScript[] {
 const PRELUDE = [
   'redis/keys.lua', // the queue's keys, declared and derived
   'redis/calls.lua', // Redis clock, calls with long argument lists
+  'workers/workers.lua', // the queue's live workers
   'redis/record.lua', // job records
   'redis/lease-token.lua', // lease tokens: what settling reads back from them
   'progress/progress.lua', // progress and log lines of jobs

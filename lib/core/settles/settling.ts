@@ -77,12 +77,16 @@ export class Settling<Result> {
     return this.ctx.replicated('settle', settled);
   }
 
-  /** Extends each lease by `extendMs` from now (default: its own lease length); updates its deadline. */
-  async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number): Promise<Touched[]> {
+  /**
+   * Extends each lease by `extendMs` from now (default: its own lease length); updates its
+   * deadline. `worker`: a worker's registration ('' none, lib/core/workers/presence.ts), sent
+   * even without leases.
+   */
+  async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number, worker = ''): Promise<Touched[]> {
     this.ctx.assertOpen();
     if (extendMs !== undefined) assertInt('extendMs', extendMs, { min: 1, max: MAX_MS });
     leases.forEach((l, i) => assertLease(l, leases.length === 1 ? 'lease' : `leases[${i}]`));
-    if (leases.length === 0) return [];
+    if (leases.length === 0 && worker === '') return [];
     if (extendMs === undefined) {
       leases.forEach((l, i) => {
         if (typeof l.leaseMs !== 'number') {
@@ -90,7 +94,7 @@ export class Settling<Result> {
         }
       });
     }
-    const out = await this.ctx.run(touchScript, { leases, extendMs });
+    const out = await this.ctx.run(touchScript, { leases, extendMs, worker });
     return out.map((deadline, i) => {
       if (deadline <= 0) return deadline < 0 ? 'cancelled' : 'lost';
       leases[i]!.deadline = deadline;

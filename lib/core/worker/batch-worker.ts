@@ -53,9 +53,13 @@ export interface BatchWorkerOptions<Data = unknown> {
   autostart?: boolean;
   /** Backoff strategies by name, as a Worker's (`WorkerOptions.backoffStrategies`). */
   backoffStrategies?: BackoffStrategies<Data>;
+  /** The name `queue.getWorkers()` shows for this worker, as a Worker's (`WorkerOptions.appName`). */
+  appName?: string;
+  /** How long `queue.getWorkers()` lists this worker after it was last seen, as a Worker's (`WorkerOptions.workerTtlMs`). */
+  workerTtlMs?: number;
 }
 
-const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies'] as const;
+const OPTION_KEYS = ['size', 'concurrency', 'waitMs', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies', 'appName', 'workerTtlMs'] as const;
 /** What a batch's wait ends with when every job of it timed out or lost its lease. */
 const BATCH_OVER = Symbol('every attempt of the batch is over');
 const attemptOver = (h: HeldLease<unknown>): boolean => h.lost || h.timedOut !== undefined;
@@ -202,7 +206,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       if (left <= 0) break;
       if (!(await this.blockAtMost(left)) || this.stopping || this.paused) continue;
       try {
-        const more = await this.q.leaseStep([], this.size - batch.length, this.leaseMs, true);
+        const more = await this.q.leaseStep([], this.size - batch.length, this.leaseMs, true, undefined, this.presence.due());
         this.hold(batch, more.leases);
       } catch (error) {
         this.subject.next({ type: 'error', error });
@@ -331,7 +335,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   }
 
   protected override keepBeating(): boolean {
-    return this.inFlight > 0;
+    return this.inFlight > 0 || (this.paused && !this.stopping); // paused: keeps the worker listed (workers/presence.ts)
   }
 
   // ---- stopping ------------------------------------------------------------------
@@ -349,6 +353,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
     await this.loopDone;
     // Leased by a call that was in flight when the close began.
     await this.settleLast([...unfinished, ...this.takeHeld()]);
+    await this.leave();
     this.ended();
   }
 

@@ -1,6 +1,7 @@
 import type { HeldLease } from './job-view.js';
 import type { Lease } from '../leases/types.js';
 import type { Touched } from '../settles/settling.js';
+import type { Presence } from '../workers/presence.js';
 
 export interface HeartbeatHooks<Data> {
   /** The leases the worker holds now (the beat skips lost and moved ones). */
@@ -13,11 +14,13 @@ export interface HeartbeatHooks<Data> {
   more(): boolean;
 }
 
-type TouchMany<Data> = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => Promise<Touched[]>;
+type TouchMany<Data> = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number, worker?: string) => Promise<Touched[]>;
 
 /**
- * A worker's heartbeat: one timer, ticking at a quarter of the shortest lease held; each
- * tick touches, in one call, every held lease that has run half its length.
+ * A worker's heartbeat: one timer, ticking at a quarter of the shortest lease held (at most a
+ * fifth of the worker's ttl); each tick touches, in one call, every held lease that has run
+ * half its length. The call carries the worker's registration when due, and is sent without
+ * leases when no call registered the worker for long (lib/core/workers/presence.ts).
  */
 export class Heartbeat<Data> {
   private timer: NodeJS.Timeout | undefined;
@@ -28,6 +31,7 @@ export class Heartbeat<Data> {
     private readonly touchMany: TouchMany<Data>,
     private readonly leaseMs: number,
     private readonly enabled: boolean,
+    private readonly presence: Presence,
     private readonly hooks: HeartbeatHooks<Data>,
   ) {}
 
@@ -36,7 +40,7 @@ export class Heartbeat<Data> {
     if (!this.enabled) return;
     let shortest = this.leaseMs;
     for (const h of this.hooks.held()) shortest = Math.min(shortest, h.leaseLen);
-    const period = Math.max(10, Math.floor(shortest / 4));
+    const period = Math.max(10, Math.min(Math.floor(shortest / 4), this.presence.maxBeatMs));
     if (this.timer && this.dueAt <= Date.now() + period) return;
     if (this.timer) clearTimeout(this.timer);
     this.dueAt = Date.now() + period;
@@ -72,10 +76,11 @@ export class Heartbeat<Data> {
     const now = Date.now();
     const due: Array<HeldLease<Data>> = [];
     for (const h of this.hooks.held()) if (h.live && (all || now - h.renewedAt >= h.leaseLen / 2)) due.push(h);
-    if (due.length === 0) return;
+    const worker = due.length > 0 ? this.presence.due() : this.presence.stale();
+    if (due.length === 0 && worker === '') return;
     this.beating = true;
     try {
-      const touched = await this.touchMany(due.map((h) => h.lease));
+      const touched = await this.touchMany(due.map((h) => h.lease), undefined, worker);
       due.forEach((h, i) => {
         if (touched[i] === 'held') h.renewedAt = now;
         else this.hooks.lost(h, touched[i] === 'cancelled');

@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import type { Blocker } from '../redis/blocking-wait.js';
-import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS } from '../defaults.js';
+import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS, DEFAULT_WORKER_TTL_MS } from '../defaults.js';
 import { CancelledError, ClosedError, LeaseLostError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import type { CancelNotice } from './cancel-notices.js';
 import { Heartbeat } from './heartbeat.js';
@@ -15,6 +15,7 @@ import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
 import { checkBackoffStrategies, StrategyBackoff, type BackoffStrategies } from './backoff-strategies.js';
 import { assertBoolean, assertOptions } from '../validate.js';
+import { Presence } from '../workers/presence.js';
 
 /** Options every lease loop has (Worker and BatchWorker document them). */
 export type LeaseWorkerOptions<Data> = LoopOptions & { backoffStrategies?: BackoffStrategies<Data> };
@@ -74,6 +75,8 @@ export abstract class LeaseWorker<Data, Result> {
   protected readonly jobCalls: JobCalls<Data>;
   /** The backoff strategies of this worker, applied to its failed attempts. */
   protected readonly backoff: StrategyBackoff<Data>;
+  /** Its registration as a live worker of the queue (queue.getWorkers()), carried by its calls. */
+  protected readonly presence: Presence;
 
   protected constructor(
     readonly queue: Queue<Data, Result>,
@@ -92,8 +95,9 @@ export abstract class LeaseWorker<Data, Result> {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.blockMs = options.blockMs ?? DEFAULT_BLOCK_MS;
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number) => internals.touchMany(leases, extendMs);
-    this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, {
+    this.presence = new Presence(options.workerTtlMs ?? DEFAULT_WORKER_TTL_MS, () => ({ concurrency: this.concurrency, running: this.inFlight }), options.appName);
+    const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number, worker?: string) => internals.touchMany(leases, extendMs, worker);
+    this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, this.presence, {
       held: () => this.heldLeases(),
       lost: (held, cancelled) => this.leaseLost(held, cancelled ? new CancelledError(held.lease.job.id) : undefined),
       error: (error) => this.subject.next({ type: 'error', error }),
@@ -124,6 +128,8 @@ export abstract class LeaseWorker<Data, Result> {
 
   /** Jobs whose handler is running now. */
   abstract get inFlight(): number;
+  /** Jobs (Worker) or batches (BatchWorker) run at once. */
+  abstract get concurrency(): number;
 
   /** Per-job outcomes of this process's handlers, plus loop errors and 'stopped'. */
   get events(): Observable<OutcomeEvent<Data, Result>> {
@@ -305,7 +311,7 @@ export abstract class LeaseWorker<Data, Result> {
     const call = this.outbox.take();
     let step: LeaseStep<Data>;
     try {
-      step = await this.q.leaseStep(call.batch.map((o) => o.item), count, this.leaseMs, woken, call.reqId);
+      step = await this.q.leaseStep(call.batch.map((o) => o.item), count, this.leaseMs, woken, call.reqId, this.presence.due());
     } catch (error) {
       this.outbox.putBack(call);
       if (this.q.isClosed) this.queueObjectClosed();
@@ -364,7 +370,8 @@ export abstract class LeaseWorker<Data, Result> {
   protected block(ms: number): Promise<boolean> {
     if (this.paused) return Promise.resolve(false); // pause() cut the wait: none starts until resume()
     this.lastActivityAt = Date.now();
-    this.blocking ??= this.blockOnce(ms).finally(() => (this.blocking = undefined));
+    // short enough that an idle worker leases (registering) well within its ttl
+    this.blocking ??= this.blockOnce(Math.min(ms, this.presence.maxWaitMs)).finally(() => (this.blocking = undefined));
     return this.blocking;
   }
 
@@ -406,6 +413,7 @@ export abstract class LeaseWorker<Data, Result> {
   protected async parked(): Promise<void> {
     this.parkedLanes += 1;
     this.lastActivityAt = Date.now(); // a healthy wait
+    this.heartbeat.schedule(); // it keeps a paused worker listed (lib/core/workers/presence.ts)
     this.checkPaused();
     await new Promise<void>((wake) => this.resumeWakers.push(wake));
     this.parkedLanes -= 1;
@@ -455,6 +463,13 @@ export abstract class LeaseWorker<Data, Result> {
         this.subject.next({ type: 'error', error });
       }
     }
+  }
+
+  /** Shutdown: removes this worker's entry from the queue's live workers (it would expire anyway). */
+  protected async leave(): Promise<void> {
+    const arg = this.presence.leave();
+    if (arg === '' || this.q.isClosed) return;
+    await this.q.touchMany([], undefined, arg).catch(() => undefined);
   }
 
   /** The end of a shutdown. */

@@ -1,6 +1,6 @@
-import { MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS } from '../defaults.js';
+import { MAX_APP_NAME_LENGTH, MAX_BATCH_CONCURRENCY, MAX_LEASE_COUNT, MAX_TIMER_MS, MIN_WORKER_TTL_MS } from '../defaults.js';
 import { assertLeaseMs } from '../leases/lease-ms.js';
-import { assertBoolean, assertInt } from '../validate.js';
+import { assertBoolean, assertInt, assertString } from '../validate.js';
 
 /** The options every lease loop takes (Worker, BatchWorker, a Nest processor). */
 export interface LoopOptions {
@@ -9,6 +9,10 @@ export interface LoopOptions {
   drainTimeoutMs?: number;
   heartbeat?: boolean;
   autostart?: boolean;
+  /** The name `queue.getWorkers()` shows for this worker (e.g. the service it belongs to). */
+  appName?: string;
+  /** How long `queue.getWorkers()` lists this worker after it was last seen (1 s or more). Default 60 s. */
+  workerTtlMs?: number;
 }
 
 /**
@@ -22,6 +26,8 @@ export function assertLoopOptions(o: LoopOptions, prefix = ''): void {
   if (o.drainTimeoutMs !== undefined) assertInt(`${prefix}drainTimeoutMs`, o.drainTimeoutMs, { max: MAX_TIMER_MS });
   if (o.heartbeat !== undefined) assertBoolean(`${prefix}heartbeat`, o.heartbeat);
   if (o.autostart !== undefined) assertBoolean(`${prefix}autostart`, o.autostart);
+  if (o.appName !== undefined) assertString(`${prefix}appName`, o.appName, MAX_APP_NAME_LENGTH);
+  if (o.workerTtlMs !== undefined) assertInt(`${prefix}workerTtlMs`, o.workerTtlMs, { min: MIN_WORKER_TTL_MS, max: MAX_TIMER_MS });
 }
 
 /**

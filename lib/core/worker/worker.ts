@@ -38,6 +38,13 @@ export interface WorkerOptions<Data = unknown> {
   drainTimeoutMs?: number;
   /** Start at construction. Default true. */
   autostart?: boolean;
+  /** The name `queue.getWorkers()` shows for this worker (e.g. the service it belongs to). */
+  appName?: string;
+  /**
+   * How long `queue.getWorkers()` lists this worker after it was last seen (1 s or more).
+   * Default 60 s. An idle worker waits at most a fifth of it at a time (docs/handlers.md).
+   */
+  workerTtlMs?: number;
   /**
    * Backoff strategies by name, for jobs whose backoff is `{ type: 'custom', strategy }`: after
    * a failed attempt the strategy chooses the delay of its retry, or 'dead' (docs/handlers.md).
@@ -50,7 +57,7 @@ export interface WorkerOptions<Data = unknown> {
   sandbox?: SandboxOptions;
 }
 
-const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies', 'sandbox'] as const;
+const WORKER_OPTION_KEYS = ['concurrency', 'leaseMs', 'blockMs', 'heartbeat', 'drainTimeoutMs', 'autostart', 'backoffStrategies', 'sandbox', 'appName', 'workerTtlMs'] as const;
 /**
  * An idle wait that times out without a wake-up token means nothing was added, so the loop
  * waits again without leasing; it leases anyway this often, for what a wake-up does not
@@ -216,7 +223,8 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
           const woken = await this.block(ms);
           const timedOutIdle =
             !woken && !this.stopping && !this.paused && step.nextDue === undefined && this.outbox.length === 0;
-          if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS) return woken;
+          // the lease also keeps the worker listed (lib/core/workers/presence.ts)
+          if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS || this.presence.idleDue()) return woken;
           ms = this.blockMs;
         }
       }, false);
@@ -369,6 +377,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     await this.flushing;
     this.held.clear();
     await this.sandbox?.close();
+    await this.leave();
     this.ended();
   }
 }

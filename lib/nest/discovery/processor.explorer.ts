@@ -194,6 +194,7 @@ export class ProcessorExplorer implements OnModuleInit {
       handlers.map((h) => h.concurrency),
       entry.options.processorDefaults,
       this.options.drainTimeoutMs,
+      className,
     );
     const def: ProcessorDefinition = { className, queueName: meta.queueName, settings, handlers, listeners, instances: instances() };
     const proto = cls.prototype as Record<string, Function>;
@@ -218,7 +219,7 @@ export class ProcessorExplorer implements OnModuleInit {
   ): ProcessorDefinition {
     if (handlers.length) throw new RelqConfigError(msg.processWithHandlerFile(where, className, handlers.map((h) => h.methodName)));
     const concurrency = options.concurrency ?? entry.options.processorDefaults.concurrency ?? DEFAULT_CONCURRENCY;
-    const settings = resolveWorkerSettings(options, [concurrency], entry.options.processorDefaults, this.options.drainTimeoutMs);
+    const settings = resolveWorkerSettings(options, [concurrency], entry.options.processorDefaults, this.options.drainTimeoutMs, className);
     return { className, queueName, settings, handlers, listeners, instances: instances() };
   }
 

@@ -10,10 +10,11 @@ import { optionKeys } from '../option-keys.js';
 
 /**
  * Lease-loop settings shared by every processor unless its `@Processor()` says otherwise:
- * the engine Worker's `leaseMs` (default 30 000), `blockMs` (default 5 000) and `heartbeat`
- * (default true).
+ * the engine Worker's `leaseMs` (default 30 000), `blockMs` (default 5 000), `heartbeat`
+ * (default true), `workerTtlMs` (default 60 000) and `appName` (default: the processor's
+ * class name), the last two for `queue.getWorkers()`.
  */
-export interface ProcessorDefaults extends Pick<WorkerOptions, 'leaseMs' | 'blockMs' | 'heartbeat'> {
+export interface ProcessorDefaults extends Pick<WorkerOptions, 'leaseMs' | 'blockMs' | 'heartbeat' | 'appName' | 'workerTtlMs'> {
   /** Default `concurrency` of each `@Process()` handler. Default 1. */
   concurrency?: number;
 }
@@ -73,9 +74,13 @@ export interface ResolvedWorkerSettings extends Required<Pick<WorkerOptions, 'co
   /** Its handler file and sandbox, when it runs its jobs in one. */
   file: HandlerFile | undefined;
   sandbox: SandboxOptions | undefined;
+  /** What `queue.getWorkers()` shows: the options', else the processor's class name. */
+  appName: string;
+  /** Left to the engine when nobody set it. */
+  workerTtlMs: number | undefined;
 }
 
-const DEFAULTS_KEYS = optionKeys<ProcessorDefaults>({ concurrency: true, leaseMs: true, blockMs: true, heartbeat: true });
+const DEFAULTS_KEYS = optionKeys<ProcessorDefaults>({ concurrency: true, leaseMs: true, blockMs: true, heartbeat: true, appName: true, workerTtlMs: true });
 const PROCESSOR_KEYS = optionKeys<ProcessorOptions>({
   concurrency: true,
   leaseMs: true,
@@ -83,6 +88,8 @@ const PROCESSOR_KEYS = optionKeys<ProcessorOptions>({
   heartbeat: true,
   drainTimeoutMs: true,
   backoffStrategies: true,
+  appName: true,
+  workerTtlMs: true,
   scope: true,
   durable: true,
   file: true,
@@ -114,7 +121,8 @@ export function checkProcessorOptions(options: unknown): ProcessorOptions {
 
 /**
  * The lease-loop settings of one processor class: its `@Processor()` options over the
- * `defaults.processor` its queue resolved, over the defaults. `concurrency` is the class's
+ * `defaults.processor` its queue resolved, over the defaults (`appName`: the class's name).
+ * `concurrency` is the class's
  * (for a batch processor, its batches at once), else the sum of its handlers'.
  */
 export function resolveWorkerSettings(
@@ -122,6 +130,7 @@ export function resolveWorkerSettings(
   handlerLimits: number[],
   defaults: ProcessorDefaults,
   drainTimeoutMs: number,
+  className: string,
 ): ResolvedWorkerSettings {
   const sum = handlerLimits.reduce((a, b) => a + b, 0);
   return {
@@ -133,6 +142,8 @@ export function resolveWorkerSettings(
     backoffStrategies: options.backoffStrategies,
     file: options.file,
     sandbox: options.sandbox,
+    appName: options.appName ?? defaults.appName ?? className,
+    workerTtlMs: options.workerTtlMs ?? defaults.workerTtlMs,
   };
 }
 

@@ -115,10 +115,10 @@ export class ProcessorRunner {
     if (this.isRunning) return;
     // A loop that stopped by itself (its queue was closed or deleted) is replaced.
     this.release();
-    const { leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, file, sandbox } = this.def.settings;
+    const { leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, file, sandbox, appName, workerTtlMs } = this.def.settings;
     const concurrency = this.concurrency;
     // For a batch processor, concurrency is its batches at once (the explorer resolved it).
-    const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, autostart: false };
+    const common = { concurrency, leaseMs, blockMs, heartbeat, drainTimeoutMs, backoffStrategies, appName, workerTtlMs, autostart: false };
     const router = this.router;
     let loop: Loop;
     if (router instanceof BatchRouter) {
