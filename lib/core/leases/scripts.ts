@@ -82,9 +82,8 @@ export const touchScript = queueScript({
   file: 'leases/touch.lua',
   ops: ['touch'],
   encode: (a: { leases: ReadonlyArray<LeaseRef>; extendMs: number | undefined; worker: string }) => {
-    const argv: ScriptArg[] = [a.leases.length];
+    const argv: ScriptArg[] = [a.worker, a.leases.length];
     for (const l of a.leases) argv.push(l.job.id, l.token, a.extendMs ?? l.leaseMs!);
-    argv.push(a.worker);
     return argv;
   },
   decode: (reply) => reply as number[],

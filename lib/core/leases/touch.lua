@@ -6,22 +6,22 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1..]    leases: n, then n leases of 3 fields each:
+    ARGV[1]      worker: the caller's registration as a live worker, '' none (workers/workers.lua)
+    ARGV[2..]    leases: n, then n leases of 3 fields each:
                    id, token, extendMs (the new deadline is now + extendMs)
-    ARGV[2 + 3n] worker: the caller's registration as a live worker, '' none (workers/workers.lua)
 
   Output:
     one integer per lease: its new deadline (ms, Redis clock), or when that token no longer
     holds the job -1 if cancel() ended its lease (management/cancel-job.lua), else 0
 ]]
 local now = nowMs()
-local n = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
 local ids = {}
-for i = 1, n do ids[i] = ARGV[2 + (i - 1) * 3] end
+for i = 1, n do ids[i] = ARGV[3 + (i - 1) * 3] end
 local held = hmgetMany(K_LEASES, ids)
 local out, working = {}, {}
 for i = 1, n do
-  local b = 2 + (i - 1) * 3
+  local b = 3 + (i - 1) * 3
   if held[i] and held[i] == ARGV[b + 1] then
     local deadline = now + tonumber(ARGV[b + 2])
     working[#working + 1] = deadline
@@ -34,5 +34,5 @@ for i = 1, n do
   end
 end
 if #working > 0 then callMany('ZADD', K_WORKING, working, { 'XX' }) end
-workerList.note(ARGV[2 + n * 3], now)
+workerList.note(ARGV[1], now)
 return out
