@@ -12,6 +12,7 @@ import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { queuesCommand } from './commands/queues.js';
 import { retryCommand } from './commands/retry.js';
 import { watchCommand } from './commands/watch.js';
+import { workersCommand } from './commands/workers.js';
 import { passwordOf } from './context.js';
 import { purgeDeadCommand, retryDeadCommand } from './dead-letters.js';
 import { exitCodeOf } from './exit-codes.js';
@@ -19,7 +20,7 @@ import { Output } from './output.js';
 import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, metricsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, watchCommand, functionsCommand];
+const COMMANDS = [queuesCommand, countsCommand, metricsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, watchCommand, workersCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {

@@ -2,6 +2,7 @@ import type { Queue } from '../core/queue/queue.js';
 import type { JobState, QueueCounts } from '../core/management/read-types.js';
 import type { CleanState, JobOrder } from '../core/management/types.js';
 import type { GroupOverride } from '../core/settings/concurrency.js';
+import type { WorkerInfo } from '../core/workers/types.js';
 import { MAX_PAGE } from './defaults.js';
 import { HttpError, publicMessage } from './http.js';
 import { summarize, type JobSummary } from './job-summary.js';
@@ -64,6 +65,11 @@ export const reads = {
   async throughput(w: Watched): Promise<Throughput> {
     const history = await w.queue.getMetrics({ from: w.recorder.historyFrom });
     return history.keepMinutes > 0 ? w.recorder.fromHistory(history) : w.recorder.snapshot();
+  },
+
+  /** The queue's live workers (queue.getWorkers()), from every process. */
+  workers(w: Watched): Promise<WorkerInfo[]> {
+    return w.queue.getWorkers();
   },
 
   async jobs(w: Watched, query: URLSearchParams): Promise<JobList> {

@@ -106,6 +106,11 @@ async function serve(
     await authorize(o, req, { kind: 'read', queue });
     return sendJson(res, 200, await reads.settings(w));
   }
+  if (parts.length === 3 && what === 'workers') {
+    onlyMethod(req, 'GET');
+    await authorize(o, req, { kind: 'read', queue });
+    return sendJson(res, 200, await reads.workers(w));
+  }
   if (parts.length === 3 && what === 'jobs') {
     onlyMethod(req, 'GET');
     await authorize(o, req, { kind: 'read', queue });

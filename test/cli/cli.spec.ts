@@ -3,7 +3,7 @@
  * text and --json, the exit codes, batches of dead letters, watch until SIGINT.
  */
 import type { Redis } from 'ioredis';
-import { Queue } from '../../lib/index.js';
+import { Queue, Worker, type WorkerInfo } from '../../lib/index.js';
 import { commandStats, scriptCalls, statsDelta } from '../support/engine-harness.js';
 import { uniquePrefix } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
@@ -123,6 +123,23 @@ test('a progress bar on a terminal only, never with --json or on a pipe', async 
   expect(JSON.parse(jsonOnTerminal.stdout)).toMatchObject({ purged: 10 });
   const piped = await relq(prefix, 'purge-dead', 'bar', '--batch', '4');
   expect(piped).toMatchObject({ code: 0, stderr: '', stdout: "purged 10 dead letter(s) of 'bar'\n" });
+}, 30_000);
+
+test('workers: the live workers of a queue, as a table and as JSON; none on a queue without any', async () => {
+  const prefix = uniquePrefix();
+  expect(await relq(prefix, 'workers', 'idle')).toMatchObject({ code: 0, stdout: `no live workers on 'idle' with prefix '${prefix}'\n` });
+  const w = new Worker(queue('busy', prefix), async () => undefined, { concurrency: 3, appName: 'mailer' });
+  try {
+    await waitUntil(async () => (await relq(prefix, '--json', 'workers', 'busy')).stdout.includes('mailer'), 'the worker listed', 10_000);
+    const [listed] = json<WorkerInfo[]>(await relq(prefix, '--json', 'workers', 'busy'));
+    expect(listed).toMatchObject({ queue: 'busy', pid: process.pid, appName: 'mailer', concurrency: 3, running: 0 });
+    const text = (await relq(prefix, 'workers', 'busy')).stdout.split('\n');
+    expect(text[0]).toMatch(/^HOST\s+PID\s+APP\s+CONCURRENCY\s+RUNNING\s+STARTED\s+LAST SEEN$/);
+    expect(text[1]).toMatch(new RegExp(`^${listed!.host}\\s+${process.pid}\\s+mailer\\s+3\\s+0\\s+${new Date(listed!.startedAt).toISOString()}`));
+  } finally {
+    await w.close();
+  }
+  expect(json(await relq(prefix, '--json', 'workers', 'busy'))).toEqual([]);
 }, 30_000);
 
 test('pause and resume', async () => {

@@ -50,6 +50,22 @@ async function hostileQueue(prefix: string): Promise<Queue> {
   return q;
 }
 
+test('workers prints a hostile host and app name (a foreign entry) as escapes', async () => {
+  const prefix = uniquePrefix();
+  const q = bed.queue('crew', prefix);
+  const info = JSON.stringify({ h: HOSTILE, p: 1, a: HOSTILE, c: 1, r: 0 });
+  await admin.zadd(q.keys.derived.workers, Date.now() + 60_000, 'w1');
+  await admin.hset(q.keys.derived.workerInfo, 'w1', `1 2 ${info}`);
+  const text = await relq(prefix, 'workers', 'crew');
+  const asJson = await relq(prefix, '--json', 'workers', 'crew');
+  for (const [what, r] of [['text', text], ['json', asJson]] as const) {
+    expectPrintable(`workers ${what} stdout`, r.stdout);
+    expectPrintable(`workers ${what} stderr`, r.stderr);
+  }
+  expect(text.stdout).toContain(`${ESCAPED}  1    ${ESCAPED}`);
+  expect(JSON.parse(asJson.stdout)).toMatchObject([{ host: HOSTILE, appName: HOSTILE }]);
+}, 30_000);
+
 test('queues, jobs and job print hostile names, ids, data, errors, log lines and progress as escapes', async () => {
   const prefix = uniquePrefix();
   await hostileQueue(prefix);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queue, ValidationError } from '../../lib/index.js';
+import { Queue, ValidationError, Worker, type WorkerInfo } from '../../lib/index.js';
 import type { DashboardAccess, JobList, QueueOverview, Throughput } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue } from '../support/wait.js';
@@ -109,6 +109,24 @@ describe('reads', () => {
     expect((await json<{ error: string }>(fetch(`${s.url}api/queues/pages/jobs?order=up`), 400)).error).toMatch(/^order: must be one of/);
     expect((await page('start=0&end=499')).jobs).toHaveLength(5); // 500 jobs: the largest page
     expect((await json<{ error: string }>(fetch(`${s.url}api/queues/nope/jobs`), 404)).error).toBe("no queue 'nope' on this dashboard");
+  });
+
+  test("a queue's live workers, from any process; none once they closed; the guard sees the read", async () => {
+    const q = queue('crew');
+    const seen: DashboardAccess[] = [];
+    const s = await dashboard({ queues: [q], guard: (_req: IncomingMessage, access: DashboardAccess) => (seen.push(access), true) });
+    expect(await json<WorkerInfo[]>(fetch(`${s.url}api/queues/crew/workers`))).toEqual([]);
+    const w = new Worker(new Queue(q.name, { connection: redis.url, prefix: q.prefix }), async () => undefined, { concurrency: 4, appName: 'crew-app' });
+    try {
+      const listed = await waitForValue(async () => (await json<WorkerInfo[]>(fetch(`${s.url}api/queues/crew/workers`)))[0], 'the worker listed', 10_000);
+      expect(listed).toMatchObject({ queue: 'crew', pid: process.pid, appName: 'crew-app', concurrency: 4, running: 0 });
+    } finally {
+      await w.close();
+      await w.queue.close();
+    }
+    expect(await json<WorkerInfo[]>(fetch(`${s.url}api/queues/crew/workers`))).toEqual([]);
+    expect(seen).toContainEqual({ kind: 'read', queue: 'crew' });
+    expect((await fetch(`${s.url}api/queues/crew/workers`, { method: 'POST' })).status).toBe(405);
   });
 
   test('long data is cut in lists and whole in the job; a job shows its error, progress and logs', async () => {

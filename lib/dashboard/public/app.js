@@ -78,6 +78,7 @@ function selectQueue(name) {
   view.start = 0;
   renderQueues();
   loadingJobs();
+  note($('workers'), 'Loading workers…');
   refresh();
 }
 
@@ -165,6 +166,20 @@ function renderJobs(list, counted) {
   $('page-info').textContent = total ? `${list.start + 1}–${last} of ${total}` : '';
   $('prev').disabled = list.start === 0;
   $('next').disabled = list.start + PAGE >= total;
+}
+
+/** The queue's live workers (GET .../workers), oldest first. */
+function renderWorkers(workers) {
+  const rows = workers.map((w) => el('tr', { 'data-worker-id': w.id },
+    el('td', { class: 'mono' }, w.host),
+    el('td', { class: 'num' }, w.pid),
+    el('td', { class: w.appName ? '' : 'muted' }, w.appName || '—'),
+    el('td', { class: 'num' }, w.concurrency),
+    el('td', { class: 'num' }, w.running),
+    el('td', { class: 'when', title: time(w.startedAt) }, when(w.startedAt)),
+    el('td', { class: 'when', title: time(w.lastSeenAt) }, when(w.lastSeenAt))));
+  if (rows.length === 0) note($('workers'), 'No live worker');
+  else $('workers').tBodies[0].replaceChildren(...rows);
 }
 
 // ---- charts (inline SVG) ----------------------------------------------------
@@ -318,14 +333,16 @@ async function refresh() {
     if (o) {
       renderQueueHead(o);
       const order = DEFAULT_ORDER[view.state];
-      const [list, tp, limits] = await Promise.all([
+      const [list, tp, limits, workers] = await Promise.all([
         api(`${q(o.name)}/jobs?state=${view.state}&start=${view.start}&end=${view.start + PAGE - 1}&order=${order}`),
         api(`${q(o.name)}/throughput`),
         api(`${q(o.name)}/settings`),
+        api(`${q(o.name)}/workers`),
       ]);
       renderJobs(list, o.counts ? o.counts[TOTAL_FIELD[view.state]] : undefined);
       renderThroughput(tp);
       renderLimits(limits);
+      renderWorkers(workers);
     }
     if (view.refreshError) status('');
   } catch (err) {
