@@ -2,13 +2,14 @@
  * What the dashboard page tells an operator, in headless Chromium against a real Redis: a
  * refused action says so and the message stays, the status line is not hidden by the job
  * drawer, chart labels do not overlap, a redriven job's fresh attempts are told apart from its
- * old failures, the first paint says it is loading, ids close to URL dot segments work, and a
- * queue with a metrics history gets its run-time chart.
+ * old failures, the first paint says it is loading, ids close to URL dot segments work, a
+ * queue with a metrics history gets its run-time chart, and the queue's live workers are
+ * listed, gone once they closed.
  */
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { Queue } from '../../lib/index.js';
+import { Queue, Worker } from '../../lib/index.js';
 import type { DashboardGuard } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue, waitUntil } from '../support/wait.js';
@@ -201,6 +202,22 @@ test("a job's drawer shows the deduplication id its add carried", async () => {
   const terms = await p.locator('#detail-fields dt').allTextContents();
   const values = await p.locator('#detail-fields dd').allTextContents();
   expect(Object.fromEntries(terms.map((t, i) => [t, values[i]]))).toMatchObject({ 'Deduplication id': 'render:d-7' });
+});
+
+test("the queue's live workers are listed with their host, pid and app; a closed one leaves the table", async () => {
+  const mail = queue<string>('mail');
+  const w = new Worker(queue<string>('mail', mail.prefix), async () => undefined, { concurrency: 3, appName: 'mailer' });
+  try {
+    const p = await open({ queues: [mail] });
+    await p.goto(server!.url);
+    const row = p.locator('#workers tbody tr[data-worker-id]');
+    await row.waitFor();
+    expect((await row.locator('td').allTextContents()).slice(0, 5)).toEqual([expect.any(String), String(process.pid), 'mailer', '3', '0']);
+    await w.close();
+    await p.locator('#workers td.empty', { hasText: 'No live worker' }).waitFor();
+  } finally {
+    await w.close();
+  }
 });
 
 test("a flow child's drawer names its parent", async () => {
