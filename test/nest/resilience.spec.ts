@@ -10,6 +10,7 @@ import {
   QueueHealthService,
   QueueModule,
   QueueRegistry,
+  type HealthOptions,
   type Job,
 } from '../../lib/nest/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -53,7 +54,7 @@ class HealthController {
   }
 }
 
-async function boot(extra: { maxPending?: number } = {}): Promise<INestApplication> {
+async function boot(extra: HealthOptions = {}): Promise<INestApplication> {
   @Module({
     imports: [
       QueueModule.forRoot({
@@ -142,6 +143,21 @@ test('health: backlog over maxPending is down with the count in the details', as
   expect(report.problems).toEqual([`queue 'echo': backlog 3 pending > maxPending 2`]);
   await a.get(QueueRegistry).startWorkers();
   await waitFor(async () => (await a.get(QueueHealthService).check()).healthy, 5000, 'backlog drained');
+});
+
+test('health with requireWorkers: jobs pending and no live worker in any process is down; the processor is listed under its class name', async () => {
+  const a = await boot({ requireWorkers: true });
+  const queue = a.get(QueueRegistry).getQueue('echo');
+  await waitFor(async () => (await queue.getWorkers()).length === 1, 5000, 'the processor listed');
+  expect((await queue.getWorkers())[0]).toMatchObject({ appName: 'EchoProcessor', pid: process.pid });
+  expect(await a.get(QueueHealthService).check()).toMatchObject({ healthy: true, queues: { echo: { liveWorkers: null } } }); // nothing pending: not read
+  await a.get(QueueRegistry).stopWorkers(); // its worker leaves the list at once
+  await queue.add({ n: 1 });
+  const report = await a.get(QueueHealthService).check();
+  expect(report.queues.echo).toMatchObject({ healthy: false, liveWorkers: 0, thresholds: { requireWorkers: true } });
+  expect(report.problems).toEqual([`queue 'echo': 1 job(s) pending and no live worker (requireWorkers)`]);
+  await a.get(QueueRegistry).startWorkers();
+  await waitFor(async () => (await a.get(QueueHealthService).check()).healthy, 5000, 'served again');
 });
 
 test('connections: one shared command connection plus, per running processor, one blocking connection and one for its queue\'s cancel notices; all closed by app.close()', async () => {

@@ -1,5 +1,5 @@
 import { MAX_TIMER_MS } from '../../core/defaults.js';
-import { assertInt, assertOptions } from '../../core/validate.js';
+import { assertBoolean, assertInt, assertOptions } from '../../core/validate.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS } from '../defaults.js';
 import { optionKeys } from '../option-keys.js';
 
@@ -9,6 +9,13 @@ export interface HealthThresholds {
   maxPending?: number;
   /** Most dead letters considered healthy. Default: no limit. */
   maxDead?: number;
+  /**
+   * Jobs pending and no live worker of the queue in any process (`queue.getWorkers()`) is a
+   * problem. Default false: a queue served only by workers that run now and then (a batch
+   * job, a scale-to-zero fleet) would always be reported. Costs one read per check, made
+   * only while jobs are pending.
+   */
+  requireWorkers?: boolean;
 }
 
 export interface HealthOptions extends HealthThresholds {
@@ -25,8 +32,8 @@ export interface ResolvedHealth extends HealthOptions {
   timeoutMs: number;
 }
 
-const HEALTH_KEYS = optionKeys<HealthOptions>({ timeoutMs: true, maxPending: true, maxDead: true, loopStallMs: true, sweeperStaleMs: true });
-const THRESHOLD_KEYS = optionKeys<HealthThresholds>({ maxPending: true, maxDead: true });
+const HEALTH_KEYS = optionKeys<HealthOptions>({ timeoutMs: true, maxPending: true, maxDead: true, requireWorkers: true, loopStallMs: true, sweeperStaleMs: true });
+const THRESHOLD_KEYS = optionKeys<HealthThresholds>({ maxPending: true, maxDead: true, requireWorkers: true });
 
 /** `health` of forRoot. */
 export function resolveHealth(h: HealthOptions | undefined): ResolvedHealth {
@@ -45,7 +52,7 @@ export function resolveHealth(h: HealthOptions | undefined): ResolvedHealth {
 
 /** `health` of registerQueue: its thresholds over the root's. */
 export function resolveThresholds(h: HealthThresholds | undefined, root: HealthThresholds): HealthThresholds {
-  const base: HealthThresholds = { maxPending: root.maxPending, maxDead: root.maxDead };
+  const base: HealthThresholds = { maxPending: root.maxPending, maxDead: root.maxDead, requireWorkers: root.requireWorkers };
   if (h === undefined) return base;
   assertOptions('health', h, THRESHOLD_KEYS);
   return { ...base, ...checkThresholds(h) };
@@ -59,6 +66,10 @@ function checkThresholds(t: HealthThresholds): HealthThresholds {
       assertInt(`health.${key}`, v);
       out[key] = v;
     }
+  }
+  if (t.requireWorkers !== undefined) {
+    assertBoolean('health.requireWorkers', t.requireWorkers);
+    out.requireWorkers = t.requireWorkers;
   }
   return out;
 }

@@ -10,7 +10,7 @@ export function redisUnreachable(target: string, error: string | undefined): str
   return `redis ${target} unreachable: ${error}`;
 }
 
-export function readFailed(what: 'counts' | 'state' | 'stats', error: string): string {
+export function readFailed(what: 'counts' | 'state' | 'stats' | 'workers', error: string): string {
   return `${what} unavailable: ${error}`;
 }
 
@@ -40,4 +40,8 @@ export function queueProblem(queueName: string, problem: string): string {
 
 export function schedulersOverdue(n: number): string {
   return `${n} scheduler(s) overdue: a next slot passed over 5 s ago and no tick moved it on`;
+}
+
+export function noLiveWorker(pending: number): string {
+  return `${pending} job(s) pending and no live worker (requireWorkers)`;
 }

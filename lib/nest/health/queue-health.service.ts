@@ -48,7 +48,9 @@ export interface QueueHealth {
   bound: QueueBoundUsage | null;
   /** Produced / consumed messages and bytes; null when stats are off for the queue (or unknown). */
   stats: QueueStats | null;
-  thresholds: { maxPending?: number; maxDead?: number };
+  thresholds: { maxPending?: number; maxDead?: number; requireWorkers?: boolean };
+  /** Live workers of the queue in any process (`queue.getWorkers()`); null unless `requireWorkers` read them (jobs pending). */
+  liveWorkers: number | null;
   sweeper: (SweeperStatus & { healthy: boolean }) | null;
   processors: ProcessorStatus[];
   problems: string[];
@@ -69,7 +71,8 @@ export interface RelqHealthReport {
 /**
  * The health check without @nestjs/terminus: Redis reachable (and its PING latency),
  * each lease loop alive (progressing or waiting, not wedged), each sweeper's last run,
- * and per-queue backlog and dead-letter counts against the optional thresholds. Per queue
+ * and per-queue backlog and dead-letter counts against the optional thresholds (and, with
+ * `requireWorkers`, pending jobs without any live worker in any process). Per queue
  * it also reports whether it is closed, how full a bounded queue is (and how many
  * producers wait for room) and the produced / consumed stats when they are on: details,
  * not problems (a full bounded queue is backpressure at work). It never throws: failures
@@ -133,7 +136,16 @@ export class QueueHealthService {
             waitingProducers: state.waitingProducers,
           };
         }
-        const { maxPending, maxDead } = options.health;
+        const { maxPending, maxDead, requireWorkers } = options.health;
+        let liveWorkers: number | null = null;
+        if (counts && requireWorkers && counts.pending > 0) {
+          try {
+            liveWorkers = (await withTimeout(queue.getWorkers(), timeoutMs, 'getWorkers')).length;
+            if (liveWorkers === 0) qp.push(healthMsg.noLiveWorker(counts.pending));
+          } catch (err) {
+            qp.push(healthMsg.readFailed('workers', msg.textOf(err)));
+          }
+        }
         if (counts && maxPending !== undefined && counts.pending > maxPending) qp.push(healthMsg.backlogOverLimit(counts.pending, maxPending));
         if (counts && maxDead !== undefined && counts.dead > maxDead) qp.push(healthMsg.deadOverLimit(counts.dead, maxDead));
         if (counts?.schedulersOverdue) qp.push(healthMsg.schedulersOverdue(counts.schedulersOverdue));
@@ -159,6 +171,7 @@ export class QueueHealthService {
         const thresholds: QueueHealth['thresholds'] = {};
         if (maxPending !== undefined) thresholds.maxPending = maxPending;
         if (maxDead !== undefined) thresholds.maxDead = maxDead;
+        if (requireWorkers) thresholds.requireWorkers = true;
         queues[queue.name] = {
           healthy: qp.length === 0,
           counts,
@@ -166,6 +179,7 @@ export class QueueHealthService {
           bound,
           stats,
           thresholds,
+          liveWorkers,
           sweeper,
           processors,
           problems: qp,
