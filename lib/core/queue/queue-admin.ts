@@ -73,7 +73,7 @@ export class QueueAdmin<Data = unknown, Result = unknown> {
    * The live workers of this queue, from any process: host, pid, appName, concurrency and
    * running jobs as of each one's last registration (its calls carry one every few seconds),
    * oldest first. A worker that closed is gone at once; one that died, after its
-   * `workerTtlMs` (default 60 s). Entries past it are dropped here (docs/handlers.md).
+   * `workerTtlMs` (default 60 s). Entries past it are dropped here (docs/observability.md).
    */
   async getWorkers(): Promise<WorkerInfo[]> {
     return this.parts.ctx.run(getWorkersScript, { limit: MAX_MANAGED, queue: this.name });

@@ -42,7 +42,7 @@ export interface WorkerOptions<Data = unknown> {
   appName?: string;
   /**
    * How long `queue.getWorkers()` lists this worker after it was last seen (1 s or more).
-   * Default 60 s. An idle worker waits at most a fifth of it at a time (docs/handlers.md).
+   * Default 60 s. An idle worker waits at most a fifth of it at a time (docs/observability.md).
    */
   workerTtlMs?: number;
   /**

@@ -1,5 +1,5 @@
 --[[
-  The queue's live workers (lib/core/workers/presence.ts, docs/handlers.md "Who is working"):
+  The queue's live workers (lib/core/workers/presence.ts, docs/observability.md "Who is working"):
   a worker's lease call or heartbeat carries its registration every few seconds (never a
   call of its own while it leases or is idle), written here into two keys derived from the
   tag: K_TAG .. ':workers' zset worker id -> when its entry expires (ms, Redis clock), and
