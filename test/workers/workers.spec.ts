@@ -6,7 +6,8 @@
  */
 import { hostname } from 'node:os';
 import { BatchWorker, ValidationError, Worker } from '../../lib/index.js';
-import { Gate, blockedClients, commandStats, scanKeys, scriptCalls, statsDelta, useRedis, waitUntil } from '../support/engine-harness.js';
+import { Gate, blockedClients, closeClient, commandStats, scanKeys, scriptCalls, statsDelta, useRedis, waitUntil } from '../support/engine-harness.js';
+import { redisClient } from '../support/redis.js';
 import { sleep } from '../support/wait.js';
 
 const res = useRedis();
@@ -69,6 +70,29 @@ test('idle, paused, and busy with one long job (no lease call, no touch due): li
   expect({ idle: a, paused: b, busy: c }).toEqual({ idle: 1, paused: 2, busy: 1 });
   expect((await busy.getWorkers())[0]).toMatchObject({ running: 1 });
   await gate.openUntil(1, 'the long job done');
+});
+
+test('an idle worker whose blockMs is above a fifth of its ttl stays listed by its lease calls alone: no touch call, its waits cut short', async () => {
+  const q = res.queue('idle-leases');
+  res.worker(new Worker(res.twin(q), async () => undefined, { workerTtlMs: TTL_MS, blockMs: 60_000 }));
+  await waitUntil(async () => (await q.getWorkers()).length === 1, 'listed', 10_000);
+  const mon = redisClient(res.server);
+  mon.on('error', () => undefined);
+  const calls: string[] = [];
+  const monitor = await mon.monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (/^(fcall|evalsha)$/i.test(args[0] ?? '')) calls.push(String(args[1]).replace(/^relq_[0-9a-f]+_/, ''));
+    if (/^blpop$/i.test(args[0] ?? '')) calls.push('blpop');
+  });
+  try {
+    expect(await fewestListed(q, 3 * TTL_MS)).toBe(1);
+  } finally {
+    monitor.disconnect();
+    await closeClient(mon);
+  }
+  const fcalls = calls.filter((c) => c !== 'blpop' && c !== 'getWorkers');
+  expect(fcalls.length).toBeGreaterThanOrEqual(2);
+  expect([...new Set(fcalls)]).toEqual(['lease']);
 });
 
 test('no command more: a busy worker makes one lease call per job, an idle one (defaults) only its blocking waits', async () => {
