@@ -133,8 +133,12 @@ test('a worker that stopped without leaving is dropped by the sweep once its ttl
   await q.sweep();
   expect(await obs.exists(q.keys.derived.workers, q.keys.derived.workerInfo)).toBe(0);
 
-  res.worker(new Worker(res.twin(q), async () => undefined, { workerTtlMs: 60_000 }));
+  const other = res.twin(q);
+  const w2 = res.worker(new Worker(other, async () => undefined, { workerTtlMs: 60_000 }));
   await waitUntil(async () => (await q.getWorkers()).length === 1, 'listed', 10_000);
+  await other.close(); // again stopped without leaving: its entry stays for a minute
+  await waitUntil(() => !w2.isRunning, 'the second worker stopped');
+  expect(await q.getWorkers()).toHaveLength(1);
   await q.deleteQueue({ tombstoneMs: 1000 });
   await waitUntil(async () => (await scanKeys(obs, `${q.keys.tag}*`)).every((k) => k.endsWith(':meta') || k.endsWith(':wake') || k.includes(':req:') || k.endsWith(':free') || k.endsWith(':notfull')), 'only the tombstone left', 10_000);
   expect(await obs.exists(q.keys.derived.workers, q.keys.derived.workerInfo)).toBe(0);
