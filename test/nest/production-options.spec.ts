@@ -66,4 +66,7 @@ test('bad values stop the app at startup, naming the option', async () => {
   await expect(app({ evictionCheck: 'sometimes' as never }, { name: 'x' })).rejects.toThrow(RelqConfigError);
   await expect(app({}, { name: 'y', durability: { replicas: 0, timeoutMs: 10 } })).rejects.toThrow(/durability.replicas/);
   await expect(app({}, { name: 'z', durability: { replicas: 1, timeoutMs: 9000 } })).rejects.toThrow(/below the connection's commandTimeout \(5000 ms\)/);
+  await expect(app({ health: { requireWorkers: 'yes' as never } }, { name: 'w' })).rejects.toThrow(/health.requireWorkers/);
+  await expect(app({}, { name: 'v', health: { requireWorkers: 1 as never } })).rejects.toThrow(/health.requireWorkers/);
+  await expect(app({ defaults: { processor: { workerTtlMs: 10 } } }, { name: 'u' })).rejects.toThrow(/defaults.processor.workerTtlMs/);
 });

@@ -17,8 +17,8 @@ export interface HeartbeatHooks<Data> {
 type TouchMany<Data> = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number, worker?: string) => Promise<Touched[]>;
 
 /**
- * A worker's heartbeat: one timer, ticking at a quarter of the shortest lease held (at most a
- * fifth of the worker's ttl); each tick touches, in one call, every held lease that has run
+ * A worker's heartbeat: one timer, ticking at a quarter of the shortest lease held (at most an
+ * eighth of the worker's ttl); each tick touches, in one call, every held lease that has run
  * half its length. The call carries the worker's registration when due, and is sent without
  * leases when no call registered the worker for long (lib/core/workers/presence.ts).
  */
