@@ -6,6 +6,8 @@
  * show the password. (Tenants sharing a server: multi-tenant.spec.ts.)
  */
 import { jest } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { AuthenticationError, loadFunctionLibrary, PermissionError, Queue, Worker, type RelqWarning } from '../../lib/index.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
@@ -44,6 +46,45 @@ test('the README line makes a user that may not run FLUSHALL, KEYS, CONFIG or DE
     await expect(user.set('{myapp:x}:probe', '1')).resolves.toBe('OK');
   } finally {
     user.disconnect();
+  }
+});
+
+test('the README line allows every command the Lua code calls (a script runs under its caller\'s ACL)', () => {
+  const allowed = new Set(readmeAclLine().split(' ').filter((w) => w.startsWith('+')).map((w) => w.slice(1).toUpperCase()));
+  const called = new Set<string>();
+  const lua = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? lua(join(dir, e.name)) : e.name.endsWith('.lua') ? [join(dir, e.name)] : []));
+  for (const file of lua(join(process.cwd(), 'lib', 'core'))) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/(?:redis\.p?call|callMany|readMany)\('([A-Z]+)'/g)) called.add(m[1]!);
+  }
+  expect(called.size).toBeGreaterThan(40);
+  expect([...called].filter((c) => !allowed.has(c)).sort()).toEqual([]);
+});
+
+test('as the README user: rate limits, delayed ties, a flow parent read back, the metrics history and the shared limits', async () => {
+  const q = new Queue<{ n: number }>(`acl-more-${uniquePrefix()}`, {
+    connection: userUrl('relq-app'),
+    prefix: 'myapp',
+    limiter: { max: 100, durationMs: 1000 },
+    metrics: true,
+  });
+  try {
+    const at = Date.now() + 60_000;
+    await q.add({ n: 1 }, { runAt: at });
+    await q.add({ n: 2 }, { runAt: at }); // a tie: the due time's own list
+    await q.addFlow({ data: { n: 3 }, children: [{ data: { n: 4 } }] });
+    const [child] = await q.lease();
+    expect(await q.ack(child!, 'done')).toBe(true);
+    const parent = (await q.getJobs('pending')).find((j) => j.data.n === 3);
+    expect((await q.getJob(parent!.id))?.children).toBeDefined();
+    expect((await q.counts()).delayed).toBe(2);
+    expect((await q.getMetrics()).total.completed).toBe(1);
+    await q.setGlobalConcurrency(3);
+    await q.setGroupOverride('vip', { concurrency: 2 });
+    expect(await q.queueState()).toMatchObject({ globalConcurrency: 3, groupOverrides: { vip: { concurrency: 2 } } });
+  } finally {
+    await q.deleteQueue();
+    await q.close();
   }
 });
 

@@ -70,14 +70,17 @@ end
 -- Every override, flat: group, concurrency (-1 none), rate limit ('' none).
 function groupOverrides.list()
   local byGroup, order = {}, {}
-  local all = redis.call('HGETALL', K_TAG .. ':govr')
-  for i = 1, #all, 2 do
-    local kind, g = string.sub(all[i], 1, 1), string.sub(all[i], 3)
+  -- HKEYS and HMGET: commands of the least-privilege ACL line (README), where HGETALL is not
+  local key = K_TAG .. ':govr'
+  local fields = redis.call('HKEYS', key)
+  local values = hmgetMany(key, fields)
+  for i, f in ipairs(fields) do
+    local kind, g = string.sub(f, 1, 1), string.sub(f, 3)
     if not byGroup[g] then
       byGroup[g] = { -1, '' }
       order[#order + 1] = g
     end
-    if kind == 'c' then byGroup[g][1] = tonumber(all[i + 1]) else byGroup[g][2] = all[i + 1] end
+    if kind == 'c' then byGroup[g][1] = tonumber(values[i]) else byGroup[g][2] = values[i] end
   end
   local out = {}
   for _, g in ipairs(order) do
