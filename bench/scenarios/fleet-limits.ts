@@ -4,10 +4,9 @@
  * (the price of the check: commands and time per job), and with one of 5 that binds; then a
  * grouped backlog (20 groups, groupConcurrency 2) without and with group overrides.
  */
-import { Queue, Worker, type QueueOptions } from '../../lib/index.js';
+import { Queue, type QueueOptions } from '../../lib/index.js';
 import { log } from '../recorder.js';
-import { closeWindow, openWindow } from '../stats.js';
-import { Completions, type Scenario } from './kit.js';
+import { drainOnce, type Scenario } from './kit.js';
 
 const JOBS = 3000;
 const GROUPS = 20;
@@ -27,17 +26,10 @@ export const fleetLimits: Scenario = {
         for (let i = 0; i < JOBS; i += 500) {
           await q.addBulk(Array.from({ length: Math.min(500, JOBS - i) }, (_, k) => ({ data: i + k, ...(grouped ? { opts: { group: `g${(i + k) % GROUPS}` } } : {}) })));
         }
-        const done = new Completions(JOBS);
-        const w0 = await openWindow(admin);
-        const t0 = performance.now();
-        const worker = new Worker<number>(q, async () => done.onDone(), { concurrency: 10 });
-        await done.wait(`fleet-limits ${label}`);
-        const ms = performance.now() - t0;
-        await worker.close();
-        const w = await closeWindow(admin, w0);
-        rec.record('relq', `fleet.${label}.cmdsPerJob`, w.total / JOBS);
+        const { ms, cmdsPerJob, calls } = await drainOnce(admin, q, JOBS, `fleet-limits ${label}`);
+        rec.record('relq', `fleet.${label}.cmdsPerJob`, cmdsPerJob);
         rec.record('relq', `fleet.${label}.jobsPerSec`, (JOBS * 1000) / ms);
-        log(`fleet-limits ${label}: ${JOBS} jobs in ${ms.toFixed(0)} ms, ${(w.total / JOBS).toFixed(2)} cmds/job (${JSON.stringify(w.calls)})`);
+        log(`fleet-limits ${label}: ${JOBS} jobs in ${ms.toFixed(0)} ms, ${cmdsPerJob.toFixed(2)} cmds/job (${JSON.stringify(calls)})`);
       } finally {
         await q.deleteQueue().catch(() => undefined);
         await q.close();

@@ -5,6 +5,8 @@ import type { Conn, LibName, Producer } from '../adapters.js';
 import type { BenchConfig } from '../options.js';
 import { makePayload, type Payload } from '../payload.js';
 import type { Recorder } from '../recorder.js';
+import { Worker, type Queue } from '../../lib/index.js';
+import { closeWindow, openWindow } from '../stats.js';
 import type { PrivateRedis } from '../redis-server.js';
 
 export interface ScenarioContext {
@@ -99,4 +101,20 @@ export async function fill(cfg: BenchConfig, p: Producer, n: number, parallel = 
     }
   });
   await Promise.all(lanes);
+}
+
+/**
+ * Drains `n` jobs already in `q` with one relq Worker of 10 slots (the features' own cost
+ * scenarios): the time it took and the Redis commands per job, from a commandstats window.
+ */
+export async function drainOnce(admin: Redis, q: Queue<number>, n: number, what: string): Promise<{ ms: number; cmdsPerJob: number; calls: Record<string, number> }> {
+  const done = new Completions(n);
+  const w0 = await openWindow(admin);
+  const t0 = performance.now();
+  const worker = new Worker<number>(q, async () => done.onDone(), { concurrency: 10 });
+  await done.wait(what);
+  const ms = performance.now() - t0;
+  await worker.close();
+  const w = await closeWindow(admin, w0);
+  return { ms, cmdsPerJob: w.total / n, calls: w.calls };
 }

@@ -4,10 +4,9 @@
  * job), and with one that binds (leases per window as configured, commands while waiting for
  * the window to end).
  */
-import { Queue, Worker } from '../../lib/index.js';
+import { Queue } from '../../lib/index.js';
 import { log } from '../recorder.js';
-import { closeWindow, openWindow } from '../stats.js';
-import { Completions, type Scenario } from './kit.js';
+import { drainOnce, type Scenario } from './kit.js';
 
 const JOBS = 3000;
 const BINDING = { max: 500, durationMs: 500 };
@@ -25,17 +24,10 @@ export const rateLimited: Scenario = {
       const q = new Queue<number>(`bench-limited-${label}`, { connection, ...(limiter ? { limiter } : {}) });
       try {
         for (let i = 0; i < n; i += 500) await q.addBulk(Array.from({ length: Math.min(500, n - i) }, (_, k) => ({ data: i + k })));
-        const done = new Completions(n);
-        const w0 = await openWindow(admin);
-        const t0 = performance.now();
-        const worker = new Worker<number>(q, async () => done.onDone(), { concurrency: 10 });
-        await done.wait(`rate-limited ${label}`);
-        const ms = performance.now() - t0;
-        await worker.close();
-        const w = await closeWindow(admin, w0);
-        rec.record('relq', `limited.${label}.cmdsPerJob`, w.total / n);
+        const { ms, cmdsPerJob, calls } = await drainOnce(admin, q, n, `rate-limited ${label}`);
+        rec.record('relq', `limited.${label}.cmdsPerJob`, cmdsPerJob);
         rec.record('relq', `limited.${label}.jobsPerSec`, (n * 1000) / ms);
-        log(`rate-limited ${label}: ${n} jobs in ${ms.toFixed(0)} ms, ${(w.total / n).toFixed(2)} cmds/job (${JSON.stringify(w.calls)})`);
+        log(`rate-limited ${label}: ${n} jobs in ${ms.toFixed(0)} ms, ${cmdsPerJob.toFixed(2)} cmds/job (${JSON.stringify(calls)})`);
         return ms;
       } finally {
         await q.deleteQueue().catch(() => undefined);
