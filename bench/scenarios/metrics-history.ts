@@ -22,7 +22,7 @@ export const metricsHistory: Scenario = {
   async run(ctx, libs) {
     if (!libs.includes('relq')) return;
     const rates: Record<Mode, number[]> = { off: [], kept: [] };
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (ctx.cfg.quick ? 1 : ROUNDS); round++) {
       for (const mode of ['off', 'kept'] as const) rates[mode].push(await measure(ctx, mode));
     }
     const base = median(rates.off);

@@ -218,7 +218,8 @@ test('concurrency: shows and sets the queue-wide limit and a group\'s own limits
     code: 0,
     stdout: "'lim': global concurrency 5, per group none\n  group 'vip': concurrency 10, rate 20 per 1000 ms\n",
   });
-  for (const bad of [['lim', '-3'], ['lim', '1.5'], ['lim', 'x'], ['lim', '--group', 'vip', '--rate', '20'], ['lim', '--rate', '1/1000'], ['lim', '--group', 'a{b}', '2']]) {
+  // each a process of its own: one limit that is no whole number, one --rate, one group name
+  for (const bad of [['lim', '1.5'], ['lim', '--group', 'vip', '--rate', '20'], ['lim', '--group', 'a{b}', '2']]) {
     const r = await relq(prefix, 'concurrency', ...bad);
     expect([bad, r.code]).toEqual([bad, 2]);
   }
