@@ -1,3 +1,4 @@
+import { withDeadline } from '../deadline.js';
 import { Subject, type Observable } from 'rxjs';
 import type { Blocker } from '../redis/blocking-wait.js';
 import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS, DEFAULT_WORKER_TTL_MS } from '../defaults.js';
@@ -17,6 +18,9 @@ import { checkBackoffStrategies, StrategyBackoff, type BackoffStrategies } from 
 import { assertBoolean, assertOptions } from '../validate.js';
 import { Presence } from '../workers/presence.js';
 
+
+/** Longest a closing worker waits to remove its entry from the live workers (it expires anyway). */
+const LEAVE_WAIT_MS = 250;
 /** Options every lease loop has (Worker and BatchWorker document them). */
 export type LeaseWorkerOptions<Data> = LoopOptions & { backoffStrategies?: BackoffStrategies<Data> };
 
@@ -465,11 +469,15 @@ export abstract class LeaseWorker<Data, Result> {
     }
   }
 
-  /** Shutdown: removes this worker's entry from the queue's live workers (it would expire anyway). */
+  /**
+   * Shutdown: removes this worker's entry from the queue's live workers. It would expire
+   * anyway, so a close never waits long for it (Redis may be away: its reply could take the
+   * whole command timeout).
+   */
   protected async leave(): Promise<void> {
     const arg = this.presence.leave();
     if (arg === '' || this.q.isClosed) return;
-    await this.q.touchMany([], undefined, arg).catch(() => undefined);
+    await withDeadline(this.q.touchMany([], undefined, arg), LEAVE_WAIT_MS, 'leave').catch(() => undefined);
   }
 
   /** The end of a shutdown. */
