@@ -3,8 +3,8 @@
   the attempts its settles ended (c completed, f failed and retried, d dead) and how long
   they ran, as counts per run-time bucket, kept `metrics.keepMinutes`. Only a queue that keeps
   one pays for it: its lease tokens say so ('!<keepMinutes>' after the lease start,
-  redis/lease-token.lua), so settling a plain queue's token costs one pattern match that
-  fails. A call adds up its settles first (note) and writes each touched field once at its
+  redis/lease-token.lua), so settling a plain queue's token costs one plain search for '!'
+  that fails. A call adds up its settles first (note) and writes each touched field once at its
   end (flush): a few HINCRBY per call, whatever its number of jobs.
 
   Key: '<tag>:mx:<minute>' (minute = Redis time / 60000) hash c, f, d and '<bucket>' -> count.
@@ -44,7 +44,8 @@ end
 -- for a queue that keeps no history): `field` c, f or d; with `timed`, its run time from the
 -- lease start to `now`. Returns acc.
 function metricsHistory.note(acc, token, field, now, timed)
-  if type(token) ~= 'string' then return acc end
+  -- a plain search first: a token without '!' (every queue without a history) costs no pattern match
+  if type(token) ~= 'string' or not string.find(token, '!', 1, true) then return acc end
   local start, keep = string.match(token, metricsHistory.PATTERN)
   if not keep then return acc end
   if not acc then acc = { keep = 0, fields = {}, counts = {} } end
