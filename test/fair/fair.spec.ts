@@ -4,7 +4,7 @@
  * and every path that returns a job to pending (nack, requeue, sweep, delayed, redrive).
  */
 import { Queue, ValidationError, Worker } from '../../lib/index.js';
-import { useRedis, commandStats, sleep, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
+import { useRedis, blockedClients, commandStats, scriptCalls, sleep, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 
@@ -184,8 +184,49 @@ describe('per-group concurrency', () => {
     const raised = res.twin<G>(q, { groupConcurrency: 3 });
     expect((await raised.lease({ count: 10 })).length).toBe(2);
   });
-});
 
+  test('a group at its limit costs one call per job: the call that settles its job leases its next', async () => {
+    const N = 200;
+    const q = res.queue<G>('p4', { groupConcurrency: 1 });
+    const obs = res.client();
+    await q.addBulk(Array.from({ length: N }, (_, i) => ({ data: { g: 'A', i }, opts: { group: 'A' } })));
+    const order: number[] = [];
+    const before = await commandStats(obs);
+    res.worker(new Worker<G>(res.twin<G>(q, { groupConcurrency: 1 }), async (job) => void order.push(job.data.i), { concurrency: 4 }));
+    await waitUntil(async () => order.length === N && (await blockedClients(obs)) === 1, 'all done, the worker idle', 30_000);
+    const d = statsDelta(before, await commandStats(obs));
+    expect(order).toEqual(Array.from({ length: N }, (_, i) => i)); // FIFO, one at a time
+    // the two lanes' first calls, then one per job that settles it and leases the next (with
+    // a wake-up and a second call per job, it was 2N calls and N blocking waits)
+    expect(scriptCalls(d)).toBeLessThanOrEqual(N + 4);
+    expect(d.blpop ?? 0).toBeLessThanOrEqual(3);
+  });
+
+  test('no lost wake-up: workers that block for 30 s finish a grouped load at once, within each limit', async () => {
+    const q = res.queue<G>('p5', { groupConcurrency: 2 });
+    const running = new Map<string, number>();
+    let most = 0;
+    let done = 0;
+    const handler = async (job: { data: G }): Promise<void> => {
+      const n = (running.get(job.data.g) ?? 0) + 1;
+      running.set(job.data.g, n);
+      most = Math.max(most, n);
+      await sleep(Math.floor(Math.random() * 4));
+      running.set(job.data.g, running.get(job.data.g)! - 1);
+      done += 1;
+    };
+    for (let w = 0; w < 3; w++) {
+      res.worker(new Worker<G>(res.twin<G>(q, { groupConcurrency: 2 }), handler, { concurrency: 3, blockMs: 30_000 }));
+    }
+    // in waves, so that workers block between them and only wake-ups bring them back
+    for (let wave = 0; wave < 4; wave++) {
+      const target = done + 120;
+      await q.addBulk(Array.from({ length: 120 }, (_, i) => ({ data: { g: `g${i % 6}`, i }, opts: { group: `g${i % 6}` } })));
+      await waitUntil(async () => done === target, `wave ${wave} done`, 15_000);
+    }
+    expect(most).toBeLessThanOrEqual(2);
+  });
+});
 describe('jobs returning to pending keep their group', () => {
   test('nack, requeue, delayed, sweep of an expired lease, and dead-letter redrive', async () => {
     const q = res.queue<G>('r1', { groupConcurrency: 5 });

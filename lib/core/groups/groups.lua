@@ -15,6 +15,7 @@ local function groupLimit()
   return glimitCache
 end
 
+-- Puts group g in the rotation; true when it was not there.
 local function activateGroup(g)
   if redis.call('SADD', K_GSET, g) == 1 then
     redis.call('RPUSH', K_GACTIVE, g)
@@ -23,7 +24,9 @@ local function activateGroup(g)
       gFlagSet = true
     end
     wakeNeeded = true
+    return true
   end
+  return false
 end
 
 -- Makes ids of group g leasable (FIFO within the group; `head`: before its other jobs).

@@ -51,7 +51,20 @@ else
   local leaseMs = num(ARGV[4])
   local defaults = parseDefaults(ARGV[7])
   settled = settleItems(ARGV, 9, now, defaults, ended)
+  -- Groups freed by these settles rejoin the rotation before this call leases, so it can
+  -- take their next jobs itself; only a group it left in the rotation wakes another leaser.
+  local woke = wakeNeeded
+  local rejoined = flushEndedGroups(ended)
+  if rejoined then wakeNeeded = woke end
   local nextDue, state, ghosts, leased = leaseJobs(head, now, ARGV[2], num(ARGV[3]), leaseMs, ARGV[5] == '1', num(ARGV[6]), defaults)
+  if rejoined and not wakeNeeded then
+    for _, g in ipairs(rejoined) do
+      if redis.call('SISMEMBER', K_GSET, g) == 1 then
+        wakeNeeded = true
+        break
+      end
+    end
+  end
   head[2], head[3], head[4] = nextDue or -1, state, ghosts
   recordRequest(KEYS[16], settled, leased, leaseMs)
 end

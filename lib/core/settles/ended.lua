@@ -36,16 +36,32 @@ local function leaseEnded(ended, group)
   end
 end
 
+-- The groups' part of flushEnded: their ended leases give their slots back, and a group with
+-- room and work rejoins the rotation. The settle-and-lease call (leases/lease.lua) runs it
+-- before it leases, so that a group at its limit is served by the call that ended its lease
+-- (not by a wake-up and a second call). Returns the groups that rejoined, nil when none did.
+local function flushEndedGroups(ended)
+  local order = ended.order
+  if not order then return nil end
+  ended.order = nil
+  local rejoined
+  for _, g in ipairs(order) do
+    local busy = redis.call('HINCRBY', K_GWORK, g, -ended.count[g])
+    if busy <= 0 then redis.call('HDEL', K_GWORK, g) end
+    local lim = groupOverrides.limitOf(g)
+    if (lim == 0 or busy < lim) and redis.call('LLEN', groupKey(g)) > 0 and activateGroup(g) then
+      rejoined = rejoined or {}
+      rejoined[#rejoined + 1] = g
+    end
+  end
+  return rejoined
+end
+
 local function flushEnded(ended)
   if not ended.ext then return end
   local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit', 'gc')
   glimitCache = tonumber(m[3]) or 0
-  for _, g in ipairs(ended.order or {}) do
-    local busy = redis.call('HINCRBY', K_GWORK, g, -ended.count[g])
-    if busy <= 0 then redis.call('HDEL', K_GWORK, g) end
-    local lim = groupOverrides.limitOf(g)
-    if (lim == 0 or busy < lim) and redis.call('LLEN', groupKey(g)) > 0 then activateGroup(g) end
-  end
+  flushEndedGroups(ended)
   if ended.freed > 0 then
     if (tonumber(m[1]) or 0) > 0 then notifyWaiters(ended.freed) end
     -- the last unfinished job of a closed queue: blocked consumers must see it drained

@@ -141,6 +141,12 @@ export class Outbox<Data, Result> {
     this.outcomes.push(outcome);
   }
 
+  /** Whether a waiting outcome is of a grouped job: its settle may free its group's slot. */
+  get grouped(): boolean {
+    const isGrouped = (o: Outcome<Data, Result>): boolean => o.held.lease.job.group !== undefined;
+    return this.outcomes.some(isGrouped) || this.failed.some((call) => call.batch.some(isGrouped));
+  }
+
   /** The next request: a failed one, as it was, or else everything waiting under a new id. */
   take(): SettleCall<Data, Result> {
     const retry = this.failed.shift();

@@ -177,36 +177,46 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
         woken = true;
         continue;
       }
-      this.lastLeaseAt = this.lastActivityAt;
       if ((step.closed || step.deleted) && step.leases.length === 0 && !this.stopping) {
         this.queueEnded(step.deleted);
         break;
       }
-      if (this.stopping) {
-        // Leased while stopping: give them straight back.
-        if (step.leases.length) {
-          await this.q.settle(step.leases.map((l) => requeueItem(l, 0, 'shutdown'))).catch(() => undefined);
-        }
-        break;
-      }
-      this.noteLeased(step, free);
-      // A retried request may bring back the leases its first try got for another lane's
-      // (larger) count: what does not fit goes straight back.
-      if (step.leases.length > free) {
-        const over = step.leases.splice(free);
-        await this.q.settle(over.map((l) => requeueItem(l, 0, 'over capacity'))).catch(() => undefined);
-      }
-      for (const lease of step.leases) this.run(lease);
+      if (this.stopping || step.leases.length > free) await this.giveBackSurplus(step, free);
+      if (this.stopping) break;
       woken = false;
-      // Every slot asked for was filled: more may be waiting, so the lanes idling behind
-      // this one lease too. (Waking them on every wake-up would add an empty lease call.)
-      if (step.leases.length === free) this.turns.releaseAll();
-      if (step.leases.length < free) {
+      if (!this.startLeased(step, free)) {
         this.notifySlots(); // the unused part of the reservation is free for the other lane
         // Fewer jobs than free slots: the queue is drained (or paused) for now.
         if (this.outbox.length === 0) woken = await this.idle(step);
       }
     }
+  }
+
+  /**
+   * Leases a call brought that this worker gives straight back: all of them while stopping,
+   * else those beyond the `free` slots it asked for (a retried request may bring back the
+   * leases its first try got for another lane's larger count).
+   */
+  private async giveBackSurplus(step: LeaseStep<Data>, free: number): Promise<void> {
+    const stopping = this.stopping;
+    const surplus = stopping ? step.leases.splice(0) : step.leases.splice(free);
+    if (surplus.length === 0) return;
+    await this.q.settle(surplus.map((l) => requeueItem(l, 0, stopping ? 'shutdown' : 'over capacity'))).catch(() => undefined);
+  }
+
+  /**
+   * Runs the jobs of a lease call that asked for `free` slots; true when they fill them all.
+   * Synchronous: a handler that ends at once finds its lane's state as the call left it.
+   */
+  private startLeased(step: LeaseStep<Data>, free: number): boolean {
+    this.lastLeaseAt = this.lastActivityAt;
+    this.noteLeased(step, free);
+    for (const lease of step.leases) this.run(lease);
+    if (step.leases.length < free) return false;
+    // Every slot asked for was filled: more may be waiting, so the lanes idling behind this
+    // call lease too. (Waking them on every wake-up would add an empty lease call.)
+    this.turns.releaseAll();
+    return true;
   }
 
   /**
@@ -319,7 +329,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     } else {
       this.outbox.push(outcome);
       // While stopping no lane leases again: settle now (a give-back must not wait for the drain).
-      if (this.stopping || (this.idleLanes === this.lanes && !this.slotWaiters.length)) this.flushSoon();
+      if (this.settlesAlone()) this.flushSoon();
     }
     // A lane waiting for a slot leases now (folding the settle into that call).
     if (this.slotWaiters.length) this.notifySlots();
@@ -347,6 +357,21 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.flushing = (async () => {
       const errors = new ErrorBackoff();
       while (this.outbox.length > 0 && (this.idleLanes === this.lanes || this.stopping)) {
+        // A grouped job's settle may free its group's slot: the same call leases what that
+        // lets in (one call per job for a group at its limit, no wake-up and second call).
+        const free = this.stopping ? 0 : Math.min(this.laneCap, this.limit - this.running - this.requested);
+        if (free > 0 && this.outbox.grouped) {
+          this.requested += free;
+          let step: LeaseStep<Data> | undefined;
+          try {
+            step = await this.leaseAndSettle(free, false, errors);
+          } finally {
+            this.requested -= free;
+          }
+          if (step && (this.stopping || step.leases.length > free)) await this.giveBackSurplus(step, free);
+          if (step && !this.stopping) this.startLeased(step, free);
+          continue;
+        }
         const call = this.outbox.take();
         try {
           await this.sendSettle(call);
@@ -360,7 +385,15 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       }
     })().finally(() => {
       this.flushing = undefined;
+      // An outcome that came as the last call ended found the flush still on (the jobs a
+      // flush leased end at any time): it is settled now, not left until the next lease.
+      if (this.outbox.length > 0 && this.settlesAlone()) this.flushSoon();
     });
+  }
+
+  /** No lane can fold a settle into a lease call soon: all idle (none waits for a slot), or stopping. */
+  private settlesAlone(): boolean {
+    return this.stopping || (this.idleLanes === this.lanes && !this.slotWaiters.length);
   }
 
   // ---- stopping --------------------------------------------------------------
