@@ -10,8 +10,11 @@ import * as relqLib from '../lib/index.js';
 import type { Queue as RelqQueue } from '../lib/index.js';
 import type { Payload } from './payload.js';
 
-/** `relq@ref`: relq's lib/ as committed at `--ref`, measured beside the working tree's (tools/run-bench.mjs). */
-export type LibName = 'relq' | 'relq@ref' | 'bullmq' | 'bee-queue' | 'ioredis';
+/**
+ * `relq@ref`: relq's lib/ as committed at `--ref`, measured beside the working tree's (tools/run-bench.mjs).
+ * `groupmq`: a queue of groups only, measured in the grouped scenario alone (grouped-libs.ts).
+ */
+export type LibName = 'relq' | 'relq@ref' | 'bullmq' | 'bee-queue' | 'ioredis' | 'groupmq';
 /** The relq builds a run can measure. */
 export type RelqName = 'relq' | 'relq@ref';
 export const isRelq = (name: LibName): name is RelqName => name === 'relq' || name === 'relq@ref';
@@ -342,10 +345,26 @@ export const ioredisFloor: Adapter = {
   },
 };
 
+// ---- groupmq: every job in a group, so only the grouped scenario measures it --------------
+
+const groupedOnly = () => Promise.reject(new Error('groupmq is measured only in the grouped scenario (bench/grouped-libs.ts)'));
+
+export const groupmq: Adapter = {
+  name: 'groupmq',
+  label: 'groupmq',
+  settings: [
+    'Measured in the grouped scenario only. Library defaults: `keepCompleted: 0` (completed jobs deleted at once), `jobTimeoutMs` 30 s, one job at a time per group, Worker stalled check every 30 s, scheduler every 1 s, cleanup every 60 s.',
+    'Jobs added through a producer `Queue` with `autoBatch: { size: 1000 }` (its batched enqueue script: groupmq has no bulk add), the worker on a `Queue` of its own.',
+  ],
+  producer: groupedOnly,
+  consumer: groupedOnly,
+};
+
 export const ADAPTERS: Record<LibName, Adapter> = {
   relq,
   'relq@ref': noRefBuild,
   bullmq,
   'bee-queue': beeQueue,
   ioredis: ioredisFloor,
+  groupmq,
 };

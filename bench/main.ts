@@ -1,6 +1,7 @@
 /**
- * relq vs BullMQ vs bee-queue (and the raw-ioredis / redis-benchmark floor), in one run
- * on one private redis-server. See bench/RESULTS.md for what is measured and how.
+ * relq vs BullMQ vs bee-queue (and the raw-ioredis / redis-benchmark floor), and vs groupmq on
+ * grouped work, in one run on one private redis-server. See bench/RESULTS.md for what is
+ * measured and how.
  *
  *   npm run bench                 full run (N 20,000, 3 reps, backlogs 1k/100k/1M)
  *   npm run bench -- --quick      < 1 min smoke run (N 2,000, 1 rep, no 1M backlog)
@@ -25,9 +26,14 @@ function rotate<T>(xs: T[], k: number): T[] {
 
 async function runScenarios(ctx: ScenarioContext): Promise<void> {
   const { cfg } = ctx;
-  const queueLibs = cfg.libs.filter((l) => l !== 'ioredis');
+  const allLibs = cfg.libs.filter((l) => l !== 'groupmq');
+  const kinds: Record<Scenario['libs'], LibName[]> = {
+    all: allLibs,
+    queues: allLibs.filter((l) => l !== 'ioredis'),
+    grouped: cfg.libs.filter((l) => l === 'relq' || l === 'groupmq'),
+  };
   /** The scenario's libraries in rep `rep`'s order (each rep starts with the next library). */
-  const libsFor = (s: Scenario, rep: number) => rotate(s.libs === 'queues' ? queueLibs : cfg.libs, rep);
+  const libsFor = (s: Scenario, rep: number) => rotate(kinds[s.libs], rep);
   const run = async (s: Scenario, rep: number) => {
     if (!cfg.skip.has(s.name)) await s.run(ctx, libsFor(s, rep));
   };

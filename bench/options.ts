@@ -10,8 +10,10 @@ const HELP = `npm run bench [-- options]
   --reps R           repetitions (default 3)
   --batch-size B     relq lease({count}) size for the batch-mode row (default 100)
   --batch-concurrency C  batches at once in the batch-mode row (default 2)
-  --libs a,b         subset of relq,relq@ref,bullmq,bee-queue,ioredis
-  --skip a,b         skip phases: floor,add,process,latency,memory,idle,monitor,backlog
+  --libs a,b         subset of relq,relq@ref,bullmq,bee-queue,ioredis,groupmq (groupmq: the grouped
+                     scenario only, which runs relq alone without it)
+  --skip a,b         skip phases: floor,add,process,latency,memory,idle,monitor,backlog,grouped,
+                     schedulers,rate-limited,fleet-limits,observability,metrics-history
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
   --quiet-budget S   seconds in all to wait for a quiet machine before measurements (default 150; quick 0)
@@ -82,7 +84,7 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     benchmarkRequests: quick ? 10_000 : 100_000,
     /** before each measurement, wait up to 8 s for other processes to use < 0.3 cores; 150 s in all */
     quietBudgetMs: Number(argv['quiet-budget'] ?? (quick ? 0 : 150)) * 1000,
-    libs: (argv.libs?.split(',') ?? ['relq', ...(process.env.RELQ_BENCH_REF_LIB ? ['relq@ref'] : []), 'bullmq', 'bee-queue', 'ioredis']) as LibName[],
+    libs: (argv.libs?.split(',') ?? ['relq', ...(process.env.RELQ_BENCH_REF_LIB ? ['relq@ref'] : []), 'bullmq', 'bee-queue', 'ioredis', 'groupmq']) as LibName[],
     skip: new Set(argv.skip?.split(',') ?? []),
     out: resolve(argv.out ?? (quick ? `${root}/.bench-tmp/RESULTS.quick.md` : `${root}/bench/RESULTS.md`)),
     svg: resolve(argv.svg ?? (quick ? `${root}/.bench-tmp/throughput.quick.svg` : `${root}/bench/throughput.svg`)),

@@ -54,5 +54,6 @@ function libVersions(): Record<string, string> {
     bullmq: v('node_modules/bullmq'),
     'bee-queue': v('node_modules/bee-queue'),
     ioredis: v('node_modules/ioredis'),
+    groupmq: v('node_modules/groupmq'),
   };
 }

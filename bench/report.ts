@@ -2,13 +2,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { ADAPTERS, type LibName } from './adapters.js';
 import { compareSection } from './compare.js';
+import { groupedSizes } from './scenarios/grouped.js';
 import type { BenchResults, RunMeta } from './results.js';
 import { fmt, median, range } from './stats.js';
 
 const BEGIN = '<!-- BEGIN GENERATED: npm run bench (text outside these markers is kept) -->';
 const END = '<!-- END GENERATED -->';
 const LIBS: LibName[] = ['relq', 'bullmq', 'bee-queue', 'ioredis'];
-const LABEL: Record<string, string> = { relq: 'relq', bullmq: 'BullMQ', 'bee-queue': 'bee-queue', ioredis: 'ioredis floor' };
+const LABEL: Record<string, string> = { relq: 'relq', bullmq: 'BullMQ', 'bee-queue': 'bee-queue', ioredis: 'ioredis floor', groupmq: 'groupmq' };
 
 export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgPath: string): void {
   const get = (lib: string, metric: string): number[] => r.samples[lib]?.[metric] ?? [];
@@ -32,7 +33,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   L.push(`Run: ${meta.date.slice(0, 16).replace('T', ' ')} UTC, \`${meta.command}\`, ${Math.round(meta.durationSec)} s.${meta.cfg.quick ? ' **Quick mode: small N, 1 rep — proves the bench runs; the numbers are noisy.**' : ''}`);
   L.push('');
   L.push(`Machine: ${meta.nproc} × ${meta.cpuModel}, ${meta.memGiB.toFixed(1)} GiB RAM. Node ${meta.node}, Redis ${meta.redis} (private \`redis-server\`, no persistence, same machine).`);
-  L.push(`Libraries: relq ${meta.libs.relq}, BullMQ ${meta.libs.bullmq}, bee-queue ${meta.libs['bee-queue']}, ioredis ${meta.libs.ioredis}.`);
+  L.push(`Libraries: relq ${meta.libs.relq}, BullMQ ${meta.libs.bullmq}, bee-queue ${meta.libs['bee-queue']}, ioredis ${meta.libs.ioredis}${meta.libs.groupmq ? `, groupmq ${meta.libs.groupmq}` : ''}.`);
   L.push(`N = ${fmt(meta.cfg.n, 0)} jobs per figure, payload ${meta.cfg.payloadBytes} bytes of JSON, ${medNote}; libraries alternate within each rep and the order rotates by rep.`);
   L.push('');
   L.push('Only same-run ratios mean much: absolute jobs/s move by up to 2× between runs on a shared machine.');
@@ -219,6 +220,37 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     L.push(`One worker; the queue is paused while it is filled and time runs from \`resume()\` to the last counted completion. Backlogs ≥ N: N jobs are taken from the top of the backlog (it never drops below backlog − N) and it is topped up between reps. Smaller backlogs: cycles of fill / drain until ${fmt(meta.cfg.smallBacklogJobs ?? meta.cfg.n, 0)} jobs are done, only the draining timed. Memory: what the queue's keys take once filled (\`MEMORY USAGE\` of each).`);
     L.push('');
   }
+  // ---- grouped work against groupmq
+  if (['relq', 'groupmq'].some((l) => get(l, 'grouped.uniform.rate').length)) {
+    const size = groupedSizes(meta.cfg.n, meta.cfg.quick);
+    L.push(`## Grouped work: relq against groupmq (100 groups, one job at a time per group, one worker of 10 slots; ${medNote})`, '');
+    L.push('| figure | relq | groupmq | relq / groupmq |', '| --- | --- | --- | --- |');
+    for (const [label, m, d] of [
+      [`uniform, ${fmt(size.uniform, 0)} jobs over 100 groups: jobs/s`, 'grouped.uniform.rate', 0],
+      ['uniform: Redis commands per job', 'grouped.uniform.cmds', 2],
+      ['uniform: Redis CPU µs per job', 'grouped.uniform.redisCpuUs', 1],
+      [`skewed, one group of ${fmt(size.big, 0)} beside 99 of ${fmt(size.perSmall, 0)}: jobs/s`, 'grouped.skewed.rate', 0],
+      ['skewed: Redis commands per job', 'grouped.skewed.cmds', 2],
+      ['skewed: small groups served, p50 over the 99 of the time to their first completion (ms, lower is better)', 'grouped.skewed.smallServedP50Ms', 1],
+      [`one group at its limit, ${fmt(size.single, 0)} jobs: jobs/s`, 'grouped.single.rate', 0],
+      ['one group: Redis commands per job', 'grouped.single.cmds', 2],
+    ] as Array<[string, string, number]>) {
+      L.push(`| ${label} | ${cell('relq', m, d)} | ${cell('groupmq', m, d)} | ${ratio(med('relq', m), med('groupmq', m))} |`);
+    }
+    L.push('');
+    L.push(
+      "relq with the queue option `groupConcurrency: 1`, groupmq as it always runs (one job at a time per group, in order); otherwise each as in the configuration below. Each workload is added in batches of 1,000 (groupmq: `autoBatch`) before the worker starts; no-op handlers; jobs/s from the first to the last completion, commands and CPU over the whole phase. Skewed: the big group's jobs are added first, then the small groups' round-robin; a small group is served at its first completion, timed from the worker's start. Without groupmq in `--libs`, relq runs alone.",
+      '',
+    );
+    for (const w of ['uniform', 'skewed', 'single']) {
+      const parts = ['relq', 'groupmq']
+        .map((l) => [l, r.breakdown[l]?.[`grouped.${w}`]] as const)
+        .filter(([, b]) => b && Object.keys(b).length)
+        .map(([l, b]) => `${LABEL[l]}: ${perJobText(b!)}`);
+      if (parts.length) L.push(`- ${w}, commands per job by command (last rep) — ${parts.join('; ')}`);
+    }
+    L.push('');
+  }
   // ---- features' own costs (relq only; absent from runs that skipped them)
   if (get('relq', 'limited.none.cmdsPerJob').length || get('relq', 'scheduler.idleTick.cmds').length) {
     L.push('## Rate limits and schedulers (relq only, once per run)', '');
@@ -295,13 +327,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
       .filter(([, b]) => b && Object.keys(b).length);
     if (!rowsB.length) continue;
     L.push(`**${phase}**`, '');
-    for (const [l, b] of rowsB) {
-      const parts = Object.entries(b!)
-        .sort((a, c) => c[1] - a[1])
-        .filter(([, v]) => v >= 0.005)
-        .map(([k, v]) => `${k} ${v.toFixed(2)}`);
-      L.push(`- ${LABEL[l]}: ${parts.join(', ')}`);
-    }
+    for (const [l, b] of rowsB) L.push(`- ${LABEL[l]}: ${perJobText(b!)}`);
     L.push('');
   }
 
@@ -329,7 +355,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   // ---- configuration
   L.push('## Configuration (fairness)', '');
   L.push('Each library runs with its defaults except what is listed; all remove completed jobs at once, none has an event listener in the bench.', '');
-  for (const l of libs) {
+  for (const l of [...libs, ...(meta.cfg.libs.includes('groupmq') ? (['groupmq'] as const) : [])]) {
     L.push(`- **${LABEL[l]}**: ${ADAPTERS[l].settings.join(' ')}`);
   }
   L.push(`- All: a fresh queue (\`FLUSHALL\`) before every measurement; producer and worker objects are created per measurement; \`--expose-gc\` and a GC before each; ioredis ${meta.libs.ioredis} for relq, BullMQ and the floor, node-redis 3 (bee-queue's own dependency) for bee-queue.`);
@@ -348,6 +374,15 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   }
   writeFileSync(mdPath, out);
   writeFileSync(svgPath, chart(meta, r));
+}
+
+/** One phase's commands per job, most called first (those under 0.005 left out). */
+function perJobText(b: Record<string, number>): string {
+  return Object.entries(b)
+    .sort((a, c) => c[1] - a[1])
+    .filter(([, v]) => v >= 0.005)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ');
 }
 
 function batchLabel(meta: RunMeta): string {

@@ -3,6 +3,7 @@ import { add } from './add.js';
 import { backlog } from './backlog.js';
 import { fleetLimits } from './fleet-limits.js';
 import { floor } from './floor.js';
+import { grouped } from './grouped.js';
 import { idle } from './idle.js';
 import type { Scenario } from './kit.js';
 import { latency } from './latency.js';
@@ -14,4 +15,4 @@ import { processing } from './process.js';
 import { rateLimited } from './rate-limited.js';
 import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, schedulers, rateLimited, fleetLimits, observability, metricsHistory];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, grouped, schedulers, rateLimited, fleetLimits, observability, metricsHistory];

@@ -28,8 +28,11 @@ export interface Scenario {
    * speed); 'after': once, after the reps. Within a rep, scenarios run in list order.
    */
   when: 'before' | 'every rep' | 'first rep' | 'after';
-  /** `libs`: the run's libraries (queues only: without the raw-ioredis floor), in this rep's order. */
-  libs: 'all' | 'queues';
+  /**
+   * `libs`: the run's libraries (queues only: without the raw-ioredis floor), in this rep's
+   * order; groupmq only where 'grouped' (relq and groupmq: it takes grouped jobs alone).
+   */
+  libs: 'all' | 'queues' | 'grouped';
   run(ctx: ScenarioContext, libs: LibName[]): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The benchmark's short mode works end to end: `npm run bench -- --quick` starts its own
- * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor, and writes the
- * report, the chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
+ * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor (and groupmq on grouped
+ * work), and writes the report, the chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +44,13 @@ test('npm run bench -- --quick measures every library and writes report, chart a
       }
     }
     expect(samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
+    for (const lib of ['relq', 'groupmq']) {
+      for (const figure of ['grouped.uniform.rate', 'grouped.skewed.smallServedP50Ms', 'grouped.single.cmds']) {
+        const values = samples[lib]?.[figure] ?? [];
+        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
+      }
+    }
+    expect(md).toContain('## Grouped work: relq against groupmq');
 
     expect(md).toContain('## Targets (same-run medians)');
     const targetRows = md.split('## Targets')[1]!.split('\n## ')[0]!.split('\n').filter((l) => /^\| .+ \| \*\*(yes|no)\*\*|n\/a/.test(l));
