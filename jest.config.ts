@@ -12,8 +12,9 @@ import type { Config } from 'jest';
 // with useESM. Run it through `npm test`
 // (node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand).
 //
-// Redis: each test file gets its own server from test/support/redis.ts (startRedis),
-// so there is no globalSetup/globalTeardown.
+// Redis: each test file gets its own server from test/support/redis.ts (startRedis). The
+// global setup only makes a temp dir the files of one run share (the packed tarball,
+// test/support/packed.ts); the teardown removes it.
 const config: Config = {
   rootDir: '.',
   testEnvironment: 'node',
@@ -52,6 +53,8 @@ const config: Config = {
     ],
   },
   testTimeout: 30_000,
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };
 
 export default config;

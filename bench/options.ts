@@ -70,6 +70,9 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     /** each build's time in the --ref run in turns: its tail needs more turns than a solo run's 10 s give */
     latencyTurnsSec: quick ? 2 : 30,
     latencyConcurrency: 10,
+    /** turns per build of the --ref run's processing phases (bench/scenarios/process-turns.ts) and adds */
+    procTurns: quick ? 3 : 10,
+    addTurns: quick ? 4 : 20,
     idleSettleSec: quick ? 0.3 : 2,
     idleSec: quick ? 1 : 10,
     memJobs: 10_000,

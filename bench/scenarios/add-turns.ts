@@ -1,7 +1,7 @@
 /**
  * The two relq builds of a --ref run adding in turns ('addTurnsOne', 'addTurnsBatch' figures,
- * compared in bench/compare.ts): each build adds to its own queue; they take TURNS turns each
- * (X Y Y X X Y ...), a turn adding `cfg.n / TURNS` jobs one by one, or five times as many in
+ * compared in bench/compare.ts): each build adds to its own queue; they take `cfg.addTurns` turns
+ * each (20; X Y Y X X Y ...), a turn adding `cfg.n / cfg.addTurns` jobs one by one, or five times as many in
  * batches. A build's
  * figures are its turns' sums: time, Node CPU, and what Redis did over each turn.
  *
@@ -16,8 +16,6 @@ import { log } from '../recorder.js';
 import { snapshot, WindowTally } from '../stats.js';
 import { cpuUs, gc, payloads, turnOrder, type ScenarioContext } from './kit.js';
 
-/** Turns per build and way of adding. */
-const TURNS = 20;
 /** Single adds each build makes unmeasured after the GC that precedes each of its turns. */
 const REWARM_ADDS = 50;
 /**
@@ -38,8 +36,9 @@ interface Side {
 export async function addInTurns(ctx: ScenarioContext, names: RelqName[], phase: 'addOne' | 'addBatch'): Promise<void> {
   const { cfg, conn, admin, rec, flush } = ctx;
   await flush();
-  const perTurn = Math.ceil((phase === 'addBatch' ? cfg.n * BATCH_JOBS_PER_N : cfg.n) / TURNS);
-  const jobs = payloads(perTurn * TURNS);
+  const turns = cfg.addTurns;
+  const perTurn = Math.ceil((phase === 'addBatch' ? cfg.n * BATCH_JOBS_PER_N : cfg.n) / turns);
+  const jobs = payloads(perTurn * turns);
   const addAll = async (p: Producer, from: number): Promise<void> => {
     if (phase === 'addOne') for (let i = from; i < from + perTurn; i++) await p.add(jobs[i]!);
     else for (let i = from; i < from + perTurn; i += cfg.addBatch) await p.addBatch(jobs.slice(i, Math.min(i + cfg.addBatch, from + perTurn)));
@@ -54,7 +53,7 @@ export async function addInTurns(ctx: ScenarioContext, names: RelqName[], phase:
   await rec.quiet();
   const metric = phase.replace('add', 'addTurns');
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
-  for (let t = 0; t < TURNS; t++) {
+  for (let t = 0; t < turns; t++) {
     for (const side of turnOrder(sides, t)) {
       // The other build's garbage is collected before, not charged to this turn; a full GC also
       // drops optimized code, which a few unmeasured adds compile again (process-turns.ts)
@@ -80,11 +79,11 @@ export async function addInTurns(ctx: ScenarioContext, names: RelqName[], phase:
   for (const mark of marks) mark();
   for (const side of sides) {
     await side.producer.close();
-    const n = perTurn * TURNS;
+    const n = perTurn * turns;
     const rate = (n * 1000) / side.ms;
     rec.record(side.name, `${metric}.rate`, rate);
     rec.recordWindow(side.name, metric, n, side.redis.stats, side.nodeCpuUs);
-    log(`${metric.padEnd(8)} ${side.name.padEnd(9)} ${Math.round(rate)} jobs/s in ${TURNS} turns, ${(side.redis.stats.total / n).toFixed(2)} cmds/job, node ${(side.nodeCpuUs / n).toFixed(1)} µs/job`);
+    log(`${metric.padEnd(8)} ${side.name.padEnd(9)} ${Math.round(rate)} jobs/s in ${turns} turns, ${(side.redis.stats.total / n).toFixed(2)} cmds/job, node ${(side.nodeCpuUs / n).toFixed(1)} µs/job`);
   }
 }
 

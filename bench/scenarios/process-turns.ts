@@ -1,8 +1,8 @@
 /**
  * The two relq builds of a --ref run processing in turns ('procTurns' figures, compared in
  * bench/compare.ts): each build has its own paused queue, pre-filled, and its own worker;
- * they take TURNS turns each (X Y Y X X Y ...), and a turn resumes one queue until its
- * worker completed `cfg.n / TURNS` more jobs (times TURN_SCALE), then pauses it and waits until nothing is
+ * they take `cfg.procTurns` turns each (10) (X Y Y X X Y ...), and a turn resumes one queue until its
+ * worker completed `cfg.n / cfg.procTurns` more jobs (times TURN_SCALE), then pauses it and waits until nothing is
  * leased. A turn's time runs from the resume to that last completion; CPU and Redis
  * figures are taken over the same span.
  *
@@ -17,10 +17,8 @@ import { log } from '../recorder.js';
 import { snapshot, WindowTally } from '../stats.js';
 import { cpuUs, fill, gc, sleep, turnOrder, type ScenarioContext } from './kit.js';
 
-/** Turns per build and phase. */
-const TURNS = 10;
 /**
- * Jobs per turn, in multiples of N / TURNS, by phase: the faster a phase, the more jobs a turn
+ * Jobs per turn, in multiples of N / turns, by phase: the faster a phase, the more jobs a turn
  * takes, so that every turn lasts a few hundred ms. Turns of 30 ms (2,000 jobs of a
  * BatchWorker) measured their resume and pause as much as the work: one build's turns spread
  * over ±15 % against the other's.
@@ -55,10 +53,11 @@ export async function processInTurns(
 ): Promise<void> {
   const { cfg, conn, admin, rec, flush } = ctx;
   await flush();
-  const perTurn = Math.ceil((cfg.n * (TURN_SCALE[phase] ?? 1)) / TURNS);
+  const turns = cfg.procTurns;
+  const perTurn = Math.ceil((cfg.n * (TURN_SCALE[phase] ?? 1)) / turns);
   const warmup = Math.min(perTurn, 1000);
   // every turn's overflow (jobs leased before the pause: about 500 in batch mode) is processed unmeasured
-  const total = warmup + Math.ceil(perTurn * 1.1) * TURNS + (2 * TURNS + 1) * 2000;
+  const total = warmup + Math.ceil(perTurn * 1.1) * turns + (2 * turns + 1) * 2000;
   const metric = phase.replace('proc', 'procTurns');
   const sides: Side[] = [];
   for (const name of names) {
@@ -117,7 +116,7 @@ export async function processInTurns(
   await rec.quiet();
   const marks = sides.map((s) => rec.loadMark(s.name, metric));
   const rewarm = Math.ceil(perTurn / 10);
-  for (let t = 0; t < TURNS; t++) {
+  for (let t = 0; t < turns; t++) {
     for (const side of turnOrder(sides, t)) {
       // The other build's garbage is collected before, not charged to this turn; a full GC
       // also drops optimized code (V8: dependencies on weak objects), which a short unmeasured
@@ -136,6 +135,6 @@ export async function processInTurns(
     const rate = (side.jobs * 1000) / side.ms;
     rec.record(side.name, `${metric}.rate`, rate);
     rec.recordWindow(side.name, metric, side.jobs, side.redis.stats, side.nodeCpuUs);
-    log(`${metric.padEnd(8)} ${side.name.padEnd(9)} ${Math.round(rate)} jobs/s in ${TURNS} turns, ${(side.redis.stats.total / side.jobs).toFixed(2)} cmds/job, node ${(side.nodeCpuUs / side.jobs).toFixed(1)} µs/job`);
+    log(`${metric.padEnd(8)} ${side.name.padEnd(9)} ${Math.round(rate)} jobs/s in ${turns} turns, ${(side.redis.stats.total / side.jobs).toFixed(2)} cmds/job, node ${(side.nodeCpuUs / side.jobs).toFixed(1)} µs/job`);
   }
 }

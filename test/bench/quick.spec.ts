@@ -1,5 +1,5 @@
 /**
- * The benchmark's short mode works end to end: `npm run bench -- --quick` starts its own
+ * The benchmark's short mode works end to end: `npm run bench -- --quick --ref HEAD` starts its own
  * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor (and groupmq on grouped
  * work), and writes the report, the chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
  */
@@ -15,6 +15,17 @@ const LIBS = ['relq', 'bullmq', 'bee-queue', 'ioredis'];
 // SIGKILLed (the server's own watchdog follows within a second).
 let bench: GuardedProcess | undefined;
 afterAll(() => bench?.stop('SIGTERM', 5000));
+
+// One run serves both tests: every library at --quick, and lib/ at HEAD beside the working tree.
+let dir: string | undefined;
+let run: { samples: Record<string, Record<string, number[]>>; md: string; svg: string };
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'relq-bench-'));
+  run = await runBench(dir, ['--quick', '--ref', 'HEAD', '--backlogs', '1000']);
+}, 400_000);
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 /** Runs `npm run bench` with `args` into `dir`; its raw numbers and report. */
 async function runBench(dir: string, args: string[]): Promise<{ samples: Record<string, Record<string, number[]>>; md: string; svg: string }> {
@@ -33,60 +44,49 @@ async function runBench(dir: string, args: string[]): Promise<{ samples: Record<
   return { samples: results.samples, md: readFileSync(out.md, 'utf8'), svg: readFileSync(out.svg, 'utf8') };
 }
 
-test('npm run bench -- --quick measures every library and writes report, chart and numbers', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'relq-bench-'));
-  try {
-    const { samples, md, svg } = await runBench(dir, ['--quick']);
-    for (const lib of LIBS) {
-      for (const figure of ['addOne.rate', 'addBatch.rate', 'proc10.rate', 'lat.p50']) {
-        const values = samples[lib]?.[figure] ?? [];
-        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
-      }
+test('npm run bench -- --quick measures every library and writes report, chart and numbers', () => {
+  const { samples, md, svg } = run;
+  for (const lib of LIBS) {
+    for (const figure of ['addOne.rate', 'addBatch.rate', 'proc10.rate', 'lat.p50']) {
+      const values = samples[lib]?.[figure] ?? [];
+      expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
     }
-    expect(samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
-    for (const lib of ['relq', 'groupmq']) {
-      for (const figure of ['grouped.uniform.rate', 'grouped.skewed.smallServedP50Ms', 'grouped.single.cmds']) {
-        const values = samples[lib]?.[figure] ?? [];
-        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
-      }
-    }
-    expect(md).toContain('## Grouped work: relq against groupmq');
-
-    expect(md).toContain('## Targets (same-run medians)');
-    const targetRows = md.split('## Targets')[1]!.split('\n## ')[0]!.split('\n').filter((l) => /^\| .+ \| \*\*(yes|no)\*\*|n\/a/.test(l));
-    expect(targetRows.length).toBeGreaterThanOrEqual(10);
-    expect(svg).toMatch(/^<svg[\s>]/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
-}, 300_000);
-
-test('npm run bench -- --ref measures the ref build beside the working tree and compares every figure', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'relq-bench-ref-'));
-  try {
-    const skip = 'floor,memory,idle,monitor,schedulers,rate-limited,observability';
-    const { samples, md } = await runBench(dir, ['--quick', '--ref', 'HEAD', '--libs', 'relq,relq@ref', '--skip', skip, '--backlogs', '1000']);
-    for (const lib of ['relq', 'relq@ref']) {
-      for (const figure of ['addTurnsOne.rate', 'addTurnsBatch.rate', 'procTurns10.rate', 'procTurnsBatch.rate', 'procTurns10.cmds']) {
-        const values = samples[lib]?.[figure] ?? [];
-        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
-      }
+  expect(samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
+  for (const lib of ['relq', 'groupmq']) {
+    for (const figure of ['grouped.uniform.rate', 'grouped.skewed.smallServedP50Ms', 'grouped.single.cmds']) {
+      const values = samples[lib]?.[figure] ?? [];
+      expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
     }
-    // adds and processing: the two builds in turns for their comparison; the working tree's also alone
-    expect([samples.relq?.['addOne.rate']?.length, samples['relq@ref']?.['addOne.rate']]).toEqual([1, undefined]);
-    expect([samples.relq?.['proc10.rate']?.length, samples['relq@ref']?.['proc10.rate']]).toEqual([1, undefined]);
-    for (const lib of ['relq', 'relq@ref']) expect([lib, samples[lib]?.['backlog.1000']?.length]).toEqual([lib, 1]);
-    // latency: the two builds in turns for their comparison; the working tree's also alone, beside the other libraries
-    for (const lib of ['relq', 'relq@ref']) expect([lib, samples[lib]?.['latTurns.p99turn']?.length]).toEqual([lib, 1]);
-    expect([samples.relq?.['lat.p99']?.length, samples['relq@ref']?.['lat.p99']]).toEqual([1, undefined]);
-    const section = md.split(/\n## relq against relq@[0-9a-f]+ \(lib\/ as committed\), same run\n/)[1]?.split('\n## ')[0];
-    expect(section).toBeDefined();
-    const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10, builds taking turns: ') || l.startsWith('| add, one by one, builds taking turns: '));
-    expect(rows).toHaveLength(10); // jobs/s, commands, Redis CPU, Node CPU, time in scripts of each
-    expect(section!.split('\n').filter((l) => l.startsWith('| latency '))).toHaveLength(6); // p50, p95, p99 per turn, Node CPU, Redis CPU, commands
-    expect(section!.split('\n').filter((l) => l.startsWith('| process from a backlog of 1,000: '))).toHaveLength(1);
-    expect(section).toMatch(/\d+ figures compared; /);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
-}, 300_000);
+  expect(md).toContain('## Grouped work: relq against groupmq');
+
+  expect(md).toContain('## Targets (same-run medians)');
+  const targetRows = md.split('## Targets')[1]!.split('\n## ')[0]!.split('\n').filter((l) => /^\| .+ \| \*\*(yes|no)\*\*|n\/a/.test(l));
+  expect(targetRows.length).toBeGreaterThanOrEqual(10);
+  expect(svg).toMatch(/^<svg[\s>]/);
+});
+
+test('npm run bench -- --ref measures the ref build beside the working tree and compares every figure', () => {
+  const { samples, md } = run;
+  for (const lib of ['relq', 'relq@ref']) {
+    for (const figure of ['addTurnsOne.rate', 'addTurnsBatch.rate', 'procTurns10.rate', 'procTurnsBatch.rate', 'procTurns10.cmds']) {
+      const values = samples[lib]?.[figure] ?? [];
+      expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
+    }
+  }
+  // adds and processing: the two builds in turns for their comparison; the working tree's also alone
+  expect([samples.relq?.['addOne.rate']?.length, samples['relq@ref']?.['addOne.rate']]).toEqual([1, undefined]);
+  expect([samples.relq?.['proc10.rate']?.length, samples['relq@ref']?.['proc10.rate']]).toEqual([1, undefined]);
+  for (const lib of ['relq', 'relq@ref']) expect([lib, samples[lib]?.['backlog.1000']?.length]).toEqual([lib, 1]);
+  // latency: the two builds in turns for their comparison; the working tree's also alone, beside the other libraries
+  for (const lib of ['relq', 'relq@ref']) expect([lib, samples[lib]?.['latTurns.p99turn']?.length]).toEqual([lib, 1]);
+  expect([samples.relq?.['lat.p99']?.length, samples['relq@ref']?.['lat.p99']]).toEqual([1, undefined]);
+  const section = md.split(/\n## relq against relq@[0-9a-f]+ \(lib\/ as committed\), same run\n/)[1]?.split('\n## ')[0];
+  expect(section).toBeDefined();
+  const rows = section!.split('\n').filter((l) => l.startsWith('| process, c=10, builds taking turns: ') || l.startsWith('| add, one by one, builds taking turns: '));
+  expect(rows).toHaveLength(10); // jobs/s, commands, Redis CPU, Node CPU, time in scripts of each
+  expect(section!.split('\n').filter((l) => l.startsWith('| latency '))).toHaveLength(6); // p50, p95, p99 per turn, Node CPU, Redis CPU, commands
+  expect(section!.split('\n').filter((l) => l.startsWith('| process from a backlog of 1,000: '))).toHaveLength(1);
+  expect(section).toMatch(/\d+ figures compared; /);
+});

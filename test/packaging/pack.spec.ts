@@ -7,10 +7,11 @@
  * Installs come from the npm registry (or npm's cache), a few seconds each.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packedTarball } from '../support/packed.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -38,14 +39,21 @@ function installApp(name: string, deps: string[]): string {
   return dir;
 }
 
-/** Compiles the fixture app into `<appDir>/<sub>` as `type` (module or commonjs) and runs it with `prefix`. */
-function compileAndRun(appDir: string, sub: string, type: 'module' | 'commonjs', prefix = uniquePrefix()): unknown {
-  const dir = join(appDir, sub);
+/** The fixture app compiled into `<appDir>/<type>` as `type` (module or commonjs), once per app and type. */
+function compiled(appDir: string, type: 'module' | 'commonjs'): string {
+  const dir = join(appDir, type);
+  if (existsSync(join(dir, 'build', 'main.js'))) return dir;
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type }, null, 2));
   copyFileSync(join(fixture, 'main.ts'), join(dir, 'main.ts'));
   copyFileSync(join(fixture, 'tsconfig.json'), join(dir, 'tsconfig.json'));
   run(process.execPath, [tsc, '-p', dir], dir);
+  return dir;
+}
+
+/** Compiles the fixture app (see compiled) and runs it with `prefix`: what it printed last. */
+function compileAndRun(appDir: string, type: 'module' | 'commonjs', prefix = uniquePrefix()): unknown {
+  const dir = compiled(appDir, type);
   const out = run(process.execPath, [join(dir, 'build', 'main.js')], dir, { REDIS_URL: redis.url, RELQ_PREFIX: prefix }, 60_000);
   return JSON.parse(out.stdout.trim().split('\n').pop() ?? '');
 }
@@ -53,10 +61,7 @@ function compileAndRun(appDir: string, sub: string, type: 'module' | 'commonjs',
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'relq-pack-'));
   redis = await startRedis();
-  run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], root);
-  const packed = readdirSync(work).find((f) => f.endsWith('.tgz'));
-  if (!packed) throw new Error(`npm pack wrote no tarball into ${work}`);
-  tarball = join(work, packed);
+  tarball = packedTarball();
 }, 240_000);
 
 afterAll(async () => {
@@ -84,16 +89,16 @@ describe('a Nest 12 app', () => {
   }, 240_000);
 
   test('as ESM adds a job and gets its result', () => {
-    expect(compileAndRun(app, 'esm', 'module')).toEqual({ result: 42 });
+    expect(compileAndRun(app, 'module')).toEqual({ result: 42 });
   }, 120_000);
 
   test('as CommonJS (require of the ESM package) adds a job and gets its result', () => {
-    expect(compileAndRun(app, 'cjs', 'commonjs')).toEqual({ result: 42 });
+    expect(compileAndRun(app, 'commonjs')).toEqual({ result: 42 });
   }, 120_000);
 
   test('the installed relq bin lists the queue the app used and counts its job', () => {
     const prefix = uniquePrefix();
-    compileAndRun(app, 'for-cli', 'module', prefix);
+    compileAndRun(app, 'module', prefix);
     const bin = join(app, 'node_modules', '.bin', 'relq');
     const queues = JSON.parse(run(bin, ['queues', '--redis', redis.url, '--prefix', prefix, '--json'], app).stdout) as unknown;
     expect(JSON.stringify(queues)).toContain('"packed"');
@@ -117,5 +122,5 @@ describe('a Nest 12 app', () => {
 
 test('a Nest 11 app (CommonJS) adds a job and gets its result', () => {
   const app = installApp('nest11', ['@nestjs/common@^11', '@nestjs/core@^11', 'reflect-metadata@^0.2', 'rxjs@^7']);
-  expect(compileAndRun(app, 'cjs', 'commonjs')).toEqual({ result: 42 });
+  expect(compileAndRun(app, 'commonjs')).toEqual({ result: 42 });
 }, 360_000);

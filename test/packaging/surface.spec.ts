@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync }
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { walk } from '../../tools/transpile.mjs';
+import { packedTarball } from '../support/packed.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 
@@ -92,11 +93,7 @@ let entries: Array<{ entry: string; types: string; js: string }>;
 beforeAll(() => {
   mkdirSync(join(root, '.tmp'), { recursive: true });
   work = mkdtempSync(join(root, '.tmp', 'surface-'));
-  const packed = spawnSync('npm', ['pack', '--pack-destination', work, '--loglevel=error'], { cwd: root, encoding: 'utf8', timeout: 240_000 });
-  if (packed.status !== 0) throw new Error(`npm pack exited ${packed.status ?? packed.signal}:\n${packed.stdout}\n${packed.stderr}`);
-  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
-  if (!tarball) throw new Error(`npm pack wrote no tarball into ${work}`);
-  const untar = spawnSync('tar', ['-xzf', tarball], { cwd: work, encoding: 'utf8' });
+  const untar = spawnSync('tar', ['-xzf', packedTarball()], { cwd: work, encoding: 'utf8' });
   if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
   pkg = join(work, 'package');
   manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as PackageJson;
