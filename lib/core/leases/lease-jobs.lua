@@ -16,10 +16,16 @@ do
 local function takeFair(count, flags, taken, groups, now)
   local grl = flags[11] -- the groups' rate limit (rate-limits/limiter.lua)
   if grl then limitedUntil = earliest(limitedUntil, reopenLimitedGroups(now)) end
-  if not flags[9] and ungroupedPending() then
-    redis.call('RPUSH', K_GACTIVE, '')
-    redis.call('HSET', K_META, 'u', '1')
-    flags[9] = '1' -- a second call (after ghosts were dropped) must not add it again
+  -- (none pending: known for the rest of the call, which adds none)
+  local noUngrouped = false
+  if not flags[9] then
+    if ungroupedPending() then
+      redis.call('RPUSH', K_GACTIVE, '')
+      redis.call('HSET', K_META, 'u', '1')
+      flags[9] = '1' -- a second call (after ghosts were dropped) must not add it again
+    else
+      noUngrouped = true
+    end
   end
   local lim = groupLimit()
   groupOverrides.any() -- sets groupOverrides.on for the loop
@@ -29,9 +35,11 @@ local function takeFair(count, flags, taken, groups, now)
     if not g then
       -- groups waiting for their rate-limit window keep the queue on this path
       if grl and redis.call('ZCARD', K_GLIMITED) > 0 then redis.call('HDEL', K_META, 'u') else redis.call('HDEL', K_META, 'g', 'u') end
-      for _, id in ipairs(takeUngrouped(count - #taken)) do
-        taken[#taken + 1] = id
-        groups[#groups + 1] = ''
+      if not noUngrouped then
+        for _, id in ipairs(takeUngrouped(count - #taken)) do
+          taken[#taken + 1] = id
+          groups[#groups + 1] = ''
+        end
       end
       break
     end

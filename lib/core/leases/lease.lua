@@ -57,7 +57,8 @@ else
   local rejoined = flushEndedGroups(ended)
   if rejoined then wakeNeeded = woke end
   local nextDue, state, ghosts, leased = leaseJobs(head, now, ARGV[2], num(ARGV[3]), leaseMs, ARGV[5] == '1', num(ARGV[6]), defaults)
-  if rejoined and not wakeNeeded then
+  -- (a call that leased fewer than it asked for left nothing leasable in the rotation)
+  if rejoined and not wakeNeeded and #leased >= num(ARGV[3]) then
     for _, g in ipairs(rejoined) do
       if redis.call('SISMEMBER', K_GSET, g) == 1 then
         wakeNeeded = true

@@ -44,6 +44,11 @@ local function flushEndedGroups(ended)
   local order = ended.order
   if not order then return nil end
   ended.order = nil
+  if glimitCache == nil or groupOverrides.on == nil then
+    -- what groupOverrides.limitOf reads, in one command
+    local m = redis.call('HMGET', K_META, 'glimit', 'govr')
+    glimitCache, groupOverrides.on = tonumber(m[1]) or 0, m[2] and true or false
+  end
   local rejoined
   for _, g in ipairs(order) do
     local busy = redis.call('HINCRBY', K_GWORK, g, -ended.count[g])
@@ -59,8 +64,8 @@ end
 
 local function flushEnded(ended)
   if not ended.ext then return end
-  local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit', 'gc')
-  glimitCache = tonumber(m[3]) or 0
+  local m = redis.call('HMGET', K_META, 'bound', 'closed', 'glimit', 'gc', 'govr')
+  glimitCache, groupOverrides.on = tonumber(m[3]) or 0, m[5] and true or false
   flushEndedGroups(ended)
   if ended.freed > 0 then
     if (tonumber(m[1]) or 0) > 0 then notifyWaiters(ended.freed) end

@@ -181,8 +181,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
         this.queueEnded(step.deleted);
         break;
       }
-      if (this.stopping || step.leases.length > free) await this.giveBackSurplus(step, free);
-      if (this.stopping) break;
+      if ((this.stopping || step.leases.length > free) && (await this.giveBackSurplus(step, free)) === 'all') break;
       woken = false;
       if (!this.startLeased(step, free)) {
         this.notifySlots(); // the unused part of the reservation is free for the other lane
@@ -197,11 +196,13 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
    * else those beyond the `free` slots it asked for (a retried request may bring back the
    * leases its first try got for another lane's larger count).
    */
-  private async giveBackSurplus(step: LeaseStep<Data>, free: number): Promise<void> {
+  private async giveBackSurplus(step: LeaseStep<Data>, free: number): Promise<'all' | 'some'> {
     const stopping = this.stopping;
     const surplus = stopping ? step.leases.splice(0) : step.leases.splice(free);
-    if (surplus.length === 0) return;
-    await this.q.settle(surplus.map((l) => requeueItem(l, 0, stopping ? 'shutdown' : 'over capacity'))).catch(() => undefined);
+    if (surplus.length) {
+      await this.q.settle(surplus.map((l) => requeueItem(l, 0, stopping ? 'shutdown' : 'over capacity'))).catch(() => undefined);
+    }
+    return stopping ? 'all' : 'some';
   }
 
   /**
@@ -368,8 +369,9 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
           } finally {
             this.requested -= free;
           }
-          if (step && (this.stopping || step.leases.length > free)) await this.giveBackSurplus(step, free);
-          if (step && !this.stopping) this.startLeased(step, free);
+          if (step && !((this.stopping || step.leases.length > free) && (await this.giveBackSurplus(step, free)) === 'all')) {
+            this.startLeased(step, free);
+          }
           continue;
         }
         const call = this.outbox.take();
@@ -387,7 +389,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
       this.flushing = undefined;
       // An outcome that came as the last call ended found the flush still on (the jobs a
       // flush leased end at any time): it is settled now, not left until the next lease.
-      if (this.outbox.length > 0 && this.settlesAlone()) this.flushSoon();
+      if (this.outbox.length > 0 && this.settlesAlone() && !this.q.isClosed) this.flushSoon();
     });
   }
 
