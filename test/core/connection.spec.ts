@@ -217,6 +217,19 @@ describe('passwords never appear in errors', () => {
 });
 
 describe('recovery after a restart', () => {
+  test('a connect attempt cut short by a disconnect that closes nothing does not end the connection', async () => {
+    // What a Sentinel client's failover detector does when the new master is announced while
+    // the client asks the Sentinels where to reconnect; here at the first connect.
+    await server();
+    const q = res.queue<string>();
+    const client = q.client as Redis;
+    expect(client.status).toBe('connecting');
+    client.disconnect(true); // ioredis: disconnect and reconnect
+    // (what was sent meanwhile fails, as with any lost connection)
+    await waitUntil(() => client.status === 'ready', 'the connection to connect again', 5000);
+    await q.add('after');
+  });
+
   test('a Worker blocked on an empty queue processes a job added after the server restarts', async () => {
     const r = await server();
     const q = res.queue<string>();

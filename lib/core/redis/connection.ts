@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { withDeadline } from '../deadline.js';
 import { ValidationError } from '../errors.js';
 import { Redactor } from './redact.js';
+import { resumeCutShortConnects } from './resume-connect.js';
 import type { ConnectionInput, ConnectionOptions } from './types.js';
 
 export type RedisClient = Redis | Cluster;
@@ -179,6 +180,7 @@ export function openConnection(input: ConnectionInput | undefined, opts: { lazyC
     const options: RedisOptions = { ...OWNED_DEFAULTS, ...sentinel, ...rest, ...lazy };
     client = url === undefined ? new Redis(options) : new Redis(url, options);
   }
+  resumeCutShortConnects(client);
   const trail = new ConnectionTrail();
   trail.watch(client);
   const redactor = new Redactor([...secretsOf(client.options), url]);
@@ -210,6 +212,7 @@ export function duplicateClient(handle: ClientHandle, purpose: 'blocking' | 'sub
     // (blocking-wait.ts) and a second BLPOP would take a value that nobody reads.
     const resend = purpose === 'subscriber';
     dup = client.duplicate({ ...own, autoResendUnfulfilledCommands: resend });
+    resumeCutShortConnects(dup);
   }
   handle.trail.watch(dup);
   return dup;
