@@ -88,6 +88,37 @@ export class Completions {
   }
 }
 
+/**
+ * The machine's monotonic clock in ms (CLOCK_MONOTONIC): the same in every process on it, so
+ * a time stamped in one process can be read in another (performance.now() counts from each
+ * process's own start).
+ */
+export function clockMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/**
+ * Adds `count` jobs at `rate`/s, numbered from `from`, each stamped with `stamp()` as it is
+ * added; resolves when all are added, with the sending time (ms).
+ */
+export async function addAtRate(p: Producer, from: number, count: number, rate: number, stamp: () => number = () => performance.now()): Promise<number> {
+  const interval = 1000 / rate;
+  const pending: Array<Promise<unknown>> = [];
+  const t0 = performance.now();
+  let i = 0;
+  while (i < count) {
+    const now = performance.now();
+    while (i < count && t0 + i * interval <= now) {
+      pending.push(p.add(makePayload(from + i, stamp())));
+      i++;
+    }
+    if (i < count) await sleep(Math.max(0, t0 + i * interval - performance.now()));
+  }
+  const sentMs = performance.now() - t0;
+  await Promise.all(pending);
+  return sentMs;
+}
+
 export function payloads(n: number, from = 0): Payload[] {
   return Array.from({ length: n }, (_, i) => makePayload(from + i));
 }
