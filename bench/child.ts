@@ -57,7 +57,7 @@ async function handle(req: ChildRequest): Promise<ChildReply> {
     case 'produce': {
       const p = await ADAPTERS[req.lib].producer(req.conn);
       try {
-        const sentMs = await addAtRate(p, req.from, req.count, req.rate, clockMs);
+        const sentMs = await addAtRate(p, req.from, req.count, req.rate, clockMs, req.maxInFlight);
         return { type: 'produced', sentMs };
       } finally {
         await p.close();

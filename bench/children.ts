@@ -12,8 +12,8 @@ export type ChildRequest =
   /** Start one worker of `lib`; completions are reported as 'progress' until 'stop'. */
   | { cmd: 'consume'; lib: LibName; conn: Conn; concurrency: number }
   | { cmd: 'stop' }
-  /** Add `count` jobs at `rate`/s, each stamped with clockMs(). */
-  | { cmd: 'produce'; lib: LibName; conn: Conn; from: number; count: number; rate: number };
+  /** Add `count` jobs at `rate`/s, each stamped with clockMs(), at most `maxInFlight` unanswered. */
+  | { cmd: 'produce'; lib: LibName; conn: Conn; from: number; count: number; rate: number; maxInFlight: number };
 
 export type ChildReply =
   | { type: 'ready' }

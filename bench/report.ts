@@ -169,7 +169,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   if (qlibs.some((l) => get(l, 'latLoad.p50').length)) {
     L.push(`## Latency under load: ${LOAD * 100} % of each library's own maximum at concurrency 10 (ms, ${medNote})`, '');
     L.push(
-      `Each library's jobs added at ${LOAD * 100} % of its own jobs/s at concurrency 10 (this rep's figure from the throughput table) for ${meta.cfg.latencyLoadSec ?? '?'} s, by a producer in a child process (one by one, not awaited), to one worker of concurrency 10 in the bench process; from just before \`add()\` to the start of the handler (one monotonic clock for both processes), the first 10% dropped as warm-up. Where the worker falls behind, jobs wait and the tail grows.`,
+      `Each library's jobs added at ${LOAD * 100} % of its own jobs/s at concurrency 10 (this rep's figure from the throughput table) for ${meta.cfg.latencyLoadSec ?? '?'} s, by a producer in a child process (one by one, not awaited, at most 1,000 unanswered: where Redis falls behind it adds slower than asked), to one worker of concurrency 10 in the bench process; from just before \`add()\` to the start of the handler (one monotonic clock for both processes), the first 10% dropped as warm-up. Where the worker falls behind, jobs wait and the tail grows.`,
       '',
     );
     L.push(`| | ${qlibs.map((l) => LABEL[l]).join(' | ')} | relq / BullMQ | relq / bee-queue |`, `| --- | ${qlibs.map(() => '---').join(' | ')} | --- | --- |`);
