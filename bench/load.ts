@@ -17,28 +17,50 @@ function machineBusyTicks(): number | undefined {
   }
 }
 
-function procTicks(pid: number | 'self'): number {
+function procTicks(pid: number | 'self'): number | undefined {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
     return Number(f[11]) + Number(f[12]); // utime + stime
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+interface Reading {
+  t: number;
+  busy: number;
+  /** CPU ticks so far of this process and of each of its own others (the server, child processes) */
+  own: Map<number | 'self', number>;
+}
+
+/**
+ * Own ticks from `a` to `b`: of each process read in `b`, from its reading in `a` (from 0 when it
+ * started since). A process gone by `b` counts nothing for the interval (a sum over the
+ * processes would drop by all its ticks).
+ */
+function ownTicks(a: Reading, b: Reading): number {
+  let ticks = 0;
+  for (const [pid, t] of b.own) ticks += t - (a.own.get(pid) ?? 0);
+  return ticks;
 }
 
 export class ForeignLoad {
   private timer: NodeJS.Timeout | undefined;
-  private last: { t: number; busy: number; own: number } | undefined;
+  private last: Reading | undefined;
   /** cores used by other processes, one value per half second */
   readonly series: number[] = [];
 
   constructor(private readonly pids: () => number[]) {}
 
-  private read(): { t: number; busy: number; own: number } | undefined {
+  private read(): Reading | undefined {
     const busy = machineBusyTicks();
     if (busy === undefined) return undefined;
-    const own = procTicks('self') + this.pids().reduce((a, p) => a + procTicks(p), 0);
+    const own = new Map<number | 'self', number>();
+    for (const pid of ['self', ...this.pids()] as const) {
+      const ticks = procTicks(pid);
+      if (ticks !== undefined) own.set(pid, ticks);
+    }
     return { t: Date.now(), busy, own };
   }
 
@@ -49,7 +71,7 @@ export class ForeignLoad {
       const now = this.read();
       if (!now || !this.last) return;
       const sec = (now.t - this.last.t) / 1000;
-      const foreign = (now.busy - this.last.busy - (now.own - this.last.own)) / TICK / sec;
+      const foreign = (now.busy - this.last.busy - ownTicks(this.last, now)) / TICK / sec;
       this.series.push(Math.max(0, foreign));
       this.last = now;
     }, 500);
@@ -72,7 +94,7 @@ export class ForeignLoad {
       await new Promise((r) => setTimeout(r, 400));
       const b = this.read();
       if (!a || !b) return Date.now() - t0;
-      const foreign = (b.busy - a.busy - (b.own - a.own)) / TICK / ((b.t - a.t) / 1000);
+      const foreign = (b.busy - a.busy - ownTicks(a, b)) / TICK / ((b.t - a.t) / 1000);
       if (foreign < threshold) break;
     }
     return Date.now() - t0;

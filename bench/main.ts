@@ -12,6 +12,7 @@
  */
 import { Redis } from 'ioredis';
 import { loadRefBuild, type Conn, type LibName } from './adapters.js';
+import { childPids } from './children.js';
 import { readOptions, type BenchConfig } from './options.js';
 import { writeOutputs } from './output.js';
 import { log, Recorder } from './recorder.js';
@@ -57,7 +58,7 @@ async function benchmark(cfg: BenchConfig): Promise<void> {
     if (refLabel) log(`measuring ${refLabel} beside the working tree's relq`);
     redis = await startRedis();
     const redisPid = redis.pid;
-    rec.watchLoad(() => [redisPid]);
+    rec.watchLoad(() => [redisPid, ...childPids()]);
     const conn: Conn = { host: redis.host, port: redis.port };
     admin = new Redis(conn);
     await admin.ping();

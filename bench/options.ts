@@ -5,14 +5,14 @@ import { parseArgs } from 'node:util';
 import { ADAPTERS, type LibName } from './adapters.js';
 
 const HELP = `npm run bench [-- options]
-  --quick            N 2,000, 1 rep, 1 s latency/idle windows, backlogs 1k/10k; writes to .bench-tmp/
+  --quick            N 2,000, 1 rep, 1 s latency/latency-load/idle windows, backlogs 1k/10k; writes to .bench-tmp/
   --n N              jobs per figure (default 20,000)
   --reps R           repetitions (default 3)
   --batch-size B     relq lease({count}) size for the batch-mode row (default 100)
   --batch-concurrency C  batches at once in the batch-mode row (default 2)
   --libs a,b         subset of relq,relq@ref,bullmq,bee-queue,ioredis,groupmq (groupmq: the grouped
                      scenario only, which runs relq alone without it)
-  --skip a,b         skip phases: floor,add,process,latency,memory,idle,monitor,backlog,grouped,
+  --skip a,b         skip phases: floor,add,process,latency,latency-load,processes,memory,idle,monitor,backlog,grouped,
                      schedulers,rate-limited,fleet-limits,observability,metrics-history
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
@@ -70,6 +70,8 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     /** each build's time in the --ref run in turns: its tail needs more turns than a solo run's 10 s give */
     latencyTurnsSec: quick ? 2 : 30,
     latencyConcurrency: 10,
+    /** latency under load: each library adding at 80 % of its c=10 maximum for this long */
+    latencyLoadSec: quick ? 1 : 10,
     /** turns per build of the --ref run's processing phases (bench/scenarios/process-turns.ts) and adds */
     procTurns: quick ? 3 : 10,
     addTurns: quick ? 4 : 20,

@@ -1,7 +1,7 @@
 /** The job payload every library gets: ~250 bytes of JSON, same shape for all. */
 export interface Payload {
   seq: number;
-  /** performance.now() when the producer called add (latency runs); 0 otherwise. */
+  /** When the producer called add (latency runs: performance.now(); latency-load, whose producer is a child process: clockMs()); 0 otherwise. */
   ts: number;
   user: string;
   email: string;

@@ -38,6 +38,8 @@ export interface RunMeta {
     latencyRate: number;
     latencySec: number;
     latencyConcurrency: number;
+    /** latency under load's window per library (absent in runs before it existed) */
+    latencyLoadSec?: number;
     idleSec: number;
     memJobs: number;
     monitorJobs: number;

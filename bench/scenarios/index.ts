@@ -7,12 +7,14 @@ import { grouped } from './grouped.js';
 import { idle } from './idle.js';
 import type { Scenario } from './kit.js';
 import { latency } from './latency.js';
+import { latencyLoad } from './latency-load.js';
 import { memory } from './memory.js';
 import { metricsHistory } from './metrics-history.js';
 import { monitor } from './monitor.js';
 import { observability } from './observability.js';
 import { processing } from './process.js';
+import { processes } from './processes.js';
 import { rateLimited } from './rate-limited.js';
 import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, memory, idle, monitor, backlog, grouped, schedulers, rateLimited, fleetLimits, observability, metricsHistory];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, latencyLoad, processes, memory, idle, monitor, backlog, grouped, schedulers, rateLimited, fleetLimits, observability, metricsHistory];

@@ -88,6 +88,48 @@ export class Completions {
   }
 }
 
+/**
+ * The machine's monotonic clock in ms (CLOCK_MONOTONIC): the same in every process on it, so
+ * a time stamped in one process can be read in another (performance.now() counts from each
+ * process's own start).
+ */
+export function clockMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/**
+ * Adds `count` jobs at `rate`/s, numbered from `from`, each stamped with `stamp()` as it is
+ * added; resolves when all are added, with the sending time (ms). With `maxInFlight`, an add
+ * waits while that many are unanswered: a producer that outruns Redis then adds slower,
+ * instead of queueing adds in its client until they time out.
+ */
+export async function addAtRate(p: Producer, from: number, count: number, rate: number, stamp: () => number = () => performance.now(), maxInFlight = Infinity): Promise<number> {
+  const interval = 1000 / rate;
+  const pending: Array<Promise<unknown>> = [];
+  let inFlight = 0;
+  let freed: (() => void) | undefined;
+  const answered = () => {
+    inFlight--;
+    freed?.();
+    freed = undefined;
+  };
+  const t0 = performance.now();
+  let i = 0;
+  while (i < count) {
+    const now = performance.now();
+    while (i < count && t0 + i * interval <= now) {
+      if (inFlight >= maxInFlight) await new Promise<void>((r) => (freed = r));
+      inFlight++;
+      pending.push(p.add(makePayload(from + i, stamp())).finally(answered));
+      i++;
+    }
+    if (i < count) await sleep(Math.max(0, t0 + i * interval - performance.now()));
+  }
+  const sentMs = performance.now() - t0;
+  await Promise.all(pending);
+  return sentMs;
+}
+
 export function payloads(n: number, from = 0): Payload[] {
   return Array.from({ length: n }, (_, i) => makePayload(from + i));
 }

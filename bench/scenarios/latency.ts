@@ -19,10 +19,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ADAPTERS, buildQueueName, type Conn, type LibName, type Producer, type RelqName } from '../adapters.js';
-import { makePayload } from '../payload.js';
 import { log } from '../recorder.js';
 import { closeWindow, median, openWindow, percentile, snapshot, WindowTally, type WindowStats } from '../stats.js';
-import { Completions, cpuUs, gc, sleep, turnOrder, type Scenario, type ScenarioContext } from './kit.js';
+import { addAtRate, Completions, cpuUs, gc, sleep, turnOrder, type Scenario, type ScenarioContext } from './kit.js';
 
 /** Jobs each build runs unmeasured after the GC that precedes each of its turns. */
 const REWARM_JOBS = 20;
@@ -41,25 +40,6 @@ export const latency: Scenario = {
     if (builds.length === 2) await latencyInTurns(ctx, builds);
   },
 };
-
-/** Adds `count` jobs at `rate`/s, numbered from `from`; resolves when all are added, with the sending time (ms). */
-async function addAtRate(p: Producer, from: number, count: number, rate: number): Promise<number> {
-  const interval = 1000 / rate;
-  const pending: Array<Promise<unknown>> = [];
-  const t0 = performance.now();
-  let i = 0;
-  while (i < count) {
-    const now = performance.now();
-    while (i < count && t0 + i * interval <= now) {
-      pending.push(p.add(makePayload(from + i, performance.now())));
-      i++;
-    }
-    if (i < count) await sleep(Math.max(0, t0 + i * interval - performance.now()));
-  }
-  const sentMs = performance.now() - t0;
-  await Promise.all(pending);
-  return sentMs;
-}
 
 interface Figures {
   lat: number[];

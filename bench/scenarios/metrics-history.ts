@@ -3,7 +3,7 @@
  * queue at concurrency 10 without it and with it (each settle call then adds a few HINCRBY
  * to the minute's hash). The two alternate over three rounds in one run; each reports its
  * median rate and its ratio to the queue without it. Run it alone with
- * `npm run bench -- --libs relq --skip floor,add,process,latency,memory,idle,monitor,backlog,schedulers,rate-limited,fleet-limits,observability`.
+ * `npm run bench -- --libs relq --skip floor,add,process,latency,latency-load,processes,memory,idle,monitor,backlog,schedulers,rate-limited,fleet-limits,observability`.
  */
 import { Queue, Worker } from '../../lib/index.js';
 import { ADAPTERS, QUEUE_NAME, RELQ_QUEUE_OPTIONS } from '../adapters.js';

@@ -4,7 +4,7 @@
  * (c) relq/tracing registered (a real BasicTracerProvider, batch processor, no-op exporter,
  * W3C propagation, AsyncLocalStorage context). The three alternate over three rounds in one
  * run; each reports its median rate and its ratio to (a). Run it alone with
- * `npm run bench -- --libs relq --skip floor,add,process,latency,memory,idle,monitor,backlog,schedulers,rate-limited,fleet-limits,metrics-history`.
+ * `npm run bench -- --libs relq --skip floor,add,process,latency,latency-load,processes,memory,idle,monitor,backlog,schedulers,rate-limited,fleet-limits,metrics-history`.
  */
 import { context, propagation } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';

@@ -37,13 +37,14 @@ export const processing: Scenario = {
   },
 };
 
-async function processOnce(
+/** Drains a pre-filled queue of N jobs with the consumer `start` makes; its jobs/s (recorded unless `reported` is false). */
+export async function processOnce(
   { cfg, conn, admin, rec, flush }: ScenarioContext,
   name: LibName,
   phase: string,
   start: (hooks: { onDone(): void }) => Promise<Consumer>,
   reported = true,
-): Promise<void> {
+): Promise<number> {
   await flush();
   const p = await ADAPTERS[name].producer(conn);
   await fill(cfg, p, cfg.n);
@@ -66,4 +67,5 @@ async function processOnce(
     rec.recordWindow(name, phase, cfg.n, w, cpu);
   }
   log(`${phase.padEnd(8)} ${name.padEnd(9)} ${Math.round(rate)} jobs/s, ${(w.total / cfg.n).toFixed(2)} cmds/job, node ${(cpu / cfg.n).toFixed(1)} µs/job${reported ? '' : ' (not reported)'}`);
+  return rate;
 }

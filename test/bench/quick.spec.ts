@@ -1,7 +1,8 @@
 /**
  * The benchmark's short mode works end to end: `npm run bench -- --quick --ref HEAD` starts its own
  * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor (and groupmq on grouped
- * work), and writes the report, the chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
+ * work), the queues also in four worker processes and under load, and writes the report, the
+ * chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,6 +61,15 @@ test('npm run bench -- --quick measures every library and writes report, chart a
     }
   }
   expect(md).toContain('## Grouped work: relq against groupmq');
+  // four worker processes, and latency at 80 % of each library's own maximum: the queues, not the floor
+  for (const lib of ['relq', 'bullmq', 'bee-queue']) {
+    for (const figure of ['procs4.rate', 'procs4.redisCpuUs', 'procs4.cmds', 'procs4.share4', 'latLoad.p50', 'latLoad.p95', 'latLoad.p99', 'latLoad.rate']) {
+      const values = samples[lib]?.[figure] ?? [];
+      expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
+    }
+  }
+  expect(md).toContain('## 4 worker processes on one Redis');
+  expect(md).toContain("## Latency under load: 80 % of each library's own maximum");
 
   expect(md).toContain('## Targets (same-run medians)');
   const targetRows = md.split('## Targets')[1]!.split('\n## ')[0]!.split('\n').filter((l) => /^\| .+ \| \*\*(yes|no)\*\*|n\/a/.test(l));
