@@ -4,9 +4,9 @@
  */
 import BeeQueue from 'bee-queue';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { pathToFileURL } from 'node:url';
 import * as relqLib from '../lib/index.js';
+import { ioredisBatchFloor, ioredisFloor } from './floors.js';
 import type { Queue as RelqQueue } from '../lib/index.js';
 import type { Payload } from './payload.js';
 
@@ -14,10 +14,12 @@ import type { Payload } from './payload.js';
  * `relq@ref`: relq's lib/ as committed at `--ref`, measured beside the working tree's (tools/run-bench.mjs).
  * `groupmq`: a queue of groups only, measured in the grouped scenario alone (grouped-libs.ts).
  */
-export type LibName = 'relq' | 'relq@ref' | 'bullmq' | 'bee-queue' | 'ioredis' | 'groupmq';
+export type LibName = 'relq' | 'relq@ref' | 'bullmq' | 'bee-queue' | 'ioredis' | 'ioredis-batch' | 'groupmq';
 /** The relq builds a run can measure. */
 export type RelqName = 'relq' | 'relq@ref';
 export const isRelq = (name: LibName): name is RelqName => name === 'relq' || name === 'relq@ref';
+/** The raw-ioredis floors (bench/floors.ts): no queue, so no queue's features to measure. */
+export const isFloor = (name: LibName): boolean => name === 'ioredis' || name === 'ioredis-batch';
 
 export interface Conn {
   host: string;
@@ -48,6 +50,8 @@ export interface Adapter {
   label: string;
   /** Settings that differ from the library's defaults, and other notes, for RESULTS.md. */
   settings: string[];
+  /** A library that adds exactly as this one does (the batch floor: the floor): add and memory figures leave it out. */
+  addsLike?: LibName;
   producer(conn: Conn): Promise<Producer>;
   consumer(conn: Conn, concurrency: number, hooks: Hooks): Promise<Consumer>;
   /** relq only: BatchWorker (batch-handler mode) running `batches` at once, or as many lease({count}) + ackBatch loops on engines without it. */
@@ -291,60 +295,6 @@ export const beeQueue: Adapter = {
   },
 };
 
-// ---- the floor: raw ioredis --------------------------------------------------------
-
-const FLOOR_KEY = 'floor:list';
-
-export const ioredisFloor: Adapter = {
-  name: 'ioredis',
-  label: 'ioredis floor',
-  settings: [
-    'No queue semantics at all: add = `LPUSH` of the JSON (batch: a pipeline of 1,000 LPUSH), process = `BRPOP` + `JSON.parse`, one connection per concurrency slot.',
-  ],
-  async producer(conn) {
-    const r = new Redis({ host: conn.host, port: conn.port });
-    await r.ping();
-    return {
-      add: (d) => r.lpush(FLOOR_KEY, JSON.stringify(d)),
-      addBatch: (ds) => {
-        const p = r.pipeline();
-        for (const d of ds) p.lpush(FLOOR_KEY, JSON.stringify(d));
-        return p.exec();
-      },
-      close: async () => {
-        await r.quit();
-      },
-    };
-  },
-  async consumer(conn, concurrency, hooks) {
-    const clients = Array.from({ length: concurrency }, () => new Redis({ host: conn.host, port: conn.port }));
-    await Promise.all(clients.map((c) => c.ping()));
-    let stop = false;
-    const loops = clients.map(async (c) => {
-      while (!stop) {
-        let res: [string, string] | null;
-        try {
-          res = await c.brpop(FLOOR_KEY, 1);
-        } catch (err) {
-          if (stop) return;
-          throw err;
-        }
-        if (!res) continue;
-        const data = JSON.parse(res[1]) as Payload;
-        hooks.onStart?.(data);
-        hooks.onDone();
-      }
-    });
-    return {
-      close: async () => {
-        stop = true;
-        for (const c of clients) c.disconnect();
-        await Promise.allSettled(loops);
-      },
-    };
-  },
-};
-
 // ---- groupmq: every job in a group, so only the grouped scenario measures it --------------
 
 const groupedOnly = () => Promise.reject(new Error('groupmq is measured only in the grouped scenario (bench/grouped-libs.ts)'));
@@ -366,5 +316,6 @@ export const ADAPTERS: Record<LibName, Adapter> = {
   bullmq,
   'bee-queue': beeQueue,
   ioredis: ioredisFloor,
+  'ioredis-batch': ioredisBatchFloor,
   groupmq,
 };

@@ -1,5 +1,5 @@
 /**
- * relq vs BullMQ vs bee-queue (and the raw-ioredis / redis-benchmark floor), and vs groupmq on
+ * relq vs BullMQ vs bee-queue (and the raw-ioredis floors and redis-benchmark), and vs groupmq on
  * grouped work, in one run on one private redis-server. See bench/RESULTS.md for what is
  * measured and how.
  *
@@ -11,7 +11,7 @@
  * alternating from rep to rep), the recording (recorder.ts) and the files (output.ts).
  */
 import { Redis } from 'ioredis';
-import { loadRefBuild, type Conn, type LibName } from './adapters.js';
+import { isFloor, loadRefBuild, type Conn, type LibName } from './adapters.js';
 import { childPids } from './children.js';
 import { readOptions, type BenchConfig } from './options.js';
 import { writeOutputs } from './output.js';
@@ -30,7 +30,7 @@ async function runScenarios(ctx: ScenarioContext): Promise<void> {
   const allLibs = cfg.libs.filter((l) => l !== 'groupmq');
   const kinds: Record<Scenario['libs'], LibName[]> = {
     all: allLibs,
-    queues: allLibs.filter((l) => l !== 'ioredis'),
+    queues: allLibs.filter((l) => !isFloor(l)),
     grouped: cfg.libs.filter((l) => l === 'relq' || l === 'groupmq'),
   };
   /** The scenario's libraries in rep `rep`'s order (each rep starts with the next library). */

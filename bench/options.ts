@@ -10,10 +10,11 @@ const HELP = `npm run bench [-- options]
   --reps R           repetitions (default 3)
   --batch-size B     relq lease({count}) size for the batch-mode row (default 100)
   --batch-concurrency C  batches at once in the batch-mode row (default 2)
-  --libs a,b         subset of relq,relq@ref,bullmq,bee-queue,ioredis,groupmq (groupmq: the grouped
-                     scenario only, which runs relq alone without it)
-  --skip a,b         skip phases: floor,add,process,latency,latency-load,processes,memory,idle,monitor,backlog,grouped,
-                     schedulers,rate-limited,fleet-limits,observability,metrics-history
+  --libs a,b         subset of relq,relq@ref,bullmq,bee-queue,ioredis,ioredis-batch,groupmq (groupmq: the
+                     grouped scenario only, which runs relq alone without it)
+  --skip a,b         skip phases: floor,add,process,latency,latency-load,processes,memory,payloads,idle,monitor,
+                     backlog,grouped,schedulers,rate-limited,fleet-limits,observability,metrics-history;
+                     or libraries: any name of --libs (e.g. ioredis-batch)
   --backlogs a,b     relq backlog sizes (default 1000,100000,1000000)
   --out/--svg/--json output paths (default bench/RESULTS.md, bench/throughput.svg, bench/results.json)
   --quiet-budget S   seconds in all to wait for a quiet machine before measurements (default 150; quick 0)
@@ -57,9 +58,11 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     process.exit(0);
   }
   const quick = argv.quick!;
+  const skip = new Set(argv.skip?.split(',') ?? []);
+  const n = Number(argv.n ?? (quick ? 2000 : 20_000));
   const cfg = {
     quick,
-    n: Number(argv.n ?? (quick ? 2000 : 20_000)),
+    n,
     reps: Number(argv.reps ?? (quick ? 1 : 3)),
     batchSize: Number(argv['batch-size'] ?? 100),
     batchConcurrency: Number(argv['batch-concurrency'] ?? 2),
@@ -78,6 +81,15 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     idleSettleSec: quick ? 0.3 : 2,
     idleSec: quick ? 1 : 10,
     memJobs: 10_000,
+    /**
+     * The payloads scenario's sizes and jobs per figure: fewer of the larger, so that Redis holds
+     * about 50 MB (10 KiB) and 200 MB (100 KiB) at most; batches of 100 (1 and 10 MiB per call).
+     */
+    payloadSizes: [
+      { kib: 10, jobs: quick ? 40 : Math.ceil(n / 4) },
+      { kib: 100, jobs: quick ? 20 : Math.ceil(n / 10) },
+    ],
+    payloadAddBatch: 100,
     monitorJobs: quick ? 300 : 2000,
     backlogs: argv.backlogs
       ? argv.backlogs.split(',').map(Number)
@@ -89,8 +101,10 @@ export function readOptions(args: string[] = process.argv.slice(2)) {
     benchmarkRequests: quick ? 10_000 : 100_000,
     /** before each measurement, wait up to 8 s for other processes to use < 0.3 cores; 150 s in all */
     quietBudgetMs: Number(argv['quiet-budget'] ?? (quick ? 0 : 150)) * 1000,
-    libs: (argv.libs?.split(',') ?? ['relq', ...(process.env.RELQ_BENCH_REF_LIB ? ['relq@ref'] : []), 'bullmq', 'bee-queue', 'ioredis', 'groupmq']) as LibName[],
-    skip: new Set(argv.skip?.split(',') ?? []),
+    libs: (argv.libs?.split(',') ?? ['relq', ...(process.env.RELQ_BENCH_REF_LIB ? ['relq@ref'] : []), 'bullmq', 'bee-queue', 'ioredis', 'ioredis-batch', 'groupmq']).filter(
+      (l) => !skip.has(l),
+    ) as LibName[],
+    skip,
     out: resolve(argv.out ?? (quick ? `${root}/.bench-tmp/RESULTS.quick.md` : `${root}/bench/RESULTS.md`)),
     svg: resolve(argv.svg ?? (quick ? `${root}/.bench-tmp/throughput.quick.svg` : `${root}/bench/throughput.svg`)),
     json: resolve(argv.json ?? (quick ? `${root}/.bench-tmp/results.quick.json` : `${root}/bench/results.json`)),

@@ -1,7 +1,8 @@
 /** Writes bench/RESULTS.md (generated part only) and the throughput chart (SVG, no deps). */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { ADAPTERS, type LibName } from './adapters.js';
+import { ADAPTERS, isFloor, type LibName } from './adapters.js';
 import { compareSection } from './compare.js';
+import { payloadSection } from './report-payloads.js';
 import { groupedSizes } from './scenarios/grouped.js';
 import { LOAD } from './scenarios/latency-load.js';
 import { PROCESSES } from './scenarios/processes.js';
@@ -10,8 +11,10 @@ import { fmt, median, range } from './stats.js';
 
 const BEGIN = '<!-- BEGIN GENERATED: npm run bench (text outside these markers is kept) -->';
 const END = '<!-- END GENERATED -->';
-const LIBS: LibName[] = ['relq', 'bullmq', 'bee-queue', 'ioredis'];
-const LABEL: Record<string, string> = { relq: 'relq', bullmq: 'BullMQ', 'bee-queue': 'bee-queue', ioredis: 'ioredis floor', groupmq: 'groupmq' };
+const LIBS: LibName[] = ['relq', 'bullmq', 'bee-queue', 'ioredis', 'ioredis-batch'];
+const LABEL: Record<string, string> = { relq: 'relq', bullmq: 'BullMQ', 'bee-queue': 'bee-queue', ioredis: 'ioredis floor', 'ioredis-batch': 'ioredis batch floor', groupmq: 'groupmq' };
+/** Which floor a "relq / floor" ratio is against. */
+const FLOOR_NAME: Record<string, string> = { ioredis: 'naive', 'ioredis-batch': 'batch' };
 
 export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgPath: string): void {
   const get = (lib: string, metric: string): number[] => r.samples[lib]?.[metric] ?? [];
@@ -26,7 +29,13 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   };
   const ratio = (a: number, b: number): string => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : '–');
   const libs = LIBS.filter((l) => meta.cfg.libs.includes(l));
-  const qlibs = libs.filter((l) => l !== 'ioredis');
+  const qlibs = libs.filter((l) => !isFloor(l));
+  const floors = libs.filter(isFloor);
+  /** relq against the faster floor (higher `rate`, default `metric` itself) at `metric`, named: "0.40× (batch)". */
+  const floorRatio = (metric: string, rate = metric): string => {
+    const best = floors.filter((l) => Number.isFinite(med(l, rate)) && Number.isFinite(med(l, metric))).sort((a, b) => med(b, rate) - med(a, rate))[0];
+    return best ? `${ratio(med('relq', metric), med(best, metric))} (${FLOOR_NAME[best]})` : '–';
+  };
   const L: string[] = [];
   const reps = meta.cfg.reps;
   const medNote = reps > 1 ? `median of ${reps} reps, <sub>min–max</sub>` : '1 rep';
@@ -118,7 +127,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
 
   // ---- throughput
   L.push(`## Throughput, jobs/s (${medNote})`, '');
-  const head = ['figure', ...libs.map((l) => LABEL[l]!), 'relq / BullMQ', 'relq / bee-queue', ...(libs.includes('ioredis') ? ['relq / floor'] : [])];
+  const head = ['figure', ...libs.map((l) => LABEL[l]!), 'relq / BullMQ', 'relq / bee-queue', ...(floors.length ? ['relq / floor (the faster)'] : [])];
   L.push(`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`);
   const rows: Array<[string, string]> = [
     ['add, awaited one by one', 'addOne.rate'],
@@ -130,7 +139,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   for (const [label, m] of rows) {
     const cols = libs.map((l) => cell(l, `${m}`, 0));
     const extra = [ratio(med('relq', m), med('bullmq', m)), ratio(med('relq', m), med('bee-queue', m))];
-    if (libs.includes('ioredis')) extra.push(ratio(med('relq', m), med('ioredis', m)));
+    if (floors.length) extra.push(floorRatio(m));
     L.push(`| ${label} | ${cols.join(' | ')} | ${extra.join(' | ')} |`);
   }
   {
@@ -140,11 +149,11 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
       `${ratio(med('relq', m), bullBest)} (vs BullMQ best)`,
       ratio(med('relq', m), Math.max(med('bee-queue', 'proc10.rate'), med('bee-queue', 'proc50.rate'))) + ' (vs best)',
     ];
-    if (libs.includes('ioredis')) extra.push('–');
+    if (floors.length) extra.push('–');
     L.push(`| relq batch mode*: ${batchLabel(meta)} | ${cols.join(' | ')} | ${extra.join(' | ')} |`);
   }
   L.push('');
-  L.push('Processing rate = (jobs − 1) / (time from the first to the last completion reported by the library), so worker start-up is excluded. Handlers are empty `async` functions. The ioredis floor does `LPUSH` per add (batches: a pipeline of 1,000) and `BRPOP` + `JSON.parse` per job on one connection per concurrency slot: no leases, no retries, no acknowledgement.');
+  L.push('Processing rate = (jobs − 1) / (time from the first to the last completion reported by the library), so worker start-up is excluded. Handlers are empty `async` functions. The ioredis floor does `LPUSH` per add (batches: a pipeline of 1,000) and `BRPOP` + `JSON.parse` per job on one connection per concurrency slot: no leases, no retries, no acknowledgement. The ioredis batch floor adds as the floor does and processes in two lanes (one at c=1) of up to half the slots each: `RPOP key count` (`BLMPOP` when the list is empty), the handlers of the batch at once, one `INCRBY` acknowledging the batch, pipelined with the lane\'s next `RPOP`: one round trip per batch, no guarantees. "relq / floor" is against the faster of the two floors at that figure, named (naive or batch).');
   L.push('');
   L.push('![throughput by concurrency](throughput.svg)', '');
 
@@ -244,7 +253,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   L.push('## Memory and idle cost', '');
   L.push(`| | ${libs.map((l) => LABEL[l]).join(' | ')} | relq / BullMQ | relq / bee-queue |`, `| --- | ${libs.map(() => '---').join(' | ')} | --- | --- |`);
   L.push(`| Redis memory per 10,000 waiting jobs (MiB, \`used_memory\` delta) | ${libs.map((l) => cell(l, 'mem.mib', 2)).join(' | ')} | ${ratio(med('relq', 'mem.mib'), med('bullmq', 'mem.mib'))} | ${ratio(med('relq', 'mem.mib'), med('bee-queue', 'mem.mib'))} |`);
-  L.push(`| commands/s of an idle worker (c=${meta.cfg.latencyConcurrency}, ${meta.cfg.idleSec} s window) | ${libs.map((l) => (l === 'ioredis' ? '–' : cell(l, 'idle.cmdsPerSec', 2))).join(' | ')} | ${ratio(med('relq', 'idle.cmdsPerSec'), med('bullmq', 'idle.cmdsPerSec'))} | ${ratio(med('relq', 'idle.cmdsPerSec'), med('bee-queue', 'idle.cmdsPerSec'))} |`);
+  L.push(`| commands/s of an idle worker (c=${meta.cfg.latencyConcurrency}, ${meta.cfg.idleSec} s window) | ${libs.map((l) => (isFloor(l) ? '–' : cell(l, 'idle.cmdsPerSec', 2))).join(' | ')} | ${ratio(med('relq', 'idle.cmdsPerSec'), med('bullmq', 'idle.cmdsPerSec'))} | ${ratio(med('relq', 'idle.cmdsPerSec'), med('bee-queue', 'idle.cmdsPerSec'))} |`);
   L.push('');
   L.push(`Memory: ${fmt(meta.cfg.memJobs, 0)} jobs added in batches after one warm-up job (scripts loaded, keys created), \`used_memory\` delta scaled to 10,000; BullMQ's figure includes its events stream (capped at ~10,000 entries). Idle: a worker on an empty queue, measured after ${(meta.cfg.quick ? '0.3 s' : '2 s')} of settling, once per run; it counts every command (blocking pops, script calls and the commands inside them, timers' housekeeping).`);
   const idleBd = qlibs.map((l) => {
@@ -253,6 +262,8 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   }).filter(Boolean);
   if (idleBd.length) L.push('', `Idle breakdown — ${idleBd.join('; ')}.`);
   L.push('');
+
+  L.push(...payloadSection(meta, { libs, label: LABEL, cell, med, ratio, floorRatio }));
 
   // ---- backlog
   const bl = meta.cfg.backlogs.filter((b) => get('relq', `backlog.${b}`).length > 0);
@@ -356,10 +367,8 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
     const ping10 = r.floor['PING c=10'];
     const parts: string[] = [];
     if (ping1) parts.push(`relq add one by one = ${ratio(med('relq', 'addOne.rate'), ping1)} of PING c=1 (one awaited round trip each), ${ratio(med('relq', 'addOne.rate'), eval1 ?? NaN)} of a no-op EVALSHA c=1`);
-    if (libs.includes('ioredis')) {
-      parts.push(`${ratio(med('relq', 'addOne.rate'), med('ioredis', 'addOne.rate'))} of ioredis LPUSH one by one`);
-      parts.push(`process c=10 = ${ratio(med('relq', 'proc10.rate'), med('ioredis', 'proc10.rate'))} of ioredis BRPOP c=10`);
-    }
+    if (libs.includes('ioredis')) parts.push(`${ratio(med('relq', 'addOne.rate'), med('ioredis', 'addOne.rate'))} of ioredis LPUSH one by one`);
+    if (floors.length) parts.push(`process c=10 = ${floorRatio('proc10.rate')} of the faster ioredis floor at c=10`);
     if (ping10) parts.push(`${ratio(med('relq', 'proc10.rate'), ping10)} of PING c=10`);
     L.push(`relq as a fraction of the floor: ${parts.join('; ')}.`, '');
     L.push('redis-benchmark is a C client in its own process (the other core), so it is a ceiling for what any Node client can reach here.', '');
@@ -406,7 +415,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   for (const l of [...libs, ...(meta.cfg.libs.includes('groupmq') ? (['groupmq'] as const) : [])]) {
     L.push(`- **${LABEL[l]}**: ${ADAPTERS[l].settings.join(' ')}`);
   }
-  L.push(`- All: a fresh queue (\`FLUSHALL\`) before every measurement; producer and worker objects are created per measurement; \`--expose-gc\` and a GC before each; ioredis ${meta.libs.ioredis} for relq, BullMQ and the floor, node-redis 3 (bee-queue's own dependency) for bee-queue.`);
+  L.push(`- All: a fresh queue (\`FLUSHALL\`) before every measurement; producer and worker objects are created per measurement; \`--expose-gc\` and a GC before each; ioredis ${meta.libs.ioredis} for relq, BullMQ and the floors, node-redis 3 (bee-queue's own dependency) for bee-queue.`);
   L.push('');
   L.push(END);
 
@@ -449,7 +458,7 @@ function batchNote(meta: RunMeta): string {
 
 // ---- SVG -----------------------------------------------------------------------------
 
-const COLORS: Record<string, string> = { relq: '#d9480f', bullmq: '#1c7ed6', 'bee-queue': '#f59f00', ioredis: '#868e96' };
+const COLORS: Record<string, string> = { relq: '#d9480f', bullmq: '#1c7ed6', 'bee-queue': '#f59f00', ioredis: '#868e96', 'ioredis-batch': '#343a40' };
 
 function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -42,6 +42,9 @@ export interface RunMeta {
     latencyLoadSec?: number;
     idleSec: number;
     memJobs: number;
+    /** the payloads scenario's sizes and jobs per figure, and its add batches (absent in runs before it existed) */
+    payloadSizes?: Array<{ kib: number; jobs: number }>;
+    payloadAddBatch?: number;
     monitorJobs: number;
     backlogs: number[];
     /** jobs a backlog smaller than N processes per rep (absent in runs before it existed: N) */

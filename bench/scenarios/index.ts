@@ -12,9 +12,10 @@ import { memory } from './memory.js';
 import { metricsHistory } from './metrics-history.js';
 import { monitor } from './monitor.js';
 import { observability } from './observability.js';
+import { payloadSizes } from './payloads.js';
 import { processing } from './process.js';
 import { processes } from './processes.js';
 import { rateLimited } from './rate-limited.js';
 import { schedulers } from './schedulers.js';
 
-export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, latencyLoad, processes, memory, idle, monitor, backlog, grouped, schedulers, rateLimited, fleetLimits, observability, metricsHistory];
+export const SCENARIOS: readonly Scenario[] = [floor, add, processing, latency, latencyLoad, processes, memory, payloadSizes, idle, monitor, backlog, grouped, schedulers, rateLimited, fleetLimits, observability, metricsHistory];

@@ -29,7 +29,7 @@ export interface Scenario {
    */
   when: 'before' | 'every rep' | 'first rep' | 'after';
   /**
-   * `libs`: the run's libraries (queues only: without the raw-ioredis floor), in this rep's
+   * `libs`: the run's libraries (queues only: without the raw-ioredis floors), in this rep's
    * order; groupmq only where 'grouped' (relq and groupmq: it takes grouped jobs alone).
    */
   libs: 'all' | 'queues' | 'grouped';
@@ -130,19 +130,22 @@ export async function addAtRate(p: Producer, from: number, count: number, rate: 
   return sentMs;
 }
 
-export function payloads(n: number, from = 0): Payload[] {
-  return Array.from({ length: n }, (_, i) => makePayload(from + i));
+/** How the jobs of a figure are made: each job's payload by number (default: the 253-byte one). */
+export type MakePayload = (seq: number) => Payload;
+
+export function payloads(n: number, from = 0, make: MakePayload = makePayload): Payload[] {
+  return Array.from({ length: n }, (_, i) => make(from + i));
 }
 
-/** Adds `n` jobs in batches of `cfg.addBatch`, `parallel` batches at a time. */
-export async function fill(cfg: BenchConfig, p: Producer, n: number, parallel = 1): Promise<void> {
+/** Adds `n` jobs in batches of `batch` (default `cfg.addBatch`), `parallel` batches at a time. */
+export async function fill(cfg: BenchConfig, p: Producer, n: number, parallel = 1, make: MakePayload = makePayload, batch = cfg.addBatch): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: parallel }, async () => {
     while (next < n) {
       const from = next;
-      const k = Math.min(cfg.addBatch, n - from);
+      const k = Math.min(batch, n - from);
       next += k;
-      await p.addBatch(payloads(k, from));
+      await p.addBatch(payloads(k, from, make));
     }
   });
   await Promise.all(lanes);

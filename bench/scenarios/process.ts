@@ -7,7 +7,7 @@
 import { ADAPTERS, isRelq, type Consumer, type LibName } from '../adapters.js';
 import { log } from '../recorder.js';
 import { closeWindow, openWindow } from '../stats.js';
-import { Completions, cpuUs, fill, gc, type Scenario, type ScenarioContext } from './kit.js';
+import { Completions, cpuUs, fill, gc, type MakePayload, type Scenario, type ScenarioContext } from './kit.js';
 import { processInTurns } from './process-turns.js';
 
 export const processing: Scenario = {
@@ -37,20 +37,32 @@ export const processing: Scenario = {
   },
 };
 
-/** Drains a pre-filled queue of N jobs with the consumer `start` makes; its jobs/s (recorded unless `reported` is false). */
+/** What a processing figure drains: `jobs` made by `make`, added in batches of `batch` (default: N jobs of 253 bytes). */
+export interface Backlog {
+  jobs: number;
+  make?: MakePayload;
+  batch?: number;
+}
+
+/**
+ * One library drains a pre-filled queue (`backlog`); recorded as `<phase>.rate` and the
+ * window's figures per job. Every job must complete once: a count short of it times out,
+ * one over it fails the run. Returns its jobs/s.
+ */
 export async function processOnce(
   { cfg, conn, admin, rec, flush }: ScenarioContext,
   name: LibName,
   phase: string,
   start: (hooks: { onDone(): void }) => Promise<Consumer>,
   reported = true,
+  { jobs, make, batch }: Backlog = { jobs: cfg.n },
 ): Promise<number> {
   await flush();
   const p = await ADAPTERS[name].producer(conn);
-  await fill(cfg, p, cfg.n);
+  await fill(cfg, p, jobs, 1, make, batch);
   await p.close();
   gc();
-  const done = new Completions(cfg.n);
+  const done = new Completions(jobs);
   await rec.quiet();
   const w0 = await openWindow(admin);
   const lm = rec.loadMark(name, phase);
@@ -61,11 +73,12 @@ export async function processOnce(
   lm();
   const w = await closeWindow(admin, w0);
   await consumer.close();
+  if (done.count !== jobs) throw new Error(`${phase} ${name}: ${done.count} completions of ${jobs} jobs`);
   const rate = done.rate();
   if (reported) {
     rec.record(name, `${phase}.rate`, rate);
-    rec.recordWindow(name, phase, cfg.n, w, cpu);
+    rec.recordWindow(name, phase, jobs, w, cpu);
   }
-  log(`${phase.padEnd(8)} ${name.padEnd(9)} ${Math.round(rate)} jobs/s, ${(w.total / cfg.n).toFixed(2)} cmds/job, node ${(cpu / cfg.n).toFixed(1)} µs/job${reported ? '' : ' (not reported)'}`);
+  log(`${phase.padEnd(8)} ${name.padEnd(9)} ${Math.round(rate)} jobs/s, ${(w.total / jobs).toFixed(2)} cmds/job, node ${(cpu / jobs).toFixed(1)} µs/job${reported ? '' : ' (not reported)'}`);
   return rate;
 }

@@ -1,6 +1,6 @@
 /**
  * The benchmark's short mode works end to end: `npm run bench -- --quick --ref HEAD` starts its own
- * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floor (and groupmq on grouped
+ * redis-server, runs relq, BullMQ, bee-queue and the raw-ioredis floors (and groupmq on grouped
  * work), the queues also in four worker processes and under load, and writes the report, the
  * chart and the raw numbers. Speed is not asserted here (see bench/RESULTS.md).
  */
@@ -54,6 +54,24 @@ test('npm run bench -- --quick measures every library and writes report, chart a
     }
   }
   expect(samples.relq!['procBatch.rate']!.every((v) => v > 0)).toBe(true);
+  // the batch floor processes (its adds are the floor's) and is a floor of the ratios
+  for (const figure of ['proc1.rate', 'proc10.rate', 'proc50.rate', 'proc10.nodeCpuUs', 'lat.p50']) {
+    const values = samples['ioredis-batch']?.[figure] ?? [];
+    expect([figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([figure, true]);
+  }
+  expect(samples['ioredis-batch']?.['addOne.rate']).toBeUndefined();
+  expect(md).toMatch(/\| process, concurrency 50 \|.*\| [\d.]+× \((naive|batch)\) \|\n/);
+  // larger payloads: every queue and the floors, jobs/s and CPU per job
+  for (const lib of [...LIBS, 'ioredis-batch']) {
+    for (const kib of [10, 100]) {
+      const phases = lib === 'ioredis-batch' ? ['proc10'] : ['addOne', 'addBatch', 'proc10'];
+      for (const figure of phases.flatMap((p) => ['rate', 'redisCpuUs', 'nodeCpuUs'].map((x) => `pay${kib}k.${p}.${x}`))) {
+        const values = samples[lib]?.[figure] ?? [];
+        expect([lib, figure, values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0)]).toEqual([lib, figure, true]);
+      }
+    }
+  }
+  expect(md).toContain('## Larger payloads: 10 and 100 KiB of JSON');
   for (const lib of ['relq', 'groupmq']) {
     for (const figure of ['grouped.uniform.rate', 'grouped.skewed.smallServedP50Ms', 'grouped.single.cmds']) {
       const values = samples[lib]?.[figure] ?? [];
