@@ -3,7 +3,8 @@
  * consumer that dies before it leases, or cut off with its reply when the connection drops.
  * These tests take a token with a raw client that then disconnects (a consumer that died),
  * and check that idle workers still get the jobs after the next sweep, long before their
- * 30 s safety lease.
+ * 30 s safety lease. A lane of a worker may also miss a token another lane's lease call
+ * dropped: a delayed job still comes due on time.
  */
 import { Cluster } from 'ioredis';
 import { ClosedError, Queue, Worker } from '../../lib/index.js';
@@ -114,4 +115,35 @@ test('a wait on a Cluster client that reaches no node is not cut by its failed a
     await q.close();
     client.disconnect();
   }
+});
+
+test('a delayed job is leased once due when the lane waiting on Redis looked before it was delayed', async () => {
+  // Concurrency 4: two lanes. Both wait for a slot while four handlers run. Then, on the
+  // queue's one connection and before any reply is read: lane A's lease call (settling a; it
+  // finds nothing delayed), the add of a delayed job (its wake-up token waits, no lane
+  // blocks), lane B's lease call (settling b; it learns the due time, leases nothing and drops
+  // the token). Lane A then waits on Redis knowing of no delayed job, lane B behind it.
+  const q = res.queue<string>();
+  const release = new Map<string, () => void>();
+  const started: string[] = [];
+  res.worker(
+    new Worker<string>(
+      q,
+      async (job) => {
+        started.push(job.data);
+        if (job.data !== 'later') await new Promise<void>((resolve) => release.set(job.data, resolve));
+      },
+      { concurrency: 4 },
+    ),
+  );
+  await q.addBulk(['a', 'b', 'c', 'd'].map((data) => ({ data })));
+  await waitUntil(() => release.size === 4, 'four handlers running');
+  release.get('a')!();
+  // after every microtask: lane A's lease call is sent, its reply not read yet
+  process.nextTick(() => {
+    void q.add('later', { delayMs: 200 });
+    release.get('b')!();
+  });
+  // well within the worker's 30 s safety lease
+  await waitUntil(() => started.includes('later'), 'the delayed job leased once due', 3000);
 });

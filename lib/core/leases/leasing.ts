@@ -91,6 +91,11 @@ export class Leasing<Data> {
 
 /** How long to block: until the next delayed job is due, at most `left`. */
 export function blockDuration(step: { now: number; nextDue: number | undefined }, left: number): number {
-  if (step.nextDue === undefined) return left;
-  return Math.min(left, Math.max(1, step.nextDue - step.now));
+  const due = untilDue(step);
+  return due === undefined ? left : Math.min(left, due);
+}
+
+/** Ms from a lease call until the next delayed job it saw is due (at least 1); undefined when it saw none. */
+export function untilDue(step: { now: number; nextDue: number | undefined }): number | undefined {
+  return step.nextDue === undefined ? undefined : Math.max(1, step.nextDue - step.now);
 }

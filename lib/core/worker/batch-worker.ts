@@ -8,7 +8,7 @@ import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
 import { isInstance } from '../thrown.js';
-import { blockDuration } from '../leases/leasing.js';
+import { untilDue } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertInt, assertOptions } from '../validate.js';
@@ -175,7 +175,8 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
       this.noteLeased(step, this.size);
       if (step.leases.length === 0) {
         // One idle lane at a time waits on Redis; the others queue behind it.
-        woken = await this.turns.turn(() => this.block(step.paused ? this.blockMs : blockDuration(step, this.blockMs)), false);
+        const due = step.paused ? undefined : untilDue(step); // paused: no lease promotes a due job
+        woken = await this.turns.turn(() => this.block(Math.min(this.blockMs, due ?? this.blockMs)), false, due);
         if (this.stopping) this.turns.releaseAll();
         continue;
       }

@@ -6,7 +6,7 @@ import { HeldLease, JobView, type Job } from './job-view.js';
 import { LeaseWorker } from './lease-worker.js';
 import { ErrorBackoff } from './retry-delay.js';
 import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './outbox.js';
-import { blockDuration } from '../leases/leasing.js';
+import { untilDue } from '../leases/leasing.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
 import { requeueItem } from '../settles/settle-items.js';
@@ -228,8 +228,9 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
     this.idleLanes += 1;
     if (this.outbox.length) this.flushSoon(); // finished while we decided to wait
     try {
+      const due = step.paused ? undefined : untilDue(step); // paused: no lease promotes a due job
       return await this.turns.turn(async () => {
-        let ms = step.paused ? this.blockMs : blockDuration(step, this.blockMs);
+        let ms = Math.min(this.blockMs, due ?? this.blockMs);
         for (;;) {
           const woken = await this.block(ms);
           const timedOutIdle =
@@ -238,7 +239,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
           if (!timedOutIdle || Date.now() - this.lastLeaseAt >= SAFETY_LEASE_MS || this.presence.idleDue()) return woken;
           ms = this.blockMs;
         }
-      }, false);
+      }, false, due);
     } finally {
       this.idleLanes -= 1;
       if (this.stopping) this.turns.releaseAll();
