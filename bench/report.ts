@@ -381,6 +381,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
       ['proc50', 'process c=50'],
       ['procBatch', 'relq batch*'],
       ['lat', 'latency'],
+      ['latLoadMax', 'maximum end to end'],
       ['latLoad', 'latency under load'],
       ['procs4', `${PROCESSES} processes`],
     ];

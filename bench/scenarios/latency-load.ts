@@ -62,8 +62,10 @@ async function endToEndMax({ cfg, conn, rec, flush }: ScenarioContext, producer:
   await sleep(windowMs / 4);
   const c0 = completed;
   const t0 = performance.now();
+  const lm = rec.loadMark(name, 'latLoadMax');
   await sleep(windowMs);
   const rate = ((completed - c0) * 1000) / (performance.now() - t0);
+  lm();
   const { count, sentMs } = await producer.request({ cmd: 'halt' }, 'halted');
   // the backlog left is dropped by the next flush
   await consumer.close();
