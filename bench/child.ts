@@ -1,12 +1,12 @@
 /**
  * The entry of the bench's child processes (bench/children.ts starts them): one library's
- * worker or producer at a time, as the parent asks over the IPC channel. A consumer counts
- * its completions and reports them every PROGRESS_MS; times are clockMs(), which the parent
- * reads on the same clock.
+ * worker or producer at a time, as the parent asks over the IPC channel; a flood of adds runs
+ * until the parent halts it. A consumer counts its completions and reports them every
+ * PROGRESS_MS; times are clockMs(), which the parent reads on the same clock.
  */
 import { ADAPTERS, type Consumer } from './adapters.js';
 import type { ChildReply, ChildRequest } from './children.js';
-import { addAtRate, clockMs, cpuUs } from './scenarios/kit.js';
+import { addAtRate, addUntil, clockMs, cpuUs } from './scenarios/kit.js';
 
 const PROGRESS_MS = 10;
 
@@ -21,6 +21,12 @@ interface Running {
   tally: { count: number; firstStart: number; lastDone: number };
 }
 let running: Running | undefined;
+
+interface Flooding {
+  halt(): void;
+  done: Promise<{ count: number; sentMs: number }>;
+}
+let flooding: Flooding | undefined;
 
 async function handle(req: ChildRequest): Promise<ChildReply> {
   switch (req.cmd) {
@@ -62,6 +68,28 @@ async function handle(req: ChildRequest): Promise<ChildReply> {
       } finally {
         await p.close();
       }
+    }
+    case 'flood': {
+      if (flooding) throw new Error('flood: already flooding');
+      const p = await ADAPTERS[req.lib].producer(req.conn);
+      let halted = false;
+      const done = addUntil(p, req.from, () => halted, clockMs, req.maxInFlight).finally(() => p.close());
+      // a failed add is reported at 'halt'
+      done.catch(() => undefined);
+      flooding = {
+        halt: () => {
+          halted = true;
+        },
+        done,
+      };
+      return { type: 'flooding' };
+    }
+    case 'halt': {
+      if (!flooding) throw new Error('halt: not flooding');
+      const { halt, done } = flooding;
+      flooding = undefined;
+      halt();
+      return { type: 'halted', ...(await done) };
     }
   }
 }

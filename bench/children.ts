@@ -13,7 +13,10 @@ export type ChildRequest =
   | { cmd: 'consume'; lib: LibName; conn: Conn; concurrency: number }
   | { cmd: 'stop' }
   /** Add `count` jobs at `rate`/s, each stamped with clockMs(), at most `maxInFlight` unanswered. */
-  | { cmd: 'produce'; lib: LibName; conn: Conn; from: number; count: number; rate: number; maxInFlight: number };
+  | { cmd: 'produce'; lib: LibName; conn: Conn; from: number; count: number; rate: number; maxInFlight: number }
+  /** Add as fast as at most `maxInFlight` unanswered adds allow, each stamped with clockMs(), until 'halt'. */
+  | { cmd: 'flood'; lib: LibName; conn: Conn; from: number; maxInFlight: number }
+  | { cmd: 'halt' };
 
 export type ChildReply =
   | { type: 'ready' }
@@ -23,6 +26,10 @@ export type ChildReply =
   /** The stopped worker's completions, its first handler start and last completion (clockMs()), and the child's CPU meanwhile. */
   | { type: 'stopped'; count: number; firstStart: number; lastDone: number; cpuUs: number }
   | { type: 'produced'; sentMs: number }
+  /** The producer is connected and adding. */
+  | { type: 'flooding' }
+  /** The jobs the flood added and its sending time, every add answered. */
+  | { type: 'halted'; count: number; sentMs: number }
   | { type: 'error'; message: string };
 
 type ReplyOf<T extends ChildReply['type']> = Extract<ChildReply, { type: T }>;

@@ -2,9 +2,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { ADAPTERS, isFloor, type LibName } from './adapters.js';
 import { compareSection } from './compare.js';
+import { latencyLoadSection } from './report-latency-load.js';
 import { payloadSection } from './report-payloads.js';
 import { groupedSizes } from './scenarios/grouped.js';
-import { LOAD } from './scenarios/latency-load.js';
 import { PROCESSES } from './scenarios/processes.js';
 import type { BenchResults, RunMeta } from './results.js';
 import { fmt, median, range } from './stats.js';
@@ -175,27 +175,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
   L.push('');
 
   // ---- latency under load
-  if (qlibs.some((l) => get(l, 'latLoad.p50').length)) {
-    L.push(`## Latency under load: ${LOAD * 100} % of each library's own maximum at concurrency 10 (ms, ${medNote})`, '');
-    L.push(
-      `Each library's jobs added at ${LOAD * 100} % of its own jobs/s at concurrency 10 (this rep's figure from the throughput table) for ${meta.cfg.latencyLoadSec ?? '?'} s, by a producer in a child process (one by one, not awaited, at most 1,000 unanswered: where Redis falls behind it adds slower than asked), to one worker of concurrency 10 in the bench process; from just before \`add()\` to the start of the handler (one monotonic clock for both processes), the first 10% dropped as warm-up. Where the worker falls behind, jobs wait and the tail grows.`,
-      '',
-    );
-    L.push(`| | ${qlibs.map((l) => LABEL[l]).join(' | ')} | relq / BullMQ | relq / bee-queue |`, `| --- | ${qlibs.map(() => '---').join(' | ')} | --- | --- |`);
-    for (const [label, m, d] of [
-      ['p50', 'latLoad.p50', 3],
-      ['p95', 'latLoad.p95', 3],
-      ['p99', 'latLoad.p99', 3],
-      ['maximum at c=10 (jobs/s)', 'latLoad.max', 0],
-      [`add rate asked, ${LOAD * 100} % of it (jobs/s)`, 'latLoad.target', 0],
-      ['add rate achieved (jobs/s)', 'latLoad.rate', 0],
-      ['processed (jobs/s, first to last completion)', 'latLoad.doneRate', 0],
-      ['Redis commands per job (add and processing)', 'latLoad.cmds', 2],
-    ] as Array<[string, string, number]>) {
-      L.push(`| ${label} | ${qlibs.map((l) => cell(l, m, d)).join(' | ')} | ${ratio(med('relq', m), med('bullmq', m))} | ${ratio(med('relq', m), med('bee-queue', m))} |`);
-    }
-    L.push('');
-  }
+  L.push(...latencyLoadSection(meta, { libs: qlibs, label: LABEL, cell, med, ratio, get }));
 
   // ---- several worker processes
   if (qlibs.some((l) => get(l, 'procs4.rate').length)) {
@@ -401,6 +381,7 @@ export function writeReport(meta: RunMeta, r: BenchResults, mdPath: string, svgP
       ['proc50', 'process c=50'],
       ['procBatch', 'relq batch*'],
       ['lat', 'latency'],
+      ['latLoadMax', 'maximum end to end'],
       ['latLoad', 'latency under load'],
       ['procs4', `${PROCESSES} processes`],
     ];

@@ -40,6 +40,8 @@ export interface RunMeta {
     latencyConcurrency: number;
     /** latency under load's window per library (absent in runs before it existed) */
     latencyLoadSec?: number;
+    /** the window of its maximum end to end (absent in runs before it was measured so: the processing drain's rate) */
+    latencyLoadMaxSec?: number;
     idleSec: number;
     memJobs: number;
     /** the payloads scenario's sizes and jobs per figure, and its add batches (absent in runs before it existed) */

@@ -98,36 +98,78 @@ export function clockMs(): number {
 }
 
 /**
+ * Adds sent and not yet answered, at most `max`: a producer that outruns Redis then waits for
+ * an answer instead of queueing adds in its client until they time out.
+ */
+class Unanswered {
+  private count = 0;
+  private freed: (() => void) | undefined;
+  private readonly pending: Array<Promise<unknown>> = [];
+  constructor(private readonly max: number) {}
+  /** Undefined below `max` (adding stays synchronous until it must wait); else resolves at the next answer. */
+  room(): Promise<void> | undefined {
+    return this.count < this.max ? undefined : new Promise((r) => (this.freed = r));
+  }
+  send(add: Promise<unknown>): void {
+    this.count++;
+    this.pending.push(add.finally(this.answered));
+  }
+  all(): Promise<unknown> {
+    return Promise.all(this.pending);
+  }
+  private readonly answered = (): void => {
+    this.count--;
+    this.freed?.();
+    this.freed = undefined;
+  };
+}
+
+/**
  * Adds `count` jobs at `rate`/s, numbered from `from`, each stamped with `stamp()` as it is
  * added; resolves when all are added, with the sending time (ms). With `maxInFlight`, an add
- * waits while that many are unanswered: a producer that outruns Redis then adds slower,
- * instead of queueing adds in its client until they time out.
+ * waits while that many are unanswered: a producer that outruns Redis then adds slower.
  */
 export async function addAtRate(p: Producer, from: number, count: number, rate: number, stamp: () => number = () => performance.now(), maxInFlight = Infinity): Promise<number> {
   const interval = 1000 / rate;
-  const pending: Array<Promise<unknown>> = [];
-  let inFlight = 0;
-  let freed: (() => void) | undefined;
-  const answered = () => {
-    inFlight--;
-    freed?.();
-    freed = undefined;
-  };
+  const adds = new Unanswered(maxInFlight);
   const t0 = performance.now();
   let i = 0;
   while (i < count) {
     const now = performance.now();
     while (i < count && t0 + i * interval <= now) {
-      if (inFlight >= maxInFlight) await new Promise<void>((r) => (freed = r));
-      inFlight++;
-      pending.push(p.add(makePayload(from + i, stamp())).finally(answered));
+      const full = adds.room();
+      if (full) await full;
+      adds.send(p.add(makePayload(from + i, stamp())));
       i++;
     }
     if (i < count) await sleep(Math.max(0, t0 + i * interval - performance.now()));
   }
   const sentMs = performance.now() - t0;
-  await Promise.all(pending);
+  await adds.all();
   return sentMs;
+}
+
+/**
+ * Adds jobs one by one as fast as `maxInFlight` unanswered adds allow (finite: adding yields
+ * only while it waits), numbered from `from` and stamped with `stamp()`, until `stopped()`;
+ * resolves when all are answered, with how many were added and the sending time (ms).
+ */
+export async function addUntil(p: Producer, from: number, stopped: () => boolean, stamp: () => number, maxInFlight: number): Promise<{ count: number; sentMs: number }> {
+  const adds = new Unanswered(maxInFlight);
+  const t0 = performance.now();
+  let count = 0;
+  while (!stopped()) {
+    const full = adds.room();
+    if (full) {
+      await full;
+      continue;
+    }
+    adds.send(p.add(makePayload(from + count, stamp())));
+    count++;
+  }
+  const sentMs = performance.now() - t0;
+  await adds.all();
+  return { count, sentMs };
 }
 
 /** How the jobs of a figure are made: each job's payload by number (default: the 253-byte one). */
