@@ -21,7 +21,7 @@ function script(q: Queue<any, any>, name: ScriptName): Script {
 /** Raw relq_lease call exactly as Queue.leaseStep builds it. */
 function leaseRaw(q: Queue<any, any>, reqId: string, count: number, leaseMs: number, items: SettleItem[] = []) {
   const args = leaseScript.encode({ events: '1', reqId, count, leaseMs, woken: false, worker: '', items: settleBatch(items), parentQueueOf: () => q.name });
-  return script(q, 'lease')([...q.keys.all, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
+  return script(q, 'lease')([...q.keys.call, q.keys.request(reqId)], args) as Promise<[number[], Array<string | number>]>;
 }
 
 describe('a settle repeated as a new request (not a replay)', () => {
@@ -220,8 +220,8 @@ describe('replayed add', () => {
       { id: 'gen.2', custom: false, data: 'prio', priority: 3 },
       { id: 'gen.3', custom: false, data: 'delayed', due: 'd60000' },
     ]);
-    expect(await add(q.keys.all, args)).toEqual([1, 1, 1]);
-    expect(await add(q.keys.all, args)).toEqual([1, 1, 1]);
+    expect(await add(q.keys.call, args)).toEqual([1, 1, 1]);
+    expect(await add(q.keys.call, args)).toEqual([1, 1, 1]);
     expect(await obs.hlen(q.keys.byName.jobs)).toBe(3);
     expect(await obs.llen(q.keys.byName.pending)).toBe(1);
     expect(await obs.zcard(q.keys.byName.prio)).toBe(1);
@@ -235,7 +235,7 @@ describe('replayed add', () => {
     const obs = res.client();
     const { id } = await q.add('x');
     await q.counts();
-    const again = (await script(q, 'add')(q.keys.all, addArgs([{ id, custom: false, data: 'x' }]))) as number[];
+    const again = (await script(q, 'add')(q.keys.call, addArgs([{ id, custom: false, data: 'x' }]))) as number[];
     expect(again).toEqual([1]);
     expect(await obs.llen(q.keys.byName.pending)).toBe(1);
   });

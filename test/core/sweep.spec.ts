@@ -12,7 +12,7 @@ function pastDeadlines(obs: Redis, leases: ReadonlyArray<Lease<any>>): Promise<v
 
 /** Writes one job record as is, through the engine's own add script (no JS validation). */
 function rawAdd(q: Queue<any, any>, id: string, record: string): Promise<unknown> {
-  return runScript(q.client, 'add', q.keys.all, ['1', 1, id, 0, record, 0, '']);
+  return runScript(q.client, 'add', q.keys.call, ['1', 1, id, 0, record, 0, '']);
 }
 
 const zero = { stalled: 0, deadLettered: 0, promoted: 0, completedRemoved: 0, deadRemoved: 0, dedupForgotten: 0 };

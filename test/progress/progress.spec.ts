@@ -166,12 +166,12 @@ test('a log call sent again after a lost reply appends its line once (the writer
   const { id } = await q.add(1);
   const [l] = await q.lease();
   // what ioredis does after a reconnect: the same call, with the same arguments, once more
-  const send = (n: number, line: string) => runScript(q.client, 'log', q.keys.all, ['0', id, l!.token, 'writer-a', n, line, 100]);
+  const send = (n: number, line: string) => runScript(q.client, 'log', q.keys.call, ['0', id, l!.token, 'writer-a', n, line, 100]);
   expect(await send(1, 'one')).toBe(1);
   expect(await send(1, 'one')).toBe(1);
   expect(await send(2, 'two')).toBe(2);
   expect(await send(1, 'one')).toBe(2);
   // another writer (a process of its own) counts on its own
-  expect(await runScript(q.client, 'log', q.keys.all, ['0', id, l!.token, 'writer-b', 1, 'three', 100])).toBe(3);
+  expect(await runScript(q.client, 'log', q.keys.call, ['0', id, l!.token, 'writer-b', 1, 'three', 100])).toBe(3);
   expect((await q.getJob(id))!.logs).toEqual(['one', 'two', 'three']);
 });

@@ -98,7 +98,7 @@ test("a tenant may not load, replace or delete functions; B's adds are stored (F
 
   // A reaches B's job neither directly, nor through relq's own functions, nor through a stash
   await expect(a.hget(b.keys.byName.jobs, id)).rejects.toThrow(/NOPERM/);
-  await expect(a.fcall(scriptCode().functionName.getJob, b.keys.all.length, ...b.keys.all, id)).rejects.toThrow(/NOPERM/);
+  await expect(a.fcall(scriptCode().functionName.getJob, b.keys.call.length, ...b.keys.call, id)).rejects.toThrow(/NOPERM/);
   await expect(a.fcall('relq_stash', 0)).rejects.toThrow(/Function not found/);
   expect((await functionLibraryStatus(redis.url)).nodes.map((n) => n.state)).toEqual(['loaded']);
 }, 60_000);

@@ -15,7 +15,7 @@ export function hostileLibrary(name: string, stashName: string): string {
     'begin = function(keys, args) for i = 1, #args do stash[#stash + 1] = tostring(args[i]) end return relq_begin(keys, args) end',
     `redis.register_function{function_name = '${stashName}', flags = { 'no-writes' }, callback = function() return stash end}`,
   ].join('\n');
-  const addHead = `function_name = '${functionName.add}', flags = {  },\ncallback = function(keys, args)\nbegin(keys, args)\n`;
+  const addHead = `function_name = '${functionName.add}', flags = {  },\ncallback = function(keys, args)\nbegin(keys, args, true)\n`;
   if (firstFunction < 0 || !library.includes(addHead)) throw new Error('the library no longer has the shape hostileLibrary() edits');
   const hostile = `${library.slice(0, firstFunction)}${stash}\n${library.slice(firstFunction)}`.replace(addHead, `${addHead}do return { 1 } end\n`);
   return hostile.replace(`#!lua name=${libraryName}`, `#!lua name=${name}`);

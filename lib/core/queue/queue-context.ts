@@ -112,7 +112,7 @@ export class QueueContext implements SettingsContext {
   async run<Args, Result, Op extends string>(script: QueueScript<ScriptName, Args, Result, Op>, args: Args, op: Op = script.ops[0]): Promise<Result> {
     this.assertOpen();
     const argv = script.encode(args);
-    const keys = script.extraKeysOf ? [...this.keys.all, ...script.extraKeysOf(this.keys, args)] : this.keys.all;
+    const keys = script.extraKeysOf ? [...this.keys.call, ...script.extraKeysOf(this.keys, args)] : this.keys.call;
     let reply: unknown;
     try {
       reply = await this.send(script, keys, argv);

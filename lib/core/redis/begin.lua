@@ -7,7 +7,9 @@
   settles/retention.lua, flows/flows.lua.
 ]]
 
-local function begin(keys, args)
+-- `short`: an operation on one queue, passed its jobs key and its extras (redis/keys.lua expandKeys).
+local function begin(keys, args, short)
+  if short then keys = expandKeys(keys) end
   KEYS, ARGV = keys, args
   bindQueue(keys, 0) -- redis/keys.lua
   events, eventsArg, listening = {}, false, nil -- events/events.lua

@@ -1,7 +1,8 @@
 --[[
   The keys of one queue, bound per call by begin() (redis/begin.lua). Every relq function
-  receives the same queue keys, in the order of QUEUE_KEYS in lib/core/redis/keys.ts; lease
-  and settle get one more, their request's replay record (KEYS[16], redis/replay.lua).
+  sees the same queue keys, in the order of QUEUE_KEYS in lib/core/redis/keys.ts; lease
+  and settle get one more, their request's replay record (KEYS[16], redis/replay.lua). An
+  operation on one queue is passed only the first of them and its extra keys (expandKeys).
   The other keys are derived from the queue's hash tag instead of being passed in KEYS: a
   group's pending list cannot be known before the lease script picks the group. All of them
   share the tag, so a call touches one Cluster slot. keys.ts (DerivedKeys) lists the derived
@@ -84,11 +85,33 @@ local function bindQueue(keys, o)
   end
 end
 
+local bindTag, expandKeys
+do
+-- the queue keys' names, in QUEUE_KEYS order (in this block: the shared code is near Lua's 200 locals)
+local QUEUE_KEY_NAMES = { 'jobs', 'pending', 'prio', 'delayed', 'working', 'leases', 'done', 'results', 'dead', 'meta', 'wake', 'dedup', 'events', 'seq', 'listeners' }
+-- A call on one queue passes its jobs key, then the extra keys of its operation: the other
+-- queue keys follow from the tag. Passing 15 keys a call cost the client their encoding and
+-- the server a string and a table slot each, on every lease and settle. The full layout is
+-- built once per queue (a worker's calls stay on one) and reused; the extras go after it.
+local full, fullJobs, fullLen = {}, nil, 15
+function expandKeys(keys)
+  local jobs = keys[1]
+  if jobs ~= fullJobs then
+    local tag = string.sub(jobs, 1, #jobs - 5)
+    for i, name in ipairs(QUEUE_KEY_NAMES) do full[i] = tag .. ':' .. name end
+    fullJobs = jobs
+  end
+  local n = #keys
+  for i = 2, n do full[14 + i] = keys[i] end
+  for i = 15 + n, fullLen do full[i] = nil end
+  fullLen = 14 + n
+  return full
+end
+
 -- Binds the queue whose tag is `tag` (a flow parent's, in another queue of the same slot).
-local function bindTag(tag)
-  -- the queue keys' names, in QUEUE_KEYS order (here, not at the top: the shared code is near Lua's 200 locals)
-  local QUEUE_KEY_NAMES = { 'jobs', 'pending', 'prio', 'delayed', 'working', 'leases', 'done', 'results', 'dead', 'meta', 'wake', 'dedup', 'events', 'seq', 'listeners' }
+function bindTag(tag)
   local keys = {}
   for i, name in ipairs(QUEUE_KEY_NAMES) do keys[i] = tag .. ':' .. name end
   bindQueue(keys, 0)
 end
+end -- of the block

@@ -27,6 +27,11 @@ export interface QueueKeys {
   readonly tag: string;
   /** All queue keys in script order. */
   readonly all: readonly string[];
+  /**
+   * The keys a call of an operation on this queue passes before its extra keys: the jobs key
+   * alone, from which the scripts build the others (lib/core/redis/keys.lua expandKeys).
+   */
+  readonly call: readonly string[];
   readonly byName: Readonly<Record<QueueKeyName, string>>;
   /** Keys the scripts derive from the tag (groups, backpressure, roles, stats). */
   readonly derived: DerivedKeys;
@@ -59,6 +64,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
   return {
     tag,
     all: QUEUE_KEYS.map((k) => byName[k]),
+    call: [byName.jobs],
     byName,
     derived: derivedKeys(tag),
     request: (reqId) => `${tag}:req:${reqId}`,

@@ -126,20 +126,29 @@ export function scriptCode(): ScriptCode {
     ...SCRIPTS.map(
       (d) =>
         `redis.register_function{function_name = '${functionName[d.name]}', flags = { ${d.readOnly ? "'no-writes'" : ''} },\n` +
-        `callback = function(keys, args)\nbegin(keys, args)\n${bodies[d.name]}\nend}`,
+        `callback = function(keys, args)\nbegin(keys, args${shortKeys(d)})\n${bodies[d.name]}\nend}`,
     ),
   ].join('\n');
   // As a script, the prelude's `local KEYS, ARGV` would hide the globals: take them first. The
   // operation runs in a function of its own, as in the library: Lua allows a function 200
   // locals, which the prelude's and an operation's together would pass.
   const scripts = Object.fromEntries(
-    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_)\nreturn (function()\n${bodies[d.name]}\nend)()`]),
+    SCRIPTS.map((d) => [d.name, `local keys_, args_ = KEYS, ARGV\n${prelude}\nbegin(keys_, args_${shortKeys(d)})\nreturn (function()\n${bodies[d.name]}\nend)()`]),
   ) as Record<ScriptName, string>;
   code = { library, libraryName, functionName, bodies, scripts };
   return code;
 }
 
-/** The number of keys a definition's call passes (an add of a flow across queues: more, 15 a queue). */
+/**
+ * The number of keys a definition's script sees (an add of a flow across queues: more, 15 a
+ * queue). An operation on one queue is passed fewer: its jobs key and its extra keys, from
+ * which begin() builds the rest (redis/keys.lua expandKeys).
+ */
 export function keyCountOf(def: AnyScript): number {
   return 'ownKeys' in def ? def.ownKeys : QUEUE_KEYS.length + def.extraKeys;
+}
+
+/** begin()'s third argument: set for an operation on one queue (short keys, keyCountOf). */
+function shortKeys(def: AnyScript): string {
+  return 'ownKeys' in def ? '' : ', true';
 }
