@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Worker, type Queue } from '../../lib/index.js';
-import { useRedis, blockedClients, sleep, waitUntil } from '../support/engine-harness.js';
+import { useRedis, blockedClients, commandStats, scriptCalls, sleep, statsDelta, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 
@@ -54,6 +54,22 @@ describe('pause / resume', () => {
     const leases = await pending;
     expect(leases.map((l) => l.job.data)).toEqual(['x']);
     expect(Date.now() - tResume).toBeLessThan(5000); // woken by the resume, not at the end of its 15 s block
+  });
+
+  test('a blocked lease of a paused queue with an overdue delayed job waits, not polls', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.pause();
+    await q.add('later', { delayMs: 50 });
+    await sleep(150); // due now, and not promoted: nothing leases a paused queue
+    const before = await commandStats(obs);
+    const t0 = Date.now();
+    expect(await q.lease({ blockMs: 1500 })).toEqual([]);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+    // a wait on the wake-up list (a resume, an add) instead of a lease call every millisecond
+    expect(scriptCalls(statsDelta(before, await commandStats(obs)))).toBeLessThanOrEqual(3);
+    await q.resume();
+    expect((await q.lease({ blockMs: 5000 })).map((l) => l.job.data)).toEqual(['later']);
   });
 
   test('settling goes on while paused', async () => {

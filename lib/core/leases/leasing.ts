@@ -46,7 +46,8 @@ export class Leasing<Data> {
       if (step.leases.length > 0 || left <= 0) return step.leases;
       const blocker = this.ctx.blockers.take();
       try {
-        woken = await this.waitForWork(blocker, blockDuration(step, left));
+        // paused: no lease promotes a due job, so its due time is no reason to lease again
+        woken = await this.waitForWork(blocker, step.paused ? left : blockDuration(step, left));
       } finally {
         this.ctx.blockers.give(blocker, this.ctx.isClosed);
       }
