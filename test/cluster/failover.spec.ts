@@ -56,18 +56,23 @@ test('kill -9 of a master under load: every queue keeps working and nothing ackn
   closers.push(async () => clearInterval(sweeping));
 
   let stop = false;
+  // where the producer is, for the report of a queue that stopped (one producer adds to all in turn)
+  const producerAt = { name: '', since: 0, tries: 0, lastError: '' };
   const produce = async () => {
     for (let i = 0; !stop; i++) {
       for (const [name, p] of producers) {
         if (stop) break;
         const jobId = `${name}.${i}`;
         const opts = name === 'fq-bounded' ? { jobId, group: `g${i % 5}`, waitMs: 2000 } : { jobId };
+        Object.assign(producerAt, { name: jobId, since: Date.now(), tries: 0, lastError: '' });
         for (;;) {
+          producerAt.tries += 1;
           try {
             await p.add(i, opts);
             ledger.record({ k: 'added', job: jobId, at: Date.now() });
             break;
-          } catch {
+          } catch (err) {
+            producerAt.lastError = String(err);
             if (stop) break;
             await new Promise((r) => setTimeout(r, 50)); // failing over: the same jobId again
           }
@@ -111,7 +116,16 @@ test('kill -9 of a master under load: every queue keeps working and nothing ackn
     return resumeMs.size === names.length;
   }, 'every queue to complete a job after the failover');
   const marks = new Map([...completed].map(([n, t]) => [n, t.length]));
-  await until(() => [...completed].every(([n, t]) => t.length >= marks.get(n)! + 5), 'every queue to keep going');
+  try {
+    await until(() => [...completed].every(([n, t]) => t.length >= marks.get(n)! + 5), 'every queue to keep going');
+  } catch (err) {
+    // what stopped: each queue's jobs done since, its counts, and where the producer waits
+    const rows = await Promise.all(
+      names.map(async (n) => `${n}${victimQueues.has(n) ? ' (killed master)' : ''}: +${completed.get(n)!.length - marks.get(n)!} done, ${JSON.stringify(await producers.get(n)!.counts().catch((e) => String(e)))}`),
+    );
+    console.log(`a queue stopped after the failover:\n${rows.join('\n')}\nproducer at ${producerAt.name} for ${Date.now() - producerAt.since} ms, ${producerAt.tries} tries, last error ${producerAt.lastError}`);
+    throw err;
+  }
   stop = true;
   await producing;
   await until(async () => {
