@@ -1,7 +1,8 @@
 /**
  * The key layout of one queue, the one list of its keys. Every key starts with the queue's tag
  * (queueTag()), so a queue lives in one Cluster slot and a script may touch all of its keys. The order of
- * QUEUE_KEYS is the order of KEYS in every script (lib/core/redis/keys.lua).
+ * QUEUE_KEYS is the order of KEYS in every script (lib/core/redis/keys.lua), which builds them from the
+ * jobs key a call passes.
  */
 export const QUEUE_KEYS = [
   'jobs',

@@ -31,7 +31,10 @@ export interface ScriptDef<Name extends string, Args, Result, Op extends string>
   readonly decode: (reply: unknown, args: Args) => Result;
 }
 
-/** An operation on one queue: the queue keys (redis/keys.ts), then `extraKeys` more. */
+/**
+ * An operation on one queue: its script sees the queue keys (redis/keys.ts), then `extraKeys`
+ * more; a call passes the jobs key for the queue keys (QueueKeys.call, redis/keys.lua expandKeys).
+ */
 export interface QueueScript<Name extends string, Args, Result, Op extends string> extends ScriptDef<Name, Args, Result, Op> {
   readonly extraKeys: number;
   /** The keys after the queue keys (lease and settle: their request's replay record). */
