@@ -5,10 +5,11 @@
 // about 0.1 %, so a change of 1 % in the cost of the scripts shows. A development aid for
 // the Lua hot path (apt-get install valgrind); `npm run bench` stays the measure of speed.
 //
-//   node tools/lua-instructions.mjs --ref <git-ref> [--jobs 2000] [--scenarios add1,addBulk,c1,c10,c50]
+//   node tools/lua-instructions.mjs --ref <git-ref> [--jobs 2000] [--scenarios add1,addBulk,c1,c10,c50,batch]
 //
 // add1: add one by one; addBulk: addBulk of 1,000; cN: a Worker of concurrency N processing
-// a backlog (one lease call also settles the jobs before it). Queue `keepCompletedMs: 0`, as
+// a backlog (one lease call also settles the jobs before it); batch: a BatchWorker (size 100,
+// two batches at once, as in the bench) processing a backlog. Queue `keepCompletedMs: 0`, as
 // in the bench. Each figure runs on its own redis-server under valgrind, started by the
 // project's launcher (tools/redis-server.ts: free port, temp dir, watchdog), stopped
 // before the next.
@@ -21,7 +22,7 @@ import { Command } from 'commander';
 import { libSources, transpileTree } from './transpile.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SCENARIOS = ['add1', 'addBulk', 'c1', 'c10', 'c50'];
+const SCENARIOS = ['add1', 'addBulk', 'c1', 'c10', 'c50', 'batch'];
 
 const program = new Command('lua-instructions')
   .requiredOption('--ref <git-ref>', 'lib/ as committed at this ref, against the working tree')
@@ -60,7 +61,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Instructions inside FCALL per job of one scenario, on a fresh server under callgrind. */
 async function measure(lib, scenario, n) {
-  const { Queue, Worker } = await import(pathToFileURL(lib).href);
+  const { Queue, Worker, BatchWorker } = await import(pathToFileURL(lib).href);
   const server = await startRedisServer({
     bin: 'valgrind',
     args: (port, dir) => ['--tool=callgrind', '--toggle-collect=fcallCommand', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, 'redis-server', ...plainArgs(port, dir)],
@@ -84,7 +85,10 @@ async function measure(lib, scenario, n) {
     let done = 0;
     let finish;
     const all = new Promise((r) => (finish = r));
-    const w = new Worker(q, async () => undefined, { concurrency: Number(scenario.slice(1)) });
+    const w =
+      scenario === 'batch'
+        ? new BatchWorker(q, async () => undefined, { size: 100, concurrency: 2 })
+        : new Worker(q, async () => undefined, { concurrency: Number(scenario.slice(1)) });
     const sub = w.events.subscribe((e) => {
       if (e.type === 'completed' && ++done === n + 1) finish();
     });
@@ -98,7 +102,7 @@ async function measure(lib, scenario, n) {
   while (isAlive(server.pid)) await sleep(100);
   const total = Number(/^totals: (\d+)/m.exec(readFileSync(file, 'utf8'))[1]);
   await server.stop();
-  return total / (scenario.startsWith('c') ? n + 1 : n); // a worker also processed the first job
+  return total / (scenario.startsWith('c') || scenario === 'batch' ? n + 1 : n); // a worker also processed the first job
 }
 
 const isAlive = (pid) => {
