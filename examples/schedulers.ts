@@ -17,6 +17,10 @@ export async function main(redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.
     seen.push(job.id); // 'repeat:heartbeat:<slot ms>'
   });
   while (seen.length < 3) await new Promise((r) => setTimeout(r, 50));
+  // Its third job was its last (limit 3): the tick at that job's slot ends it, and may come just
+  // after the job ran.
+  const heartbeatEnded = async () => (await reports.getSchedulers()).some((s) => s.id === 'heartbeat' && s.nextRunAt === null);
+  for (const until = Date.now() + 5000; !(await heartbeatEnded()) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
 
   for (const s of await reports.getSchedulers()) {
     console.log(s.id, s.made, s.nextRunAt === null ? 'ended' : new Date(s.nextRunAt).toISOString());
