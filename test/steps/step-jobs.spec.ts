@@ -170,6 +170,34 @@ describe('Worker', () => {
     expect(order).toEqual(['a:1', 'b:1', 'a:2']);
   });
 
+  test('the loop leases on after it woke while a grouped job\'s settle was leasing (ten rounds)', async () => {
+    // The settle of a grouped job (b) leases in the same call; the loop, woken meanwhile by a
+    // token left over from a's snooze, found every slot reserved by that call and waited for
+    // a slot that no handler would free: a stayed delayed (two rounds in three, before the fix).
+    for (let round = 0; round < 10; round++) {
+      const q = res.queue<Steps, string>(`woke${round}`, { groupConcurrency: 1 });
+      await q.add({ step: 1 }, { jobId: 'a', group: 'g' });
+      await q.add({ step: 1 }, { jobId: 'b', group: 'g' });
+      let snoozed = false;
+      const w = new Worker(
+        q,
+        async (job: Job<Steps>) => {
+          if (job.id === 'a' && !snoozed) {
+            snoozed = true;
+            await job.snooze(50);
+          }
+          return job.id;
+        },
+        { concurrency: 2 },
+      );
+      try {
+        expect(await q.waitForResult('a', { timeoutMs: 3000 })).toBe('a');
+      } finally {
+        await w.close();
+      }
+    }
+  });
+
   test('a bad time is refused before anything changes; the attempt goes on', async () => {
     const q = res.queue<Steps, string>();
     const w = res.worker(

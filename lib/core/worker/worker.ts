@@ -370,9 +370,13 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
           } finally {
             this.requested -= free;
           }
+          let filled = false;
           if (step && !((this.stopping || step.leases.length > free) && (await this.giveBackSurplus(step, free)) === 'all')) {
-            this.startLeased(step, free);
+            filled = this.startLeased(step, free);
           }
+          // The unused part of the reservation is free again: a lane that woke meanwhile and
+          // found every slot reserved waits for a slot, and no handler may end to give it one.
+          if (!filled) this.notifySlots();
           continue;
         }
         const call = this.outbox.take();
