@@ -202,6 +202,26 @@ describe('per-group concurrency', () => {
     expect(d.blpop ?? 0).toBeLessThanOrEqual(3);
   });
 
+  test('one worker alone keeps leasing grouped jobs that trickle in (audited per worker)', async () => {
+    // Before the fix this worker stopped after 13 to 80 of 300 jobs: its lane woke while the
+    // call settling its last job leased, found the slots reserved by that call, and waited
+    // for a handler to end. Fleet tests missed it: other workers took the jobs.
+    const q = res.queue<G>('p4t', { groupConcurrency: 1 });
+    let done = 0;
+    res.worker(
+      new Worker<G>(res.twin<G>(q, { groupConcurrency: 1 }), async () => {
+        await sleep(Math.floor(Math.random() * 3));
+        done += 1;
+      }, { concurrency: 2 }),
+    );
+    const N = 300;
+    for (let i = 0; i < N; i++) {
+      await q.add({ g: `g${i % 3}`, i }, { group: `g${i % 3}` });
+      await sleep(Math.floor(Math.random() * 4));
+    }
+    await waitUntil(async () => done === N, `all ${N} jobs done by the one worker`, 10_000);
+  });
+
   test('no lost wake-up: workers that block for 30 s finish a grouped load at once, within each limit', async () => {
     const q = res.queue<G>('p5', { groupConcurrency: 2 });
     const running = new Map<string, number>();
