@@ -7,6 +7,8 @@
  * lost (forced remove) while the handler honours or ignores the signal; the worker is closed
  * (running jobs given back) and a new one started. The handlers are the test's: each waits
  * until a step tells it what to do.
+ * Half the sequences put the jobs in groups (each group allowed every slot): a grouped job's
+ * settle leases in the same call, a path of its own.
  *
  * After every step:
  * - slots in use equal handlers running: `worker.inFlight` is the number of handlers that
@@ -111,8 +113,10 @@ interface Rig {
 }
 
 /** Runs one sequence on a fresh queue; throws at the first broken invariant. */
-async function runSequence(rig: Rig, concurrency: number, steps: Step[]): Promise<void> {
-  const q = new Queue<JobData>('slots', { connection: redis.url, prefix: uniquePrefix() });
+async function runSequence(rig: Rig, concurrency: number, steps: Step[], grouped = false): Promise<void> {
+  // grouped: jobs in three groups, each allowed every slot (so a free slot still has a job to
+  // take), through the groups' settle-and-lease path
+  const q = new Queue<JobData>('slots', { connection: redis.url, prefix: uniquePrefix(), ...(grouped ? { groupConcurrency: concurrency } : {}) });
   const runs: Run[] = [];
   const violations: string[] = [];
   const live = () => runs.filter((r) => r.live);
@@ -130,7 +134,7 @@ async function runSequence(rig: Rig, concurrency: number, steps: Step[]): Promis
       switch (step.kind) {
         case 'add': {
           const opts = { attempts: 2, backoff: { type: 'fixed' as const, delayMs: 20, jitter: 0 }, ...(step.timed ? { timeoutMs: TIMEOUT_MS } : {}) };
-          await q.addBulk(Array.from({ length: step.count }, () => ({ data: { timed: step.timed, ignoresSignal: step.ignoresSignal }, opts: { ...opts, jobId: `j${++added}` } })));
+          await q.addBulk(Array.from({ length: step.count }, () => ({ data: { timed: step.timed, ignoresSignal: step.ignoresSignal }, opts: { ...opts, jobId: `j${++added}`, ...(grouped ? { group: `g${added % 3}` } : {}) } })));
           break;
         }
         case 'act': {
@@ -267,7 +271,7 @@ const batchWorker = (size: number): Rig => ({
 
 test('Worker: slots in use equal handlers running, and a free slot leases within a bound', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), steps, (concurrency, seq) => runSequence(worker, concurrency, seq)),
+    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), steps, fc.boolean(), (concurrency, seq, grouped) => runSequence(worker, concurrency, seq, grouped)),
     { numRuns: RUNS, ...replay },
   );
 }, 300_000);
