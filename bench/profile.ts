@@ -1,9 +1,11 @@
 /**
  * Profiles one relq figure in isolation: `npm run bench -- --profile [--mode process|add|batch]
- * [--concurrency 10] [--batch-size 100 --batch-concurrency 2] [--n 50000]`. run-bench starts this file under `node --cpu-prof`;
+ * [--concurrency 10] [--batch-size 100 --batch-concurrency 2] [--n 50000] [--tracing]`. run-bench starts this file under `node --cpu-prof`;
  * the queue is filled by a child process (not profiled), so the profile holds the
  * measured phase only (plus idle time). Afterwards run-bench summarises the profile
- * with bench/analyze-profile.mjs. Also prints Redis commands per job, by command.
+ * with bench/analyze-profile.mjs. Also prints Redis commands per job, by command. `--tracing`
+ * registers relq/tracing as the observability scenario does (in the filling child too, so
+ * that the jobs carry their publish context).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,10 +31,24 @@ const { values: a } = parseArgs({
     port: { type: 'string' },
     quick: { type: 'boolean', default: false },
     events: { type: 'string', default: 'on' },
+    tracing: { type: 'boolean', default: false },
   },
 });
 const n = Number(a.n);
 const queueOptions = { ...RELQ_QUEUE_OPTIONS, events: a.events !== 'off' };
+
+/** relq/tracing with the observability scenario's SDK setup (bench/scenarios/observability.ts). */
+async function startTracing(): Promise<void> {
+  const { context, propagation } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { RelqTracing } = await import('../lib/tracing/index.js');
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const exporter = { export: (_spans: unknown, done: (r: { code: number }) => void) => done({ code: 0 }), shutdown: async () => undefined };
+  new RelqTracing({ tracerProvider: new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] }) });
+}
 
 async function fillOnly(port: number): Promise<void> {
   const q = new Queue<Payload, unknown>(QUEUE_NAME, { connection: { port }, ...queueOptions });
@@ -43,6 +59,7 @@ async function fillOnly(port: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (a.tracing) await startTracing();
   if (a.fill) return fillOnly(Number(a.port));
   const redis = await startRedis();
   const conn = { host: redis.host, port: redis.port };
@@ -51,7 +68,7 @@ async function main(): Promise<void> {
     const mode = a.mode!;
     const c = Number(a.concurrency);
     if (mode !== 'add') {
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--fill', '--port', String(redis.port), '--n', String(n)], {
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--fill', '--port', String(redis.port), '--n', String(n), ...(a.tracing ? ['--tracing'] : [])], {
         stdio: 'inherit',
       });
       await new Promise<void>((res, rej) => child.on('exit', (code) => (code === 0 ? res() : rej(new Error(`fill exited ${code}`)))));
@@ -103,7 +120,7 @@ async function main(): Promise<void> {
     if (closeWorker) await closeWorker();
     await q.close();
     const per = (x: number) => (x / n).toFixed(3);
-    console.log(`\nprofile: relq ${label}, events ${queueOptions.events ? 'on' : 'off'}, ${n} jobs: ${Math.round((n * 1000) / ms)} jobs/s`);
+    console.log(`\nprofile: relq ${label}, events ${queueOptions.events ? 'on' : 'off'}${a.tracing ? ', tracing' : ''}, ${n} jobs: ${Math.round((n * 1000) / ms)} jobs/s`);
     console.log(`  Node CPU ${((cpu.user + cpu.system) / n).toFixed(1)} µs/job (user ${(cpu.user / n).toFixed(1)}, sys ${(cpu.system / n).toFixed(1)}), ${(((cpu.user + cpu.system) / 1000 / ms) * 100).toFixed(0)}% of one core`);
     console.log(`  Redis CPU ${((win.redisCpuSec * 1e6) / n).toFixed(1)} µs/job, ${((win.redisCpuSec * 1e5) / ms).toFixed(0)}% of one core`);
     const scripts = ['fcall', 'evalsha', 'eval'].filter((k) => win.calls[k]);

@@ -1,10 +1,12 @@
 /**
  * The cost of relq's observability: relq processing a pre-filled queue at concurrency 10 with
  * (a) no instrument registered, (b) relq/metrics registered (a private prom-client registry),
- * (c) relq/tracing registered (a real BasicTracerProvider, batch processor, no-op exporter,
- * W3C propagation, AsyncLocalStorage context). The three alternate over three rounds in one
+ * (c) the OpenTelemetry context manager (AsyncLocalStorage) and W3C propagator set up, relq/tracing
+ * not registered: the part of (d) that an app pays for its own tracing, relq or not,
+ * (d) relq/tracing registered (a real BasicTracerProvider, batch processor, no-op exporter,
+ * W3C propagation, AsyncLocalStorage context). The four alternate over three rounds in one
  * run; each reports its median rate and its ratio to (a). Run it alone with
- * `npm run bench -- --libs relq --skip floor,add,process,latency,latency-load,processes,memory,idle,monitor,backlog,schedulers,rate-limited,fleet-limits,metrics-history`.
+ * `npm run bench -- --libs relq --skip floor,add,process,latency,latency-load,processes,memory,payloads,idle,monitor,backlog,grouped,schedulers,rate-limited,fleet-limits,metrics-history`.
  */
 import { context, propagation } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -19,7 +21,8 @@ import { Completions, fill, gc, type Scenario, type ScenarioContext } from './ki
 
 const ROUNDS = 3;
 const CONCURRENCY = 10;
-type Mode = 'none' | 'metrics' | 'tracing';
+type Mode = 'none' | 'metrics' | 'context' | 'tracing';
+const MODES: readonly Mode[] = ['none', 'metrics', 'context', 'tracing'];
 
 /** Spans go nowhere, as with an SDK whose backend drops them: the SDK's own work is measured. */
 const noopExporter: SpanExporter = {
@@ -33,12 +36,12 @@ export const observability: Scenario = {
   libs: 'queues',
   async run(ctx, libs) {
     if (!libs.includes('relq')) return;
-    const rates: Record<Mode, number[]> = { none: [], metrics: [], tracing: [] };
+    const rates: Record<Mode, number[]> = { none: [], metrics: [], context: [], tracing: [] };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const mode of ['none', 'metrics', 'tracing'] as const) rates[mode].push(await measure(ctx, mode));
+      for (const mode of MODES) rates[mode].push(await measure(ctx, mode));
     }
     const base = median(rates.none);
-    for (const mode of ['none', 'metrics', 'tracing'] as const) {
+    for (const mode of MODES) {
       const rate = median(rates[mode]);
       ctx.rec.record('relq', `observability.${mode}.rate`, rate);
       ctx.rec.record('relq', `observability.${mode}.ratio`, rate / base);
@@ -74,10 +77,18 @@ async function instrument(mode: Mode): Promise<() => Promise<void>> {
     const metrics = new (await loadMetrics())({ registry: new Registry() });
     return async () => metrics.close();
   }
-  if (mode === 'tracing') {
+  if (mode === 'context' || mode === 'tracing') {
     const contextManager = new AsyncLocalStorageContextManager().enable();
     context.setGlobalContextManager(contextManager);
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    if (mode === 'context') {
+      // the SDK's context manager alone (AsyncLocalStorage): what every promise of the process
+      // pays once an app sets it up, with or without relq/tracing
+      return async () => {
+        context.disable();
+        propagation.disable();
+      };
+    }
     const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(noopExporter)] });
     const tracing = new (await loadTracing())({ tracerProvider: provider });
     return async () => {
