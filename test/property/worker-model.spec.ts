@@ -7,7 +7,7 @@
  * lost (forced remove) while the handler honours or ignores the signal; the worker is closed
  * (running jobs given back) and a new one started. The handlers are the test's: each waits
  * until a step tells it what to do.
- * Half the sequences put the jobs in groups (each group allowed every slot): a grouped job's
+ * Half the sequences put the jobs in groups (each group allowed every slot), for both loops: a grouped job's
  * settle leases in the same call, a path of its own.
  *
  * After every step:
@@ -113,10 +113,11 @@ interface Rig {
 }
 
 /** Runs one sequence on a fresh queue; throws at the first broken invariant. */
-async function runSequence(rig: Rig, concurrency: number, steps: Step[], grouped = false): Promise<void> {
-  // grouped: jobs in three groups, each allowed every slot (so a free slot still has a job to
-  // take), through the groups' settle-and-lease path
-  const q = new Queue<JobData>('slots', { connection: redis.url, prefix: uniquePrefix(), ...(grouped ? { groupConcurrency: concurrency } : {}) });
+async function runSequence(rig: Rig, concurrency: number, steps: Step[], groupLimit?: number): Promise<void> {
+  // groupLimit: jobs in three groups, each allowed as many leases as the loop can hold (so a
+  // free slot still has a job to take), through the groups' settle-and-lease path
+  const grouped = groupLimit !== undefined;
+  const q = new Queue<JobData>('slots', { connection: redis.url, prefix: uniquePrefix(), ...(grouped ? { groupConcurrency: groupLimit } : {}) });
   const runs: Run[] = [];
   const violations: string[] = [];
   const live = () => runs.filter((r) => r.live);
@@ -271,15 +272,17 @@ const batchWorker = (size: number): Rig => ({
 
 test('Worker: slots in use equal handlers running, and a free slot leases within a bound', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), steps, fc.boolean(), (concurrency, seq, grouped) => runSequence(worker, concurrency, seq, grouped)),
+    fc.asyncProperty(fc.integer({ min: 1, max: 4 }), steps, fc.boolean(), (concurrency, seq, grouped) =>
+      runSequence(worker, concurrency, seq, grouped ? concurrency : undefined),
+    ),
     { numRuns: RUNS, ...replay },
   );
 }, 300_000);
 
 test('BatchWorker: batches held equal batches running, and a free lane leases within a bound', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), steps, (concurrency, size, seq) =>
-      runSequence(batchWorker(size), concurrency, seq),
+    fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), steps, fc.boolean(), (concurrency, size, seq, grouped) =>
+      runSequence(batchWorker(size), concurrency, seq, grouped ? concurrency * size : undefined),
     ),
     { numRuns: RUNS, ...replay },
   );
