@@ -5,6 +5,7 @@
  * Everything lives in one temp dir that `remove()` deletes.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +48,9 @@ async function makeSigned(dir: string, name: string, ca: string, ext: string): P
   writeFileSync(join(dir, `${name}.ext`), ext);
   await openssl(dir, ['req', ...NEW_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
   await openssl(dir, [
-    'x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial',
+    // a serial of its own: with -CAcreateserial, certificates signed at once by one CA shared
+    // its serial file, and one signing read it half written
+    'x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-set_serial', `0x${randomBytes(8).toString('hex')}`,
     '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`,
   ]);
   return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
