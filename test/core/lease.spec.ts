@@ -1,4 +1,4 @@
-import { useRedis, blockedClients, commandStats, engineCalls, redisNow, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
+import { useRedis, blockedClients, commandStats, engineCalls, redisNow, scriptCalls, statsDelta, untilRedisTime, waitUntil } from '../support/engine-harness.js';
 
 const res = useRedis();
 
@@ -67,6 +67,68 @@ describe('ordering', () => {
     const { id } = await q.add('high-delayed', { priority: 9, delayMs: 150 });
     await untilRedisTime(obs, (await q.getJob(id))!.runAt!, 'the delayed job to be due');
     expect((await q.lease({ count: 2 })).map((l) => l.job.data)).toEqual(['high-delayed', 'low']);
+  });
+});
+
+describe('a queue that never used priorities', () => {
+  // Its lease calls skip the look at the prioritized set (meta np, adds/pending.lua); every
+  // way a prioritized job arrives must bring the look back.
+  test('its lease calls do not read the prioritized set', async () => {
+    const q = res.queue<number>();
+    const obs = res.client();
+    await q.addBulk(Array.from({ length: 20 }, (_, i) => ({ data: i })));
+    const before = await commandStats(obs);
+    for (let i = 0; i < 20; i++) await q.ackBatch(await q.lease({ count: 1 }));
+    const d = statsDelta(before, await commandStats(obs));
+    expect(scriptCalls(d)).toBe(40);
+    expect(d.zrange).toBe(1); // the first call looks, finds none, and marks the queue
+    expect(d.lpop).toBe(20);
+  });
+
+  test('a prioritized job added afterwards is leased first', async () => {
+    const q = res.queue<string>();
+    await q.add('first');
+    await q.lease({ count: 1 }); // marks it
+    await q.add('plain');
+    await q.add('urgent', { priority: 5 });
+    expect((await q.lease({ count: 1 }))[0]!.job.data).toBe('urgent');
+  });
+
+  test('a prioritized delayed job promoted by the lease call itself is leased first', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.add('first');
+    await q.lease({ count: 1 }); // marks it
+    const { id } = await q.add('urgent', { priority: 5, delayMs: 150 });
+    await q.add('plain');
+    await untilRedisTime(obs, (await q.getJob(id))!.runAt!, 'the delayed job to be due');
+    expect((await q.lease({ count: 1 }))[0]!.job.data).toBe('urgent');
+  });
+
+  test('a prioritized job a settle puts back is leased first', async () => {
+    const q = res.queue<string>();
+    await q.add('urgent', { priority: 5 });
+    await q.add('plain 1');
+    await q.add('plain 2');
+    const [held] = await q.lease({ count: 1 });
+    expect(held!.job.data).toBe('urgent');
+    await q.lease({ count: 1 }); // 'plain 1', with the prioritized set empty: marks it
+    expect(await q.requeue(held!)).toBe(true);
+    expect((await q.lease({ count: 1 }))[0]!.job.data).toBe('urgent');
+  });
+
+  test('a prioritized job written under the mark (an older version adds it so) is leased after the next sweep', async () => {
+    const q = res.queue<string>();
+    const obs = res.client();
+    await q.add('first');
+    await q.lease({ count: 1 }); // marks it
+    await q.add('urgent', { priority: 5 });
+    await q.add('plain 1');
+    await q.add('plain 2');
+    await obs.hset(q.keys.byName.meta, 'np', '1'); // what an add of an older version leaves
+    expect((await q.lease({ count: 1 }))[0]!.job.data).toBe('plain 1'); // the mark is trusted
+    await q.sweep();
+    expect((await q.lease({ count: 1 }))[0]!.job.data).toBe('urgent');
   });
 });
 

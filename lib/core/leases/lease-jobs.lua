@@ -186,9 +186,10 @@ function leaseJobs(reply, now, reqId, count, leaseMs, woken, promoteLimit, defau
   -- fields 3.. are read for extended queues at no extra command: g, bound, closed, stats, del, glimit, u;
   -- rl and grl for rate-limited ones (rate-limits/limiter.lua); notes (progress/progress.lua)
   -- gc: the queue-wide concurrency (below); mx: a queue that keeps a metrics history
-  -- (metrics-history/history.lua)
-  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes', 'gc', 'mx')
+  -- (metrics-history/history.lua); np: no prioritized job (adds/pending.lua)
+  local flags = redis.call('HMGET', K_META, 'paused', 'nextDue', 'g', 'bound', 'closed', 'stats', 'del', 'glimit', 'u', 'rl', 'grl', 'notes', 'gc', 'mx', 'np')
   notesFlag = flags[12] and true or false -- progress/progress.lua
+  noPrio = flags[15] and true or false    -- adds/pending.lua (before promoteDue, which may add to K_PRIO)
   local nextDue = tonumber(flags[2])
   if flags[1] then
     redis.call('DEL', K_WAKE)

@@ -69,6 +69,10 @@ dedupIds.forgetWindows(now, limit) -- ended throttle windows of deduplication id
 runningParents.sweepKeys(limit, now) -- keys of parents dropped before their lease knew them parents (flows/flows.lua)
 workerList.prune(now, limit) -- workers that stopped without leaving (killed, cut off)
 
+-- A prioritized job that an older relq added (it does not delete meta np, adds/pending.lua)
+-- would wait behind the mark that lease calls trust: each sweep removes a wrong one.
+if redis.call('ZCARD', K_PRIO) > 0 then redis.call('HDEL', K_META, 'np') end
+
 -- Jobs wait, yet no wake-up token does: one was lost (leases/wake.lua), and adds into a
 -- queue that holds jobs push none, so idle workers would sleep until their safety lease.
 -- A consumer that just took a token and is about to lease makes this one spare: it costs one

@@ -4,7 +4,7 @@
   state: nothing may carry over from the last call but the keys derived from its tag, which
   depend on the tag alone. Needs the includes that declare that
   state: redis/keys.lua, events/events.lua, leases/wake.lua, groups/groups.lua,
-  settles/retention.lua, flows/flows.lua.
+  adds/pending.lua, settles/retention.lua, flows/flows.lua.
 ]]
 
 -- `short`: an operation on one queue, passed its jobs key and its extras (redis/keys.lua expandKeys).
@@ -15,6 +15,7 @@ local function begin(keys, args, short)
   events, eventsArg, listening = {}, false, nil -- events/events.lua
   wakeNeeded = false                             -- leases/wake.lua
   glimitCache, gFlagSet = nil, false             -- groups/groups.lua
+  noPrio = nil                                   -- adds/pending.lua
   groupOverrides.on = nil                        -- groups/groups.lua
   limitedUntil = nil                             -- rate-limits/limiter.lua
   notesFlag, droppedIds = nil, nil               -- progress/progress.lua
