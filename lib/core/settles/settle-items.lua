@@ -86,9 +86,12 @@ function settleItems(args, base, now, defaults, ended)
       if i <= n then op, a1, a2 = args[k - 1], args[k + 2], args[k + 3] end
       local keepMs, dedupMs, flow, group, most = parseToken(token)
       leaseEnded(ended, group) -- nothing for a plain queue's token
+      -- a lease of a queue that keeps a metrics history has a '!' in its token: looked for
+      -- once here, so that the others make no call per settled job to be counted
+      local counted = string.find(token, '!', 1, true)
       if op == 'a' then
         freed = freed + 1
-        mx = metricsHistory.note(mx, token, 'c', now, true)
+        if counted then mx = metricsHistory.note(mx, token, 'c', now, true) end
         if not keepMs then keepMs, dedupMs = defaults.keepMs, 0 else flowAcked(id, flow, a1, keepMs) end -- flows/flows.lua
         if most then retainCompleted(most) end -- settles/retention.lua
         if keepMs > 0 then
@@ -126,7 +129,7 @@ function settleItems(args, base, now, defaults, ended)
             end
             local became = failAttempt(id, rec, now, a1, delayMs, 'failed', token)
             if became == 'dead' then freed = freed + 1 end
-            mx = metricsHistory.note(mx, token, became == 'dead' and 'd' or 'f', now, true)
+            if counted then mx = metricsHistory.note(mx, token, became == 'dead' and 'd' or 'f', now, true) end
           elseif op == 'l' then
             local meta = decodeMeta(rec) or {}
             pushPending({ id }, { meta.p or 0 }, { meta.g or false }, true)
@@ -144,7 +147,7 @@ function settleItems(args, base, now, defaults, ended)
             if next == 'dead' then
               deadLetter(id, meta, data, now, why)
               freed = freed + 1
-              mx = metricsHistory.note(mx, token, 'd', now, true)
+              if counted then mx = metricsHistory.note(mx, token, 'd', now, true) end
             elseif meta then
               redis.call('HSET', K_JOBS, id, encodeRecord(meta, data))
               if next == 'run' then
@@ -154,7 +157,7 @@ function settleItems(args, base, now, defaults, ended)
             else
               deadLetterUndecodable(id, now)
               freed = freed + 1
-              mx = metricsHistory.note(mx, token, 'd', now, true)
+              if counted then mx = metricsHistory.note(mx, token, 'd', now, true) end
             end
           elseif op == 'q' or op == 'd' then
             local meta, data = decodeMeta(rec)
@@ -175,7 +178,7 @@ function settleItems(args, base, now, defaults, ended)
             else
               deadLetterUndecodable(id, now)
               freed = freed + 1
-              mx = metricsHistory.note(mx, token, 'd', now, true)
+              if counted then mx = metricsHistory.note(mx, token, 'd', now, true) end
             end
           else
             local meta, data = decodeMeta(rec)
@@ -185,7 +188,7 @@ function settleItems(args, base, now, defaults, ended)
             end
             deadLetter(id, meta, data, now, a1)
             freed = freed + 1
-            mx = metricsHistory.note(mx, token, 'd', now, true)
+            if counted then mx = metricsHistory.note(mx, token, 'd', now, true) end
           end
         end
       end
