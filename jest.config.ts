@@ -17,6 +17,8 @@ import type { Config } from 'jest';
 // test/support/packed.ts); the teardown removes it.
 const config: Config = {
   rootDir: '.',
+  // in the checkout, not the system's temp dir: a run leaves nothing behind outside it
+  cacheDirectory: '<rootDir>/node_modules/.cache/jest',
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
   testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
