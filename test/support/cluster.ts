@@ -145,17 +145,17 @@ export async function startCluster(masters = 3, replicas = 1): Promise<TestClust
       let forced = false;
       return waitForValue(
         async () => {
-          const now = await masterOfSlot(slot);
-          if (now === node) {
-            if (!forced && Date.now() > forceAt && replicaPorts.length > 0) {
-              forced = true;
-              console.warn(`cluster: no replica of ${node.port} took over in ${timeoutMs / 2} ms; CLUSTER FAILOVER TAKEOVER on ${replicaPorts[0]}`);
-              await cli(replicaPorts[0]!, 'cluster', 'failover', 'takeover').catch(() => undefined);
-            }
-            return undefined;
+          // a node that cannot answer yet counts as no takeover: the fallback below still runs
+          const now = await masterOfSlot(slot).catch(() => undefined);
+          if (now !== undefined && now !== node) {
+            const info = await cli(now.port, 'cluster', 'info').catch(() => '');
+            if (info.includes('cluster_state:ok')) return now;
+          } else if (!forced && Date.now() > forceAt && replicaPorts.length > 0) {
+            forced = true;
+            console.warn(`cluster: no replica of ${node.port} took over in ${timeoutMs / 2} ms; CLUSTER FAILOVER TAKEOVER on ${replicaPorts[0]}`);
+            await cli(replicaPorts[0]!, 'cluster', 'failover', 'takeover').catch(() => undefined);
           }
-          const info = await cli(now.port, 'cluster', 'info');
-          return info.includes('cluster_state:ok') ? now : undefined;
+          return undefined;
         },
         `a replica of ${node.port} to take over`,
         timeoutMs,

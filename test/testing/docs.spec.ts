@@ -52,7 +52,8 @@ describe("the section 'Jest settings for ESM'", () => {
     writeFileSync(join(app, 'sum.spec.ts'), "import { sum } from './sum.js';\n\ntest('sum', () => expect(sum(1, 2)).toBe(3));\n");
     const script = JSON.parse(`{${block('json')}}`).scripts.test as string;
     expect(script).toBe('node --experimental-vm-modules node_modules/jest/bin/jest.js');
-    const jest = spawnSync(process.execPath, ['--experimental-vm-modules', join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci'], {
+    // its cache in the app's dir (removed with it), not in the system's temp dir
+    const jest = spawnSync(process.execPath, ['--experimental-vm-modules', join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci', '--cacheDirectory', join(app, '.jest-cache')], {
       cwd: app,
       encoding: 'utf8',
       timeout: 60_000,
