@@ -2,7 +2,7 @@
  * relq: the engine, framework-free. Promised: Queue and NamedQueue (produce, lease, settle,
  * read, manage, schedule, flows, events), Worker and BatchWorker, SchedulerTicker, listQueues,
  * the function library's status and load, every error class, and the types of their options,
- * results and events. Not promised: the queue's Redis keys and connection, the built-in
+ * results and events; PartitionedQueue (producing and reading so far, docs/scale-out.md). Not promised: the queue's Redis keys and connection, the built-in
  * defaults as constants (the README's option tables give their values), anything under core/
  * not re-exported here. test/packaging/surface.spec.ts holds the exact list.
  */
@@ -17,6 +17,8 @@ export type { ActivityEvent, BackoffStrategies, BackoffStrategy, Job, Handler, H
 export * from './core/errors.js';
 export { CrossQueueFlowError, FlowJobExistsError } from './core/flows/errors.js';
 export { JobNotRetryableError } from './core/management/errors.js';
+export { PartitionedQueue } from './core/partitions/partitioned-queue.js';
+export { PartitionsMismatchError } from './core/partitions/errors.js';
 // The public types, each from the feature that owns it.
 export type * from './core/adds/types.js';
 export type * from './core/leases/types.js';
@@ -28,6 +30,7 @@ export type * from './core/settings/types.js';
 export type * from './core/metrics-history/types.js';
 export type * from './core/events/types.js';
 export type * from './core/management/types.js';
+export type * from './core/partitions/types.js';
 export type * from './core/management/read-types.js';
 export type * from './core/flows/types.js';
 export type { RelqWarning, WarningHandler } from './core/warnings.js';

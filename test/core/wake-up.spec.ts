@@ -9,6 +9,7 @@
 import { Cluster } from 'ioredis';
 import { ClosedError, Queue, Worker } from '../../lib/index.js';
 import { internalsOf } from '../../lib/core/queue/internals.js';
+import type { Blocker } from '../../lib/core/redis/blocking-wait.js';
 import { freePort } from '../../lib/testing/redis-ping.js';
 import { blockedPopIds } from '../support/redis.js';
 import { blockedClients, sleep, useRedis, waitUntil, within } from '../support/engine-harness.js';
@@ -69,7 +70,7 @@ test('a wait whose connection is killed ends at once; its BLPOP is not sent agai
   const q = res.queue<string>();
   const obs = res.client();
   const internals = internalsOf<string>(q)!;
-  const blocker = internals.openBlocker();
+  const blocker = internals.openBlocker() as Blocker; // a queue's own: a Blocker
   const key = 'relq-test:wake-cut';
   try {
     const wait = blocker.pop(key, 60_000);
@@ -101,7 +102,7 @@ test('a wait on a Cluster client that reaches no node is not cut by its failed a
   client.on('error', () => undefined);
   const q = new Queue<string>('unreachable', { connection: client });
   const internals = internalsOf<string>(q)!;
-  const blocker = internals.openBlocker();
+  const blocker = internals.openBlocker() as Blocker; // a queue's own: a Blocker
   try {
     let settled = false;
     const wait = blocker.pop('relq-test:never', 60_000).finally(() => (settled = true));

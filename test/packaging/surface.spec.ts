@@ -28,7 +28,7 @@ const PROMISED: Record<string, string[]> = {
     'JobError', 'JobFailedError', 'JobInfo', 'JobLeasedError',
     'JobMap', 'JobName', 'JobNotRetryableError', 'JobOptions', 'JobOrder', 'JobPage', 'JobParent', 'JobPolicy', 'JobPolicyOptions', 'JobProgress', 'JobResultOf', 'JobSpec',
     'JobState', 'Lease', 'LeaseLostError', 'LeaseOptions', 'LeaseRef', 'LeasedJob', 'MetricsHistory', 'MetricsOptions', 'MetricsPoint', 'MetricsRange', 'MissedPolicy', 'NamedBulkJob', 'NamedJob',
-    'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PauseOptions', 'PayloadTooLargeError', 'PermissionError', 'Queue',
+    'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PartitionedBulkJob', 'PartitionedJobOptions', 'PartitionedQueue', 'PartitionedQueueOptions', 'PartitionsMismatchError', 'PauseOptions', 'PayloadTooLargeError', 'PermissionError', 'Queue',
     'QueueClosedError', 'QueueCounts', 'QueueDeletedError', 'QueueEvent', 'QueueEventType', 'QueueFullError', 'QueueInUseError',
     'QueueListing', 'QueueOptions', 'QueueProducer', 'QueueState', 'QueueStats', 'RateLimit', 'RateLimitError', 'RelqError', 'RelqWarning',
     'RemoveOptions', 'Retention', 'RoleHolder', 'RunTimeQuantiles', 'SandboxError', 'SandboxOptions', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',

@@ -2,11 +2,16 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Job ids made by this process: a random 64-bit instance part and a counter. Unique
- * without a Redis round trip, so an add stays one script call.
+ * without a Redis round trip, so an add stays one script call. A partition's ids start with
+ * its number (`3.k1x9….1f`, lib/core/partitions/layout.ts), so that the id tells where the job is.
  */
 export class IdGenerator {
-  private readonly instance = BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36);
+  private readonly instance: string;
   private counter = 0;
+
+  constructor(prefix = '') {
+    this.instance = prefix + BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36);
+  }
 
   next(): string {
     this.counter += 1;

@@ -18,7 +18,7 @@ import type { QueueSettings } from '../settings/queue-settings.js';
  * backpressure) when it is bounded, closable, grouped or counting.
  */
 export class Producer<Data> {
-  private readonly ids = new IdGenerator();
+  private readonly ids: IdGenerator;
   private readonly plainRecord: (now: number, dataJson: string) => string;
 
   constructor(
@@ -26,6 +26,7 @@ export class Producer<Data> {
     private readonly settings: QueueSettings,
     private readonly probe: QueueProbe,
   ) {
+    this.ids = new IdGenerator(ctx.idPrefix);
     this.plainRecord = plainRecordMaker(ctx.defaults);
   }
 
@@ -46,21 +47,33 @@ export class Producer<Data> {
   }
 
   private async addMany(jobs: ReadonlyArray<BulkJob<Data>>, op: 'add' | 'addBulk', mode: 'wait' | 'try', waitMs?: number): Promise<AddResult[]> {
+    if (jobs.length === 0) {
+      this.ctx.assertOpen();
+      return [];
+    }
+    return this.sendPrepared(this.prepare(jobs, op, mode, waitMs), op, mode);
+  }
+
+  /**
+   * Checks and encodes jobs (throws ValidationError, nothing sent): the first half of an add,
+   * split off so that a partitioned queue checks every part before it sends any
+   * (lib/core/partitions/). `indexOf` names a job in errors by its place in the caller's list.
+   */
+  prepare(jobs: ReadonlyArray<BulkJob<Data>>, op: 'add' | 'addBulk', mode: 'wait' | 'try', waitMs?: number, indexOf: (i: number) => number = (i) => i): PreparedAdd {
     this.ctx.assertOpen();
-    if (jobs.length === 0) return [];
     const now = Date.now();
     const items: ProduceItem[] = [];
     let grouped = false;
     let deduped = false; // a job carries a deduplication id
     jobs.forEach((job, i) => {
-      if (op === 'addBulk') assertOptions(`jobs[${i}]`, job, ['data', 'opts']);
-      const dataJson = toJson(op === 'add' ? 'data' : `jobs[${i}].data`, job.data, this.ctx.maxPayloadBytes);
+      if (op === 'addBulk') assertOptions(`jobs[${indexOf(i)}]`, job, ['data', 'opts']);
+      const dataJson = toJson(op === 'add' ? 'data' : `jobs[${indexOf(i)}].data`, job.data, this.ctx.maxPayloadBytes);
       if (job.opts === undefined) {
         // the common case: nothing to check, the meta is the queue's defaults
         items.push({ id: this.ids.next(), custom: 0, record: this.plainRecord(now, dataJson), priority: 0, due: '', group: '' });
         return;
       }
-      const field = op === 'add' ? 'opts' : `jobs[${i}].opts`;
+      const field = op === 'add' ? 'opts' : `jobs[${indexOf(i)}].opts`;
       const prepared = prepareJob(field, job.opts, this.ctx.defaults, now);
       const custom = prepared.id === undefined ? 0 : 1;
       const id = prepared.id ?? this.ids.next();
@@ -75,6 +88,12 @@ export class Producer<Data> {
         waitMs = job.opts?.waitMs;
       }
     });
+    return { items, grouped, deduped, now, waitMs };
+  }
+
+  /** The second half of an add: sends what prepare() made (one script call), traced when tracing is on. */
+  sendPrepared(p: PreparedAdd, op: 'add' | 'addBulk', mode: 'wait' | 'try'): Promise<AddResult[]> {
+    const { items, grouped, deduped, now, waitMs } = p;
     if (instruments.length === 0) return this.send(items, op, mode, grouped, deduped, now, waitMs);
     const call = mode === 'try' ? (op === 'add' ? 'tryAdd' : 'tryAddBulk') : op;
     return observedAdd(
@@ -120,6 +139,16 @@ export class Producer<Data> {
     assertJobId(id, 'id');
     return this.ctx.run(removeDeduplicationScript, { id });
   }
+}
+
+/** @internal Jobs checked and encoded by Producer.prepare(), not sent yet. */
+export interface PreparedAdd {
+  readonly items: ProduceItem[];
+  readonly grouped: boolean;
+  readonly deduped: boolean;
+  /** The client's clock when they were checked: their records' creation time. */
+  readonly now: number;
+  readonly waitMs: number | undefined;
 }
 
 const OUTCOMES: Readonly<Record<string, DeduplicationOutcome>> = { i: 'ignored', r: 'replaced', d: 'deferred' };

@@ -11,7 +11,8 @@ const LISTEN_RENEW_MS = 10_000;
 
 /** What one hub subscribes to, and how its messages read. */
 export interface HubChannel<T> {
-  channel: string;
+  /** Its sharded channels: one, or several of different slots (a partitioned queue's wake-ups, lib/core/partitions/). */
+  channels: readonly string[];
   /**
    * Set (with an expiry, renewed) while subscribed, for channels that scripts publish on only
    * while someone listens (the job events); none for channels they always publish on.
@@ -20,7 +21,7 @@ export interface HubChannel<T> {
   /** What the stream is called in warnings ('event stream'). */
   what: string;
   /** One message's items; none for a message that is not the channel's. */
-  decode(message: string): T[];
+  decode(message: string, channel: string): T[];
 }
 
 /**
@@ -101,7 +102,7 @@ export class EventHub<T = QueueEvent> {
   private async subscribeOnce(generation: number): Promise<void> {
     const sub = duplicateClient(this.handle, 'subscriber');
     this.sub = sub;
-    sub.on('smessage', (_channel: string, message: string) => this.dispatch(message));
+    sub.on('smessage', (channel: string, message: string) => this.dispatch(message, channel));
     let connected = false;
     sub.on('ready', () => {
       if (connected && this.sub === sub) {
@@ -111,7 +112,8 @@ export class EventHub<T = QueueEvent> {
       connected = true;
     });
     try {
-      await sub.ssubscribe(this.of.channel);
+      // one call per channel: a Cluster routes each by its slot, to its master's connection
+      await Promise.all(this.of.channels.map((channel) => sub.ssubscribe(channel)));
       await this.announce();
     } catch (err) {
       // neither subscribed nor announced: dropped, and tried again by the caller
@@ -137,8 +139,8 @@ export class EventHub<T = QueueEvent> {
     if (this.of.listenersKey !== undefined) await this.handle.client.set(this.of.listenersKey, '1', 'PX', LISTEN_TTL_MS);
   }
 
-  private dispatch(message: string): void {
-    for (const item of this.of.decode(message)) this.subject.next(item);
+  private dispatch(message: string, channel: string): void {
+    for (const item of this.of.decode(message, channel)) this.subject.next(item);
   }
 
   private async closeSubscription(): Promise<void> {
@@ -174,7 +176,7 @@ export function jsonArray(message: string): unknown[] {
 /** The job events' channel of queue `queue`: its transitions, for events() and watch(). */
 export function jobEvents(channel: string, listenersKey: string, queue: string): HubChannel<QueueEvent> {
   return {
-    channel,
+    channels: [channel],
     listenersKey,
     what: 'event stream',
     decode: (message) =>

@@ -1,4 +1,3 @@
-import type { Blocker } from '../redis/blocking-wait.js';
 import type { LeaseRef } from '../leases/types.js';
 import type { AddFlowOptions, FlowJob, FlowResult } from '../flows/types.js';
 import type { JobProgress, QueueCounts, SweepResult } from '../management/read-types.js';
@@ -25,7 +24,7 @@ export interface QueueInternals<Data> {
   settle(items: SettleItem[], reqId?: string): Promise<boolean[]>;
   touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number, worker?: string): Promise<Touched[]>;
   /** Blocks on the wake-up list for up to `ms` (lib/core/leases/leasing.ts). */
-  waitForWork(blocker: Blocker, ms: number): Promise<boolean>;
+  waitForWork(wait: WorkWait, ms: number): Promise<boolean>;
   /** A handler's progress and log lines (lib/core/progress/progress.ts). */
   updateProgress(lease: LeaseRef, progress: JobProgress): Promise<boolean>;
   log(lease: LeaseRef, line: string): Promise<boolean>;
@@ -43,8 +42,14 @@ export interface QueueInternals<Data> {
   eventsOpen(): Promise<void>;
   /** Listens to the leases cancel() ends (lib/core/worker/cancel-notices.ts); returns the end of it. */
   watchCancels(notice: (n: CancelNotice) => void, active: () => void): () => void;
-  openBlocker(): Blocker;
-  closeBlocker(b: Blocker): void;
+  /** A worker's wait for work (a Blocker of its own for a queue, lib/core/redis/blocking-wait.ts). */
+  openBlocker(): WorkWait;
+  closeBlocker(wait: WorkWait): void;
+}
+
+/** A worker's wait for work, which pause() cuts short; closed with closeBlocker(). */
+export interface WorkWait {
+  interrupt(): void;
 }
 
 /** Queue objects that went through their constructor, and their internals. */

@@ -2,11 +2,12 @@ import { boundedCall, closeClient, duplicateClient, openConnection, type ClientH
 import { afterLoading } from '../redis/loading.js';
 import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
-import { queueKeys, queueNameOf, type QueueKeys } from '../redis/keys.js';
+import { keysOfTag, queueKeys, queueNameOf, type QueueKeys } from '../redis/keys.js';
+import { partitionTag } from '../partitions/layout.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
-import type { QueueOp, ScriptName } from '../redis/script-code.js';
-import type { QueueScript, ScriptArg } from '../redis/script-def.js';
+import type { QueueOp, ScriptName, ScriptOp } from '../redis/script-code.js';
+import type { OwnKeysScript, QueueScript, ScriptArg } from '../redis/script-def.js';
 import { runScript } from '../redis/scripts.js';
 import { checkEvictionPolicy } from '../redis/server-check.js';
 import type { JobPolicy } from '../adds/types.js';
@@ -34,8 +35,13 @@ export class QueueContext implements SettingsContext {
   readonly warn: WarningHandler;
   readonly handle: ClientHandle;
   readonly blockers: BlockerPool;
-  /** The queue's entry in the registry of queue names (lib/core/registry/registry.ts). */
-  private readonly registration: Registration;
+  /** What the job ids this object makes start with: a partition's number and a dot, else nothing. */
+  readonly idPrefix: string;
+  /**
+   * The queue's entry in the registry of queue names (lib/core/registry/registry.ts). A
+   * partition has none: the partitioned queue is listed as a whole, not its partitions.
+   */
+  private readonly registration: Registration | undefined;
   /** The registrations of other queues that flows added through this one wrote to. */
   private readonly others = new Map<string, Registration>();
   /** Where runScript reports a function library that holds other code (once per check). */
@@ -52,9 +58,12 @@ export class QueueContext implements SettingsContext {
     readonly name: string,
     o: ResolvedQueueOptions,
     connection: QueueOptions['connection'],
+    /** Partition `partition` of the partitioned queue `name` (lib/core/partitions/), not a queue of its own. */
+    readonly partition?: number,
   ) {
     this.prefix = o.prefix;
-    this.keys = queueKeys(o.prefix, name);
+    this.keys = partition === undefined ? queueKeys(o.prefix, name) : keysOfTag(partitionTag(o.prefix, name, partition));
+    this.idPrefix = partition === undefined ? '' : `${partition}.`;
     this.defaults = o.defaults;
     this.maxPayloadBytes = o.maxPayloadBytes;
     this.maxLogLines = o.maxLogLines;
@@ -65,7 +74,7 @@ export class QueueContext implements SettingsContext {
     this.handle = openConnection(connection);
     this.blockers = new BlockerPool(() => duplicateClient(this.handle));
     this.reportLibrary = (message) => this.warn({ code: 'RELQ_LIBRARY_MISMATCH', queue: name, message: `queue '${name}': ${message}` });
-    this.registration = this.newRegistration(name);
+    this.registration = partition === undefined ? this.newRegistration(name) : undefined;
   }
 
   /** The name of a flow child's parent's queue: this one, or the queue of tag `pq` (record meta pq). */
@@ -129,18 +138,33 @@ export class QueueContext implements SettingsContext {
   private async send(script: QueueScript<ScriptName, never, unknown, string>, keys: readonly string[], argv: ScriptArg[]): Promise<unknown> {
     if (this.serverChecked !== true) await this.checkServer();
     // no await otherwise: leases and settles pay no tick
-    const registering = script.creates ? this.registration.before() : undefined;
+    const registering = script.creates ? this.registration?.before() : undefined;
     if (registering) await registering;
     const reply = await boundedCall(this.handle, runScript(this.handle.client, script.name, keys, argv, this.reportLibrary));
     // Listed for a call that the deleted queue's tombstone refused: not listed after all.
-    if (registering && isDeletedReply(reply)) await this.registration.withdraw();
+    if (registering && isDeletedReply(reply)) await this.registration?.withdraw();
     return reply;
+  }
+
+  /**
+   * An operation on keys of its own rather than the queue's (a partitioned queue's map): the
+   * same deadline and typed errors as run().
+   */
+  async runOwnKeys<Args, Result, Op extends ScriptOp>(script: OwnKeysScript<ScriptName, Args, Result, Op>, keys: string[], args: Args): Promise<Result> {
+    this.assertOpen();
+    if (this.serverChecked !== true) await this.checkServer();
+    try {
+      const reply = await boundedCall(this.handle, runScript(this.handle.client, script.name, keys, script.encode(args), this.reportLibrary));
+      return script.decode(reply, args);
+    } catch (err) {
+      throw wrapRedisError(err, script.ops[0], this.handle);
+    }
   }
 
   /** Removes the queue from the registry of queue names, after deleteQueue's script. */
   async unregister(): Promise<void> {
     try {
-      await this.registration.remove();
+      await this.registration?.remove();
     } catch (err) {
       throw this.wrapError(err, 'deleteQueue');
     }

@@ -1,4 +1,5 @@
 import type { QueueOptions } from './types.js';
+import type { Blocker } from '../redis/blocking-wait.js';
 import { EventHub, jobEvents } from '../events/event-hub.js';
 import { cancelNotices, watchCancels, type CancelNotice } from '../worker/cancel-notices.js';
 import { Flows } from '../flows/flows.js';
@@ -10,6 +11,7 @@ import { resolveQueueOptions, type ResolvedQueueOptions } from './options.js';
 import { Producer } from '../adds/producer.js';
 import { ProgressWriter } from '../progress/progress.js';
 import { QueueContext } from './queue-context.js';
+import { partitionOption } from '../partitions/partition-option.js';
 import { QueueProbe } from '../adds/queue-probe.js';
 import { QueueSettings } from '../settings/queue-settings.js';
 import { Schedulers } from '../schedulers/schedulers.js';
@@ -42,7 +44,7 @@ export interface QueueParts<Data, Result> {
 /** @internal Checks every option first (nothing connects before), then builds the parts. */
 export function buildQueueParts<Data, Result>(name: string, options: QueueOptions): QueueParts<Data, Result> {
   const o = resolveQueueOptions(name, options);
-  const ctx = new QueueContext(name, o, options.connection);
+  const ctx = new QueueContext(name, o, options.connection, partitionOption(options));
   const settings = new QueueSettings(ctx, o.settings);
   const wrapError = (err: unknown) => ctx.wrapError(err, 'events');
   const warn = (message: string) => ctx.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message });
@@ -54,7 +56,7 @@ export function buildQueueParts<Data, Result>(name: string, options: QueueOption
     ctx,
     settings,
     hub,
-    cancels: new EventHub(ctx.handle, cancelNotices(ctx.keys.derived.cancels), name, wrapError, warn),
+    cancels: new EventHub(ctx.handle, cancelNotices([ctx.keys.derived.cancels]), name, wrapError, warn),
     producer: new Producer<Data>(ctx, settings, probe),
     leasing: new Leasing<Data>(ctx, settings),
     settling: new Settling<Result>(ctx),
@@ -80,7 +82,7 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     leaseStep: (items, count, leaseMs, woken, reqId, worker) => leasing.leaseStep(items, count, leaseMs, woken, reqId, worker),
     settle: (items, reqId) => settling.settle(items, reqId),
     touchMany: (leases, extendMs, worker) => settling.touchMany(leases, extendMs, worker),
-    waitForWork: (blocker, ms) => leasing.waitForWork(blocker, ms),
+    waitForWork: (blocker, ms) => leasing.waitForWork(blocker as Blocker, ms), // its own, from openBlocker()
     updateProgress: (lease, value) => progress.updateProgress(lease, value),
     log: (lease, line) => progress.log(lease, line),
     updateData: (lease, data) => management.updateData(lease, data as Data),
@@ -91,6 +93,6 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     watchCancels: (notice, active) => watchCancels(cancels, notice, active),
     countsAndAge: () => inspector.countsAndAge(),
     openBlocker: () => ctx.openBlocker(),
-    closeBlocker: (b) => ctx.closeBlocker(b),
+    closeBlocker: (b) => ctx.closeBlocker(b as Blocker),
   };
 }

@@ -7,6 +7,7 @@ import type { Lease, LeaseOptions, LeaseRef } from '../leases/types.js';
 import type { JobProgress, JobState } from '../management/read-types.js';
 import type { QueueOptions } from './types.js';
 import { registerInternals } from './internals.js';
+import { registerPartitionInternals } from '../partitions/partition-internals.js';
 import { QueueAdmin } from './queue-admin.js';
 import { buildQueueParts, queueInternals } from './queue-parts.js';
 
@@ -22,6 +23,7 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     const parts = buildQueueParts<Data, Result>(name, options); // everything checked before anything connects
     super(parts);
     registerInternals(this, queueInternals(name, parts));
+    if (parts.ctx.partition !== undefined) registerPartitionInternals(this, parts);
   }
 
   /** @internal The shared command connection (Nest health checks, the CLI, the dashboard, tests). */

@@ -60,7 +60,11 @@ export function queueNameOf(prefix: string, tag: string): string {
 }
 
 export function queueKeys(prefix: string, name: string): QueueKeys {
-  const tag = queueTag(prefix, name);
+  return keysOfTag(queueTag(prefix, name));
+}
+
+/** The keys of the queue whose tag is `tag` (queueTag(), or a partition's: lib/core/partitions/layout.ts). */
+export function keysOfTag(tag: string): QueueKeys {
   const byName = Object.fromEntries(QUEUE_KEYS.map((k) => [k, `${tag}:${k}`])) as Record<QueueKeyName, string>;
   return {
     tag,

@@ -8,6 +8,7 @@ import { FLOW_SCRIPTS } from '../flows/scripts.js';
 import { LEASE_SCRIPTS } from '../leases/scripts.js';
 import { MANAGEMENT_SCRIPTS } from '../management/scripts.js';
 import { METRICS_HISTORY_SCRIPTS } from '../metrics-history/scripts.js';
+import { PARTITION_SCRIPTS } from '../partitions/scripts.js';
 import { PROGRESS_SCRIPTS } from '../progress/scripts.js';
 import { REGISTRY_SCRIPTS } from '../registry/scripts.js';
 import { ROLE_SCRIPTS } from '../roles/scripts.js';
@@ -34,6 +35,7 @@ const SCRIPTS = [
   ...REGISTRY_SCRIPTS,
   ...METRICS_HISTORY_SCRIPTS,
   ...WORKER_SCRIPTS,
+  ...PARTITION_SCRIPTS,
 ] as const;
 
 export type ScriptName = (typeof SCRIPTS)[number]['name'];

@@ -10,6 +10,7 @@ import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './o
 import { isInstance } from '../thrown.js';
 import { untilDue } from '../leases/leasing.js';
 import type { Queue } from '../queue/queue.js';
+import type { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { assertConcurrency } from './loop-options.js';
@@ -88,7 +89,7 @@ export class BatchWorker<Data = unknown, Result = unknown> extends LeaseWorker<D
   private readonly overChecks = new Map<Array<HeldLease<Data>>, () => void>();
 
   constructor(
-    queue: Queue<Data, Result>,
+    queue: Queue<Data, Result> | PartitionedQueue<Data, Result>,
     private readonly handler: BatchHandler<Data, Result>,
     options: BatchWorkerOptions<Data>,
   ) {

@@ -24,9 +24,9 @@ export interface CancelNotice {
   readonly reason?: string;
 }
 
-/** The cancel notices' channel of a queue (the derived key `cancels`). */
-export function cancelNotices(channel: string): HubChannel<CancelNotice> {
-  return { channel, what: 'cancel notices', decode: (message) => jsonArray(message) as CancelNotice[] };
+/** The cancel notices' channel of a queue (the derived key `cancels`), or of each partition of a partitioned queue. */
+export function cancelNotices(channels: readonly string[]): HubChannel<CancelNotice> {
+  return { channels, what: 'cancel notices', decode: (message) => jsonArray(message) as CancelNotice[] };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { withDeadline } from '../deadline.js';
 import { Subject, type Observable } from 'rxjs';
-import type { Blocker } from '../redis/blocking-wait.js';
 import { DEFAULT_BLOCK_MS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_MS, DEFAULT_WORKER_TTL_MS } from '../defaults.js';
 import { CancelledError, ClosedError, LeaseLostError, NotReplicatedError, QueueDeletedError, UnrecoverableError, ValidationError } from '../errors.js';
 import type { CancelNotice } from './cancel-notices.js';
@@ -8,9 +7,10 @@ import { Heartbeat } from './heartbeat.js';
 import { ErrorBackoff, wakeableDelay } from './retry-delay.js';
 import type { HeldLease, JobCalls, MovedTo } from './job-view.js';
 import { Outbox, type ActivityEvent, type Outcome, type OutcomeEvent, type SettleCall } from './outbox.js';
-import { internalsOf, type QueueInternals } from '../queue/internals.js';
+import { internalsOf, type QueueInternals, type WorkWait } from '../queue/internals.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
+import type { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import { delayItem, requeueItem, waitChildrenItem, type SettleItem } from '../settles/settle-items.js';
 import type { Lease, LeasedJob } from '../leases/types.js';
 import { assertLoopOptions, type LoopOptions } from './loop-options.js';
@@ -54,7 +54,7 @@ export abstract class LeaseWorker<Data, Result> {
   protected readonly outbox: Outbox<Data, Result>;
   protected started = false;
   protected stopping = false;
-  protected blocker: Blocker | undefined;
+  protected blocker: WorkWait | undefined;
   protected loopDone: Promise<unknown> | undefined;
   private closing: Promise<void> | undefined;
   /** Ends the subscription to cancel notices (lib/core/worker/cancel-notices.ts). */
@@ -83,7 +83,7 @@ export abstract class LeaseWorker<Data, Result> {
   protected readonly presence: Presence;
 
   protected constructor(
-    readonly queue: Queue<Data, Result>,
+    readonly queue: Queue<Data, Result> | PartitionedQueue<Data, Result>,
     options: LeaseWorkerOptions<Data>,
   ) {
     const internals = internalsOf<Data>(queue);

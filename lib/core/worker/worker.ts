@@ -9,6 +9,7 @@ import { failureOutcome, successOutcome, thrownOutcome, type Outcome } from './o
 import { untilDue } from '../leases/leasing.js';
 import type { LeaseStep } from '../leases/lease-step.js';
 import type { Queue } from '../queue/queue.js';
+import type { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import { requeueItem } from '../settles/settle-items.js';
 import type { Lease } from '../leases/types.js';
 import { assertOptions } from '../validate.js';
@@ -96,7 +97,7 @@ export class Worker<Data = unknown, Result = unknown> extends LeaseWorker<Data, 
    * `handler` runs each job in this process; a handler file (a module exporting the handler)
    * runs them in worker threads or child processes (`options.sandbox`, docs/sandbox.md).
    */
-  constructor(queue: Queue<Data, Result>, handler: Handler<Data, Result> | HandlerFile, options: WorkerOptions<Data> = {}) {
+  constructor(queue: Queue<Data, Result> | PartitionedQueue<Data, Result>, handler: Handler<Data, Result> | HandlerFile, options: WorkerOptions<Data> = {}) {
     assertOptions('worker options', options, WORKER_OPTION_KEYS);
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     assertConcurrency('concurrency', concurrency);

@@ -1,0 +1,32 @@
+import type { PreparedAdd } from '../adds/producer.js';
+import type { AddResult, BulkJob } from '../adds/types.js';
+import type { QueueParts } from '../queue/queue-parts.js';
+import type { ScriptName, ScriptOp } from '../redis/script-code.js';
+import type { OwnKeysScript } from '../redis/script-def.js';
+
+/**
+ * @internal What a PartitionedQueue uses of each of its partitions beyond a Queue's public API
+ * and its QueueInternals: an add in two halves, so that every part of a bulk add is checked
+ * before any is sent, and the calls on the queue's map.
+ */
+export interface PartitionInternals {
+  prepareAdd(jobs: ReadonlyArray<BulkJob<unknown>>, mode: 'wait' | 'try', waitMs: number | undefined, indexOf: (i: number) => number): PreparedAdd;
+  sendAdd(prepared: PreparedAdd, mode: 'wait' | 'try'): Promise<AddResult[]>;
+  runOwnKeys<Args, Result, Op extends ScriptOp>(script: OwnKeysScript<ScriptName, Args, Result, Op>, keys: string[], args: Args): Promise<Result>;
+}
+
+const registry = new WeakMap<object, PartitionInternals>();
+
+/** Made by Queue's constructor for a Queue object that is a partition (partition-option.ts). */
+export function registerPartitionInternals<Data, Result>(queue: object, p: QueueParts<Data, Result>): void {
+  const { producer, ctx } = p;
+  registry.set(queue, {
+    prepareAdd: (jobs, mode, waitMs, indexOf) => producer.prepare(jobs as ReadonlyArray<BulkJob<Data>>, 'addBulk', mode, waitMs, indexOf),
+    sendAdd: (prepared, mode) => producer.sendPrepared(prepared, 'addBulk', mode).then((r) => ctx.replicated(mode === 'try' ? 'tryAddBulk' : 'addBulk', r)),
+    runOwnKeys: (script, keys, args) => ctx.runOwnKeys(script, keys, args),
+  });
+}
+
+export function partitionInternalsOf(queue: object): PartitionInternals | undefined {
+  return registry.get(queue);
+}
