@@ -3,6 +3,7 @@
 // with tsc into .bench-tmp/, copies the Lua scripts next to them, and runs bench/main.ts there
 // with --expose-gc (a watchdog kills that run if this launcher dies). `--profile` instead runs bench/profile.ts under `node --cpu-prof`;
 // `--sandbox` runs bench/sandbox-cost.ts (jobs/s of a handler file in threads and processes against in-process).
+// `--partitions` runs bench/partition-share.ts (each master's Redis work per job of a hot queue, plain and partitioned, on a Cluster of 3).
 // `--ref <git-ref>` also compiles relq's lib/ as committed at that ref (into .bench-tmp/ref/)
 // and measures it as the library `relq@ref` beside the working tree's, alternating in the same
 // run, so a change's cost is a same-run ratio. `--lib-at <git-ref>` measures lib/ as committed
@@ -20,6 +21,7 @@ const out = join(root, '.bench-tmp');
 const args = process.argv.slice(2);
 const profile = args.includes('--profile');
 const sandbox = args.includes('--sandbox');
+const partitions = args.includes('--partitions');
 /** The value of `--<name> <value>`, and the arguments without it. */
 function takeOption(list, name) {
   const at = list.indexOf(`--${name}`);
@@ -33,9 +35,9 @@ function takeOption(list, name) {
 }
 const [libAt, rest] = takeOption(args, 'lib-at');
 const [ref, passRest] = takeOption(rest, 'ref');
-const passArgs = passRest.filter((a) => a !== '--profile' && a !== '--sandbox');
-if ((profile || sandbox) && ref) {
-  console.error(`run-bench: --${profile ? 'profile' : 'sandbox'} measures one build; use --lib-at for another`);
+const passArgs = passRest.filter((a) => a !== '--profile' && a !== '--sandbox' && a !== '--partitions');
+if ((profile || sandbox || partitions) && ref) {
+  console.error(`run-bench: --${profile ? 'profile' : sandbox ? 'sandbox' : 'partitions'} measures one build; use --lib-at for another`);
   process.exit(2);
 }
 
@@ -88,7 +90,7 @@ if (libAt) {
   console.error(`run-bench: lib/ from ${libAt} (${libAtSha})`);
 }
 const t0 = Date.now();
-const entry = join(out, 'bench', profile ? 'profile.js' : sandbox ? 'sandbox-cost.js' : 'main.js');
+const entry = join(out, 'bench', profile ? 'profile.js' : sandbox ? 'sandbox-cost.js' : partitions ? 'partition-share.js' : 'main.js');
 compile(['-p', join(srcRoot, 'bench', 'tsconfig.json'), '--outDir', out, '--tsBuildInfoFile', join(out, 'bench.tsbuildinfo')], entry, 'bench/');
 console.error(`run-bench: compiled bench/ + lib/ to ${relative(root, out)}/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
