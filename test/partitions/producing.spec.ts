@@ -6,29 +6,22 @@
  * of partitions against objects that declare another; bad options are refused before anything
  * connects.
  */
-import type { Cluster } from 'ioredis';
 import { PartitionedQueue, PartitionsMismatchError, Queue, ValidationError, type QueueCounts } from '../../lib/index.js';
-import { startCluster, type TestCluster } from '../support/cluster.js';
+import { useCluster } from '../support/cluster.js';
 
-let cluster: TestCluster;
-let client: Cluster;
-beforeAll(async () => {
-  cluster = await startCluster(3, 0); // no replicas: nothing here fails over
-  client = cluster.client();
-}, 60_000);
-afterAll(() => cluster?.stop());
+const env = useCluster(3, 0); // no replicas: nothing here fails over
 
 const PREFIX = 'pt';
 let n = 0;
 /** A queue of its own per test. */
-const fresh = (partitions = 6) => new PartitionedQueue<{ i: number }>(`clicks-${++n}`, { connection: client, prefix: PREFIX, partitions });
+const fresh = (partitions = 6) => new PartitionedQueue<{ i: number }>(`clicks-${++n}`, { connection: env.client, prefix: PREFIX, partitions });
 
 const pendingOf = (counts: QueueCounts[]) => counts.map((c) => c.pending);
 
 /** The masters holding keys of queue `name`'s partitions, by partition. */
 async function mastersOfPartitions(name: string, partitions: number): Promise<string[]> {
   const owner: string[] = new Array<string>(partitions).fill('');
-  for (const node of client.nodes('master')) {
+  for (const node of env.client.nodes('master')) {
     const keys = (await node.keys(`{${PREFIX}:{${name}#*`)) as string[];
     for (const key of keys) {
       const i = Number(/#(\d+)\}/.exec(key)![1]);
@@ -127,7 +120,7 @@ test('addBulk splits by partition, keeps the order of its results, and writes no
 
 test('an object that declares another number of partitions is refused before it writes', async () => {
   const pq = fresh(6);
-  const other = new PartitionedQueue<{ i: number }>(pq.name, { connection: client, prefix: PREFIX, partitions: 4 });
+  const other = new PartitionedQueue<{ i: number }>(pq.name, { connection: env.client, prefix: PREFIX, partitions: 4 });
   try {
     await pq.add({ i: 1 });
     await expect(other.add({ i: 2 })).rejects.toBeInstanceOf(PartitionsMismatchError);
@@ -141,7 +134,7 @@ test('an object that declares another number of partitions is refused before it 
 
 test('a plain queue named like a partition never meets it', async () => {
   const pq = fresh(2);
-  const plain = new Queue<{ i: number }>(`${pq.name}#0`, { connection: client, prefix: PREFIX });
+  const plain = new Queue<{ i: number }>(`${pq.name}#0`, { connection: env.client, prefix: PREFIX });
   try {
     await plain.add({ i: 1 });
     await pq.add({ i: 2 });

@@ -5,18 +5,11 @@
  * not its safety look), and costs about what a plain queue's idle worker does; a BatchWorker
  * and several workers at once share the partitions, each worker audited on its own.
  */
-import type { Cluster } from 'ioredis';
 import { BatchWorker, PartitionedQueue, Queue, Worker, type Job } from '../../lib/index.js';
-import { startCluster, type TestCluster } from '../support/cluster.js';
+import { useCluster } from '../support/cluster.js';
 import { sleep, waitUntil } from '../support/wait.js';
 
-let cluster: TestCluster;
-let client: Cluster;
-beforeAll(async () => {
-  cluster = await startCluster(3, 0); // no replicas: nothing here fails over
-  client = cluster.client();
-}, 60_000);
-afterAll(() => cluster?.stop());
+const env = useCluster(3, 0); // no replicas: nothing here fails over
 
 const PREFIX = 'pw';
 let n = 0;
@@ -26,7 +19,7 @@ afterEach(async () => {
 });
 
 function fresh<D>(partitions: number, extra: { groupConcurrency?: number } = {}): PartitionedQueue<D> {
-  const q = new PartitionedQueue<D>(`work-${++n}`, { connection: client, prefix: PREFIX, partitions, ...extra });
+  const q = new PartitionedQueue<D>(`work-${++n}`, { connection: env.client, prefix: PREFIX, partitions, ...extra });
   closers.push(() => q.close());
   return q;
 }
@@ -40,7 +33,7 @@ function started<W extends { start(): void; close(): Promise<void> }>(w: W): W {
 /** Commands each master ran, summed over the masters (INFO commandstats). */
 async function commandsOnMasters(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const node of client.nodes('master')) {
+  for (const node of env.client.nodes('master')) {
     const info = (await node.info('commandstats')) as string;
     for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
   }
@@ -103,7 +96,7 @@ test('an idle worker costs about what a plain queue idle worker costs', async ()
     await sleep(window);
     return total(before, await commandsOnMasters(), skip);
   };
-  const plain = new Queue<number>(`plain-${++n}`, { connection: client, prefix: PREFIX });
+  const plain = new Queue<number>(`plain-${++n}`, { connection: env.client, prefix: PREFIX });
   closers.push(() => plain.close());
   const plainCost = await idleCost(() => void started(new Worker(plain, async () => undefined, { blockMs: 1_000 })));
   await Promise.all(closers.splice(0).map((close) => close()));

@@ -169,3 +169,25 @@ export async function startCluster(masters = 3, replicas = 1): Promise<TestClust
     },
   };
 }
+
+/**
+ * A Cluster for the tests of one spec file: started before them (`masters` masters, `replicas`
+ * replicas each), stopped after them, with one client of it for them all.
+ */
+export function useCluster(masters: number, replicas: number): { readonly cluster: TestCluster; readonly client: Cluster } {
+  let cluster: TestCluster | undefined;
+  let client: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(masters, replicas);
+    client = cluster.client();
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+  return {
+    get cluster() {
+      return cluster!;
+    },
+    get client() {
+      return client!;
+    },
+  };
+}
