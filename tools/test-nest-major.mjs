@@ -51,6 +51,7 @@ console.log(`test-nest-major: testing against ${versions.join(', ')}`);
 const jest = spawnSync(
   process.execPath,
   ['--experimental-vm-modules', join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', '--forceExit', ...NEST_SPECS, ...jestArgs],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, RELQ_NEST_DIR: dir } },
+  // ts-node (which reads jest.config.ts) would keep a compile cache in the system's temp dir
+  { cwd: root, stdio: 'inherit', env: { ...process.env, RELQ_NEST_DIR: dir, DISABLE_V8_COMPILE_CACHE: '1' } },
 );
 process.exit(jest.status ?? 1);

@@ -8,19 +8,36 @@ import calculateSlot from 'cluster-key-slot';
 /** Keys hash to this many buckets; each partition owns some of them, so there are at most this many partitions. */
 export const PARTITION_BUCKETS = 1024;
 
+/** Redis Cluster's hash slots. */
+const CLUSTER_SLOTS = 16_384;
+/** Salts tried for a partition's tag before giving up on its slot range (never reached: a range holds 16 slots or more). */
+const MAX_SALT = 1_000_000;
+
 /**
- * The tag of partition `i`: `{<prefix>:{<name>#<i>}`. Redis hashes `<prefix>:{<name>#<i>`, the
- * text up to the first '}', so each partition has a slot of its own. No plain queue's key starts
- * with `{<prefix>:{` (its name holds braces only as one complete tag, redis/keys.ts queueTag),
- * so a partition never meets another queue's keys.
+ * The tag of partition `i` of `n`: `{<prefix>:{<name>#<i>.<salt>}`. Redis hashes
+ * `<prefix>:{<name>#<i>.<salt>`, the text up to the first '}'. The salt is the first that puts
+ * that slot in the i-th of n equal ranges of the 16,384 slots, so that the partitions spread
+ * evenly over the slots whatever the name: on a Cluster whose masters hold equal ranges (as
+ * `redis-cli --cluster create` makes them), with n a multiple of the masters, each master holds
+ * as many. Left to the hash alone, six partitions fell 4/1/1 on three masters (bench/RESULTS.md).
+ * Every object computes the same tags with nothing read. No plain queue's key starts with
+ * `{<prefix>:{` (its name holds braces only as one complete tag, redis/keys.ts queueTag), so a
+ * partition never meets another queue's keys.
  */
-export function partitionTag(prefix: string, name: string, i: number): string {
+export function partitionTag(prefix: string, name: string, i: number, n: number): string {
+  const lo = Math.floor((i * CLUSTER_SLOTS) / n);
+  const hi = Math.floor(((i + 1) * CLUSTER_SLOTS) / n);
+  for (let salt = 0; salt < MAX_SALT; salt += 1) {
+    const tag = `{${prefix}:{${name}#${i}.${salt}}`;
+    const slot = calculateSlot(tag);
+    if (slot >= lo && slot < hi) return tag;
+  }
   return `{${prefix}:{${name}#${i}}`;
 }
 
-/** The partition map, a hash on partition 0's slot (partition-map.lua). */
+/** The partition map, a hash on a slot of its own, found without knowing the number of partitions (partition-map.lua). */
 export function partitionMapKey(prefix: string, name: string): string {
-  return `${partitionTag(prefix, name, 0)}:pmap`;
+  return `{${prefix}:{${name}#}:pmap`;
 }
 
 /**

@@ -7,9 +7,15 @@ import type { QueueOptions } from '../queue/types.js';
  */
 export const PARTITION = Symbol('relq.partition');
 
-export type PartitionQueueOptions = QueueOptions & { [PARTITION]: number };
+/** Partition `index` of `of`. */
+export interface PartitionSlot {
+  readonly index: number;
+  readonly of: number;
+}
+
+export type PartitionQueueOptions = QueueOptions & { [PARTITION]: PartitionSlot };
 
 /** The partition a Queue object's options make it, undefined for a queue of its own. */
-export function partitionOption(options: QueueOptions): number | undefined {
+export function partitionOption(options: QueueOptions): PartitionSlot | undefined {
   return (options as Partial<PartitionQueueOptions>)[PARTITION];
 }

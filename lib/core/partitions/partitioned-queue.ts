@@ -52,7 +52,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> {
     this.#handle = openConnection(queueOptions.connection);
     const queues: Array<Queue<Data, Result>> = [];
     for (let i = 0; i < partitions; i += 1) {
-      const o: PartitionQueueOptions = { ...queueOptions, connection: this.#handle.client, [PARTITION]: i };
+      const o: PartitionQueueOptions = { ...queueOptions, connection: this.#handle.client, [PARTITION]: { index: i, of: partitions } };
       queues.push(new Queue<Data, Result>(name, o));
     }
     this.#queues = queues;

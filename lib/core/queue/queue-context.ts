@@ -4,6 +4,7 @@ import { ClosedError, NotReplicatedError, type RelqError } from '../errors.js';
 import { BlockerPool, type Blocker } from '../redis/blocking-wait.js';
 import { keysOfTag, queueKeys, queueNameOf, type QueueKeys } from '../redis/keys.js';
 import { partitionTag } from '../partitions/layout.js';
+import type { PartitionSlot } from '../partitions/partition-option.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
 import type { QueueOp, ScriptName, ScriptOp } from '../redis/script-code.js';
@@ -58,12 +59,12 @@ export class QueueContext implements SettingsContext {
     readonly name: string,
     o: ResolvedQueueOptions,
     connection: QueueOptions['connection'],
-    /** Partition `partition` of the partitioned queue `name` (lib/core/partitions/), not a queue of its own. */
-    readonly partition?: number,
+    /** A partition of the partitioned queue `name` (lib/core/partitions/), not a queue of its own. */
+    readonly partition?: PartitionSlot,
   ) {
     this.prefix = o.prefix;
-    this.keys = partition === undefined ? queueKeys(o.prefix, name) : keysOfTag(partitionTag(o.prefix, name, partition));
-    this.idPrefix = partition === undefined ? '' : `${partition}.`;
+    this.keys = partition === undefined ? queueKeys(o.prefix, name) : keysOfTag(partitionTag(o.prefix, name, partition.index, partition.of));
+    this.idPrefix = partition === undefined ? '' : `${partition.index}.`;
     this.defaults = o.defaults;
     this.maxPayloadBytes = o.maxPayloadBytes;
     this.maxLogLines = o.maxLogLines;
