@@ -95,14 +95,17 @@ async function problemOn(node: Redis): Promise<string | undefined> {
  * code. Where the user may not read or load it, or the server has no functions: scripts,
  * silently (docs/reliability.md). Where other code holds relq's library name or function
  * names: scripts, and a warning. Other failures (a connection lost, a server still loading)
- * reject, and the next call checks again.
+ * reject, and the next call checks again; on a Cluster, a master that does not answer is left
+ * out while another does (its calls fail anyway; it is read when it is back: scripts.ts), so a
+ * master that fails over stops the calls of its own slots only.
  */
 export async function checkLibrary(client: RedisClient): Promise<LibraryVerdict> {
   const nodes = await libraryNodes(client);
   const results = await Promise.allSettled(nodes.map(problemOn));
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-  const unexpected = failures.find((err) => !REFUSED.test(messageOf(err)));
-  if (unexpected !== undefined) throw unexpected;
+  const unexpected = failures.filter((err) => !REFUSED.test(messageOf(err)));
+  const answered = results.length - failures.length;
+  if (unexpected.length > 0 && !(client instanceof Cluster && answered > 0)) throw unexpected[0];
   const problems = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
   if (problems.length > 0) {
     const warning =
@@ -110,5 +113,5 @@ export async function checkLibrary(client: RedisClient): Promise<LibraryVerdict>
       "Someone with FUNCTION rights changed it: find out who, and load relq's code with `npx relq functions load` (docs/reliability.md)";
     return { use: 'script', warning };
   }
-  return failures.length > 0 ? { use: 'script' } : { use: 'function' };
+  return failures.length > unexpected.length ? { use: 'script' } : { use: 'function' };
 }

@@ -18,13 +18,16 @@ interface ClientState {
 }
 const states = new WeakMap<RedisClient, ClientState>();
 
-/** Calls `changed` whenever a connection of `client` closes (for a Cluster: of any node). */
+/**
+ * Calls `changed` whenever a connection of `client` closes; for a Cluster, also when a node's
+ * connection is ready again (a master left out of a check while it was away is read then).
+ */
 function onConnectionChange(client: RedisClient, changed: () => void): void {
   if (!(client instanceof Cluster)) {
     client.on('close', changed);
     return;
   }
-  const watch = (node: Redis) => node.on('close', changed);
+  const watch = (node: Redis) => node.on('close', changed).on('ready', changed);
   client.nodes('all').forEach(watch);
   client.on('+node', (node: Redis) => {
     watch(node);
