@@ -7,8 +7,16 @@ export interface RelqWarning {
    * - `RELQ_REGISTRY_NOPERM`: the ACL user may not write the registry of queue names, so `listQueues()` misses the queue (the queue itself works)
    * - `RELQ_LIBRARY_MISMATCH`: a function library under relq's name (or one registering relq's function names) holds other code; relq never calls it and runs scripts instead
    * - `RELQ_BACKOFF_STRATEGY`: a job's backoff names a strategy the worker does not have (or it threw, or answered no delay); the job retries with the built-in backoff
+   * - `RELQ_PARTITION_AWAY`: a worker's call on one partition of a partitioned queue failed (its master away or failing over); the worker leases from the others and tries it again after a back-off
    */
-  code: 'RELQ_EVICTION_POLICY' | 'RELQ_GHOST_JOBS' | 'RELQ_EVENTS_RETRY' | 'RELQ_REGISTRY_NOPERM' | 'RELQ_LIBRARY_MISMATCH' | 'RELQ_BACKOFF_STRATEGY';
+  code:
+    | 'RELQ_EVICTION_POLICY'
+    | 'RELQ_GHOST_JOBS'
+    | 'RELQ_EVENTS_RETRY'
+    | 'RELQ_REGISTRY_NOPERM'
+    | 'RELQ_LIBRARY_MISMATCH'
+    | 'RELQ_BACKOFF_STRATEGY'
+    | 'RELQ_PARTITION_AWAY';
   queue: string;
   message: string;
 }

@@ -3,7 +3,11 @@ import type { Lease } from './types.js';
 
 /** Result of one lease round trip (settles folded in). */
 export interface LeaseStep<Data> {
-  settled: boolean[];
+  /**
+   * Per settle item, whether it took effect; undefined: not sent yet (a partitioned queue's
+   * partition whose master is away), kept for a later call.
+   */
+  settled: Array<boolean | undefined>;
   leases: Array<Lease<Data>>;
   /** Redis clock at the time of the call. */
   now: number;

@@ -1,5 +1,8 @@
 import type { PreparedAdd } from '../adds/producer.js';
 import type { AddResult, BulkJob } from '../adds/types.js';
+import { readStoredMetrics } from '../metrics-history/metrics-history.js';
+import type { StoredMetrics } from '../metrics-history/scripts.js';
+import type { MetricsRange } from '../metrics-history/types.js';
 import type { QueueParts } from '../queue/queue-parts.js';
 import type { ScriptName, ScriptOp } from '../redis/script-code.js';
 import type { OwnKeysScript } from '../redis/script-def.js';
@@ -13,6 +16,10 @@ export interface PartitionInternals {
   prepareAdd(jobs: ReadonlyArray<BulkJob<unknown>>, mode: 'wait' | 'try', waitMs: number | undefined, indexOf: (i: number) => number): PreparedAdd;
   sendAdd(prepared: PreparedAdd, mode: 'wait' | 'try'): Promise<AddResult[]>;
   runOwnKeys<Args, Result, Op extends ScriptOp>(script: OwnKeysScript<ScriptName, Args, Result, Op>, keys: string[], args: Args): Promise<Result>;
+  /** Whether the partition holds job `id` (one HEXISTS: where a job of a chosen id lives). */
+  hasJob(id: string): Promise<boolean>;
+  /** The partition's stored metrics minutes, merged by the caller (metrics-history.ts metricsOf). */
+  readMetrics(range: MetricsRange): Promise<StoredMetrics>;
 }
 
 const registry = new WeakMap<object, PartitionInternals>();
@@ -24,6 +31,14 @@ export function registerPartitionInternals<Data, Result>(queue: object, p: Queue
     prepareAdd: (jobs, mode, waitMs, indexOf) => producer.prepare(jobs as ReadonlyArray<BulkJob<Data>>, 'addBulk', mode, waitMs, indexOf),
     sendAdd: (prepared, mode) => producer.sendPrepared(prepared, 'addBulk', mode).then((r) => ctx.replicated(mode === 'try' ? 'tryAddBulk' : 'addBulk', r)),
     runOwnKeys: (script, keys, args) => ctx.runOwnKeys(script, keys, args),
+    hasJob: (id) =>
+      ctx.handle.client.hexists(ctx.keys.byName.jobs, id).then(
+        (n) => n === 1,
+        (err: unknown) => {
+          throw ctx.wrapError(err, 'getJob');
+        },
+      ),
+    readMetrics: (range) => readStoredMetrics(ctx, range),
   });
 }
 

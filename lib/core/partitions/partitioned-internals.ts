@@ -7,6 +7,9 @@ import type { QueueCounts, SweepResult } from '../management/read-types.js';
 import type { QueueInternals, WorkWait } from '../queue/internals.js';
 import type { SettleItem } from '../settles/settle-items.js';
 import type { Touched } from '../settles/settling.js';
+import { ConnectionError } from '../errors.js';
+import { requeueItem } from '../settles/settle-items.js';
+import { CallClock, LATE } from './late-calls.js';
 import { partitionOfGeneratedId, partitionOfKey } from './layout.js';
 import { mergeCounts, mergeSweeps } from './merge.js';
 import type { Turns } from './turns.js';
@@ -48,6 +51,114 @@ function byPartition<T>(items: readonly T[], partitionOf: (item: T) => number): 
   return parts;
 }
 
+/** An outcome sent in a call that failed: the call's request id and kind, to send it again as it was. */
+interface Unsent {
+  readonly id: string;
+  readonly kind: 'lease' | 'settle';
+  readonly partition: number;
+}
+
+/** One call on one partition of a worker call: its request id and the outcomes it carries (their places in the worker's list). */
+interface SettleCallOf {
+  readonly partition: number;
+  readonly id: string;
+  readonly items: SettleItem[];
+  readonly at: number[];
+}
+
+/**
+ * The outcomes of one worker call split into the partition calls that carry them: outcomes of
+ * an earlier failed call grouped under its id again, fresh ones by partition; and the answers.
+ */
+class Call {
+  readonly settled: Array<boolean | undefined>;
+  private readonly groups = new Map<string, SettleCallOf & { kind: Unsent['kind'] }>();
+  private readonly fresh = new Map<number, { items: SettleItem[]; at: number[] }>();
+  private sent = 0;
+  private answered = 0;
+  private firstError: unknown;
+
+  constructor(items: readonly SettleItem[], unsent: ReadonlyMap<string, Unsent>, inFlight: ReadonlySet<string>, private readonly reqId: string) {
+    this.settled = new Array<boolean | undefined>(items.length);
+    items.forEach((item, k) => {
+      const earlier = unsent.get(item[2]);
+      if (earlier && inFlight.has(earlier.id)) return; // its call has not ended: kept, unanswered
+      if (earlier) {
+        let g = this.groups.get(earlier.id);
+        if (!g) this.groups.set(earlier.id, (g = { ...earlier, items: [], at: [] }));
+        g.items.push(item);
+        g.at.push(k);
+        return;
+      }
+      const i = partitionOfToken(item[2]);
+      let part = this.fresh.get(i);
+      if (!part) this.fresh.set(i, (part = { items: [], at: [] }));
+      part.items.push(item);
+      part.at.push(k);
+    });
+  }
+
+  /** The fresh outcomes of partition `i`, taken out of the settle calls. */
+  takeFresh(i: number): { items: SettleItem[]; at: number[] } | undefined {
+    const part = this.fresh.get(i);
+    this.fresh.delete(i);
+    return part;
+  }
+
+  hasLeaseGroup(i: number): boolean {
+    for (const g of this.groups.values()) if (g.kind === 'lease' && g.partition === i) return true;
+    return false;
+  }
+
+  /** An earlier lease call of partition `i` to send again, taken out (at most one per call: they are sent one after another). */
+  takeLeaseGroup(i: number): SettleCallOf | undefined {
+    for (const [id, g] of this.groups) {
+      if (g.kind === 'lease' && g.partition === i) {
+        this.groups.delete(id);
+        return g;
+      }
+    }
+    return undefined;
+  }
+
+  /** The earlier lease calls left, taken out. */
+  leaseGroups(): SettleCallOf[] {
+    const out = [...this.groups.values()].filter((g) => g.kind === 'lease');
+    for (const g of out) this.groups.delete(g.id);
+    return out;
+  }
+
+  /** The settle calls: earlier ones under their ids, fresh outcomes one call per partition (`all`: earlier lease calls' outcomes too, as settles under their ids). */
+  settleCalls(all = false): SettleCallOf[] {
+    const out: SettleCallOf[] = [...this.groups.values()].filter((g) => all || g.kind === 'settle');
+    for (const [i, part] of this.fresh) out.push({ partition: i, id: settleReqId(this.reqId, i), ...part });
+    return out;
+  }
+
+  answer(c: SettleCallOf, answers: ReadonlyArray<boolean | undefined>, unsent: Map<string, Unsent>): void {
+    this.sent += 1;
+    this.answered += 1;
+    c.at.forEach((k, j) => (this.settled[k] = answers[j]));
+    for (const item of c.items) unsent.delete(item[2]);
+  }
+
+  fail(c: SettleCallOf, kind: Unsent['kind'], err: unknown, unsent: Map<string, Unsent>): void {
+    this.sent += 1;
+    this.firstError ??= err;
+    for (const item of c.items) unsent.set(item[2], { id: c.id, kind, partition: c.partition });
+  }
+
+  /** A call in which every partition call failed fails (the worker backs off and sends it again). */
+  throwIfNothingAnswered(): void {
+    if (this.sent > 0 && this.answered === 0) throw this.firstError;
+  }
+
+  throwIfAnyFailed(): void {
+    if (this.firstError !== undefined) throw this.firstError;
+  }
+}
+
+
 /**
  * What a Worker (or BatchWorker) of a partitioned queue calls in place of a queue's
  * internals: the same calls, spread over the partitions (docs/scale-out.md "Leasing across
@@ -56,8 +167,15 @@ function byPartition<T>(items: readonly T[], partitionOf: (item: T) => number): 
  * (wake-ups.ts); a call about a lease goes to the partition its token names.
  */
 export class PartitionedInternals<Data> implements QueueInternals<Data> {
-  /** Lease calls that failed: the partitions they called, in order, to be called again in that order by their retry. */
-  private readonly retried = new Map<string, number[]>();
+  /**
+   * Outcomes whose call failed (its partition's master away), by token: the call's request id
+   * and kind. They come back in a later call and are sent again together under that id, so
+   * that a call Redis ran before its reply was lost answers as it did (redis/replay.lua).
+   */
+  private readonly unsent = new Map<string, Unsent>();
+  /** Ids of partition calls that went on without an answer: their outcomes are not sent again until they end. */
+  private readonly inFlight = new Set<string>();
+  private readonly clock = new CallClock();
 
   constructor(
     private readonly parts: ReadonlyArray<QueueInternals<Data>>,
@@ -83,47 +201,52 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
     return this.closed();
   }
 
+  /**
+   * One worker call: settles each partition's outcomes in that partition and leases by the
+   * turns, the first partition's outcomes riding with its lease call. A partition whose call
+   * fails is left out for a back-off (turns.ts) and its outcomes wait (answered undefined,
+   * kept by the worker's outbox), so the others go on; only a call in which every partition
+   * failed fails.
+   */
   async leaseStep(items: SettleItem[], count: number, leaseMs: number, _woken: boolean, reqId = newRequestId(), worker = ''): Promise<LeaseStep<Data>> {
-    const settles = byPartition(items, (it) => partitionOfToken(it[2]));
-    const settled = new Array<boolean>(items.length);
-    const plan = this.retried.get(reqId) ?? (count > 0 ? this.turns.plan() : []);
-    const called: number[] = [];
+    for (const i of this.turns.takeRetries()) this.retry(i, leaseMs);
+    const call = new Call(items, this.unsent, this.inFlight, reqId);
+    const plan = count > 0 ? this.turns.plan() : [];
+    const first = plan[0];
+    // The first partition's fresh outcomes go with its lease call (unless an earlier lease call of it is being sent again).
+    const riding = first !== undefined && !call.hasLeaseGroup(first) ? call.takeFresh(first) : undefined;
+    const aside = Promise.all(call.settleCalls().map((c) => this.sendSettle(call, c)));
     const leases: Array<Lease<Data>> = [];
     const steps: Array<LeaseStep<Data>> = [];
-    // The first partition's outcomes go with its lease call; the others' are settled at once beside it.
-    const first = plan[0];
-    const aside = [...settles].filter(([i]) => i !== first);
-    const settling = Promise.all(
-      aside.map(async ([i, part]) => {
-        const answers = await this.parts[i]!.settle(part.items, settleReqId(reqId, i));
-        part.at.forEach((k, j) => (settled[k] = answers[j]!));
-      }),
-    );
-    try {
-      for (const i of plan) {
-        const asked = count - leases.length;
-        if (asked <= 0 && i !== first) break;
-        const own = i === first ? settles.get(i) : undefined;
-        called.push(i);
-        const heard = this.turns.heardFrom(i);
-        // Never 'woken': every worker waiting heard the wake-up, none need be passed on (leases/lease-jobs.lua).
-        const step = await this.parts[i]!.leaseStep(own?.items ?? [], Math.max(asked, 0), leaseMs, false, partitionReqId(reqId, i), worker);
-        own?.at.forEach((k, j) => (settled[k] = step.settled[j]!));
+    const lease = async (i: number, asked: number, c: SettleCallOf): Promise<void> => {
+      const heard = this.turns.heardFrom(i);
+      try {
+        const sent = this.parts[i]!.leaseStep(c.items, Math.max(asked, 0), leaseMs, false, c.id, worker);
+        const step = await this.clock.within(sent, (late) => this.lateLease(i, c, late));
+        if (step === LATE) return this.failedOn(i, c, 'lease', `no answer within ${this.clock.waitMs} ms`, call, true);
+        this.turns.answered(i);
+        call.answer(c, step.settled, this.unsent);
         this.turns.saw(i, step, asked, heard);
         leases.push(...step.leases);
         steps.push(step);
+      } catch (err) {
+        this.failedOn(i, c, 'lease', err, call);
       }
-      await settling;
-    } catch (err) {
-      await settling.catch(() => undefined);
-      this.retried.set(reqId, called.length > 0 ? called : plan);
-      throw err;
+    };
+    for (const i of plan) {
+      const asked = count - leases.length;
+      if (asked <= 0 && i !== first) break;
+      // Never 'woken': every worker waiting heard the wake-up, none need be passed on (leases/lease-jobs.lua).
+      await lease(i, asked, call.takeLeaseGroup(i) ?? { partition: i, id: partitionReqId(reqId, i), items: riding && i === first ? riding.items : [], at: riding && i === first ? riding.at : [] });
     }
-    this.retried.delete(reqId);
+    // Earlier lease calls sent again on partitions not walked now: their outcomes, and any leases their first run granted.
+    await Promise.all(call.leaseGroups().map((c) => lease(c.partition, 0, c)));
+    await aside;
+    call.throwIfNothingAnswered();
     const now = Date.now();
     const dueIn = this.turns.dueIn(now);
     return {
-      settled,
+      settled: call.settled,
       leases,
       now,
       nextDue: dueIn === undefined ? undefined : now + dueIn,
@@ -135,15 +258,67 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
     };
   }
 
+  /** Settles outcomes in their partitions, all at once; fails when one partition's call fails (its outcomes are kept to be sent again under their id). */
   async settle(items: SettleItem[], reqId = newRequestId()): Promise<boolean[]> {
-    const settled = new Array<boolean>(items.length);
-    await Promise.all(
-      [...byPartition(items, (it) => partitionOfToken(it[2]))].map(async ([i, part]) => {
-        const answers = await this.parts[i]!.settle(part.items, settleReqId(reqId, i));
-        part.at.forEach((k, j) => (settled[k] = answers[j]!));
-      }),
+    const call = new Call(items, this.unsent, this.inFlight, reqId);
+    await Promise.all(call.settleCalls(true).map((c) => this.sendSettle(call, c, false)));
+    call.throwIfAnyFailed();
+    return call.settled as boolean[];
+  }
+
+  /** One partition's settle call; `skipDown`: not sent while its partition is left out (its outcomes are kept for a later call). */
+  private async sendSettle(call: Call, c: SettleCallOf, skipDown = true): Promise<void> {
+    if (skipDown && this.turns.isDown(c.partition)) return;
+    try {
+      const sent = this.parts[c.partition]!.settle(c.items, c.id);
+      // a settle that ends late needs nothing more: its outcomes are sent again under its id, and answered as it was
+      const answers = skipDown ? await this.clock.within(sent, () => this.inFlight.delete(c.id)) : await sent;
+      if (answers === LATE) return this.failedOn(c.partition, c, 'settle', `no answer within ${this.clock.waitMs} ms`, call, true);
+      call.answer(c, answers, this.unsent);
+      this.turns.answered(c.partition);
+    } catch (err) {
+      this.failedOn(c.partition, c, 'settle', err, call);
+    }
+  }
+
+  /**
+   * A partition left out is tried again with a call of its own, aside from the worker's calls:
+   * a lease call for no job (it changes nothing but due jobs' promotion). Answered, the
+   * partition is back in the walks; failed, left out longer.
+   */
+  private retry(i: number, leaseMs: number): void {
+    this.parts[i]!.leaseStep([], 0, leaseMs, false, newRequestId(), '').then(
+      () => this.turns.answered(i),
+      () => this.turns.failed(i),
     );
-    return settled;
+  }
+
+  /** A partition call failed, or went on without an answer (`late`): its partition is left out for a while, its outcomes kept under its id. */
+  private failedOn(i: number, c: SettleCallOf, kind: Unsent['kind'], err: unknown, call: Call, late = false): void {
+    if (!this.turns.isDown(i)) {
+      const why = err instanceof Error ? err.message : String(err);
+      this.warn({ code: 'RELQ_PARTITION_AWAY', queue: this.name, message: `relq: partition ${i} of queue '${this.name}' did not answer (${why}); the worker goes on with the others and tries it again later` });
+    }
+    this.turns.failed(i);
+    if (late) this.inFlight.add(c.id);
+    call.fail(c, kind, err instanceof Error ? err : new ConnectionError(`relq lease: partition ${i} of queue '${this.name}': ${String(err)}`), this.unsent);
+  }
+
+  /**
+   * A lease call the worker went on without ended. Its jobs go back to pending at once, no
+   * attempt counted (the worker has moved on; its room may be taken). Its outcomes, if any, are
+   * sent again as a settle under its id: the replay answers them, and no job twice.
+   */
+  private lateLease(i: number, c: SettleCallOf, late: { value: LeaseStep<Data> } | { error: unknown }): void {
+    this.inFlight.delete(c.id);
+    if (!('value' in late)) return;
+    this.turns.answered(i);
+    for (const item of c.items) {
+      const u = this.unsent.get(item[2]);
+      if (u?.id === c.id) this.unsent.set(item[2], { ...u, kind: 'settle' });
+    }
+    const back = late.value.leases.map((l) => requeueItem(l, 0, 'shutdown'));
+    if (back.length > 0) void this.parts[i]!.settle(back, newRequestId()).catch(() => undefined); // else they expire, and a sweep returns them
   }
 
   async touchMany(leases: ReadonlyArray<LeaseRef>, extendMs?: number, worker?: string): Promise<Touched[]> {

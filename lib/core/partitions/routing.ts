@@ -6,6 +6,8 @@ const CROWDED_MIN = 100;
 /** Backlogs are read again at most this often, and only after this many spread jobs per partition. */
 const BACKLOG_EVERY_MS = 1_000;
 const SPREADS_PER_READ = 8;
+/** How long the spread leaves out a partition whose add failed (its master away): jobs that may go anywhere go elsewhere. */
+const AWAY_MS = 2_000;
 
 /**
  * Picks each job's partition (docs/scale-out.md "Routing adds"): the key of its `group`, else
@@ -21,6 +23,8 @@ export class Router {
   private readAt = -Infinity;
   private spreadSinceRead = 0;
   private reading = false;
+  /** Until when each partition is left out of the spread after a failed add. */
+  private readonly awayUntil: number[];
 
   constructor(
     private readonly n: number,
@@ -28,6 +32,16 @@ export class Router {
     private readonly readBacklogs: () => Promise<number[]>,
   ) {
     this.next = Math.floor(Math.random() * n);
+    this.awayUntil = new Array<number>(n).fill(0);
+  }
+
+  /**
+   * An add on partition `i` failed: the spread leaves it out for a while, so that jobs with no
+   * key go to the partitions that answer (the failed add is not sent elsewhere: it may have
+   * been written before its reply was lost).
+   */
+  failed(i: number): void {
+    this.awayUntil[i] = Date.now() + AWAY_MS;
   }
 
   /** The partition of a job with options `opts` (not checked yet: what is not a string routes nothing). */
@@ -41,12 +55,13 @@ export class Router {
     this.spreadSinceRead += 1;
     this.maybeReadBacklogs();
     const crowded = this.crowdedAbove();
+    const now = Date.now();
     for (let tries = 0; tries < this.n; tries += 1) {
       const i = this.next;
       this.next = (i + 1) % this.n;
-      if (!((this.pending[i] ?? 0) > crowded)) return i;
+      if (!((this.pending[i] ?? 0) > crowded) && !(this.awayUntil[i]! > now)) return i;
     }
-    return this.next; // every one crowded: cannot be, above twice the mean, but keep turning
+    return this.next; // every one crowded or away: keep turning
   }
 
   private crowdedAbove(): number {

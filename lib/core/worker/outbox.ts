@@ -170,8 +170,16 @@ export class Outbox<Data, Result> {
     this.failed.push(call);
   }
 
-  /** Reports `batch` by the call's answer (one boolean per item, in order). */
-  settled(batch: Array<Outcome<Data, Result>>, results: readonly boolean[]): void {
-    batch.forEach((o, i) => this.report(o, results[i] === true));
+  /**
+   * Reports `batch` by the call's answer (one per item, in order). An item answered undefined
+   * was not sent (a partition away: partitions/partitioned-internals.ts): it waits for the next call.
+   */
+  settled(batch: Array<Outcome<Data, Result>>, results: ReadonlyArray<boolean | undefined>): void {
+    const kept: Array<Outcome<Data, Result>> = [];
+    batch.forEach((o, i) => {
+      if (results[i] === undefined) kept.push(o);
+      else this.report(o, results[i]);
+    });
+    if (kept.length > 0) this.outcomes.unshift(...kept);
   }
 }
