@@ -117,10 +117,10 @@ test('kill -9 of a master: its partitions resume within 10 s, the others never s
   }
   closers.push(() => plain!.close());
   const plainErrors: string[] = [];
-  let plainAdds = 0;
+  const plainAdds: number[] = [];
   const plainLoop = (async () => {
     while (!stop) {
-      await plain.add(1).then(() => (plainAdds += 1), (err: unknown) => void plainErrors.push(String(err)));
+      await plain.add(1).then(() => plainAdds.push(Date.now()), (err: unknown) => void plainErrors.push(String(err)));
       await new Promise((r) => setTimeout(r, 5));
     }
   })();
@@ -160,13 +160,14 @@ test('kill -9 of a master: its partitions resume within 10 s, the others never s
     `partitioned failover: partitions ${onVictim.join(',')} on the killed master, failover ${promotedAt - killedAt} ms, ` +
       `resume ${[...resumeMs].map(([p, ms]) => `${p}:${ms}`).join(' ')} ms, longest gap of the others ${Math.max(...gaps)} ms, ` +
       `gaps ${gaps.join(' ')} ms\n${away.join('\n')}\n` +
-      `jobs ${result.jobs}, lost ${result.lost.length} (${lostElsewhere.length} elsewhere), duplicate deliveries ${result.duplicateDeliveries}`,
+      `jobs ${result.jobs}, lost ${result.lost.length} (${lostElsewhere.length} elsewhere), duplicate deliveries ${result.duplicateDeliveries}, ` +
+      `completed twice ${result.completedTwice.length}, stale acks accepted ${result.staleAcksAccepted.length}, plain queue: ${plainAdds.length} adds, longest gap ${longestGap(plainAdds)} ms, failed ${plainErrors.length} ${plainErrors.slice(0, 2).join(' | ')}`,
   );
   for (const p of onVictim) expect({ p, resumed: resumeMs.get(p)! < 10_000 }).toEqual({ p, resumed: true });
   for (const [k, p] of others.entries()) expect({ p, gapUnder2s: gaps[k]! < 2000 }).toEqual({ p, gapUnder2s: true });
   expect(lostElsewhere).toEqual([]);
   expect(plainErrors).toEqual([]);
-  expect(plainAdds).toBeGreaterThan(100);
+  expect(longestGap(plainAdds)).toBeLessThan(2000); // it never stopped either
   expect(result.staleAcksAccepted).toEqual([]);
   expect(result.completedTwice).toEqual([]);
 }, 120_000);
