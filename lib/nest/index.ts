@@ -59,6 +59,7 @@ export type { BatchProcessOptions, ProcessOptions } from './processors/handler-o
 
 // The engine types a Nest app needs most, so that one import path suffices.
 export { Queue } from '../core/queue/queue.js';
+export { PartitionedQueue } from '../core/partitions/partitioned-queue.js';
 export type { QueueProducer } from '../core/queue/queue-producer.js';
 export {
   CancelledError,

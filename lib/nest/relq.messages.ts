@@ -339,3 +339,15 @@ export function watcherThrew(type: string, queueName: string, error: string): st
 export function runtimeNotReady(): string {
   return 'queues are added at run time once the app has made its providers (from onModuleInit on), not in a constructor';
 }
+
+export function queueIsPartitioned(name: string): string {
+  return `queue '${name}' is a partitioned queue (registerQueue({ partitions })): look it up with getPartitionedQueue('${name}')`;
+}
+
+export function queueNotPartitioned(name: string): string {
+  return `queue '${name}' is not partitioned: look it up with getQueue('${name}')`;
+}
+
+export function runtimePartitions(where: string): string {
+  return `${where}: a queue added at run time cannot be partitioned yet; declare it with registerQueue({ name, partitions })`;
+}

@@ -41,7 +41,7 @@ const PROMISED: Record<string, string[]> = {
     'CancelledError', 'ClosedError', 'ExclusiveOptions', 'FactoryFunction', 'FactoryInject', 'HandlerFile', 'HandlerStatus', 'HealthOptions', 'HealthThresholds',
     'InjectNamedQueue', 'InjectQueue', 'Job', 'JobDataOf', 'JobInfo', 'JobMap', 'JobName', 'JobOptions', 'JobResultOf', 'JobSpec', 'JobState',
     'LeaseLostError', 'LeasedJob', 'NamedBulkJob', 'NamedJob', 'NamedJobOptions', 'NamedProcessDecorator', 'NamedProcessMethod', 'NamedQueue',
-    'OnQueueEvent', 'OnWorkerEvent', 'Process', 'ProcessDecorator', 'ProcessMethod', 'ProcessOptions', 'Processor', 'ProcessorDefaults',
+    'OnQueueEvent', 'OnWorkerEvent', 'PartitionedQueue', 'Process', 'ProcessDecorator', 'ProcessMethod', 'ProcessOptions', 'Processor', 'ProcessorDefaults',
     'ProcessorEventType', 'ProcessorOptions', 'ProcessorStatus', 'Queue', 'QueueBoundUsage', 'QueueClosedError', 'QueueCounts', 'QueueDefaults',
     'QueueDeletedError', 'QueueEvent', 'QueueEventsListener', 'QueueFullError', 'QueueHealth', 'QueueHealthDetails', 'QueueHealthIndicator',
     'QueueHealthIndicatorResult', 'QueueHealthService', 'QueueInUseError', 'QueueListenerEventType', 'QueueListenerEvents', 'QueueModule',

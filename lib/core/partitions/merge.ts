@@ -1,6 +1,7 @@
 import type { JobState, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { SchedulerTickResult } from '../schedulers/types.js';
 import type { QueueStats } from '../settings/types.js';
+import type { QueueState } from '../settings/queue-settings.js';
 import type { WorkerInfo } from '../workers/types.js';
 
 /**
@@ -100,5 +101,23 @@ export function mergeTicks(parts: readonly SchedulerTickResult[]): SchedulerTick
     added: parts.reduce((n, t) => n + t.added, 0),
     now: Math.max(0, ...parts.map((t) => t.now)),
     nextDueAt: due.length === 0 ? null : Math.min(...due),
+  };
+}
+
+/**
+ * A partitioned queue's state from its partitions': closed when some partition is (closeQueue
+ * again closes the rest), producers waiting added up, group overrides from every partition;
+ * the settings every partition is made with, as partition 0 holds them.
+ */
+export function mergeStates(parts: readonly QueueState[]): QueueState {
+  const [first] = parts;
+  if (!first) throw new Error('mergeStates: no partition');
+  return {
+    ...first,
+    closed: parts.some((s) => s.closed),
+    stats: parts.every((s) => s.stats),
+    waitingProducers: parts.reduce((n, s) => n + s.waitingProducers, 0),
+    groupOverrides: Object.assign({}, ...parts.map((s) => s.groupOverrides)) as QueueState['groupOverrides'],
+    metricsKeepMinutes: Math.max(...parts.map((s) => s.metricsKeepMinutes)),
   };
 }

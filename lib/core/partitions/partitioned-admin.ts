@@ -8,11 +8,12 @@ import type { Queue } from '../queue/queue.js';
 import type { SchedulerInfo, SchedulerSpec, SchedulerTemplate, SchedulerTickResult } from '../schedulers/types.js';
 import type { GroupOverride } from '../settings/concurrency.js';
 import type { QueueStats } from '../settings/types.js';
+import type { QueueState } from '../settings/queue-settings.js';
 import { assertGroupName, assertJobId, assertOptions } from '../validate.js';
 import type { WorkerInfo } from '../workers/types.js';
 import { partitionOfGeneratedId, partitionOfKey } from './layout.js';
 import { metricsOf } from '../metrics-history/metrics-history.js';
-import { countOf, mergeCounts, mergeStats, mergeSweeps, mergeTicks, mergeWorkers, pageAcross } from './merge.js';
+import { countOf, mergeCounts, mergeStates, mergeStats, mergeSweeps, mergeTicks, mergeWorkers, pageAcross } from './merge.js';
 import type { PartitionInternals } from './partition-internals.js';
 
 /**
@@ -181,6 +182,11 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
     assertGroupName(group, 'group');
     await this.p.checkMap();
     await this.p.queues[partitionOfKey(group, this.partitions)]!.setGroupOverride(group, override);
+  }
+
+  /** The queue's shared settings and state, from every partition (merge.ts mergeStates). */
+  async queueState(): Promise<QueueState> {
+    return mergeStates(await this.#all((q) => q.queueState()));
   }
 
   /** The groups with limits of their own, from every partition. */

@@ -4,7 +4,7 @@ import { ClosedError, ConnectionError, ValidationError } from '../errors.js';
 import { EventHub } from '../events/event-hub.js';
 import { internalsOf, registerInternals } from '../queue/internals.js';
 import { Queue } from '../queue/queue.js';
-import { closeClient, openConnection, type ClientHandle } from '../redis/connection.js';
+import { closeClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { cancelNotices, type CancelNotice } from '../worker/cancel-notices.js';
@@ -126,6 +126,11 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
 
   get isClosed(): boolean {
     return this.#closed;
+  }
+
+  /** The Redis client this object's partitions share (the one passed in, or the one relq opened). */
+  get client(): RedisClient {
+    return this.#handle.client;
   }
 
   async #addOne(data: Data, opts: PartitionedJobOptions | undefined, mode: 'wait' | 'try'): Promise<AddResult> {

@@ -2,6 +2,7 @@ import type { JobDataOf, JobMap, JobName, JobResultOf } from './job-names.js';
 import { ValidationError } from '../errors.js';
 import type { AddResult, JobOptions } from '../adds/types.js';
 import { assertOptions, assertString } from '../validate.js';
+import type { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import type { Queue } from './queue.js';
 
 /** Job options of a `NamedQueue` add: the name is its own argument. */
@@ -13,10 +14,10 @@ export type NamedBulkJob<M extends JobMap<M>> = { [N in JobName<M>]: { name: N; 
 /**
  * A queue typed by a map of job name → data (and result): `add('charge', data)` compiles
  * only with a name of the map and that name's data. It adds through the Queue it wraps
- * (`queue`, for everything else), as `queue.add(data, { name })` would.
+ * (`queue`, for everything else; a partitioned one too), as `queue.add(data, { name })` would.
  */
 export class NamedQueue<M extends JobMap<M>> {
-  constructor(readonly queue: Queue<JobDataOf<M>, JobResultOf<M>>) {}
+  constructor(readonly queue: Queue<JobDataOf<M>, JobResultOf<M>> | PartitionedQueue<JobDataOf<M>, JobResultOf<M>>) {}
 
   get name(): string {
     return this.queue.name;

@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { Queue } from '../../core/queue/queue.js';
+import type { AppQueue } from '../queues/app-queue.js';
 import type { ProcessorDefinition } from '../processors/processor-definition.js';
 import { defaultLoopStallMs } from '../defaults.js';
 import type { ResolvedRootOptions } from '../queues/root-options.js';
@@ -50,7 +50,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private readonly declared = new Map<string, ProcessorDefinition['schedulers']>();
   private readonly queueListeners: QueueListener[] = [];
   /** Queues removeQueue() is stopping: their reopen retries end. */
-  private readonly removed = new WeakSet<Queue<unknown, unknown>>();
+  private readonly removed = new WeakSet<AppQueue>();
 
   constructor(
     @Inject(RELQ_RESOLVED_OPTIONS) private readonly options: ResolvedRootOptions,
@@ -68,12 +68,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   private runnerOf(def: ProcessorDefinition): ProcessorRunner {
     const stallMs = this.options.health.loopStallMs ?? defaultLoopStallMs(def.settings.blockMs);
-    return new ProcessorRunner(def, this.registry.getQueue(def.queueName), this.logger, stallMs);
+    return new ProcessorRunner(def, this.registry.getAppQueue(def.queueName), this.logger, stallMs);
   }
 
   /** Called by the explorer with every discovered `@QueueEventsListener()` class; starts nothing. */
   addQueueListeners(defs: QueueListenerDefinition[]): void {
-    for (const def of defs) this.queueListeners.push(new QueueListener(def, this.registry.getQueue(def.queueName), this.logger));
+    for (const def of defs) this.queueListeners.push(new QueueListener(def, this.registry.getAppQueue(def.queueName), this.logger));
   }
 
   /** `closeOnShutdown` queues are open while the app runs: reopened before anything starts. */
@@ -145,7 +145,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   /** A queue-events listener added at run time: it subscribes now, or at bootstrap. */
   async addRuntimeListener(def: QueueListenerDefinition): Promise<void> {
-    const listener = new QueueListener(def, this.registry.getQueue(def.queueName), this.logger);
+    const listener = new QueueListener(def, this.registry.getAppQueue(def.queueName), this.logger);
     this.queueListeners.push(listener);
     if (this.bootstrapped) await listener.start();
   }
@@ -203,14 +203,14 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     await this.registry.closeQueues();
   }
 
-  private closeOnShutdownQueues(): Array<Queue<unknown, unknown>> {
+  private closeOnShutdownQueues(): Array<AppQueue> {
     return this.registry
       .getEntries()
       .filter((e) => e.options.closeOnShutdown)
       .map((e) => e.queue);
   }
 
-  private async closeQueue(queue: Queue<unknown, unknown>): Promise<void> {
+  private async closeQueue(queue: AppQueue): Promise<void> {
     try {
       const closed = await withTimeout(queue.closeQueue(), LIFECYCLE_TIMEOUT_MS, 'closeQueue()');
       this.logger.log(msg.queueClosed(queue.name, closed));
@@ -220,7 +220,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   /** reopenQueue(), retried in the background while Redis cannot be reached. */
-  private async reopen(queue: Queue<unknown, unknown>, attempt: number): Promise<void> {
+  private async reopen(queue: AppQueue, attempt: number): Promise<void> {
     if (this.stopping || this.removed.has(queue)) return;
     try {
       const reopened = await withTimeout(queue.reopenQueue(), LIFECYCLE_TIMEOUT_MS, 'reopenQueue()');

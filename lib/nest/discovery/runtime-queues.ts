@@ -44,7 +44,8 @@ export class RuntimeQueues implements QueueRuntime {
     validating(where, () => assertQueueName(name, 'name'));
     if (this.registry.hasQueue(name)) throw new AlreadyRegisteredError(msg.queueTaken(name));
     const resolved = resolveQueueOptions({ ...options, name }, this.options, where);
-    const queue = this.registry.declareQueue(resolved, true);
+    if (resolved.engine.partitions !== undefined) throw new RelqConfigError(msg.runtimePartitions(where));
+    const queue = this.registry.declareQueue(resolved, true) as Queue<unknown, unknown>;
     const started = this.orchestrator.startQueue(name);
     this.starting.set(name, started.catch(() => undefined));
     try {

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import { internalsOf } from '../../core/queue/internals.js';
-import type { Queue } from '../../core/queue/queue.js';
+import type { AppQueue } from '../queues/app-queue.js';
 import type { QueueEvent } from '../../core/events/types.js';
 import * as msg from '../relq.messages.js';
 import { EventMethodCalls } from './event-method-calls.js';
@@ -32,7 +32,7 @@ export class QueueListener {
 
   constructor(
     readonly def: QueueListenerDefinition,
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AppQueue,
     private readonly logger: Logger,
   ) {
     this.calls = new EventMethodCalls(def, '@OnQueueEvent', logger);

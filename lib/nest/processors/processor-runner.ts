@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import { QueueInUseError, RelqError } from '../../core/errors.js';
-import type { Queue } from '../../core/queue/queue.js';
+import type { AppQueue } from '../queues/app-queue.js';
 import { BatchWorker } from '../../core/worker/batch-worker.js';
 import { Worker, type WorkerEvent } from '../../core/worker/worker.js';
 import type { PauseOptions } from '../../core/worker/lease-worker.js';
@@ -72,7 +72,7 @@ export class ProcessorRunner {
 
   constructor(
     readonly def: ProcessorDefinition,
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AppQueue,
     private readonly logger: Logger,
     /** Running, holding no job, and silent for this long: stalled. */
     private readonly stallMs: number,

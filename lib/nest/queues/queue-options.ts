@@ -23,6 +23,13 @@ import { checkSchedulers, resolveSchedulerOptions, type QueueSchedulerOptions, t
  */
 export interface RegisterQueueOptions extends Omit<QueueOptions, 'onWarning' | 'defaults'> {
   name: string;
+  /**
+   * Makes it a partitioned queue of this many partitions, spread over a Cluster's masters
+   * (docs/scale-out.md): inject it as `PartitionedQueue<Data>` (`@InjectQueue(name)`), look it
+   * up with `getPartitionedQueue(name)`. Its processors, sweeper, schedulers, listeners and
+   * health check work as a queue's; it is not on the dashboard yet.
+   */
+  partitions?: number;
   /** A separate Redis for this queue (one more command connection). Default: the shared one. */
   connection?: ConnectionInput;
   defaults?: QueueDefaults;
@@ -58,7 +65,7 @@ export interface ResolvedQueueOptions {
    * What the engine's Queue constructor gets (which checks it), minus the connection; its job
    * defaults resolved here, which the Queue takes as they are.
    */
-  engine: Omit<QueueOptions, 'connection' | 'onWarning' | 'defaults'> & { defaults?: Readonly<JobPolicy> };
+  engine: Omit<QueueOptions, 'connection' | 'onWarning' | 'defaults'> & { defaults?: Readonly<JobPolicy>; partitions?: number };
   /** A connection of its own, instead of the shared one. */
   connection: ConnectionInput | undefined;
   processorDefaults: ProcessorDefaults;
@@ -70,6 +77,7 @@ export interface ResolvedQueueOptions {
 
 const QUEUE_KEYS = optionKeys<RegisterQueueOptions>({
   name: true,
+  partitions: true,
   connection: true,
   prefix: true,
   defaults: true,

@@ -1,6 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { NamedQueue } from '../../core/queue/named-queue.js';
-import type { Queue } from '../../core/queue/queue.js';
+import type { AppQueue } from './app-queue.js';
 import { RelqConfigError } from '../errors.js';
 import { assertOneWay } from './async-options.js';
 import { resolveQueueOptions, type RegisterQueueAsyncOptions, type RegisterQueueOptions, type ResolvedQueueOptions } from './queue-options.js';
@@ -35,7 +35,7 @@ export function createQueueProviders(name: string, inline: RegisterQueueOptions 
     },
     {
       provide: getQueueToken(name),
-      useFactory: (options: ResolvedQueueOptions, registry: QueueRegistry | undefined): Queue<unknown, unknown> => {
+      useFactory: (options: ResolvedQueueOptions, registry: QueueRegistry | undefined): AppQueue => {
         if (!registry) throw new RelqConfigError(msg.forRootNeeded(name));
         return registry.declareQueue(options);
       },
@@ -56,7 +56,7 @@ export function createQueueProviders(name: string, inline: RegisterQueueOptions 
 export function createNamedQueueProvider(name: string): Provider {
   return {
     provide: getNamedQueueToken(name),
-    useFactory: (queue: Queue<unknown, unknown>) => new NamedQueue<Record<string, { data: unknown }>>(queue),
+    useFactory: (queue: AppQueue) => new NamedQueue<Record<string, { data: unknown }>>(queue),
     inject: [getQueueToken(name)],
   };
 }

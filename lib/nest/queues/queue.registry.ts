@@ -1,5 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Queue } from '../../core/queue/queue.js';
+import { PartitionedQueue } from '../../core/partitions/partitioned-queue.js';
+import type { AppQueue } from './app-queue.js';
 import type { SweepResult } from '../../core/management/read-types.js';
 import { AlreadyRegisteredError, RelqConfigError, validating } from '../errors.js';
 import type { RegisterQueueOptions, ResolvedQueueOptions } from './queue-options.js';
@@ -14,7 +16,7 @@ import { RelqConnection } from './relq-connection.js';
 
 /** One queue registered with `registerQueue`, and how it was configured. Not part of the public API. */
 export interface RegisteredQueue {
-  readonly queue: Queue<unknown, unknown>;
+  readonly queue: AppQueue;
   readonly options: ResolvedQueueOptions;
   /** Added with `addQueue()` (removable), not declared with `registerQueue()`. */
   readonly runtime: boolean;
@@ -51,11 +53,25 @@ export class QueueRegistry {
 
   constructor(private readonly connection: RelqConnection) {}
 
-  /** The queue registered under `name`; throws when there is none. */
+  /** The queue registered under `name`; throws when there is none, or it is partitioned (getPartitionedQueue). */
   getQueue<Data = unknown, Result = unknown>(name: string): Queue<Data, Result> {
+    const queue = this.getAppQueue(name);
+    if (queue instanceof PartitionedQueue) throw new RelqConfigError(msg.queueIsPartitioned(name));
+    return queue as Queue<Data, Result>;
+  }
+
+  /** The partitioned queue registered under `name` (`registerQueue({ name, partitions })`); throws when there is none, or it is not partitioned. */
+  getPartitionedQueue<Data = unknown, Result = unknown>(name: string): PartitionedQueue<Data, Result> {
+    const queue = this.getAppQueue(name);
+    if (!(queue instanceof PartitionedQueue)) throw new RelqConfigError(msg.queueNotPartitioned(name));
+    return queue as PartitionedQueue<Data, Result>;
+  }
+
+  /** The queue registered under `name`, partitioned or not; throws when there is none. @internal */
+  getAppQueue(name: string): AppQueue {
     const entry = this.queues.get(name);
     if (!entry) throw new RelqConfigError(msg.noSuchQueue(name, this.getQueueNames()));
-    return entry.queue as Queue<Data, Result>;
+    return entry.queue;
   }
 
   hasQueue(name: string): boolean {
@@ -133,7 +149,7 @@ export class QueueRegistry {
 
   /** Runs one sweep of `queueName` now, outside the schedule; the sweeper's status records it. */
   sweep(queueName: string, opts: { limit?: number } = {}): Promise<SweepResult> {
-    const queue = this.getQueue(queueName);
+    const queue = this.getAppQueue(queueName);
     const sweeper = this.sweepers.get(queueName);
     if (!sweeper) return queue.sweep(opts); // before bootstrap
     return sweeper.runOnce(opts);
@@ -191,7 +207,7 @@ export class QueueRegistry {
    * RelqMetrics. Returns the function that stops the calls.
    */
   watchQueues(listener: (change: { type: 'added' | 'removed'; queue: Queue<unknown, unknown> }) => void): () => void {
-    for (const { queue } of this.queues.values()) listener({ type: 'added', queue });
+    for (const { queue } of this.queues.values()) if (queue instanceof Queue) listener({ type: 'added', queue });
     this.watchers.add(listener);
     return () => this.watchers.delete(listener);
   }
@@ -202,7 +218,7 @@ export class QueueRegistry {
   }
 
   private select(queueName: string | undefined): ProcessorRunner[] {
-    if (queueName !== undefined) this.getQueue(queueName); // throws for an unknown name
+    if (queueName !== undefined) this.getAppQueue(queueName); // throws for an unknown name
     return this.runners.filter((r) => queueName === undefined || r.def.queueName === queueName);
   }
 
@@ -218,7 +234,7 @@ export class QueueRegistry {
    * its options, and its warnings (eviction policy, ghost ids) go to the app's log. A queue
    * added at run time (`runtime`) takes a name no queue has. @internal
    */
-  declareQueue(options: ResolvedQueueOptions, runtime = false): Queue<unknown, unknown> {
+  declareQueue(options: ResolvedQueueOptions, runtime = false): AppQueue {
     const signature = signatureOf(options);
     const existing = this.queues.get(options.name);
     if (existing) {
@@ -227,12 +243,10 @@ export class QueueRegistry {
       return existing.queue;
     }
     const where = runtime ? msg.addQueueWhere(options.name) : msg.queueWhere(options.name);
-    const queue = validating(where, () => {
-      return new Queue<unknown, unknown>(options.name, {
-        ...options.engine,
-        connection: options.connection ?? this.connection.client,
-        onWarning: (w) => this.logger.warn(w.message),
-      });
+    const queue = validating(where, (): AppQueue => {
+      const { partitions, ...engine } = options.engine;
+      const common = { ...engine, connection: options.connection ?? this.connection.client, onWarning: (w: { message: string }) => this.logger.warn(w.message) };
+      return partitions === undefined ? new Queue<unknown, unknown>(options.name, common) : new PartitionedQueue<unknown, unknown>(options.name, { ...common, partitions });
     });
     this.queues.set(options.name, { queue, options, runtime, signature });
     this.tell({ type: 'added', queue });
@@ -253,10 +267,12 @@ export class QueueRegistry {
     for (let i = this.runners.length - 1; i >= 0; i--) if (this.runners[i]!.def.queueName === name) this.runners.splice(i, 1);
   }
 
-  private tell(change: QueueChange): void {
+  private tell(change: { type: QueueChange['type']; queue: AppQueue }): void {
+    const { queue } = change;
+    if (!(queue instanceof Queue)) return; // a partitioned queue is not on the dashboard or in RelqMetrics yet (docs/scale-out.md)
     for (const watcher of this.watchers) {
       try {
-        watcher(change);
+        watcher({ type: change.type, queue });
       } catch (err) {
         this.logger.error(msg.watcherThrew(change.type, change.queue.name, msg.textOf(err)));
       }

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../../core/errors.js';
 import { SchedulerTicker } from '../../core/schedulers/ticker.js';
-import type { Queue } from '../../core/queue/queue.js';
+import type { AppQueue } from '../queues/app-queue.js';
 import type { ResolvedSchedulerOptions, SchedulerDeclaration } from './scheduler-options.js';
 import * as msg from '../relq.messages.js';
 
@@ -16,7 +16,7 @@ export class QueueSchedulers {
   private synced = false;
 
   constructor(
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AppQueue,
     private readonly declared: readonly SchedulerDeclaration[],
     private readonly options: ResolvedSchedulerOptions,
     private readonly logger: Logger,

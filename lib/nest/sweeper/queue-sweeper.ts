@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { ValidationError } from '../../core/errors.js';
 import { internalsOf } from '../../core/queue/internals.js';
-import type { Queue } from '../../core/queue/queue.js';
+import type { AppQueue } from '../queues/app-queue.js';
 import type { SweepResult } from '../../core/management/read-types.js';
 import type { ResolvedSweeper } from './sweeper-options.js';
 import * as msg from '../relq.messages.js';
@@ -39,7 +39,7 @@ export class QueueSweeper {
   private startedAt: number | null = null;
 
   constructor(
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AppQueue,
     private readonly settings: ResolvedSweeper,
     private readonly logger: Logger,
     /** Told the ids of the expired leases each sweep returned (the processor's 'stalled' event). */
