@@ -20,18 +20,10 @@ import {
   type QueueEvent,
 } from '../../lib/nest/index.js';
 import { Queue as EngineQueue } from '../../lib/index.js';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
-import { startApp, waitFor } from './app-bed.js';
+import { uniquePrefix } from '../support/redis.js';
+import { useApps, waitFor } from './app-bed.js';
 
-let redis: TestRedis;
-const closing: Array<{ close(): Promise<void> }> = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterEach(async () => {
-  while (closing.length) await closing.pop()!.close();
-});
-afterAll(() => redis.stop());
+const bed = useApps();
 
 type Click = { user: string; n: number };
 
@@ -74,8 +66,7 @@ test('registerQueue({ partitions }): injected, processed from every partition in
     providers: [ClicksProducer, ClicksConsumer, ClicksListener],
   })
   class M {}
-  const app = await startApp({ imports: [QueueModule.forRoot({ connection: redis.url, prefix }), M] });
-  closing.push(app);
+  const app = await bed.start(QueueModule.forRoot({ connection: bed.redis.url, prefix }), M);
   const { queue } = app.get(ClicksProducer);
   expect(queue).toBeInstanceOf(PartitionedQueue);
   expect(queue.partitions).toBe(4);
@@ -112,10 +103,9 @@ test('registerQueue({ partitions }): injected, processed from every partition in
 }, 30_000);
 
 test('partitions with a queue-wide limit are refused at startup, with the queue named', async () => {
-  const bad = await startApp({
-    imports: [QueueModule.forRoot({ connection: redis.url, prefix: uniquePrefix() }), QueueModule.registerQueue({ name: 'wide', partitions: 3, globalConcurrency: 5 })],
-  }).catch((e: unknown) => e);
-  if (!(bad instanceof Error)) closing.push(bad as { close(): Promise<void> });
+  const bad = await bed
+    .start(QueueModule.forRoot({ connection: bed.redis.url, prefix: uniquePrefix() }), QueueModule.registerQueue({ name: 'wide', partitions: 3, globalConcurrency: 5 }))
+    .catch((e: unknown) => e);
   expect(bad).toBeInstanceOf(Error);
   expect(String((bad as Error).message)).toMatch(/wide[\s\S]*globalConcurrency[\s\S]*partitioned/);
 });
