@@ -1,6 +1,8 @@
 import { Cluster } from 'ioredis';
 import { DEFAULT_REDIS_URL } from '../core/defaults.js';
 import { Queue } from '../core/queue/queue.js';
+import { partitionMapKey } from '../core/partitions/layout.js';
+import { PartitionedQueue } from '../core/partitions/partitioned-queue.js';
 import { isListed } from '../core/registry/registry.js';
 import { assertConnection, closeClient } from '../core/redis/connection.js';
 import type { Redactor } from '../core/redis/redact.js';
@@ -30,7 +32,8 @@ export function passwordOf(url: string | undefined): string | undefined {
 
 /** A queue found by existingQueue(), and its counts as they were then. */
 export interface ExistingQueue {
-  queue: Queue;
+  /** A PartitionedQueue when the queue has a partition map (docs/scale-out.md): every command then covers all of its partitions. */
+  queue: Queue | PartitionedQueue;
   counts: QueueCounts;
 }
 
@@ -44,7 +47,7 @@ export class CliContext {
   readonly output: Output;
   /** What queues and listQueues connect with: the URL, or with --cluster a Cluster client seeded by it. */
   readonly connection: ConnectionInput;
-  private readonly queues: Queue[] = [];
+  private readonly queues: Array<Queue | PartitionedQueue> = [];
 
   /** `redactor` is the run's one (program.ts): it knows the passwords of --redis and of REDIS_URL. */
   constructor(opts: GlobalOptions, redactor: Redactor) {
@@ -72,12 +75,47 @@ export class CliContext {
    * CliError with EXIT.notFound, before any write.
    */
   async existingQueue(name: string): Promise<ExistingQueue> {
-    const queue = this.queue(name);
+    const { plain, queue } = await this.anyQueue(name);
     const counts = await queue.counts();
     const held = counts.pending + counts.working + counts.delayed + counts.completed + counts.dead + counts.waitingChildren;
     if (held > 0 || counts.paused || (counts.schedulers ?? 0) > 0) return { queue, counts };
-    if (await isListed(queue.client, name, { prefix: this.prefix })) return { queue, counts };
+    if (await isListed(plain.client, name, { prefix: this.prefix })) return { queue, counts };
     throw new CliError(`no queue '${name}' with prefix '${this.prefix}' (relq queues lists them)`, EXIT.notFound);
+  }
+
+  /**
+   * The queue `name`, whether it exists or not: a PartitionedQueue when it has a partition map,
+   * else a Queue (`plain`, also returned, reads the map and the registry).
+   */
+  async anyQueue(name: string): Promise<{ plain: Queue; queue: Queue | PartitionedQueue }> {
+    const plain = this.queue(name);
+    const partitions = await this.partitionsOf(plain, name);
+    return { plain, queue: partitions === undefined ? plain : this.partitioned(name, partitions) };
+  }
+
+  /** The number of partitions in the map of a partitioned queue `name`; undefined for a queue without one. Read-only. */
+  private async partitionsOf(plain: Queue, name: string): Promise<number | undefined> {
+    if (/[{}]/.test(name)) return undefined; // a partitioned queue's name has no braces
+    let n: string | null;
+    try {
+      n = await plain.client.hget(partitionMapKey(this.prefix, name), 'n');
+    } catch (err) {
+      await plain.counts(); // the same failure as a relq call: a typed error (credentials, reachability), with its exit code
+      throw err;
+    }
+    return n === null ? undefined : Number(n);
+  }
+
+  private partitioned(name: string, partitions: number): PartitionedQueue {
+    const q = new PartitionedQueue(name, {
+      connection: this.connection,
+      prefix: this.prefix,
+      partitions,
+      evictionCheck: 'off',
+      onWarning: (w) => this.output.note(`warning: ${w.message}`),
+    });
+    this.queues.push(q);
+    return q;
   }
 
   /** Closes every connection this run opened. */

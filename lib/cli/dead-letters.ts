@@ -18,7 +18,7 @@ interface DeadLetterOptions {
 interface DeadLetterOp {
   command: string;
   description: string;
-  call: (q: Queue, target: Parameters<Queue['retryDead']>[0]) => Promise<string[]>;
+  call: (q: ExistingQueue['queue'], target: Parameters<Queue['retryDead']>[0]) => Promise<string[]>;
   /** The progress bar's label. */
   doing: string;
   /** The result's count field, and the verb of its text. */

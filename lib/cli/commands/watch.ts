@@ -17,8 +17,8 @@ export function watchCommand(program: Command, run: Run): void {
     .argument('<queue>', 'queue name (it need not exist yet)')
     .action((name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
-        const q = ctx.queue(name);
-        await q.counts(); // Redis reachable and the credentials good, or a typed error now
+        const { queue: q } = await ctx.anyQueue(name); // Redis reachable and the credentials good, or a typed error now
+        await q.counts();
         await new Promise<void>((resolve) => {
           const sub = q.events().subscribe((e) => ctx.output.line(e, () => eventLine(e)));
           const stop = () => {

@@ -11,7 +11,7 @@ export function workersCommand(program: Command, run: Run): void {
     .action((name: string, _opts: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
         // no existingQueue(): workers may wait on a queue that never held a job
-        const workers = await ctx.queue(name).getWorkers();
+        const workers = await (await ctx.anyQueue(name)).queue.getWorkers();
         ctx.output.result(workers, () =>
           workers.length === 0
             ? `no live workers on '${name}' with prefix '${ctx.prefix}'`

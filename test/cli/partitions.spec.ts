@@ -1,0 +1,60 @@
+/**
+ * The relq CLI on a partitioned queue (docs/scale-out.md): a queue with a partition map is
+ * opened as one, so counts, jobs, job, pause and resume, workers and the dead-letter commands
+ * cover every partition; what it has no counterpart for yet is refused by name.
+ */
+import { PartitionedQueue, Worker } from '../../lib/index.js';
+import { uniquePrefix } from '../support/redis.js';
+import { waitUntil } from '../support/wait.js';
+import type { CliRun } from '../support/cli-harness.js';
+import { useCliBed } from './cli-bed.js';
+
+const bed = useCliBed();
+const { relq } = bed;
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+function json<T>(r: CliRun): T {
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  return JSON.parse(r.stdout) as T;
+}
+
+test('counts, jobs, job, pause, resume, workers and retry-dead over every partition', async () => {
+  const prefix = uniquePrefix();
+  const q = new PartitionedQueue<{ n: number; fail?: boolean }>('clicks', { connection: bed.redis.url, prefix, partitions: 4, defaults: { attempts: 1 } });
+  closers.push(() => q.close());
+  for (let n = 0; n < 12; n++) await q.add({ n, fail: true }); // spread: 3 per partition
+  const w = new Worker(q, async (job) => {
+    if (job.data.fail) throw new Error('no');
+  }, { concurrency: 4, blockMs: 500 });
+  w.start();
+  closers.push(() => w.close());
+  await waitUntil(async () => (await q.counts()).dead === 12, '12 dead', 15_000);
+  for (let n = 0; n < 8; n++) await q.add({ n }, { delayMs: 60_000 });
+
+  const counts = json<{ dead: number; delayed: number }>(await relq(prefix, 'counts', 'clicks', '--json'));
+  expect([counts.dead, counts.delayed]).toEqual([12, 8]);
+  const delayed = json<Array<{ id: string }>>(await relq(prefix, 'jobs', 'clicks', '--state', 'delayed', '--json'));
+  expect(delayed.map((j) => j.id).sort()).toEqual((await q.getJobs('delayed')).map((j) => j.id).sort());
+  expect(new Set(delayed.map((j) => j.id.split('.')[0])).size).toBe(4); // from every partition
+  const one = json<{ id: string; state: string }>(await relq(prefix, 'job', 'clicks', delayed[5]!.id, '--json'));
+  expect([one.id, one.state]).toEqual([delayed[5]!.id, 'delayed']);
+  const workers = json<Array<{ pid: number }>>(await relq(prefix, 'workers', 'clicks', '--json'));
+  expect(workers.map((x) => x.pid)).toEqual([process.pid]);
+
+  expect((await relq(prefix, 'pause', 'clicks')).code).toBe(0);
+  expect((await q.countsByPartition()).every((c) => c.paused)).toBe(true);
+  expect((await relq(prefix, 'resume', 'clicks')).code).toBe(0);
+  expect(await q.isPaused()).toBe(false);
+
+  const retried = await relq(prefix, 'retry-dead', 'clicks', '--limit', '5', '--json');
+  expect(retried.code).toBe(0);
+  await waitUntil(async () => (await q.counts()).dead === 12, 'the 5 dead again', 15_000);
+  expect(json<{ dead: number }>(await relq(prefix, 'counts', 'clicks', '--json')).dead).toBe(12);
+
+  const refused = await relq(prefix, 'concurrency', 'clicks', '3');
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("'clicks' is a partitioned queue");
+}, 60_000);
