@@ -99,7 +99,21 @@ try {
   for (const kind of ['plain', 'partitions 6'] as const) console.log(`${kind}: ${(await idle(client, kind)).join(' / ')}`);
 } finally {
   client?.disconnect();
+  // valgrind removes its pipes in the temp dir when the server exits by itself, not when killed
+  if (instructions) await Promise.all(servers.map((s) => shutDown(s)));
   await Promise.all(servers.map((s) => s.stop()));
+}
+
+async function shutDown(s: RedisServer): Promise<void> {
+  await run('redis-cli', ['-p', String(s.port), 'shutdown', 'nosave']).catch(() => undefined);
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(s.pid, 0);
+    } catch {
+      return; // gone
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function waitClusterOk(c: Cluster): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The relq CLI on a partitioned queue (docs/scale-out.md): a queue with a partition map is
  * opened as one, so counts, jobs, job, pause and resume, workers and the dead-letter commands
- * cover every partition; what it has no counterpart for yet is refused by name.
+ * cover every partition, and `concurrency` sets the global concurrency in shares.
  */
 import { PartitionedQueue, Worker } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
@@ -21,7 +21,7 @@ function json<T>(r: CliRun): T {
   return JSON.parse(r.stdout) as T;
 }
 
-test('counts, jobs, job, pause, resume, workers and retry-dead over every partition', async () => {
+test('counts, jobs, job, pause, resume, workers, retry-dead and concurrency over every partition', async () => {
   const prefix = uniquePrefix();
   const q = new PartitionedQueue<{ n: number; fail?: boolean }>('clicks', { connection: bed.redis.url, prefix, partitions: 4, defaults: { attempts: 1 } });
   closers.push(() => q.close());
@@ -54,7 +54,11 @@ test('counts, jobs, job, pause, resume, workers and retry-dead over every partit
   await waitUntil(async () => (await q.counts()).dead === 12, 'the 5 dead again', 15_000);
   expect(json<{ dead: number }>(await relq(prefix, 'counts', 'clicks', '--json')).dead).toBe(12);
 
+  // the global concurrency in shares, one at least per partition
   const refused = await relq(prefix, 'concurrency', 'clicks', '3');
   expect(refused.code).toBe(2);
-  expect(refused.stderr).toContain("'clicks' is a partitioned queue");
+  expect(refused.stderr).toContain('at least 4');
+  expect(json<{ globalConcurrency: number }>(await relq(prefix, 'concurrency', 'clicks', '6', '--json')).globalConcurrency).toBe(6);
+  expect((await q.countsByPartition()).length).toBe(4);
+  expect(await q.getGlobalConcurrency()).toBe(6);
 }, 60_000);

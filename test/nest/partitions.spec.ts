@@ -102,10 +102,10 @@ test('registerQueue({ partitions }): injected, processed from every partition in
   expect((await registry.sweep('clicks')).stalled).toBe(0);
 }, 30_000);
 
-test('partitions with a queue-wide limit are refused at startup, with the queue named', async () => {
+test('partitions with a queue-wide limit they cannot share are refused at startup, with the queue named', async () => {
   const bad = await bed
-    .start(QueueModule.forRoot({ connection: bed.redis.url, prefix: uniquePrefix() }), QueueModule.registerQueue({ name: 'wide', partitions: 3, globalConcurrency: 5 }))
+    .start(QueueModule.forRoot({ connection: bed.redis.url, prefix: uniquePrefix() }), QueueModule.registerQueue({ name: 'wide', partitions: 3, bound: 100 }))
     .catch((e: unknown) => e);
   expect(bad).toBeInstanceOf(Error);
-  expect(String((bad as Error).message)).toMatch(/wide[\s\S]*globalConcurrency[\s\S]*partitioned/);
+  expect(String((bad as Error).message)).toMatch(/wide[\s\S]*bound[\s\S]*partitioned/);
 });

@@ -204,3 +204,37 @@ test('closeQueue closes every partition; deleteQueue frees the map for another n
   await again.add({ i: 1 });
   expect((await again.counts()).pending).toBe(1);
 }, 30_000);
+
+test('global concurrency in shares: the fleet never holds more than the limit, raised and removed at run time', async () => {
+  expect(() => fresh(4, { globalConcurrency: 3 })).toThrow(/at least 4/);
+  const q = fresh(4, { globalConcurrency: 4 });
+  let running = 0;
+  let most = 0;
+  const done = new Set<number>();
+  const handler = async (job: Job<Data>) => {
+    most = Math.max(most, ++running);
+    await sleep(30);
+    running -= 1;
+    done.add(job.data.i);
+  };
+  worker(q, handler); // 8 slots
+  worker(q, handler); // 8 more: 16 in all
+  for (let i = 0; i < 60; i++) await q.add({ i });
+  await waitUntil(() => done.size === 60, '60 jobs', 20_000);
+  expect(most).toBeLessThanOrEqual(4); // each partition's share is 1; without shares each would allow 4, 16 at once
+  expect(most).toBeGreaterThanOrEqual(2);
+
+  await q.setGlobalConcurrency(10); // shares 3, 3, 2, 2
+  expect(await q.getGlobalConcurrency()).toBe(10);
+  expect((await q.queueState()).globalConcurrency).toBe(10);
+  most = 0;
+  for (let i = 60; i < 160; i++) await q.add({ i });
+  await waitUntil(() => done.size === 160, '100 more jobs', 20_000);
+  expect(most).toBeLessThanOrEqual(10);
+  expect(most).toBeGreaterThan(4);
+
+  await expect(q.setGlobalConcurrency(2)).rejects.toThrow(/at least 4/);
+  expect(await q.getGlobalConcurrency()).toBe(10); // nothing written
+  await q.setGlobalConcurrency(0);
+  expect(await q.getGlobalConcurrency()).toBe(0);
+}, 60_000);

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { GroupOverride } from '../../core/settings/concurrency.js';
 import type { RateLimit } from '../../core/rate-limits/types.js';
-import { PartitionedQueue } from '../../core/partitions/partitioned-queue.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import type { Run } from '../run.js';
 
@@ -71,10 +70,7 @@ export function concurrencyCommand(program: Command, run: Run): void {
           );
           return;
         }
-        if (limit !== undefined) {
-          if (queue instanceof PartitionedQueue) throw new CliError(`'${name}' is a partitioned queue: it has no global concurrency yet (docs/scale-out.md)`, EXIT.usage);
-          await queue.setGlobalConcurrency(count(limit, 'limit'));
-        }
+        if (limit !== undefined) await queue.setGlobalConcurrency(count(limit, 'limit'));
         const state = await queue.queueState();
         const groups = Object.entries(state.groupOverrides);
         ctx.output.result(

@@ -115,6 +115,7 @@ export function mergeStates(parts: readonly QueueState[]): QueueState {
   return {
     ...first,
     closed: parts.some((s) => s.closed),
+    globalConcurrency: parts.reduce((n, s) => n + s.globalConcurrency, 0), // the shares added up
     stats: parts.every((s) => s.stats),
     waitingProducers: parts.reduce((n, s) => n + s.waitingProducers, 0),
     groupOverrides: Object.assign({}, ...parts.map((s) => s.groupOverrides)) as QueueState['groupOverrides'],

@@ -3,10 +3,11 @@ import { resolveQueueOptions, type ResolvedQueueOptions } from '../queue/options
 import type { QueueOptions } from '../queue/types.js';
 import { assertInt, assertQueueName, describe } from '../validate.js';
 import { PARTITION_BUCKETS } from './layout.js';
+import { checkGlobalConcurrency } from './shares.js';
 import type { PartitionedQueueOptions } from './types.js';
 
-/** Queue options whose limit is queue-wide and that partitions do not share yet (docs/scale-out.md). */
-const QUEUE_WIDE = ['bound', 'limiter', 'globalConcurrency', 'exclusive'] as const;
+/** Queue options whose limit is queue-wide and that partitions do not share yet (docs/scale-out.md); `globalConcurrency` is shared (shares.ts). */
+const QUEUE_WIDE = ['bound', 'limiter', 'exclusive'] as const;
 
 /**
  * The one check of a partitioned queue's own rules: its name, its number of partitions, and
@@ -29,5 +30,6 @@ export function resolvePartitionedOptions(name: unknown, options: PartitionedQue
       throw new ValidationError(key, 'is not supported on a partitioned queue yet: its limit is queue-wide and partitions do not share it (docs/scale-out.md)');
     }
   }
+  if (queueOptions.globalConcurrency !== undefined) checkGlobalConcurrency(queueOptions.globalConcurrency, partitions);
   return { partitions, queueOptions, resolved: resolveQueueOptions(name, queueOptions) };
 }

@@ -15,6 +15,7 @@ import { partitionOfGeneratedId, partitionOfKey } from './layout.js';
 import { metricsOf } from '../metrics-history/metrics-history.js';
 import { countOf, mergeCounts, mergeStates, mergeStats, mergeSweeps, mergeTicks, mergeWorkers, pageAcross } from './merge.js';
 import type { PartitionInternals } from './partition-internals.js';
+import { checkGlobalConcurrency, shareOf } from './shares.js';
 
 /**
  * @internal The parts PartitionedQueue's constructor makes, for the queue-wide operations.
@@ -187,6 +188,23 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
   /** The queue's shared settings and state, from every partition (merge.ts mergeStates). */
   async queueState(): Promise<QueueState> {
     return mergeStates(await this.#all((q) => q.queueState()));
+  }
+
+  /**
+   * Sets the queue-wide concurrency (Queue.setGlobalConcurrency): each partition gets its share,
+   * floor(limit / N) plus one for the first limit mod N, so the fleet never holds more than
+   * `limit` at once; a partition at its share while another has room leaves up to N − 1 slots
+   * unused. 0 removes it; otherwise at least one per partition (ValidationError).
+   */
+  async setGlobalConcurrency(limit: number): Promise<void> {
+    checkGlobalConcurrency(limit, this.partitions, 'limit');
+    await this.p.checkMap();
+    await Promise.all(this.p.queues.map((q, i) => q.setGlobalConcurrency(shareOf(limit, this.partitions, i))));
+  }
+
+  /** The queue-wide concurrency: the partitions' shares added up (0: none). */
+  async getGlobalConcurrency(): Promise<number> {
+    return (await this.#all((q) => q.getGlobalConcurrency())).reduce((a, b) => a + b, 0);
   }
 
   /** The groups with limits of their own, from every partition. */

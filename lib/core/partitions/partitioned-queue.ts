@@ -11,6 +11,7 @@ import { cancelNotices, type CancelNotice } from '../worker/cancel-notices.js';
 import { partitionMapKey, partitionOfKey } from './layout.js';
 import { mapCheck, type MapCheck } from './map-check.js';
 import { resolvePartitionedOptions } from './options.js';
+import { shareOf } from './shares.js';
 import { partitionInternalsOf, type PartitionInternals } from './partition-internals.js';
 import { PARTITION, type PartitionQueueOptions } from './partition-option.js';
 import { PartitionedAdmin } from './partitioned-admin.js';
@@ -46,6 +47,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     const queues: Array<Queue<Data, Result>> = [];
     for (let i = 0; i < partitions; i += 1) {
       const o: PartitionQueueOptions = { ...queueOptions, connection: handle.client, [PARTITION]: { index: i, of: partitions } };
+      if (queueOptions.globalConcurrency !== undefined) o.globalConcurrency = shareOf(queueOptions.globalConcurrency, partitions, i);
       queues.push(new Queue<Data, Result>(name, o));
     }
     const calls = queues.map((q) => partitionInternalsOf(q)!);
