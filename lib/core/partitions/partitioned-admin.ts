@@ -351,6 +351,11 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
     return merge(...this.p.queues.map((q) => q.events()));
   }
 
+  /** Resolves once every partition's event subscription is active (Queue.eventsReady). */
+  async eventsReady(): Promise<void> {
+    await Promise.all(this.p.queues.map((q) => q.eventsReady()));
+  }
+
   // ---- helpers ------------------------------------------------------------------------
 
   /** `op` on every partition at once, after the map's check. */

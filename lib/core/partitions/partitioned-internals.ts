@@ -363,10 +363,6 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
     return { counts: mergeCounts(all.map((a) => a.counts)), oldestPendingAgeMs: ages.length ? Math.max(...ages) : undefined };
   }
 
-  async eventsOpen(): Promise<void> {
-    await Promise.all(this.parts.map((p) => p.eventsOpen()));
-  }
-
   /** One subscription to every partition's cancel notices (not one per partition: connections grow with masters). */
   watchCancels: QueueInternals<Data>['watchCancels'] = (notice, active) => watchCancels(this.cancels, notice, active);
 

@@ -1,4 +1,4 @@
-import type { AddResult } from '../adds/types.js';
+import type { AddResult, JobOptions } from '../adds/types.js';
 import { MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, ConnectionError, ValidationError } from '../errors.js';
 import { EventHub } from '../events/event-hub.js';
@@ -12,6 +12,7 @@ import { partitionMapKey, partitionOfKey } from './layout.js';
 import { mapCheck, type MapCheck } from './map-check.js';
 import { resolvePartitionedOptions } from './options.js';
 import { shareOf } from './shares.js';
+import { withRetentionShares } from './retention-shares.js';
 import { partitionInternalsOf, type PartitionInternals } from './partition-internals.js';
 import { PARTITION, type PartitionQueueOptions } from './partition-option.js';
 import { PartitionedAdmin } from './partitioned-admin.js';
@@ -48,6 +49,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     for (let i = 0; i < partitions; i += 1) {
       const o: PartitionQueueOptions = { ...queueOptions, connection: handle.client, [PARTITION]: { index: i, of: partitions } };
       if (queueOptions.globalConcurrency !== undefined) o.globalConcurrency = shareOf(queueOptions.globalConcurrency, partitions, i);
+      if (queueOptions.defaults !== undefined) o.defaults = withRetentionShares(queueOptions.defaults, partitions, i);
       queues.push(new Queue<Data, Result>(name, o));
     }
     const calls = queues.map((q) => partitionInternalsOf(q)!);
@@ -136,8 +138,8 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
   }
 
   async #addOne(data: Data, opts: PartitionedJobOptions | undefined, mode: 'wait' | 'try'): Promise<AddResult> {
-    const rest = withoutPartitionKey(opts, 'opts');
     const i = this.#router.partitionOf(opts);
+    const rest = this.#partitionOptions(opts, 'opts', i);
     const q = this.#queues[i]!;
     if (!this.#checkMap.passed) await this.#checkMap();
     try {
@@ -148,6 +150,12 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     }
   }
 
+  /** A job's options as partition `i` takes them: no partitionKey, retention counts in shares. */
+  #partitionOptions(opts: PartitionedJobOptions | undefined, field: string, i: number): JobOptions | undefined {
+    const rest = withoutPartitionKey(opts, field);
+    return rest === undefined ? rest : withRetentionShares(rest, this.partitions, i);
+  }
+
   async #addMany(jobs: ReadonlyArray<PartitionedBulkJob<Data>>, mode: 'wait' | 'try', waitMs: number | undefined): Promise<AddResult[]> {
     const call = mode === 'try' ? 'tryAddBulk' : 'addBulk';
     if (!Array.isArray(jobs)) throw new ValidationError('jobs', `${call} expects an array of { data, opts }`);
@@ -156,8 +164,9 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     const parts = this.#queues.map(() => ({ jobs: [] as PartitionedBulkJob<Data>[], at: [] as number[] }));
     jobs.forEach((job, i) => {
       const opts = job !== null && typeof job === 'object' ? job.opts : undefined;
-      const rest = withoutPartitionKey(opts, `jobs[${i}].opts`);
-      const part = parts[this.#router.partitionOf(opts)]!;
+      const k = this.#router.partitionOf(opts);
+      const rest = this.#partitionOptions(opts, `jobs[${i}].opts`, k);
+      const part = parts[k]!;
       part.jobs.push(rest === opts ? job : { ...job, opts: rest });
       part.at.push(i);
     });

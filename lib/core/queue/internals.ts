@@ -38,8 +38,6 @@ export interface QueueInternals<Data> {
   sweepReporting(opts: { limit?: number }): Promise<{ result: SweepResult; stalledIds: string[] }>;
   /** counts() and the age of the oldest pending job, in one call (relq/metrics; lib/core/management/inspector.ts). */
   countsAndAge(): Promise<{ counts: QueueCounts; oldestPendingAgeMs: number | undefined }>;
-  /** Resolves once the `events()` stream is subscribed (lib/core/events/event-hub.ts). */
-  eventsOpen(): Promise<void>;
   /** Listens to the leases cancel() ends (lib/core/worker/cancel-notices.ts); returns the end of it. */
   watchCancels(notice: (n: CancelNotice) => void, active: () => void): () => void;
   /** A worker's wait for work (a Blocker of its own for a queue, lib/core/redis/blocking-wait.ts). */

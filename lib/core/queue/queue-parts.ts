@@ -89,7 +89,6 @@ export function queueInternals<Data, Result>(name: string, p: QueueParts<Data, R
     addChildren: (lease, children, opts) => flows.addChildren(lease, children, opts),
     childrenResults: (id) => flows.childrenResults(id),
     sweepReporting: (opts) => inspector.sweepReporting(opts),
-    eventsOpen: () => hub.open(),
     watchCancels: (notice, active) => watchCancels(cancels, notice, active),
     countsAndAge: () => inspector.countsAndAge(),
     openBlocker: () => ctx.openBlocker(),

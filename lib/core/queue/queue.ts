@@ -224,6 +224,15 @@ export class Queue<Data = unknown, Result = unknown> extends QueueAdmin<Data, Re
     return this.parts.hub.events$;
   }
 
+  /**
+   * Resolves once this object's event subscription is active: every transition after it
+   * reaches `events()` (BullMQ's `QueueEvents.waitUntilReady`). Subscribing opens it; called
+   * first, this opens it and keeps it until close(). Tries until it is (rejects on close()).
+   */
+  async eventsReady(): Promise<void> {
+    return this.parts.hub.open();
+  }
+
   /** The states of one job, starting with its current one, until it completes, dies or vanishes. */
   watch(id: string): Observable<JobState | 'gone'> {
     return this.parts.watching.watch(id);

@@ -1,6 +1,5 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import { internalsOf } from '../../core/queue/internals.js';
 import type { AppQueue } from '../queues/app-queue.js';
 import type { QueueEvent } from '../../core/events/types.js';
 import * as msg from '../relq.messages.js';
@@ -43,7 +42,7 @@ export class QueueListener {
     if (this.subscription) return;
     this.subscription = this.queue.events().subscribe((event) => this.onEvent(event));
     try {
-      await withTimeout(internalsOf(this.queue)!.eventsOpen(), SUBSCRIBE_WAIT_MS, 'the event subscription');
+      await withTimeout(this.queue.eventsReady(), SUBSCRIBE_WAIT_MS, 'the event subscription');
       this.logger.log(msg.queueListenerStarted(this.def.className, this.def.queueName, this.def.methods.map((m) => m.type)));
     } catch (err) {
       // The engine keeps trying and reports the outage as a warning of the queue (onWarning).
