@@ -171,7 +171,9 @@ test('bad options are refused before anything connects', () => {
   expect(make('clicks', { partitions: 1025 })).toThrow(/partitions: must be between 1 and 1024/);
   expect(make('clicks', { partitions: 2.5 })).toThrow(/whole number/);
   expect(make('clicks', { partitions: 4, bound: 10 })).toThrow(/bound: is not supported on a partitioned queue/);
-  expect(make('clicks', { partitions: 4, limiter: { max: 10, durationMs: 1000 } })).toThrow(/limiter: is not supported/);
+  expect(make('clicks', { partitions: 4, exclusive: { consumer: true } })).toThrow(/exclusive: is not supported on a partitioned queue/);
+  expect(make('clicks', { partitions: 4, limiter: { max: 3, durationMs: 1000 } })).toThrow(/limiter.max: of a queue of 4 partitions must be at least 4/);
+  expect(make('clicks', { partitions: 4, limiter: { max: 4, durationMs: -1 } })).toThrow(/limiter.durationMs/);
   expect(make('clicks', { partitions: 4, globalConcurrency: 3 })).toThrow(/globalConcurrency: of a queue of 4 partitions must be 0 \(none\) or at least 4/);
   expect(make('clicks', { partitions: 4, maxLogLines: -1 })).toThrow(/maxLogLines/);
   expect(make('clicks', { partitions: 4, colour: 'red' })).toThrow(/unknown option 'colour'/);

@@ -238,3 +238,45 @@ test('global concurrency in shares: the fleet never holds more than the limit, r
   await q.setGlobalConcurrency(0);
   expect(await q.getGlobalConcurrency()).toBe(0);
 }, 60_000);
+
+test('a rate limit in shares: the fleet leases no more than max per window, whatever partition holds the jobs', async () => {
+  const q = fresh(4, { limiter: { max: 8, durationMs: 1000 } }); // shares 2, 2, 2, 2
+  const leasedAt: number[] = [];
+  const handler = async () => void leasedAt.push(Date.now());
+  worker(q, handler);
+  worker(q, handler); // 16 slots: the limit, not the slots, holds them back
+  await q.addBulk(Array.from({ length: 40 }, (_, i) => ({ data: { i } })));
+  await waitUntil(() => leasedAt.length === 40, '40 jobs', 30_000);
+  expect((await q.queueState()).limiter).toEqual({ max: 8, durationMs: 1000 }); // the shares added up
+  const first = Math.min(...leasedAt);
+  // every partition's first window opened with its first lease, about at `first`
+  expect(leasedAt.filter((t) => t < first + 800).length).toBeLessThanOrEqual(8); // without shares: 32
+  // 10 jobs a partition at 2 a window: its last in its fifth window
+  expect(Math.max(...leasedAt) - first).toBeGreaterThanOrEqual(3800);
+}, 60_000);
+
+
+test("a job's children are added to its partition, run there, and their results reach it", async () => {
+  type Step = { step: 'split' | 'join' | 'child'; n: number };
+  const q = new PartitionedQueue<Step, number>(`flows-${++n}`, { connection: env.client, prefix: PREFIX, partitions: 6 });
+  closers.push(() => q.close());
+  const w = new Worker<Step, number>(q, async (job) => {
+    if (job.data.step === 'child') return job.data.n * 10;
+    if (job.data.step === 'split') {
+      await job.addChildren([1, 2, 3].map((k) => ({ data: { step: 'child' as const, n: k }, opts: { jobId: `${job.id}:${k}` } })));
+      await job.updateData({ ...job.data, step: 'join' });
+      await job.waitForChildren();
+      return 0;
+    }
+    const results = await job.childrenResults<number>();
+    return Object.values(results).reduce((a, b) => a + b, 0);
+  }, { concurrency: 4 });
+  closers.unshift(() => w.close());
+  const parents = await Promise.all([1, 2, 3, 4].map((k) => q.add({ step: 'split', n: k })));
+  for (const p of parents) expect(await q.waitForResult(p.id, { timeoutMs: 15_000 })).toBe(60);
+  for (const p of parents) expect(await q.getJob(`${p.id}:2`)).toMatchObject({ state: 'completed', result: 20, parent: { id: p.id } });
+  // each child in its parent's partition (their chosen ids would route elsewhere): 1 + 3 jobs per parent
+  const completed = (await q.countsByPartition()).map((c) => c.completed);
+  expect(completed.reduce((a, b) => a + b, 0)).toBe(16);
+  expect(completed.every((c) => c % 4 === 0)).toBe(true);
+}, 30_000);

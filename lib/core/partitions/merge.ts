@@ -116,6 +116,7 @@ export function mergeStates(parts: readonly QueueState[]): QueueState {
     ...first,
     closed: parts.some((s) => s.closed),
     globalConcurrency: parts.reduce((n, s) => n + s.globalConcurrency, 0), // the shares added up
+    limiter: first.limiter && { max: parts.reduce((n, s) => n + (s.limiter?.max ?? 0), 0), durationMs: first.limiter.durationMs },
     stats: parts.every((s) => s.stats),
     waitingProducers: parts.reduce((n, s) => n + s.waitingProducers, 0),
     groupOverrides: Object.assign({}, ...parts.map((s) => s.groupOverrides)) as QueueState['groupOverrides'],

@@ -3,11 +3,11 @@ import { resolveQueueOptions, type ResolvedQueueOptions } from '../queue/options
 import type { QueueOptions } from '../queue/types.js';
 import { assertInt, assertQueueName, describe } from '../validate.js';
 import { PARTITION_BUCKETS } from './layout.js';
-import { checkGlobalConcurrency } from './shares.js';
+import { checkGlobalConcurrency, checkRateLimit } from './shares.js';
 import type { PartitionedQueueOptions } from './types.js';
 
 /** Queue options whose limit is queue-wide and that partitions do not share yet (docs/scale-out.md); `globalConcurrency` is shared (shares.ts). */
-const QUEUE_WIDE = ['bound', 'limiter', 'exclusive'] as const;
+const QUEUE_WIDE = ['bound', 'exclusive'] as const;
 
 /**
  * The one check of a partitioned queue's own rules: its name, its number of partitions, and
@@ -27,9 +27,10 @@ export function resolvePartitionedOptions(name: unknown, options: PartitionedQue
   assertInt('partitions', partitions, { min: 1, max: PARTITION_BUCKETS });
   for (const key of QUEUE_WIDE) {
     if ((queueOptions as QueueOptions)[key] !== undefined) {
-      throw new ValidationError(key, 'is not supported on a partitioned queue yet: its limit is queue-wide and partitions do not share it (docs/scale-out.md)');
+      throw new ValidationError(key, 'is not supported on a partitioned queue: its limit is queue-wide and partitions do not share it (docs/scale-out.md)');
     }
   }
   if (queueOptions.globalConcurrency !== undefined) checkGlobalConcurrency(queueOptions.globalConcurrency, partitions);
+  if (queueOptions.limiter !== undefined) checkRateLimit(queueOptions.limiter, partitions);
   return { partitions, queueOptions, resolved: resolveQueueOptions(name, queueOptions) };
 }

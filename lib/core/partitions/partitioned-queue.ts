@@ -11,7 +11,7 @@ import { cancelNotices, type CancelNotice } from '../worker/cancel-notices.js';
 import { partitionMapKey, partitionOfKey } from './layout.js';
 import { mapCheck, type MapCheck } from './map-check.js';
 import { resolvePartitionedOptions } from './options.js';
-import { shareOf } from './shares.js';
+import { rateLimitShare, shareOf } from './shares.js';
 import { withRetentionShares } from './retention-shares.js';
 import { partitionInternalsOf, type PartitionInternals } from './partition-internals.js';
 import { PARTITION, type PartitionQueueOptions } from './partition-option.js';
@@ -49,6 +49,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     for (let i = 0; i < partitions; i += 1) {
       const o: PartitionQueueOptions = { ...queueOptions, connection: handle.client, [PARTITION]: { index: i, of: partitions } };
       if (queueOptions.globalConcurrency !== undefined) o.globalConcurrency = shareOf(queueOptions.globalConcurrency, partitions, i);
+      if (queueOptions.limiter !== undefined) o.limiter = rateLimitShare(queueOptions.limiter, partitions, i);
       if (queueOptions.defaults !== undefined) o.defaults = withRetentionShares(queueOptions.defaults, partitions, i);
       queues.push(new Queue<Data, Result>(name, o));
     }

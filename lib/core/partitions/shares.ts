@@ -1,4 +1,6 @@
 import { ValidationError } from '../errors.js';
+import { rateLimitSetting } from '../rate-limits/stored.js';
+import type { RateLimit } from '../rate-limits/types.js';
 import { globalConcurrencySetting } from '../settings/concurrency.js';
 
 /**
@@ -22,4 +24,21 @@ export function checkGlobalConcurrency(limit: unknown, partitions: number, field
     throw new ValidationError(field, `of a queue of ${partitions} partitions must be 0 (none) or at least ${partitions}: each partition holds a share of it, at least 1; got ${value}`);
   }
   return value;
+}
+
+/**
+ * A partitioned queue's `limiter`, checked: as a queue's (`{ max: 0, durationMs: 0 }` removes
+ * it), and `max` at least one per partition, since a partition's share of 0 would mean no limit.
+ */
+export function checkRateLimit(limiter: unknown, partitions: number, field = 'limiter'): void {
+  if (rateLimitSetting(field, limiter) === '0') return;
+  const { max } = limiter as RateLimit;
+  if (max < partitions) {
+    throw new ValidationError(`${field}.max`, `of a queue of ${partitions} partitions must be at least ${partitions}: each partition leases its share of it per window, at least 1; got ${max}`);
+  }
+}
+
+/** Partition `i`'s rate limit: its share of `max` per window of the same length (a removal passes as it is). */
+export function rateLimitShare(limiter: RateLimit, n: number, i: number): RateLimit {
+  return limiter.max === 0 ? limiter : { max: shareOf(limiter.max, n, i), durationMs: limiter.durationMs };
 }

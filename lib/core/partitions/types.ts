@@ -3,11 +3,12 @@ import type { QueueOptions } from '../queue/types.js';
 
 /**
  * A partitioned queue's options (docs/scale-out.md): a queue's, less the ones whose limits
- * are queue-wide and not yet shared between partitions (`bound`, `limiter`, `exclusive`:
- * refused with a ValidationError when given). `globalConcurrency` is split into a share per
- * partition (at least one each).
+ * are queue-wide and not shared between partitions (`bound`, `exclusive`: refused with a
+ * ValidationError when given). `globalConcurrency` and `limiter.max` are split into a share per
+ * partition (at least one each); retention by count (`defaults.keepCompleted.count`, a job's)
+ * too.
  */
-export interface PartitionedQueueOptions extends Omit<QueueOptions, 'bound' | 'limiter' | 'exclusive'> {
+export interface PartitionedQueueOptions extends Omit<QueueOptions, 'bound' | 'exclusive'> {
   /** How many partitions, 1 to 1,024; each is a relq queue with a Cluster slot of its own. Every object of the queue declares the same. */
   partitions: number;
 }
