@@ -1,4 +1,6 @@
-import type { Queue } from '../core/queue/queue.js';
+import type { AnyQueue } from '../core/queue/any-queue.js';
+import { mergeCounts } from '../core/partitions/merge.js';
+import { PartitionedQueue } from '../core/partitions/partitioned-queue.js';
 import type { JobState, QueueCounts } from '../core/management/read-types.js';
 import type { CleanState, JobOrder } from '../core/management/types.js';
 import type { GroupOverride } from '../core/settings/concurrency.js';
@@ -12,6 +14,8 @@ import type { Throughput, ThroughputRecorder } from './throughput.js';
 export interface QueueOverview {
   name: string;
   counts?: QueueCounts;
+  /** A partitioned queue's counts, partition by partition (`counts` adds them up). */
+  partitions?: QueueCounts[];
   error?: string;
 }
 
@@ -37,7 +41,7 @@ export interface JobList {
 
 /** One queue and its throughput recorder. @internal */
 export interface Watched {
-  queue: Queue<unknown, unknown>;
+  queue: AnyQueue;
   recorder: ThroughputRecorder;
 }
 
@@ -47,6 +51,10 @@ export const reads = {
     return Promise.all(
       [...queues].map(async ({ queue }) => {
         try {
+          if (queue instanceof PartitionedQueue) {
+            const partitions = await queue.countsByPartition();
+            return { name: queue.name, counts: mergeCounts(partitions), partitions };
+          }
           return { name: queue.name, counts: await queue.counts() };
         } catch (err) {
           return { name: queue.name, error: publicMessage(err) };
@@ -85,7 +93,7 @@ export const reads = {
 };
 
 /** The actions of the JSON API: each one engine call. @internal */
-export const actions: Record<string, (queue: Queue<unknown, unknown>, body: Record<string, unknown>, id?: string) => Promise<unknown>> = {
+export const actions: Record<string, (queue: AnyQueue, body: Record<string, unknown>, id?: string) => Promise<unknown>> = {
   retry: async (q, body, id) => (pick(body, []), { retried: true, from: await q.retry(id!) }),
   remove: async (q, body, id) => ({ removed: await q.remove(id!, pick(body, ['force'])) }),
   cancel: async (q, body, id) => ({ cancelled: await q.cancel(id!, pick(body, ['outcome', 'reason'])) }),

@@ -1,3 +1,4 @@
+import type { AnyQueue } from '../core/queue/any-queue.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JobLeasedError, ValidationError } from '../core/errors.js';
 import { JobNotRetryableError } from '../core/management/errors.js';
@@ -7,7 +8,6 @@ import { asset } from './assets.js';
 import { HttpError, publicMessage, readAction, send, sendJson } from './http.js';
 import { resolveDashboardOptions, type DashboardOptions, type ResolvedDashboardOptions } from './options.js';
 import { ThroughputRecorder } from './throughput.js';
-import type { Queue } from '../core/queue/queue.js';
 
 /** A request handler for node:http, Express or any framework that hands over `req` and `res`. */
 export interface DashboardHandler {
@@ -29,7 +29,7 @@ export function createDashboard(options: DashboardOptions): DashboardHandler {
 export interface LiveDashboard {
   handler: DashboardHandler;
   /** Shows `queue` (last on the overview) from now on. */
-  watch(queue: Queue<unknown, unknown>): void;
+  watch(queue: AnyQueue): void;
   /** Stops showing the queue named `name`, and listening to its events. */
   unwatch(name: string): void;
 }
@@ -39,7 +39,7 @@ export function openDashboard(o: ResolvedDashboardOptions): LiveDashboard {
   const notice = accessNotice(o);
   if (notice) o.warn(notice);
   const watched = new Map<string, Watched>();
-  const watch = (queue: Queue<unknown, unknown>): void => {
+  const watch = (queue: AnyQueue): void => {
     if (!watched.has(queue.name)) watched.set(queue.name, { queue, recorder: new ThroughputRecorder(queue, o.intervalMs, o.points) });
   };
   for (const queue of o.queues.values()) watch(queue);

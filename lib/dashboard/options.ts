@@ -1,5 +1,5 @@
+import type { AnyQueue } from '../core/queue/any-queue.js';
 import type { IncomingMessage } from 'node:http';
-import type { Queue } from '../core/queue/queue.js';
 import { ValidationError } from '../core/errors.js';
 import { assertBoolean, assertFunction, assertInt, assertOptions, assertQueueName, assertString, describe } from '../core/validate.js';
 import { DEFAULT_REFRESH_MS, DEFAULT_THROUGHPUT_INTERVAL_MS, DEFAULT_THROUGHPUT_POINTS } from './defaults.js';
@@ -22,7 +22,7 @@ export type DashboardGuard = (req: IncomingMessage, access: DashboardAccess) => 
 
 export interface DashboardOptions {
   /** The queues to show, listed in this order; names must be distinct. */
-  queues: ReadonlyArray<Queue<unknown, unknown>>;
+  queues: ReadonlyArray<AnyQueue>;
   /** The path the dashboard answers under, e.g. '/queues' (default '/'). */
   basePath?: string;
   /**
@@ -73,7 +73,7 @@ export const DASHBOARD_OPTION_KEYS = [
 
 /** @internal */
 export interface ResolvedDashboardOptions {
-  queues: Map<string, Queue<unknown, unknown>>;
+  queues: Map<string, AnyQueue>;
   basePath: string;
   guard: DashboardGuard | undefined;
   publicReads: boolean;
@@ -94,7 +94,7 @@ export function resolveDashboardOptions(o: DashboardOptions, { mayBeEmpty = fals
   assertOptions('dashboard options', o, DASHBOARD_OPTION_KEYS);
   // Empty only for a dashboard that follows an app whose queues come at run time.
   if (!Array.isArray(o.queues) || (o.queues.length === 0 && !mayBeEmpty)) throw new ValidationError('queues', 'must be a non-empty array of Queue objects');
-  const queues = new Map<string, Queue<unknown, unknown>>();
+  const queues = new Map<string, AnyQueue>();
   for (const q of o.queues) {
     assertQueueName(q?.name, 'queues[].name');
     if (queues.has(q.name)) throw new ValidationError('queues', `queue '${q.name}' is listed twice`);

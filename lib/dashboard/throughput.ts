@@ -1,5 +1,5 @@
+import type { AnyQueue } from '../core/queue/any-queue.js';
 import type { Subscription } from 'rxjs';
-import type { Queue } from '../core/queue/queue.js';
 import type { QueueEvent } from '../core/events/types.js';
 import type { MetricsHistory, RunTimeQuantiles } from '../core/metrics-history/types.js';
 
@@ -64,7 +64,7 @@ export class ThroughputRecorder {
   readonly since = Date.now();
 
   constructor(
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AnyQueue,
     private readonly intervalMs: number,
     private readonly capacity: number,
   ) {

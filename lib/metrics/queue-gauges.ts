@@ -1,6 +1,6 @@
+import type { AnyQueue } from '../core/queue/any-queue.js';
 import { Gauge } from 'prom-client';
 import { internalsOf, type QueueInternals } from '../core/queue/internals.js';
-import type { Queue } from '../core/queue/queue.js';
 import type { QueueCounts } from '../core/management/read-types.js';
 import { ValidationError } from '../core/errors.js';
 import type { MetricSet } from './metric-set.js';
@@ -34,7 +34,7 @@ export function queueInternals(queue: unknown, field = 'queue'): QueueInternals<
  * serves the others).
  */
 export class QueueGauges {
-  private readonly watched = new Map<Queue<unknown, unknown>, QueueInternals<unknown>>();
+  private readonly watched = new Map<AnyQueue, QueueInternals<unknown>>();
   private reading: Promise<Reading[]> | undefined;
 
   constructor(set: MetricSet) {
@@ -72,11 +72,11 @@ export class QueueGauges {
     set.add('queue_paused', perQueue('1 while the queue is paused, else 0.', (r) => (r.counts.paused ? 1 : 0)));
   }
 
-  watch(queue: Queue<unknown, unknown>): void {
+  watch(queue: AnyQueue): void {
     this.watched.set(queue, queueInternals(queue));
   }
 
-  unwatch(queue: Queue<unknown, unknown>): void {
+  unwatch(queue: AnyQueue): void {
     this.watched.delete(queue);
   }
 

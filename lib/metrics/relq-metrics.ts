@@ -1,6 +1,6 @@
+import type { AnyQueue } from '../core/queue/any-queue.js';
 import { register as globalRegistry, type Registry } from 'prom-client';
 import { registerInstrument } from '../core/instrumentation/index.js';
-import type { Queue } from '../core/queue/queue.js';
 import { assertOptions, assertString, describe } from '../core/validate.js';
 import { DEFAULT_PROCESSING_BUCKETS, DEFAULT_WAIT_BUCKETS } from './buckets.js';
 import { JobMetrics } from './job-metrics.js';
@@ -14,7 +14,7 @@ export interface RelqMetricsOptions {
   /** Prefix of every metric name. Default 'relq_'. */
   prefix?: string;
   /** Queues whose gauges are read at each scrape (more with watchQueue). */
-  queues?: ReadonlyArray<Queue<unknown, unknown>>;
+  queues?: ReadonlyArray<AnyQueue>;
   /** Buckets (seconds) of relq_job_wait_seconds. */
   waitBuckets?: readonly number[];
   /** Buckets (seconds) of relq_job_processing_seconds. */
@@ -75,12 +75,12 @@ export class RelqMetrics {
   }
 
   /** Reports the gauges of `queue` (relq_queue_*) at each scrape, while the Queue object is open. */
-  watchQueue(queue: Queue<unknown, unknown>): this {
+  watchQueue(queue: AnyQueue): this {
     this.gauges.watch(queue);
     return this;
   }
 
-  unwatchQueue(queue: Queue<unknown, unknown>): this {
+  unwatchQueue(queue: AnyQueue): this {
     this.gauges.unwatch(queue);
     return this;
   }

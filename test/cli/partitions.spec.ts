@@ -34,6 +34,11 @@ test('counts, jobs, job, pause, resume, workers, retry-dead and concurrency over
   await waitUntil(async () => (await q.counts()).dead === 12, '12 dead', 15_000);
   for (let n = 0; n < 8; n++) await q.add({ n }, { delayMs: 60_000 });
 
+  // listed once, as the logical queue with its partitions (not as four queues)
+  const listed = json<Array<{ name: string; partitions?: number }>>(await relq(prefix, 'queues', '--json'));
+  expect(listed.map((l) => [l.name, l.partitions])).toEqual([['clicks', 4]]);
+  expect((await relq(prefix, 'queues')).stdout).toMatch(/clicks\s+4\s/);
+
   const counts = json<{ dead: number; delayed: number }>(await relq(prefix, 'counts', 'clicks', '--json'));
   expect([counts.dead, counts.delayed]).toEqual([12, 8]);
   const delayed = json<Array<{ id: string }>>(await relq(prefix, 'jobs', 'clicks', '--state', 'delayed', '--json'));

@@ -101,8 +101,8 @@ test('deleteQueue while a registration is in flight: the queue is unlisted, and 
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   // the registering call reaches Redis at once; its reply is held back until released
-  const exec = async (script: RegistryScript, key: string, args: RegistryArgs): Promise<unknown> => {
-    const reply = await runScript(client, script.name, [key], script.encode(args));
+  const exec = async (script: RegistryScript, keys: string[], args: RegistryArgs): Promise<unknown> => {
+    const reply = await runScript(client, script.name, keys, script.encode(args));
     if (script === registerQueueScript) await held;
     return reply;
   };

@@ -94,6 +94,10 @@ test('registerQueue({ partitions }): injected, processed from every partition in
   expect(registry.getQueue('plain')).toBeInstanceOf(EngineQueue);
   expect(() => registry.getPartitionedQueue('plain')).toThrow(/not partitioned/);
   expect(registry.getProcessors().map((p) => p.queue)).toContain('clicks');
+  // watchQueues reports both, so RelqMetrics and the dashboard follow the partitioned one too
+  const watched: string[] = [];
+  registry.watchQueues((change) => watched.push(`${change.type} ${change.queue.name}`))();
+  expect(watched.sort()).toEqual(['added clicks', 'added plain']);
 
   // health: the logical queue's counts
   const health = await app.get(QueueHealthService).check();

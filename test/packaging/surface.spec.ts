@@ -68,7 +68,8 @@ const PROMISED: Record<string, string[]> = {
 /** Queue's public members. */
 const QUEUE_MEMBERS = [
   'ack', 'ackBatch', 'add', 'addBulk', 'addChildren', 'addFlow', 'cancel', 'changeDelay', 'changePriority', 'childrenResults', 'clean', 'clearLogs', 'close',
-  'closeQueue', 'counts', 'defaults', 'deleteQueue', 'drain', 'events', 'getCountsPerPriority', 'getDeduplicationJobId', 'getDependencies',
+  'closeQueue', 'counts', 'defaults', 'deleteQueue', 'drain', 'events',
+  'eventsReady', 'getCountsPerPriority', 'getDeduplicationJobId', 'getDependencies',
   'getFlow', 'getGlobalConcurrency', 'getGroupOverrides', 'getJob', 'getJobs', 'getMetrics', 'getSchedulers', 'getWorkers', 'identity', 'isClosed', 'isPaused', 'isQueueClosed', 'lease', 'listDead', 'log',
   'maxPayloadBytes', 'moveToDelayed', 'nack', 'name', 'pause', 'prefix', 'promote', 'purgeDead', 'queueState', 'rateLimit', 'reject', 'remove',
   'removeDeduplicationKey', 'removeScheduler', 'reopenQueue', 'requeue', 'resume', 'retry', 'retryDead', 'runSchedulers', 'setGlobalConcurrency', 'setGroupOverride', 'snooze', 'stats', 'sweep',

@@ -5,7 +5,7 @@
  * chosen id was routed elsewhere by its group; pause, drain, clean, dead letters, schedulers,
  * metrics, stats, workers and events cover every partition; deleting the queue frees its map.
  */
-import { PartitionedQueue, QueueClosedError, Worker, type Job, type PartitionedQueueOptions, type QueueEvent } from '../../lib/index.js';
+import { listQueues, PartitionedQueue, QueueClosedError, Worker, type Job, type PartitionedQueueOptions, type QueueEvent } from '../../lib/index.js';
 import { useCluster } from '../support/cluster.js';
 import { sleep, waitUntil } from '../support/wait.js';
 
@@ -197,7 +197,10 @@ test('closeQueue closes every partition; deleteQueue frees the map for another n
   expect(await q.reopenQueue()).toBe(true);
   expect(await q.isQueueClosed()).toBe(false);
   expect(await q.getCountsPerPriority([0])).toEqual({ 0: 12 });
+  const listed = async () => (await listQueues(env.client, { prefix: PREFIX })).filter((l) => l.name === q.name);
+  expect(await listed()).toEqual([{ name: q.name, firstSeen: expect.any(Number), partitions: 6 }]);
   expect(await q.deleteQueue({ tombstoneMs: 1 })).toBeGreaterThan(0);
+  expect(await listed()).toEqual([]);
   await sleep(20);
   const again = new PartitionedQueue<Data>(q.name, { connection: env.client, prefix: PREFIX, partitions: 3 });
   closers.push(() => again.close());

@@ -14,7 +14,9 @@ export function queuesCommand(program: Command, run: Run): void {
         ctx.output.result(list, () =>
           list.length === 0
             ? `no queues with prefix '${ctx.prefix}'`
-            : table(['name', 'first seen'], list.map((q) => [q.name, time(q.firstSeen)])),
+            : list.some((q) => q.partitions !== undefined)
+              ? table(['name', 'partitions', 'first seen'], list.map((q) => [q.name, q.partitions === undefined ? '' : String(q.partitions), time(q.firstSeen)]))
+              : table(['name', 'first seen'], list.map((q) => [q.name, time(q.firstSeen)])),
         );
       }),
     );

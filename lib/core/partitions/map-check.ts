@@ -11,13 +11,18 @@ export interface MapCheck {
   readonly passed: boolean;
 }
 
-export function mapCheck(first: PartitionInternals, prefix: string, name: string, partitions: number): MapCheck {
+/**
+ * `register` lists the queue in the registry of queue names (registry.ts) once the map holds
+ * its number: the logical queue is listed, with that number, and its partitions are not.
+ */
+export function mapCheck(first: PartitionInternals, prefix: string, name: string, partitions: number, register: () => Promise<void> | undefined): MapCheck {
   let state: Promise<void> | true | undefined;
   const check = (): Promise<void> => {
     if (state === true) return Promise.resolve();
     state ??= first.runOwnKeys(partitionMapScript, [partitionMapKey(prefix, name)], { partitions }).then(
-      (stored) => {
+      async (stored) => {
         if (stored.partitions !== partitions) throw new PartitionsMismatchError(name, partitions, stored.partitions);
+        await register();
         state = true;
       },
       (err: unknown) => {

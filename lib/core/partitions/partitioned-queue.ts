@@ -6,6 +6,7 @@ import { internalsOf, registerInternals } from '../queue/internals.js';
 import { Queue } from '../queue/queue.js';
 import { closeClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
+import { Registration } from '../registry/registry.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { cancelNotices, type CancelNotice } from '../worker/cancel-notices.js';
 import { partitionMapKey, partitionOfKey } from './layout.js';
@@ -40,6 +41,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
   readonly #wakes: EventHub<number>;
   readonly #cancels: EventHub<CancelNotice>;
   readonly #router: Router;
+  readonly #registration: Registration;
   #closed = false;
 
   constructor(name: string, options: PartitionedQueueOptions) {
@@ -54,12 +56,14 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
       queues.push(new Queue<Data, Result>(name, o));
     }
     const calls = queues.map((q) => partitionInternalsOf(q)!);
-    const checkMap = mapCheck(calls[0]!, queues[0]!.prefix, name, partitions);
+    const registration = new Registration(name, queues[0]!.prefix, (script, keys, args) => calls[0]!.runOwnKeys(script, keys, args), resolved.warn, partitions);
+    const checkMap = mapCheck(calls[0]!, queues[0]!.prefix, name, partitions, () => registration.before());
     super({ name, partitions, queues, calls, checkMap });
     this.#handle = handle;
     this.#queues = queues;
     this.#partitionCalls = calls;
     this.#checkMap = checkMap;
+    this.#registration = registration;
     this.prefix = queues[0]!.prefix;
     // Workers: one subscription to every partition's wake-ups, and the turns they lease by.
     const warn = (message: string) => resolved.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message });
@@ -107,13 +111,17 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
   }
 
   /**
-   * Removes every key of every partition (Queue.deleteQueue), then the queue's map: a later
-   * object may declare another number of partitions. Returns the number of keys removed.
+   * Removes every key of every partition (Queue.deleteQueue), then the queue's map (a later
+   * object may declare another number of partitions) and its entry in listQueues(). Returns
+   * the number of keys removed.
    */
   async deleteQueue(opts: { tombstoneMs?: number } = {}): Promise<number> {
     await this.#checkMap();
     const removed = await Promise.all(this.#queues.map((q) => q.deleteQueue(opts)));
     const map = await this.#handle.client.del(partitionMapKey(this.prefix, this.name)).catch((err: unknown) => {
+      throw wrapRedisError(err, 'deleteQueue', this.#handle);
+    });
+    await this.#registration.remove().catch((err: unknown) => {
       throw wrapRedisError(err, 'deleteQueue', this.#handle);
     });
     return removed.reduce((a, b) => a + b, map);

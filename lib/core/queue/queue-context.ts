@@ -85,7 +85,7 @@ export class QueueContext implements SettingsContext {
     return new Registration(
       name,
       this.prefix,
-      (script, key, args) => boundedCall(this.handle, runScript(this.handle.client, script.name, [key], script.encode(args), this.reportLibrary)),
+      (script, keys, args) => boundedCall(this.handle, runScript(this.handle.client, script.name, keys, script.encode(args), this.reportLibrary)),
       this.warn,
     );
   }

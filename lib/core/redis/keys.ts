@@ -86,6 +86,11 @@ export function registryKey(prefix: string): string {
   return `{${prefix}:}:queues`;
 }
 
+/** Beside the registry: the partitioned queues of the prefix, name -> number of partitions. */
+export function registryPartitionsKey(prefix: string): string {
+  return `{${prefix}:}:partitioned`;
+}
+
 /**
  * Keys of a queue that the scripts derive from its hash tag instead of receiving them in
  * KEYS (lib/core/redis/keys.lua): a group's pending list cannot be known before the

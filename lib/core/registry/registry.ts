@@ -1,10 +1,10 @@
 import { DEFAULT_PREFIX } from '../defaults.js';
 import type { RedisClient } from '../redis/connection.js';
-import { registryKey } from '../redis/keys.js';
+import { registryKey, registryPartitionsKey } from '../redis/keys.js';
 import { withConnection } from '../redis/one-off.js';
 import { isKeyRefused } from '../redis/redis-errors.js';
 import type { ConnectionInput } from '../redis/types.js';
-import { registerQueueScript, unregisterQueueScript, type RegistryArgs, type RegistryScript } from './scripts.js';
+import { registerPartitionedScript, registerQueueScript, unregisterPartitionedScript, unregisterQueueScript, type RegistryArgs, type RegistryScript } from './scripts.js';
 import { assertOptions, assertPrefix, assertQueueName } from '../validate.js';
 import type { WarningHandler } from '../warnings.js';
 
@@ -31,15 +31,24 @@ export class Registration {
   private withdrawing: Promise<void> | undefined;
   private refusalReported = false;
   private readonly key: string;
+  private readonly keys: string[];
+  private readonly register: RegistryScript;
+  private readonly unregister: RegistryScript;
 
   constructor(
     private readonly name: string,
     private readonly prefix: string,
-    /** Runs a registry operation on `key` (the caller bounds and wraps it). */
-    private readonly exec: (script: RegistryScript, key: string, args: RegistryArgs) => Promise<unknown>,
+    /** Runs a registry operation on `keys` (the caller bounds and wraps it). */
+    private readonly exec: (script: RegistryScript, keys: string[], args: RegistryArgs) => Promise<unknown>,
     private readonly warn: WarningHandler,
+    /** A partitioned queue's number of partitions: listed with its name. */
+    private readonly partitions?: number,
   ) {
     this.key = registryKey(prefix);
+    const partitioned = partitions !== undefined;
+    this.keys = partitioned ? [this.key, registryPartitionsKey(prefix)] : [this.key];
+    this.register = partitioned ? registerPartitionedScript : registerQueueScript;
+    this.unregister = partitioned ? unregisterPartitionedScript : unregisterQueueScript;
   }
 
   /**
@@ -48,7 +57,7 @@ export class Registration {
    */
   before(): Promise<void> | undefined {
     if (Date.now() - this.registeredAt < REFRESH_MS) return undefined;
-    this.pending ??= this.exec(registerQueueScript, this.key, { name: this.name })
+    this.pending ??= this.exec(this.register, this.keys, this.partitions === undefined ? { name: this.name } : { name: this.name, partitions: this.partitions })
       .catch((err: unknown) => this.refused(err, 'listed in', 'will not show it', 'to list it'))
       .then(() => {
         this.registeredAt = Date.now();
@@ -76,7 +85,7 @@ export class Registration {
     // next creating call would not list it again for a minute: let it settle first.
     await this.pending?.catch(() => undefined);
     this.registeredAt = -Infinity;
-    await this.exec(unregisterQueueScript, this.key, { name: this.name }).catch((err: unknown) =>
+    await this.exec(this.unregister, this.keys, { name: this.name }).catch((err: unknown) =>
       this.refused(err, 'removed from', 'may still show it', 'so that deleteQueue() unlists it'),
     );
   }
@@ -88,7 +97,7 @@ export class Registration {
     this.refusalReported = true;
     const message =
       `queue '${this.name}' could not be ${action} the registry of queue names because the Redis user may not write ` +
-      `${this.key}, so listQueues() and \`npx relq queues\` ${consequence}; grant the key pattern ~${this.key} ` +
+      `${this.keys.join(' and ')}, so listQueues() and \`npx relq queues\` ${consequence}; grant the key pattern ${this.keys.map((k) => `~${k}`).join(' ')} ` +
       `(or ~{${this.prefix}:*) ${purpose}`;
     this.warn({ code: 'RELQ_REGISTRY_NOPERM', queue: this.name, message });
   }
@@ -107,6 +116,8 @@ export interface QueueListing {
   name: string;
   /** When a Queue object first registered it (epoch ms, Redis clock). */
   firstSeen: number;
+  /** A partitioned queue's number of partitions (open it as a PartitionedQueue); absent for a queue. */
+  partitions?: number;
 }
 
 /**
@@ -115,9 +126,22 @@ export interface QueueListing {
  * deleteQueue(). One ZRANGE. Closes the connection it opened; a client passed in stays open.
  */
 export async function listQueues(connection?: ConnectionInput, opts: { prefix?: string } = {}): Promise<QueueListing[]> {
-  const flat = await readRegistry('listQueues', connection, opts, (client, key) => client.zrange(key, '0', '-1', 'WITHSCORES'));
+  const [flat, partitioned] = await readRegistry('listQueues', connection, opts, (client, key, prefix) =>
+    Promise.all([
+      client.zrange(key, '0', '-1', 'WITHSCORES'),
+      // a user allowed the registry alone reads no partitioned queue's number: listed without it
+      client.hgetall(registryPartitionsKey(prefix)).catch((err: unknown) => {
+        if (isKeyRefused(err)) return {} as Record<string, string>;
+        throw err;
+      }),
+    ]),
+  );
   const out: QueueListing[] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push({ name: flat[i]!, firstSeen: Number(flat[i + 1]) });
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i]!;
+    const partitions = partitioned[name];
+    out.push(partitions === undefined ? { name, firstSeen: Number(flat[i + 1]) } : { name, firstSeen: Number(flat[i + 1]), partitions: Number(partitions) });
+  }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -135,10 +159,10 @@ async function readRegistry<T>(
   op: string,
   connection: ConnectionInput | undefined,
   opts: { prefix?: string },
-  read: (client: RedisClient, key: string) => Promise<T>,
+  read: (client: RedisClient, key: string, prefix: string) => Promise<T>,
 ): Promise<T> {
   assertOptions(`${op} options`, opts, ['prefix']);
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);
-  return withConnection(op, connection, (handle) => read(handle.client, registryKey(prefix)));
+  return withConnection(op, connection, (handle) => read(handle.client, registryKey(prefix), prefix));
 }

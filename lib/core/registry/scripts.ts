@@ -1,11 +1,13 @@
 import { ownKeysScript } from '../redis/script-def.js';
 
-/** The arguments of both registry operations, on the registry key alone. */
+/** The arguments of the registry operations. */
 export interface RegistryArgs {
   name: string;
+  /** A partitioned queue's number of partitions (registerPartitioned only). */
+  partitions?: number;
 }
 
-const encode = (a: RegistryArgs) => [a.name];
+const encode = ({ name, partitions }: RegistryArgs) => (partitions === undefined ? [name] : [name, partitions]);
 const decode = (reply: unknown) => reply === 1;
 
 /** Lists a queue's name (register-queue.lua): true when it was not listed. */
@@ -28,7 +30,30 @@ export const unregisterQueueScript = ownKeysScript({
   decode,
 });
 
-/** Either registry operation. */
-export type RegistryScript = typeof registerQueueScript | typeof unregisterQueueScript;
+/**
+ * A partitioned queue's pair, on the registry and the hash of partition numbers beside it (the
+ * same slot). Apart from the queues' pair, so that an ACL user allowed `~{<prefix>:}:queues`
+ * alone still lists its queues.
+ */
+export const registerPartitionedScript = ownKeysScript({
+  name: 'registerPartitioned',
+  file: 'registry/register-partitioned.lua',
+  ops: ['registry'],
+  ownKeys: 2,
+  encode,
+  decode,
+});
 
-export const REGISTRY_SCRIPTS = [registerQueueScript, unregisterQueueScript] as const;
+export const unregisterPartitionedScript = ownKeysScript({
+  name: 'unregisterPartitioned',
+  file: 'registry/unregister-partitioned.lua',
+  ops: ['registry'],
+  ownKeys: 2,
+  encode,
+  decode,
+});
+
+/** A registry operation. */
+export type RegistryScript = typeof registerQueueScript | typeof unregisterQueueScript | typeof registerPartitionedScript | typeof unregisterPartitionedScript;
+
+export const REGISTRY_SCRIPTS = [registerQueueScript, unregisterQueueScript, registerPartitionedScript, unregisterPartitionedScript] as const;

@@ -1,3 +1,4 @@
+import type { AnyQueue } from '../../core/queue/any-queue.js';
 import { BaseAdapter } from '@bull-board/api/dist/queueAdapters/base.js';
 import type {
   AppJobScheduler,
@@ -14,7 +15,6 @@ import type {
 } from '@bull-board/api/dist/types.js';
 import { DEFAULT_METRICS_KEEP_MINUTES, MAX_MANAGED } from '../../core/defaults.js';
 import type { MetricsHistory } from '../../core/metrics-history/types.js';
-import type { Queue } from '../../core/queue/queue.js';
 import { boundedCall, openConnection, type ClientHandle } from '../../core/redis/connection.js';
 import { wrapRedisError } from '../../core/redis/redis-errors.js';
 import type { QueueCounts } from '../../core/management/read-types.js';
@@ -39,7 +39,7 @@ export class RelqBullBoardAdapter extends BaseAdapter {
   private keptMinutes = DEFAULT_METRICS_KEEP_MINUTES;
 
   constructor(
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AnyQueue,
     options: Partial<QueueAdapterOptions> = {},
   ) {
     super('bullmq', options);

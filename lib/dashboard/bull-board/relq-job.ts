@@ -1,5 +1,5 @@
+import type { AnyQueue } from '../../core/queue/any-queue.js';
 import type { JobState as BoardJobState, JobStatus, QueueJob, QueueJobJson } from '@bull-board/api/dist/types.js';
-import type { Queue } from '../../core/queue/queue.js';
 import type { JobInfo, JobState } from '../../core/management/read-types.js';
 
 /** relq's states as bull-board's statuses: a dead letter is a failed job, a leased one active. */
@@ -25,7 +25,7 @@ export class RelqBoardJob implements QueueJob {
   readonly id: string;
 
   constructor(
-    private readonly queue: Queue<unknown, unknown>,
+    private readonly queue: AnyQueue,
     private readonly job: JobInfo<unknown, unknown>,
   ) {
     this.id = this.job.id;

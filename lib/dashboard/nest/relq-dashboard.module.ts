@@ -80,7 +80,7 @@ export class RelqDashboardModule implements NestModule, OnApplicationBootstrap, 
     const { path, queues, ...rest } = this.options;
     const options = {
       ...rest,
-      queues: (queues ?? this.registry.getQueueNames()).map((name) => this.registry.getQueue(name)),
+      queues: (queues ?? this.registry.getQueueNames()).map((name) => this.registry.getAppQueue(name)),
       basePath: path,
       onWarning: (message: string) => this.logger.warn(message),
     };

@@ -61,7 +61,7 @@ function renderQueues() {
   const rows = view.overview.map((o) => {
     const c = o.counts || {};
     const tr = el('tr', { class: o.name === view.queue ? 'selected' : '', 'data-queue': o.name },
-      el('td', { class: 'qname' }, o.name, c.paused ? el('span', { class: 'badge badge-paused' }, 'paused') : null, o.error ? el('span', { class: 'badge badge-dead', title: o.error }, 'error') : null),
+      el('td', { class: 'qname' }, o.name, o.partitions ? el('span', { class: 'badge badge-partitions', title: partitionTitle(o.partitions) }, `${o.partitions.length} partitions`) : null, c.paused ? el('span', { class: 'badge badge-paused' }, 'paused') : null, o.error ? el('span', { class: 'badge badge-dead', title: o.error }, 'error') : null),
       el('td', { class: 'num' }, c.pending ?? '–'),
       el('td', { class: 'num' }, c.working ?? '–'),
       el('td', { class: 'num' }, c.delayed ?? '–'),
@@ -71,6 +71,11 @@ function renderQueues() {
     return tr;
   });
   $('queue-table').tBodies[0].replaceChildren(...rows);
+}
+
+/** A partitioned queue's breakdown, one line per partition. */
+function partitionTitle(parts) {
+  return parts.map((p, i) => `partition ${i}: ${p.pending} pending, ${p.working} working, ${p.delayed} delayed, ${p.dead} dead`).join('\n');
 }
 
 function selectQueue(name) {

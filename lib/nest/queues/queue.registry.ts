@@ -23,7 +23,7 @@ export interface RegisteredQueue {
 }
 
 /** A queue joined the app, or left it (`removeQueue()`, just before its Queue closes). */
-type QueueChange = { type: 'added' | 'removed'; queue: Queue<unknown, unknown> };
+type QueueChange = { type: 'added' | 'removed'; queue: AppQueue };
 
 /** What runs queues added at run time: the lifecycle side, bound by it at construction. @internal */
 export interface QueueRuntime {
@@ -206,8 +206,8 @@ export class QueueRegistry {
    * removed (`removed` comes before the Queue closes), e.g. to watch their gauges with
    * RelqMetrics. Returns the function that stops the calls.
    */
-  watchQueues(listener: (change: { type: 'added' | 'removed'; queue: Queue<unknown, unknown> }) => void): () => void {
-    for (const { queue } of this.queues.values()) if (queue instanceof Queue) listener({ type: 'added', queue });
+  watchQueues(listener: (change: { type: 'added' | 'removed'; queue: Queue<unknown, unknown> | PartitionedQueue<unknown, unknown> }) => void): () => void {
+    for (const { queue } of this.queues.values()) listener({ type: 'added', queue });
     this.watchers.add(listener);
     return () => this.watchers.delete(listener);
   }
@@ -267,12 +267,10 @@ export class QueueRegistry {
     for (let i = this.runners.length - 1; i >= 0; i--) if (this.runners[i]!.def.queueName === name) this.runners.splice(i, 1);
   }
 
-  private tell(change: { type: QueueChange['type']; queue: AppQueue }): void {
-    const { queue } = change;
-    if (!(queue instanceof Queue)) return; // a partitioned queue is not on the dashboard or in RelqMetrics yet (docs/scale-out.md)
+  private tell(change: QueueChange): void {
     for (const watcher of this.watchers) {
       try {
-        watcher({ type: change.type, queue });
+        watcher(change);
       } catch (err) {
         this.logger.error(msg.watcherThrew(change.type, change.queue.name, msg.textOf(err)));
       }
