@@ -2,7 +2,8 @@
  * relq: the engine, framework-free. Promised: Queue and NamedQueue (produce, lease, settle,
  * read, manage, schedule, flows, events), Worker and BatchWorker, SchedulerTicker, listQueues,
  * the function library's status and load, every error class, and the types of their options,
- * results and events; PartitionedQueue (producing and reading so far, docs/scale-out.md). Not promised: the queue's Redis keys and connection, the built-in
+ * results and events; PartitionedQueue (one queue over many Cluster masters, docs/scale-out.md).
+ * Not promised: the queue's Redis keys and connection, the built-in
  * defaults as constants (the README's option tables give their values), anything under core/
  * not re-exported here. test/packaging/surface.spec.ts holds the exact list.
  */
