@@ -348,6 +348,3 @@ export function queueNotPartitioned(name: string): string {
   return `queue '${name}' is not partitioned: look it up with getQueue('${name}')`;
 }
 
-export function runtimePartitions(where: string): string {
-  return `${where}: a queue added at run time cannot be partitioned yet; declare it with registerQueue({ name, partitions })`;
-}

@@ -22,7 +22,7 @@ import {
   RelqConfigError,
   type Job,
 } from '../../lib/nest/index.js';
-import { Queue as EngineQueue } from '../../lib/index.js';
+import { Queue as EngineQueue, PartitionedQueue } from '../../lib/index.js';
 import { RelqDashboardModule } from '../../lib/dashboard/nest/index.js';
 import type { QueueOverview } from '../../lib/dashboard/index.js';
 import { uniquePrefix } from '../support/redis.js';
@@ -259,7 +259,7 @@ test('a wrong call creates nothing and says what is wrong', async () => {
   }
 });
 
-test('the dashboard shows queues as they are added and removed', async () => {
+test('the dashboard shows queues as they are added and removed, a partitioned one with its breakdown', async () => {
   const moduleRef = await Test.createTestingModule({
     imports: [root(), QueueModule.registerQueue({ name: 'declared' }), RelqDashboardModule.forRoot({ path: '/admin/queues', publicReads: true })],
   }).compile();
@@ -273,6 +273,19 @@ test('the dashboard shows queues as they are added and removed', async () => {
     await registry.addQueue('tenant-g');
     expect(await shown()).toEqual(['declared', 'tenant-g']);
     await registry.removeQueue('tenant-g');
+    expect(await shown()).toEqual(['declared']);
+
+    // a partitioned queue added at run time: processed from every partition, shown with its breakdown
+    const clicks = await registry.addQueue<{ n: number }>('tenant-p', { partitions: 3 });
+    expect(clicks).toBeInstanceOf(PartitionedQueue);
+    const done: number[] = [];
+    await registry.addProcessor<{ n: number }>('tenant-p', (job) => void done.push(job.data.n));
+    await clicks.addBulk(Array.from({ length: 9 }, (_, n) => ({ data: { n } })));
+    await waitFor(() => done.length === 9, 10_000, 'the partitioned queue processed');
+    const overview = ((await (await fetch(url)).json()) as { queues: QueueOverview[] }).queues.find((q) => q.name === 'tenant-p');
+    expect(overview?.partitions?.map((p) => p.completed).reduce((a, b) => a + b, 0)).toBe(9);
+    expect(overview?.partitions).toHaveLength(3);
+    await registry.removeQueue('tenant-p');
     expect(await shown()).toEqual(['declared']);
   } finally {
     await app.close();

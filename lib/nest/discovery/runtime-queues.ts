@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { MAX_TIMER_MS } from '../../core/defaults.js';
-import type { Queue } from '../../core/queue/queue.js';
 import { assertBoolean, assertInt, assertOptions, assertQueueName, describe } from '../../core/validate.js';
 import { AlreadyRegisteredError, RelqConfigError, validating } from '../errors.js';
 import { resolveQueueOptions } from '../queues/queue-options.js';
 import type { ResolvedRootOptions } from '../queues/root-options.js';
+import type { AppQueue } from '../queues/app-queue.js';
 import { QueueRegistry, type QueueRuntime, type RegisteredQueue } from '../queues/queue.registry.js';
 import { RELQ_RESOLVED_OPTIONS } from '../relq.constants.js';
 import * as msg from '../relq.messages.js';
@@ -32,7 +32,7 @@ export class RuntimeQueues implements QueueRuntime {
     registry.bindRuntime(this);
   }
 
-  async addQueue(name: string, options: unknown): Promise<Queue<unknown, unknown>> {
+  async addQueue(name: string, options: unknown): Promise<AppQueue> {
     const where = msg.addQueueWhere(name);
     this.orchestrator.assertRunning(where);
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -44,8 +44,7 @@ export class RuntimeQueues implements QueueRuntime {
     validating(where, () => assertQueueName(name, 'name'));
     if (this.registry.hasQueue(name)) throw new AlreadyRegisteredError(msg.queueTaken(name));
     const resolved = resolveQueueOptions({ ...options, name }, this.options, where);
-    if (resolved.engine.partitions !== undefined) throw new RelqConfigError(msg.runtimePartitions(where));
-    const queue = this.registry.declareQueue(resolved, true) as Queue<unknown, unknown>;
+    const queue = this.registry.declareQueue(resolved, true);
     const started = this.orchestrator.startQueue(name);
     this.starting.set(name, started.catch(() => undefined));
     try {

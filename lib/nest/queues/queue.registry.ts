@@ -27,7 +27,7 @@ type QueueChange = { type: 'added' | 'removed'; queue: AppQueue };
 
 /** What runs queues added at run time: the lifecycle side, bound by it at construction. @internal */
 export interface QueueRuntime {
-  addQueue(name: string, options: unknown): Promise<Queue<unknown, unknown>>;
+  addQueue(name: string, options: unknown): Promise<AppQueue>;
   addProcessor(queueName: string, target: unknown, options: unknown): Promise<void>;
   addQueueListener(queueName: string, instance: unknown): Promise<void>;
   removeQueue(name: string, options: unknown): Promise<void>;
@@ -162,10 +162,14 @@ export class QueueRegistry {
    * the name is taken, `AlreadyRegisteredError`, or an option is wrong, `RelqConfigError`),
    * with registerQueue's options over forRoot's, and run as a declared queue: swept, in the
    * health check and on the dashboard, closed on shutdown. Resolves once its sweeper and
-   * schedulers started (at once before bootstrap, which starts them).
+   * schedulers started (at once before bootstrap, which starts them). With `partitions`, a
+   * PartitionedQueue (docs/scale-out.md).
    */
-  addQueue<Data = unknown, Result = unknown>(name: string, options: Omit<RegisterQueueOptions, 'name'> = {}): Promise<Queue<Data, Result>> {
-    return this.bound().addQueue(name, options) as Promise<Queue<Data, Result>>;
+  addQueue<Data = unknown, Result = unknown>(name: string, options: Omit<RegisterQueueOptions, 'name'> & { partitions: number }): Promise<PartitionedQueue<Data, Result>>;
+  addQueue<Data = unknown, Result = unknown>(name: string, options?: Omit<RegisterQueueOptions, 'name' | 'partitions'> & { partitions?: undefined }): Promise<Queue<Data, Result>>;
+  addQueue<Data = unknown, Result = unknown>(name: string, options?: Omit<RegisterQueueOptions, 'name'>): Promise<Queue<Data, Result> | PartitionedQueue<Data, Result>>;
+  addQueue<Data = unknown, Result = unknown>(name: string, options: Omit<RegisterQueueOptions, 'name'> = {}): Promise<Queue<Data, Result> | PartitionedQueue<Data, Result>> {
+    return this.bound().addQueue(name, options) as Promise<Queue<Data, Result> | PartitionedQueue<Data, Result>>;
   }
 
   /**
