@@ -3,13 +3,13 @@
  * refused action says so and the message stays, the status line is not hidden by the job
  * drawer, chart labels do not overlap, a redriven job's fresh attempts are told apart from its
  * old failures, the first paint says it is loading, ids close to URL dot segments work, a
- * queue with a metrics history gets its run-time chart, and the queue's live workers are
- * listed, gone once they closed.
+ * queue with a metrics history gets its run-time chart, the queue's live workers are
+ * listed, gone once they closed, and a partitioned queue is one row with its breakdown.
  */
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { Queue, Worker } from '../../lib/index.js';
+import { PartitionedQueue, Queue, Worker } from '../../lib/index.js';
 import type { DashboardGuard } from '../../lib/dashboard/index.js';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
 import { waitForValue, waitUntil } from '../support/wait.js';
@@ -365,4 +365,24 @@ test("ids that look like URL dot segments are shown and managed from the page ('
     await row.waitFor({ state: 'detached' });
   }
   expect((await odd.counts()).pending).toBe(0);
+});
+
+test("a partitioned queue is one row, its badge giving each partition's counts; its jobs page across the partitions", async () => {
+  const clicks = new PartitionedQueue<{ n: number }>('clicks', { connection: redis.url, prefix: uniquePrefix(), partitions: 3 });
+  try {
+    await clicks.addBulk(Array.from({ length: 6 }, (_, n) => ({ data: { n } })));
+    const p = await open({ queues: [clicks], guard: () => true });
+    await p.goto(server!.url);
+    const badge = p.locator('#queue-table tr[data-queue="clicks"] .badge-partitions');
+    await badge.waitFor();
+    expect(await badge.textContent()).toBe('3 partitions');
+    const title = (await badge.getAttribute('title'))!.split('\n');
+    expect(title).toHaveLength(3);
+    expect(title.map((l) => Number(/: (\d+) pending/.exec(l)![1])).reduce((a, b) => a + b, 0)).toBe(6);
+    expect(await p.locator('#queue-table tbody tr').count()).toBe(1);
+    await p.locator('#jobs tr[data-job-id]').nth(5).waitFor();
+    expect(await p.locator('#jobs tr[data-job-id]').count()).toBe(6);
+  } finally {
+    await clicks.close();
+  }
 });
