@@ -5,7 +5,7 @@
  * not write the registry still produces and consumes, with one warning; other registry
  * failures fail the call.
  */
-import { ConnectionError, listQueues, QueueDeletedError, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
+import { ConnectionError, listQueues, PartitionedQueue, QueueDeletedError, RelqError, ValidationError, type RelqWarning } from '../../lib/index.js';
 import { isListed, Registration } from '../../lib/core/registry/registry.js';
 import { registerQueueScript, type RegistryArgs, type RegistryScript } from '../../lib/core/registry/scripts.js';
 import { runScript } from '../../lib/core/redis/scripts.js';
@@ -194,6 +194,31 @@ test('an ACL user allowed only its queue\'s hash tag produces and consumes; one 
   const other: RelqWarning[] = [];
   await expect(res.twin(q, { connection: aclUrl(user), onWarning: (w) => other.push(w) }).deleteQueue({ tombstoneMs: 1 })).resolves.toBe(0);
   expect(other).toEqual([{ code: 'RELQ_REGISTRY_NOPERM', queue: name, message: expect.stringMatching(/could not be removed from .* may still show it/) }]);
+});
+
+test('a partitioned queue is listed once, with its number; what else is written beside the registry is left out', async () => {
+  const prefix = uniquePrefix();
+  const clicks = new PartitionedQueue<number>('clicks', { connection: res.server.url, prefix, partitions: 4 });
+  try {
+    await clicks.add(1);
+    await res.queue('plain', { prefix }).add(1);
+    expect(await listQueues(res.server.url, { prefix })).toEqual([
+      { name: 'clicks', firstSeen: expect.any(Number), partitions: 4 },
+      { name: 'plain', firstSeen: expect.any(Number) },
+    ]);
+    // another client of the same Redis writes what is not a count: listed without one
+    await res.client().hset(`{${prefix}:}:partitioned`, 'plain', '4\u001b[2J', 'clicks', '99999');
+    expect((await listQueues(res.server.url, { prefix })).map((l) => l.partitions)).toEqual([undefined, undefined]);
+    // a user allowed the registry alone still lists the queues
+    const user = `reg-${prefix}`;
+    await res.client().call('ACL', 'SETUSER', user, 'on', `>${README_ACL_PASSWORD}`, `~{${prefix}:}:queues`, '+@all');
+    expect(await names(prefix)).toEqual(['clicks', 'plain']);
+    expect((await listQueues(aclUrl(user), { prefix })).map((l) => l.name)).toEqual(['clicks', 'plain']);
+    await clicks.deleteQueue({ tombstoneMs: 1 });
+    expect(await names(prefix)).toEqual(['plain']);
+  } finally {
+    await clicks.close();
+  }
 });
 
 test('a registry failure other than a refused key fails the creating call, and the next call registers again', async () => {

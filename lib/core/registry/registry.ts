@@ -1,4 +1,5 @@
 import { DEFAULT_PREFIX } from '../defaults.js';
+import { PARTITION_BUCKETS } from '../partitions/layout.js';
 import type { RedisClient } from '../redis/connection.js';
 import { registryKey, registryPartitionsKey } from '../redis/keys.js';
 import { withConnection } from '../redis/one-off.js';
@@ -139,10 +140,17 @@ export async function listQueues(connection?: ConnectionInput, opts: { prefix?: 
   const out: QueueListing[] = [];
   for (let i = 0; i < flat.length; i += 2) {
     const name = flat[i]!;
-    const partitions = partitioned[name];
-    out.push(partitions === undefined ? { name, firstSeen: Number(flat[i + 1]) } : { name, firstSeen: Number(flat[i + 1]), partitions: Number(partitions) });
+    const partitions = partitionCount(partitioned[name]);
+    out.push(partitions === undefined ? { name, firstSeen: Number(flat[i + 1]) } : { name, firstSeen: Number(flat[i + 1]), partitions });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A number of partitions as stored beside the registry; anything else written there is left out. */
+function partitionCount(stored: string | undefined): number | undefined {
+  if (stored === undefined || !/^[1-9]\d{0,3}$/.test(stored)) return undefined;
+  const n = Number(stored);
+  return n <= PARTITION_BUCKETS ? n : undefined;
 }
 
 /**
