@@ -9,8 +9,8 @@ import type { Config } from 'jest';
 // CommonJS output): saves ~3 s per `npm test` run. It is not type-checked by tsc.
 //
 // ESM flavour of the NestJS app template's Jest config: no preset, ts-jest transform
-// with useESM. Run it through `npm test`
-// (node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand).
+// with useESM. Run it through `npm test` (tools/run-tests.mjs: two workers, then
+// test/sandbox in band).
 //
 // Redis: each test file gets its own server from test/support/redis.ts (startRedis). The
 // global setup only makes a temp dir the files of one run share (the packed tarball,
@@ -55,6 +55,9 @@ const config: Config = {
     ],
   },
   testTimeout: 30_000,
+  // ESM modules loaded through vm are not freed between files: a worker that grew past this
+  // after a file is replaced by a fresh one.
+  workerIdleMemoryLimit: '2GB',
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };

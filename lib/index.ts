@@ -20,6 +20,7 @@ export { CrossQueueFlowError, FlowJobExistsError } from './core/flows/errors.js'
 export { JobNotRetryableError } from './core/management/errors.js';
 export { PartitionedQueue } from './core/partitions/partitioned-queue.js';
 export { PartitionsMismatchError } from './core/partitions/errors.js';
+export { ResizeRefusedError } from './core/partitions/resize.js';
 // The public types, each from the feature that owns it.
 export type * from './core/adds/types.js';
 export type * from './core/leases/types.js';

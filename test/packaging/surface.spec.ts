@@ -31,7 +31,7 @@ const PROMISED: Record<string, string[]> = {
     'NamedJobOptions', 'NamedQueue', 'NotReplicatedError', 'OutcomeEvent', 'PartitionedBulkJob', 'PartitionedJobOptions', 'PartitionedQueue', 'PartitionedQueueOptions', 'PartitionsMismatchError', 'PauseOptions', 'PayloadTooLargeError', 'PermissionError', 'Queue',
     'QueueClosedError', 'QueueCounts', 'QueueDeletedError', 'QueueEvent', 'QueueEventType', 'QueueFullError', 'QueueInUseError',
     'QueueListing', 'QueueOptions', 'QueueProducer', 'QueueState', 'QueueStats', 'RateLimit', 'RateLimitError', 'RelqError', 'RelqWarning',
-    'RemoveOptions', 'Retention', 'RoleHolder', 'RunTimeQuantiles', 'SandboxError', 'SandboxOptions', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',
+    'RemoveOptions', 'ResizeRefusedError', 'ResizeResult', 'Retention', 'RoleHolder', 'RunTimeQuantiles', 'SandboxError', 'SandboxOptions', 'SchedulerBounds', 'SchedulerInfo', 'SchedulerJobOptions', 'SchedulerSpec', 'SchedulerTemplate',
     'SchedulerTickResult', 'SchedulerTicker', 'SchedulerTickerOptions', 'ServerConfigError', 'SweepResult', 'TimeoutError',
     'UnreadableValueError', 'UnrecoverableError', 'ValidationError', 'WarningHandler', 'Worker', 'WorkerEvent', 'WorkerInfo', 'WorkerOptions',
     'functionLibraryStatus', 'listQueues', 'loadFunctionLibrary',

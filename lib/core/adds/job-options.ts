@@ -2,6 +2,7 @@ import { DEFAULT_POLICY, MAX_KEEP_COUNT, MAX_LOG_LINES, MAX_MS, MAX_PRIORITY, MA
 import { assertLeaseMs } from '../leases/lease-ms.js';
 import { ValidationError } from '../errors.js';
 import type { RecordMeta } from '../redis/record.js';
+import { BUCKET } from '../partitions/partition-option.js';
 import type { Backoff, CustomBackoff, DeduplicationMode, JobPolicy, Retention } from './types.js';
 import {
   assertBoolean,
@@ -217,6 +218,8 @@ export function prepareJob(field: string, opts: unknown, defaults: JobPolicy, no
   if (policy.keepDeadCount !== undefined) meta.dn = policy.keepDeadCount;
   if (o.group !== undefined) meta.g = o.group;
   if (o.keepLogs !== undefined) meta.kl = o.keepLogs;
+  const bucket = (o as { [BUCKET]?: number })[BUCKET];
+  if (bucket !== undefined) meta.bk = bucket;
   if (o.jobId !== undefined) {
     meta.u = 1;
     if (policy.dedupWindowMs !== DEFAULT_POLICY.dedupWindowMs) meta.i = policy.dedupWindowMs;

@@ -123,7 +123,7 @@ export class Producer<Data> {
       if (this.settings.hasSettings) await this.settings.configure(); // e.g. stats: false, once
       // A deduplicated add's event goes to whoever listens now: the script asks (one EXISTS).
       const events = this.ctx.eventsFlag === '1' && (deduped || this.probe.listening()) ? '1' : '0';
-      created = await this.ctx.run(addScript, { events, jobs: items }, op);
+      created = await this.ctx.run(addScript, { events: this.ctx.addFlag(events), jobs: items, queue: this.ctx.name }, op);
     }
     return items.map((it, i) => addResult(it.id, created[i]!));
   }

@@ -1,5 +1,6 @@
 import { itemFlag, type AddReply, type ProduceItem } from '../backpressure/scripts.js';
-import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
+import { queueScript, type AddFlag, type ScriptArg } from '../redis/script-def.js';
+import { PartitionMovedError } from '../partitions/errors.js';
 
 /**
  * Adds jobs on the plain path (add.lua): 1 created / 0 not, per job. Jobs without options go as
@@ -10,7 +11,7 @@ export const addScript = queueScript({
   file: 'adds/add.lua',
   ops: ['add', 'addBulk'],
   creates: true,
-  encode: (a: { events: EventsFlag; jobs: readonly ProduceItem[] }) => {
+  encode: (a: { events: AddFlag; jobs: readonly ProduceItem[]; queue: string }) => {
     const argv: ScriptArg[] = [a.events];
     if (a.jobs.every((it) => it.custom === 0 && !it.dedup && it.priority === 0 && it.due === '')) {
       argv.push(0, a.jobs.length);
@@ -22,7 +23,10 @@ export const addScript = queueScript({
     }
     return argv;
   },
-  decode: (reply) => reply as AddReply[],
+  decode: (reply, a) => {
+    if (reply === 'moved') throw new PartitionMovedError(a.queue);
+    return reply as AddReply[];
+  },
 });
 
 /** The job holding a deduplication id, or null (deduplication-job.lua). */

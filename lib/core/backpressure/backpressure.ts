@@ -11,6 +11,7 @@ import type { Blocker } from '../redis/blocking-wait.js';
 import { sleep, type SettingsContext } from '../settings/settings-context.js';
 import { parseHolder } from '../roles/identity.js';
 import { leaveWaiterScript, produceScript, renewWaiterScript, type AddReply, type ProduceItem } from './scripts.js';
+import { PartitionMovedError } from '../partitions/errors.js';
 
 export interface ProducerGateOptions {
   /** This object's registration in the `waiters` zset. */
@@ -198,7 +199,7 @@ export class ProducerGate {
 
   private async attempt(items: ProduceItem[], mode: 'w' | 't', waiter: string, keep: boolean): Promise<Reply> {
     const args = {
-      events: this.ctx.eventsFlag,
+      events: this.ctx.addFlag(this.ctx.eventsFlag),
       waiter,
       mode,
       keep,
@@ -223,6 +224,8 @@ export class ProducerGate {
         return { kind: 'error', error: new QueueClosedError(this.ctx.name), all: true };
       case 'deleted':
         return { kind: 'error', error: new QueueDeletedError(this.ctx.name), all: true };
+      case 'moved':
+        return { kind: 'error', error: new PartitionMovedError(this.ctx.name), all: true };
       case 'inuse':
         this.o.onInUse();
         return { kind: 'error', error: new QueueInUseError(this.ctx.name, 'producer', parseHolder(r.holder)), all: true };

@@ -7,7 +7,8 @@
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
 
-    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not
+    ARGV[1]      events: '1' to publish them (only while someone listens), '0' not; a
+                 partition's producer adds ':<epoch>', its map's (as in add.lua)
     ARGV[2]      waiter: waiter id of this producer ('' none)
     ARGV[3]      mode: 'w' may wait (a full queue registers the waiter) | 't' try only
     ARGV[4]      keep: '1' stays a registered waiter after this add (it has more adds waiting),
@@ -23,6 +24,7 @@
   Output:
     { 'ok', { per job, as add.lua answers: 1 created, 0 duplicate, or a deduplicated one's outcome } }
     { 'closed' } | { 'deleted' } | { 'configure' }
+    { 'moved' }: a partition that saw a later epoch than the producer's map (as in add.lua)
     { 'inuse', holder of the producer role ('' none) }
     { 'full', free slots (>= 0), producers waiting (with this one once registered), bound }
     { 'toobig', bound }: more new jobs than the bound, they can never fit
@@ -31,11 +33,12 @@
     added (each job created); deduplicated (as add.lua); stats (produced totals, a queue with
     stats)
 ]]
-eventsArg = ARGV[1] == '1'
+eventsArg = string.byte(ARGV[1]) == 49
 local now = nowMs()
 local function clock() return now end
-local m = redis.call('HMGET', K_META, 'closed', 'bound', 'stats', 'del', 'glimit', 'cfg')
+local m = redis.call('HMGET', K_META, 'closed', 'bound', 'stats', 'del', 'glimit', 'cfg', 'pe')
 if m[4] then return { 'deleted' } end
+if movedSince(ARGV[1], m[7]) then return { 'moved' } end
 if m[1] then return { 'closed' } end
 if ARGV[7] == '1' and not m[6] then return { 'configure' } end
 if ARGV[6] ~= '' then

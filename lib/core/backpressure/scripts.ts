@@ -1,4 +1,4 @@
-import { queueScript, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
+import { queueScript, type AddFlag, type EventsFlag, type ScriptArg } from '../redis/script-def.js';
 
 /** One job for produce.lua. */
 export interface ProduceItem {
@@ -29,7 +29,7 @@ export type ProduceReply =
   | { kind: 'full'; free: number; waiters: number; bound: number }
   | { kind: 'toobig'; bound: number }
   | { kind: 'inuse'; holder: string }
-  | { kind: 'closed' | 'deleted' | 'configure' }
+  | { kind: 'closed' | 'deleted' | 'configure' | 'moved' }
   | { kind: 'unexpected'; reply: string };
 
 /** Adds jobs on the managed path (produce.lua): bound, waiters, groups, close, exclusive producer, stats. */
@@ -39,7 +39,7 @@ export const produceScript = queueScript({
   ops: ['add'],
   creates: true,
   encode: (a: {
-    events: EventsFlag;
+    events: AddFlag;
     waiter: string;
     mode: 'w' | 't';
     keep: boolean;
@@ -66,6 +66,7 @@ export const produceScript = queueScript({
       case 'closed':
       case 'deleted':
       case 'configure':
+      case 'moved':
         return { kind: r[0] };
       default:
         return { kind: 'unexpected', reply: String(r[0]) };

@@ -156,6 +156,20 @@ export class EventHub<T = QueueEvent> {
     return Promise.resolve();
   }
 
+  /**
+   * The channels changed (a partitioned queue's partitions, after a resize): an open
+   * subscription is made again on the new list, and `resubscribed$` fires once it is, since
+   * messages may have been missed meanwhile.
+   */
+  resubscribe(): void {
+    if (this.closed || this.ready === undefined) return;
+    void this.closeSubscription();
+    this.open().then(
+      () => this.reconnects.next(),
+      () => undefined, // closed meanwhile
+    );
+  }
+
   close(): void {
     this.closed = true;
     void this.closeSubscription();

@@ -1,9 +1,20 @@
 import { RelqError } from '../errors.js';
 
 /**
- * A PartitionedQueue object declares another number of partitions than the queue's map in
- * Redis holds (the first object to use the queue wrote it): its jobs would go to partitions
- * the others never read. Nothing was written.
+ * @internal A partition refused an add routed with an older map of the queue: a resize moved
+ * keys since (partitions/epoch-fence.lua). Nothing was written; the PartitionedQueue reads
+ * the map again and routes the jobs anew, so it never reaches the caller.
+ */
+export class PartitionMovedError extends RelqError {
+  constructor(queue: string) {
+    super(`queue '${queue}': a partition refused an add routed with an older map of the queue`, 'RELQ_PARTITION_MOVED');
+  }
+}
+
+/**
+ * A PartitionedQueue object declares a number of partitions the queue's map in Redis never
+ * held (the first object to use the queue wrote it, resizes added to it): its jobs would go
+ * to partitions the others never read. Nothing was written.
  */
 export class PartitionsMismatchError extends RelqError {
   constructor(
@@ -14,7 +25,7 @@ export class PartitionsMismatchError extends RelqError {
     readonly stored: number,
   ) {
     super(
-      `queue '${queue}' has ${stored} partition(s) but this object declares ${declared}: every PartitionedQueue of a queue must declare the same number (docs/scale-out.md)`,
+      `queue '${queue}' has ${stored} partition(s) but this object declares ${declared}, a number it never had: declare the number it has (or had before a resize), and change it with resize() or \`relq resize\` (docs/scale-out.md)`,
       'RELQ_PARTITIONS_MISMATCH',
     );
   }

@@ -49,9 +49,103 @@ export function bucketOf(key: string): number {
   return calculateSlot(key.includes('{') ? key.replaceAll('{', '(') : key) % PARTITION_BUCKETS;
 }
 
-/** The partition of a routing key among `n` (no resize under way: bucket mod n). */
-export function partitionOfKey(key: string, n: number): number {
-  return bucketOf(key) % n;
+/**
+ * Which partition owns each bucket, and each partition's tag, for a queue whose number of
+ * partitions went through `sizes` (the first, then each resize's: docs/scale-out.md "Changing
+ * the number of partitions"). With one size `n`, bucket `b` is partition `b mod n`'s. A growth
+ * from `m` to `s` gives each new partition its even share of the buckets, taken one by one from
+ * the old partition that holds most above its own share (its highest bucket first): an old
+ * partition only gives, a new one only receives, and every partition ends with
+ * floor(1024 / s) buckets, or one more. Every object computes the same from the map's sizes.
+ */
+export class PartitionLayout {
+  /** The number of partitions now. */
+  readonly n: number;
+  private readonly owners: Uint16Array;
+  /** The owners before each growth, oldest first (none for a queue never resized). */
+  private readonly earlier: Uint16Array[] = [];
+  /** The buckets the last growth moved (none for a queue never resized). */
+  readonly moved: readonly number[];
+
+  constructor(readonly sizes: readonly number[]) {
+    this.n = sizes[sizes.length - 1]!;
+    const owners = new Uint16Array(PARTITION_BUCKETS);
+    for (let b = 0; b < PARTITION_BUCKETS; b += 1) owners[b] = b % sizes[0]!;
+    let moved: number[] = [];
+    for (let k = 1; k < sizes.length; k += 1) {
+      this.earlier.push(owners.slice());
+      moved = grow(owners, sizes[k - 1]!, sizes[k]!);
+    }
+    this.owners = owners;
+    this.moved = moved;
+  }
+
+  /** The size a partition's tag is computed with: the number of partitions when it was added. */
+  sizeOf(i: number): number {
+    return this.sizes.find((s) => i < s)!;
+  }
+
+  /** Partition `i`'s tag (partitionTag with the size it was added at). */
+  tag(prefix: string, name: string, i: number): string {
+    return partitionTag(prefix, name, i, this.sizeOf(i));
+  }
+
+  /** The partition that owns bucket `b`. */
+  ownerOf(b: number): number {
+    return this.owners[b]!;
+  }
+
+  /** The partition of a routing key. */
+  partitionOfKey(key: string): number {
+    return this.owners[bucketOf(key)]!;
+  }
+
+  /**
+   * The partition of a scheduler (by its id): the one its id routed to with the queue's first
+   * size, whatever resizes came since, so a resize never leaves two of it in two partitions.
+   */
+  schedulerPartition(id: string): number {
+    return bucketOf(id) % this.sizes[0]!;
+  }
+
+  /** The partitions that owned a key's bucket before, other than its owner now, latest first: where a job of a chosen id may still be. */
+  formerOwnersOf(key: string): number[] {
+    const b = bucketOf(key);
+    const out: number[] = [];
+    for (let k = this.earlier.length - 1; k >= 0; k -= 1) {
+      const p = this.earlier[k]![b]!;
+      if (p !== this.owners[b] && !out.includes(p)) out.push(p);
+    }
+    return out;
+  }
+
+  /** The partitions the last growth added (empty for a queue never resized). */
+  get added(): number[] {
+    const from = this.sizes.length > 1 ? this.sizes[this.sizes.length - 2]! : this.n;
+    return Array.from({ length: this.n - from }, (_, k) => from + k);
+  }
+}
+
+/** Each partition's even share of the buckets among `n`: floor(1024 / n), plus one for the first 1024 mod n. */
+function shareOfBuckets(i: number, n: number): number {
+  return Math.floor(PARTITION_BUCKETS / n) + (i < PARTITION_BUCKETS % n ? 1 : 0);
+}
+
+/** Moves buckets from the `m` old partitions to the new ones up to `s` (PartitionLayout); returns the buckets moved. */
+function grow(owners: Uint16Array, m: number, s: number): number[] {
+  const held: number[][] = Array.from({ length: m }, () => []);
+  for (let b = 0; b < PARTITION_BUCKETS; b += 1) held[owners[b]!]!.push(b);
+  const moved: number[] = [];
+  for (let j = m; j < s; j += 1) {
+    for (let got = 0; got < shareOfBuckets(j, s); got += 1) {
+      let from = 0;
+      for (let p = 1; p < m; p += 1) if (held[p]!.length - shareOfBuckets(p, s) > held[from]!.length - shareOfBuckets(from, s)) from = p;
+      const b = held[from]!.pop()!;
+      owners[b] = j;
+      moved.push(b);
+    }
+  }
+  return moved.sort((a, b) => a - b);
 }
 
 /** A job id made by a partition's producer: `<partition>.<instance>.<counter>` (adds/ids.ts). */

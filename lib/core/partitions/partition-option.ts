@@ -7,6 +7,13 @@ import type { QueueOptions } from '../queue/types.js';
  */
 export const PARTITION = Symbol('relq.partition');
 
+/**
+ * @internal The job option that carries, for a job a partitioned queue routed by its group or
+ * partitionKey, that key's bucket into its record (meta bk: what a resize's handover looks
+ * for). A symbol, so no option list shows it and no caller passes it by mistake.
+ */
+export const BUCKET = Symbol('relq.bucket');
+
 /** Partition `index` of `of`. */
 export interface PartitionSlot {
   readonly index: number;

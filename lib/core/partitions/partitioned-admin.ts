@@ -1,4 +1,4 @@
-import { defer, merge, switchMap, type Observable } from 'rxjs';
+import { defer, merge, mergeMap, switchMap, type Observable } from 'rxjs';
 import type { QueueEvent } from '../events/types.js';
 import type { DeadLetter, JobInfo, JobState, QueueCounts, SweepResult } from '../management/read-types.js';
 import type { CancelOptions, CancelResult, CleanOptions, CleanState, DeadLetterFilter, JobPage, RemoveOptions } from '../management/types.js';
@@ -11,10 +11,11 @@ import type { QueueStats } from '../settings/types.js';
 import type { QueueState } from '../settings/queue-settings.js';
 import { assertGroupName, assertJobId, assertOptions } from '../validate.js';
 import type { WorkerInfo } from '../workers/types.js';
-import { partitionOfGeneratedId, partitionOfKey } from './layout.js';
+import { partitionOfGeneratedId } from './layout.js';
+import type { MapCheck } from './map-check.js';
+import type { PartitionSet } from './partition-set.js';
 import { metricsOf } from '../metrics-history/metrics-history.js';
 import { countOf, mergeCounts, mergeStates, mergeStats, mergeSweeps, mergeTicks, mergeWorkers, pageAcross } from './merge.js';
-import type { PartitionInternals } from './partition-internals.js';
 import { checkGlobalConcurrency, shareOf } from './shares.js';
 
 /**
@@ -22,11 +23,10 @@ import { checkGlobalConcurrency, shareOf } from './shares.js';
  */
 export interface PartitionedParts<Data, Result> {
   readonly name: string;
-  readonly partitions: number;
-  readonly queues: ReadonlyArray<Queue<Data, Result>>;
-  readonly calls: readonly PartitionInternals[];
-  /** The queue's map holds this object's number of partitions (checked once). */
-  checkMap(): Promise<void>;
+  /** The partitions as the queue's map says, growing with a resize. */
+  readonly set: PartitionSet<Data, Result>;
+  /** The object's look at the queue's map (map-check.ts). */
+  readonly checkMap: MapCheck;
 }
 
 /**
@@ -38,8 +38,6 @@ export interface PartitionedParts<Data, Result> {
  */
 export class PartitionedAdmin<Data = unknown, Result = unknown> {
   readonly name: string;
-  /** The number of partitions. */
-  readonly partitions: number;
   /** @internal */
   protected readonly p: PartitionedParts<Data, Result>;
 
@@ -47,7 +45,11 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
   protected constructor(p: PartitionedParts<Data, Result>) {
     this.p = p;
     this.name = p.name;
-    this.partitions = p.partitions;
+  }
+
+  /** The number of partitions, as the queue's map last read says (a resize adds to it). */
+  get partitions(): number {
+    return this.p.set.n;
   }
 
   // ---- reading ----------------------------------------------------------------------
@@ -60,7 +62,7 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
   async getJob(id: string): Promise<JobInfo<Data, Result> | null> {
     assertJobId(id, 'id');
     const at = await this.#holder(id);
-    return at === undefined ? null : this.p.queues[at]!.getJob(id);
+    return at === undefined ? null : this.p.set.queues[at]!.getJob(id);
   }
 
   /** The queue's counts: every partition read at once and added up (`paused` when every partition is). */
@@ -70,8 +72,8 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
 
   /** Each partition's counts, by partition number. */
   async countsByPartition(): Promise<QueueCounts[]> {
-    await this.p.checkMap();
-    return Promise.all(this.p.queues.map((q) => q.counts()));
+    await this.p.checkMap.fresh();
+    return Promise.all(this.p.set.queues.map((q) => q.counts()));
   }
 
   /** Pending jobs of each priority, every partition's added up (Queue.getCountsPerPriority). */
@@ -101,7 +103,7 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
     }
     const pages = await Promise.all(
       pageAcross(slices.map((s) => s.size), start, end).map(({ slice, from, to }) =>
-        this.p.queues[slices[slice]!.part]!.getJobs(slices[slice]!.state, { start: from, end: to, order }),
+        this.p.set.queues[slices[slice]!.part]!.getJobs(slices[slice]!.state, { start: from, end: to, order }),
       ),
     );
     return pages.flat();
@@ -114,7 +116,7 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
     const { end } = resolvePage({ start, end: start + (opts.limit ?? 100) - 1 });
     const counts = await this.countsByPartition();
     const pages = await Promise.all(
-      pageAcross(counts.map((c) => c.dead), start, end).map(({ slice, from, to }) => this.p.queues[slice]!.listDead({ offset: from, limit: to - from + 1 })),
+      pageAcross(counts.map((c) => c.dead), start, end).map(({ slice, from, to }) => this.p.set.queues[slice]!.listDead({ offset: from, limit: to - from + 1 })),
     );
     return pages.flat();
   }
@@ -135,8 +137,8 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
    * are partition 0's (its master's clock).
    */
   async getMetrics(range: MetricsRange = {}): Promise<MetricsHistory> {
-    await this.p.checkMap();
-    return metricsOf(await Promise.all(this.p.calls.map((c) => c.readMetrics(range))));
+    await this.p.checkMap.fresh();
+    return metricsOf(await Promise.all(this.p.set.calls.map((c) => c.readMetrics(range))));
   }
 
   /** A queue's sweep() on every partition at once, added up (docs/reliability.md). */
@@ -181,8 +183,8 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
    */
   async setGroupOverride(group: string, override: GroupOverride | null): Promise<void> {
     assertGroupName(group, 'group');
-    await this.p.checkMap();
-    await this.p.queues[partitionOfKey(group, this.partitions)]!.setGroupOverride(group, override);
+    await this.p.checkMap.fresh();
+    await this.p.set.queues[this.p.set.layout.partitionOfKey(group)]!.setGroupOverride(group, override);
   }
 
   /** The queue's shared settings and state, from every partition (merge.ts mergeStates). */
@@ -198,8 +200,8 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
    */
   async setGlobalConcurrency(limit: number): Promise<void> {
     checkGlobalConcurrency(limit, this.partitions, 'limit');
-    await this.p.checkMap();
-    await Promise.all(this.p.queues.map((q, i) => q.setGlobalConcurrency(shareOf(limit, this.partitions, i))));
+    await this.p.checkMap.fresh();
+    await Promise.all(this.p.set.queues.map((q, i) => q.setGlobalConcurrency(shareOf(limit, this.partitions, i))));
   }
 
   /** The queue-wide concurrency: the partitions' shares added up (0: none). */
@@ -257,24 +259,24 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
   /** The states of one job (Queue.watch), from the partition that holds it. */
   watch(id: string): Observable<JobState | 'gone'> {
     assertJobId(id, 'id');
-    return defer(async () => (await this.#holder(id)) ?? this.#firstLook(id)).pipe(switchMap((at) => this.p.queues[at]!.watch(id)));
+    return defer(async () => (await this.#holder(id)) ?? this.#firstLook(id)).pipe(switchMap((at) => this.p.set.queues[at]!.watch(id)));
   }
 
   /** Resolves with the job's result once it completes (Queue.waitForResult). */
   async waitForResult(id: string, opts: { timeoutMs?: number } = {}): Promise<Result | undefined> {
     assertJobId(id, 'id');
     const at = (await this.#holder(id)) ?? this.#firstLook(id);
-    return this.p.queues[at]!.waitForResult(id, opts);
+    return this.p.set.queues[at]!.waitForResult(id, opts);
   }
 
   /** The id of the job that holds deduplication id `id`, in whichever partition (Queue.getDeduplicationJobId). */
   async getDeduplicationJobId(id: string): Promise<string | null> {
     assertJobId(id, 'id');
-    await this.p.checkMap();
-    const first = partitionOfKey(id, this.partitions);
-    const kept = await this.p.queues[first]!.getDeduplicationJobId(id);
+    await this.p.checkMap.fresh();
+    const first = this.p.set.layout.partitionOfKey(id);
+    const kept = await this.p.set.queues[first]!.getDeduplicationJobId(id);
     if (kept !== null || this.partitions === 1) return kept;
-    const others = await Promise.all(this.p.queues.filter((_, i) => i !== first).map((q) => q.getDeduplicationJobId(id)));
+    const others = await Promise.all(this.p.set.queues.filter((_, i) => i !== first).map((q) => q.getDeduplicationJobId(id)));
     return others.find((j) => j !== null) ?? null;
   }
 
@@ -297,9 +299,9 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
    */
   async clean(state: CleanState, opts: CleanOptions = {}): Promise<string[]> {
     const resolved = resolveClean(state, opts);
-    await this.p.checkMap();
+    await this.p.checkMap.fresh();
     const removed: string[] = [];
-    for (const q of this.p.queues) {
+    for (const q of this.p.set.queues) {
       if (removed.length >= resolved.limit) break;
       removed.push(...(await q.clean(state, { olderThanMs: resolved.olderThanMs, limit: resolved.limit - removed.length })));
     }
@@ -324,8 +326,8 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
    */
   async upsertScheduler(id: string, spec: SchedulerSpec, template?: SchedulerTemplate<Data>): Promise<boolean> {
     assertJobId(id, 'id');
-    await this.p.checkMap();
-    return this.p.queues[partitionOfKey(id, this.partitions)]!.upsertScheduler(id, spec, template);
+    await this.p.checkMap.fresh();
+    return this.p.set.queues[this.p.set.layout.schedulerPartition(id)]!.upsertScheduler(id, spec, template);
   }
 
   /** Every scheduler of every partition. */
@@ -335,8 +337,8 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
 
   async removeScheduler(id: string): Promise<boolean> {
     assertJobId(id, 'id');
-    await this.p.checkMap();
-    return this.p.queues[partitionOfKey(id, this.partitions)]!.removeScheduler(id);
+    await this.p.checkMap.fresh();
+    return this.p.set.queues[this.p.set.layout.schedulerPartition(id)]!.removeScheduler(id);
   }
 
   /** One scheduler tick on every partition (Queue.runSchedulers), added up. */
@@ -346,37 +348,39 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
 
   // ---- events -------------------------------------------------------------------------
 
-  /** Job transitions of every partition, as they happen (Queue.events). */
+  /** Job transitions of every partition, as they happen (Queue.events); a partition a resize adds joins the stream. */
   events(): Observable<QueueEvent> {
-    return merge(...this.p.queues.map((q) => q.events()));
+    const { set } = this.p;
+    return defer(() => this.p.checkMap()).pipe(switchMap(() => merge(...set.queues.map((q) => q.events()), set.opened$.pipe(mergeMap((q) => q.events())))));
   }
 
   /** Resolves once every partition's event subscription is active (Queue.eventsReady). */
   async eventsReady(): Promise<void> {
-    await Promise.all(this.p.queues.map((q) => q.eventsReady()));
+    await this.p.checkMap();
+    await Promise.all(this.p.set.queues.map((q) => q.eventsReady()));
   }
 
   // ---- helpers ------------------------------------------------------------------------
 
   /** `op` on every partition at once, after the map's check. */
   async #all<T>(op: (q: Queue<Data, Result>) => Promise<T>): Promise<T[]> {
-    await this.p.checkMap();
-    return Promise.all(this.p.queues.map(op));
+    await this.p.checkMap.fresh();
+    return Promise.all(this.p.set.queues.map(op));
   }
 
   /** The partition an id is looked for in first: the one a generated id names, else the one it routes to. */
   #firstLook(id: string): number {
-    return partitionOfGeneratedId(id, this.partitions) ?? partitionOfKey(id, this.partitions);
+    return partitionOfGeneratedId(id, this.partitions) ?? this.p.set.layout.partitionOfKey(id);
   }
 
   /** The partition that holds job `id` (its first look, then the others at once), or undefined. */
   async #holder(id: string): Promise<number | undefined> {
-    await this.p.checkMap();
+    await this.p.checkMap.fresh();
     const first = this.#firstLook(id);
-    if (await this.p.calls[first]!.hasJob(id)) return first;
+    if (await this.p.set.calls[first]!.hasJob(id)) return first;
     if (this.partitions === 1) return undefined;
-    const others = this.p.queues.map((_, i) => i).filter((i) => i !== first);
-    const found = await Promise.all(others.map((i) => this.p.calls[i]!.hasJob(id)));
+    const others = this.p.set.queues.map((_, i) => i).filter((i) => i !== first);
+    const found = await Promise.all(others.map((i) => this.p.set.calls[i]!.hasJob(id)));
     const k = found.indexOf(true);
     return k < 0 ? undefined : others[k];
   }
@@ -386,20 +390,20 @@ export class PartitionedAdmin<Data = unknown, Result = unknown> {
     assertJobId(id, 'id');
     const at = await this.#holder(id);
     if (at === undefined && missing !== undefined) return missing;
-    return op(this.p.queues[at ?? this.#firstLook(id)]!);
+    return op(this.p.set.queues[at ?? this.#firstLook(id)]!);
   }
 
   async #deadOp(target: string[] | DeadLetterFilter, op: string, run: (q: Queue<Data, Result>, t: string[] | DeadLetterFilter) => Promise<string[]>): Promise<string[]> {
     if (Array.isArray(target)) {
       target.forEach((id, i) => assertJobId(id, `ids[${i}]`));
       const at = await Promise.all(target.map((id) => this.#holder(id)));
-      const byPart = this.p.queues.map((_, i) => target.filter((_, k) => at[k] === i));
-      return (await Promise.all(byPart.map((ids, i) => (ids.length === 0 ? [] : run(this.p.queues[i]!, ids))))).flat();
+      const byPart = this.p.set.queues.map((_, i) => target.filter((_, k) => at[k] === i));
+      return (await Promise.all(byPart.map((ids, i) => (ids.length === 0 ? [] : run(this.p.set.queues[i]!, ids))))).flat();
     }
     checkDeadFilter(op, target);
-    await this.p.checkMap();
+    await this.p.checkMap.fresh();
     const done: string[] = [];
-    for (const q of this.p.queues) {
+    for (const q of this.p.set.queues) {
       if (done.length >= target.limit) break;
       done.push(...(await run(q, { ...target, limit: target.limit - done.length })));
     }

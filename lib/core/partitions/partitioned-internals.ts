@@ -10,7 +10,7 @@ import type { Touched } from '../settles/settling.js';
 import { ConnectionError } from '../errors.js';
 import { requeueItem } from '../settles/settle-items.js';
 import { CallClock, LATE } from './late-calls.js';
-import { partitionOfGeneratedId, partitionOfKey } from './layout.js';
+import { partitionOfGeneratedId } from './layout.js';
 import { mergeCounts, mergeSweeps } from './merge.js';
 import type { Turns } from './turns.js';
 import type { PartitionWaits } from './wake-ups.js';
@@ -183,6 +183,10 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
     private readonly waits: PartitionWaits,
     private readonly cancels: EventHub<CancelNotice>,
     private readonly closed: () => boolean,
+    /** The partition a key routes to now (the queue's map). */
+    private readonly route: (key: string) => number,
+    /** After each sweep: a step of a resize's handover, when one is under way (resize.ts). */
+    private readonly afterSweep: () => Promise<void>,
   ) {}
 
   get name(): string {
@@ -348,12 +352,12 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
 
   /** A flow parent's children's results, from the parent's partition (flows stay in one). */
   childrenResults(id: string): Promise<Record<string, unknown>> {
-    const n = this.parts.length;
-    return this.parts[partitionOfGeneratedId(id, n) ?? partitionOfKey(id, n)]!.childrenResults(id);
+    return this.parts[partitionOfGeneratedId(id, this.parts.length) ?? this.route(id)]!.childrenResults(id);
   }
 
   async sweepReporting(opts: { limit?: number }): Promise<{ result: SweepResult; stalledIds: string[] }> {
     const all = await Promise.all(this.parts.map((p) => p.sweepReporting(opts)));
+    await this.afterSweep();
     return { result: mergeSweeps(all.map((s) => s.result)), stalledIds: all.flatMap((s) => s.stalledIds) };
   }
 

@@ -1,27 +1,37 @@
+import type { PreparedAdd } from '../adds/producer.js';
 import type { AddResult, JobOptions } from '../adds/types.js';
 import { MAX_TIMER_MS } from '../defaults.js';
 import { ClosedError, ConnectionError, ValidationError } from '../errors.js';
 import { EventHub } from '../events/event-hub.js';
-import { internalsOf, registerInternals } from '../queue/internals.js';
+import type { SweepResult } from '../management/read-types.js';
+import { registerInternals } from '../queue/internals.js';
 import { Queue } from '../queue/queue.js';
 import { closeClient, openConnection, type ClientHandle, type RedisClient } from '../redis/connection.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { Registration } from '../registry/registry.js';
 import { assertInt, assertOptions } from '../validate.js';
 import { cancelNotices, type CancelNotice } from '../worker/cancel-notices.js';
-import { partitionMapKey, partitionOfKey } from './layout.js';
+import { PartitionMovedError } from './errors.js';
+import { bucketOf, partitionMapKey, type PartitionLayout } from './layout.js';
 import { mapCheck, type MapCheck } from './map-check.js';
 import { resolvePartitionedOptions } from './options.js';
-import { rateLimitShare, shareOf } from './shares.js';
-import { withRetentionShares } from './retention-shares.js';
-import { partitionInternalsOf, type PartitionInternals } from './partition-internals.js';
-import { PARTITION, type PartitionQueueOptions } from './partition-option.js';
+import { BUCKET, PARTITION, type PartitionQueueOptions } from './partition-option.js';
+import { PartitionSet } from './partition-set.js';
 import { PartitionedAdmin } from './partitioned-admin.js';
 import { PartitionedInternals } from './partitioned-internals.js';
-import { Router, routingKey, withoutPartitionKey } from './routing.js';
+import { handoverStep, startResize, type ResizeParts } from './resize.js';
+import { withRetentionShares } from './retention-shares.js';
+import { orderKey, Router, routingKey, withoutPartitionKey } from './routing.js';
+import { rateLimitShare, shareOf } from './shares.js';
 import { Turns } from './turns.js';
-import type { PartitionedBulkJob, PartitionedJobOptions, PartitionedQueueOptions } from './types.js';
+import type { PartitionedBulkJob, PartitionedJobOptions, PartitionedQueueOptions, ResizeResult } from './types.js';
 import { PartitionWaits, partitionWakes } from './wake-ups.js';
+
+/** An add refused by a partition that a resize moved keys from is routed anew this many times at most (each after reading the map). */
+const MOVED_TRIES = 3;
+/** How long resize() waits for its handover by default, and between two steps of it. */
+const RESIZE_WAIT_MS = 30_000;
+const HANDOVER_STEP_MS = 250;
 
 /**
  * One logical queue made of N relq queues, each with a Redis Cluster slot of its own, so that
@@ -35,46 +45,114 @@ import { PartitionWaits, partitionWakes } from './wake-ups.js';
 export class PartitionedQueue<Data = unknown, Result = unknown> extends PartitionedAdmin<Data, Result> {
   readonly prefix: string;
   readonly #handle: ClientHandle;
-  readonly #queues: ReadonlyArray<Queue<Data, Result>>;
-  readonly #partitionCalls: readonly PartitionInternals[];
+  readonly #set: PartitionSet<Data, Result>;
   readonly #checkMap: MapCheck;
   readonly #wakes: EventHub<number>;
   readonly #cancels: EventHub<CancelNotice>;
   readonly #router: Router;
   readonly #registration: Registration;
+  readonly #resize: ResizeParts<Data, Result>;
   #closed = false;
 
   constructor(name: string, options: PartitionedQueueOptions) {
     const { partitions, queueOptions, resolved } = resolvePartitionedOptions(name, options); // everything checked before anything connects
     const handle = openConnection(queueOptions.connection);
-    const queues: Array<Queue<Data, Result>> = [];
-    for (let i = 0; i < partitions; i += 1) {
-      const o: PartitionQueueOptions = { ...queueOptions, connection: handle.client, [PARTITION]: { index: i, of: partitions } };
-      if (queueOptions.globalConcurrency !== undefined) o.globalConcurrency = shareOf(queueOptions.globalConcurrency, partitions, i);
-      if (queueOptions.limiter !== undefined) o.limiter = rateLimitShare(queueOptions.limiter, partitions, i);
-      if (queueOptions.defaults !== undefined) o.defaults = withRetentionShares(queueOptions.defaults, partitions, i);
-      queues.push(new Queue<Data, Result>(name, o));
-    }
-    const calls = queues.map((q) => partitionInternalsOf(q)!);
-    const registration = new Registration(name, queues[0]!.prefix, (script, keys, args) => calls[0]!.runOwnKeys(script, keys, args), resolved.warn, partitions);
-    const checkMap = mapCheck(calls[0]!, queues[0]!.prefix, name, partitions, () => registration.before());
-    super({ name, partitions, queues, calls, checkMap });
+    const open = (i: number, layout: PartitionLayout): Queue<Data, Result> => {
+      const o: PartitionQueueOptions = { ...queueOptions, connection: handle.client, [PARTITION]: { index: i, of: layout.sizeOf(i) } };
+      if (queueOptions.globalConcurrency !== undefined) o.globalConcurrency = shareOf(queueOptions.globalConcurrency, layout.n, i);
+      if (queueOptions.limiter !== undefined) o.limiter = rateLimitShare(queueOptions.limiter, layout.n, i);
+      if (queueOptions.defaults !== undefined) o.defaults = withRetentionShares(queueOptions.defaults, layout.n, i);
+      return new Queue<Data, Result>(name, o);
+    };
+    const set = new PartitionSet<Data, Result>(open, partitions);
+    const prefix = set.queues[0]!.prefix;
+    const registration = new Registration(name, prefix, (script, keys, args) => set.calls[0]!.runOwnKeys(script, keys, args), resolved.warn, partitions);
+    const shares = queueOptions.globalConcurrency !== undefined || queueOptions.limiter !== undefined;
+    const checkMap = mapCheck(set, prefix, name, partitions, shares, () => {
+      registration.setPartitions(set.n);
+      return registration.before();
+    });
+    super({ name, set, checkMap });
     this.#handle = handle;
-    this.#queues = queues;
-    this.#partitionCalls = calls;
+    this.#set = set;
     this.#checkMap = checkMap;
     this.#registration = registration;
-    this.prefix = queues[0]!.prefix;
+    this.prefix = prefix;
+    this.#resize = {
+      name,
+      set,
+      checkMap,
+      runOnMap: (script, args) => set.calls[0]!.runOwnKeys(script, [partitionMapKey(prefix, name)], args),
+      open,
+      relist: async () => {
+        registration.setPartitions(set.n);
+        await registration.before();
+      },
+      hasShares: async () => {
+        if (shares) return true;
+        const state = await set.queues[0]!.queueState();
+        return state.globalConcurrency > 0 || (state.limiter?.max ?? 0) > 0;
+      },
+    };
     // Workers: one subscription to every partition's wake-ups, and the turns they lease by.
     const warn = (message: string) => resolved.warn({ code: 'RELQ_EVENTS_RETRY', queue: name, message });
-    const tags = queues.map((q) => q.keys.tag);
     const wrap = (err: unknown) => wrapRedisError(err, 'events', handle);
-    this.#wakes = new EventHub(handle, partitionWakes(tags), name, wrap, warn);
-    this.#cancels = new EventHub(handle, cancelNotices(queues.map((q) => q.keys.derived.cancels)), name, wrap, warn);
+    this.#wakes = new EventHub(handle, partitionWakes(() => set.queues.map((q) => q.keys.tag)), name, wrap, warn);
+    this.#cancels = new EventHub(handle, cancelNotices(() => set.queues.map((q) => q.keys.derived.cancels)), name, wrap, warn);
     const turns = new Turns(partitions);
-    const parts = queues.map((q) => internalsOf<Data>(q)!);
-    registerInternals(this, new PartitionedInternals<Data>(parts, turns, new PartitionWaits(this.#wakes, turns), this.#cancels, () => this.#closed));
-    this.#router = new Router(partitions, async () => (await Promise.all(queues.map((q) => q.counts()))).map((c) => c.pending));
+    const mapChanged = () => void checkMap.refresh().catch(() => undefined); // read again by the next call that needs it
+    const internals = new PartitionedInternals<Data>(
+      set.parts,
+      turns,
+      new PartitionWaits(this.#wakes, turns, mapChanged),
+      this.#cancels,
+      () => this.#closed,
+      (key) => set.layout.partitionOfKey(key),
+      () => this.#handoverIfHeld(),
+    );
+    registerInternals(this, internals);
+    this.#router = new Router(set.layout, async () => (await Promise.all(set.queues.map((q) => q.counts()))).map((c) => c.pending));
+    set.onChange((change) => {
+      this.#router.setLayout(set.layout, set.hold);
+      if (!change.partitions) return;
+      turns.grow(set.n);
+      this.#wakes.resubscribe();
+      this.#cancels.resubscribe();
+    });
+  }
+
+  /**
+   * Grows the queue to `partitions` partitions, live (docs/scale-out.md "Changing the number
+   * of partitions"): the new partitions take their even share of the keys from the old ones,
+   * and lease once the old ones hold no unfinished job of the keys they gave (each key's jobs
+   * keep their order); meanwhile the moved keys' new jobs wait in them. Resolves once that
+   * handover has ended, or after `waitMs` (30 s by default) with `handedOver: false`: then
+   * sweep() (the Nest sweeper's) carries it on. Every object of the queue follows the map.
+   */
+  async resize(partitions: number, opts: { waitMs?: number } = {}): Promise<ResizeResult> {
+    assertOptions('resize options', opts, ['waitMs']);
+    if (opts.waitMs !== undefined) assertInt('waitMs', opts.waitMs, { max: MAX_TIMER_MS });
+    if (this.#closed) throw new ClosedError(`queue '${this.name}'`);
+    const epoch = await startResize(this.#resize, partitions);
+    const deadline = Date.now() + (opts.waitMs ?? RESIZE_WAIT_MS);
+    for (;;) {
+      if (await handoverStep(this.#resize)) return { partitions: this.partitions, epoch, handedOver: true };
+      const left = deadline - Date.now();
+      if (left <= 0) return { partitions: this.partitions, epoch, handedOver: false };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(HANDOVER_STEP_MS, left)));
+    }
+  }
+
+  /** A queue's sweep() on every partition at once, added up; during a resize's handover, one step of it. */
+  override async sweep(opts: { limit?: number } = {}): Promise<SweepResult> {
+    const result = await super.sweep(opts);
+    await this.#handoverIfHeld();
+    return result;
+  }
+
+  /** One step of a resize's handover when the map last read says one is under way. */
+  async #handoverIfHeld(): Promise<void> {
+    if (this.#set.hold) await handoverStep(this.#resize);
   }
 
   /** Adds one job to its partition. With a `jobId` that exists there, nothing is written and `created` is false. */
@@ -107,7 +185,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
   partitionOf(opts: Pick<PartitionedJobOptions, 'group' | 'partitionKey' | 'jobId' | 'deduplication'>): number | undefined {
     withoutPartitionKey(opts, 'opts');
     const key = routingKey(opts);
-    return key === undefined ? undefined : partitionOfKey(key, this.partitions);
+    return key === undefined ? undefined : this.#set.layout.partitionOfKey(key);
   }
 
   /**
@@ -117,7 +195,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
    */
   async deleteQueue(opts: { tombstoneMs?: number } = {}): Promise<number> {
     await this.#checkMap();
-    const removed = await Promise.all(this.#queues.map((q) => q.deleteQueue(opts)));
+    const removed = await Promise.all(this.#set.queues.map((q) => q.deleteQueue(opts)));
     const map = await this.#handle.client.del(partitionMapKey(this.prefix, this.name)).catch((err: unknown) => {
       throw wrapRedisError(err, 'deleteQueue', this.#handle);
     });
@@ -133,7 +211,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     this.#closed = true;
     this.#wakes.close();
     this.#cancels.close();
-    await Promise.all(this.#queues.map((q) => q.close()));
+    await Promise.all(this.#set.queues.map((q) => q.close()));
     if (this.#handle.owned) await closeClient(this.#handle.client);
   }
 
@@ -147,54 +225,120 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
   }
 
   async #addOne(data: Data, opts: PartitionedJobOptions | undefined, mode: 'wait' | 'try'): Promise<AddResult> {
-    const i = this.#router.partitionOf(opts);
-    const rest = this.#partitionOptions(opts, 'opts', i);
-    const q = this.#queues[i]!;
+    withoutPartitionKey(opts, 'opts'); // checked before anything connects
     if (!this.#checkMap.passed) await this.#checkMap();
-    try {
-      return await (mode === 'try' ? q.tryAdd(data, rest) : q.add(data, rest));
-    } catch (err) {
-      if (isUnreachable(err)) this.#router.failed(i);
-      throw err;
+    const elsewhere = await this.#heldElsewhere(opts);
+    if (elsewhere) return elsewhere;
+    for (let tries = 0; ; tries += 1) {
+      const i = this.#router.partitionOf(opts);
+      const q = this.#set.queues[i]!;
+      try {
+        const rest = this.#partitionOptions(opts, 'opts', i);
+        return await (mode === 'try' ? q.tryAdd(data, rest) : q.add(data, rest));
+      } catch (err) {
+        if (err instanceof PartitionMovedError && tries < MOVED_TRIES) {
+          await this.#checkMap.refresh(); // a resize moved keys: route with the map as it is now
+          continue;
+        }
+        if (isUnreachable(err)) this.#router.failed(i);
+        throw err;
+      }
     }
   }
 
-  /** A job's options as partition `i` takes them: no partitionKey, retention counts in shares. */
+  /**
+   * A job's options as partition `i` takes them: no partitionKey, retention counts in shares,
+   * and the bucket of the key that orders it (a resize's handover looks for it).
+   */
   #partitionOptions(opts: PartitionedJobOptions | undefined, field: string, i: number): JobOptions | undefined {
     const rest = withoutPartitionKey(opts, field);
-    return rest === undefined ? rest : withRetentionShares(rest, this.partitions, i);
+    if (rest === undefined) return rest;
+    const shared = withRetentionShares(rest, this.partitions, i);
+    const key = orderKey(opts);
+    return key === undefined ? shared : ({ ...shared, [BUCKET]: bucketOf(key) } as JobOptions);
   }
 
   async #addMany(jobs: ReadonlyArray<PartitionedBulkJob<Data>>, mode: 'wait' | 'try', waitMs: number | undefined): Promise<AddResult[]> {
     const call = mode === 'try' ? 'tryAddBulk' : 'addBulk';
     if (!Array.isArray(jobs)) throw new ValidationError('jobs', `${call} expects an array of { data, opts }`);
     if (this.#closed) throw new ClosedError(`queue '${this.name}'`);
-    // Split by partition, keeping each job's place in the caller's list.
-    const parts = this.#queues.map(() => ({ jobs: [] as PartitionedBulkJob<Data>[], at: [] as number[] }));
-    jobs.forEach((job, i) => {
-      const opts = job !== null && typeof job === 'object' ? job.opts : undefined;
+    const all = jobs.map((_, i) => i);
+    // Every part checked before any is sent: a bad job writes nothing anywhere.
+    let routed = this.#route(jobs, all, mode, waitMs);
+    if (!this.#checkMap.passed) {
+      await this.#checkMap();
+      routed = this.#route(jobs, all, mode, waitMs); // with the map as it is
+    }
+    const results: AddResult[] = new Array<AddResult>(jobs.length);
+    if (this.#set.layout.sizes.length > 1) {
+      const found = await Promise.all(all.map((i) => this.#heldElsewhere(optsOf(jobs[i]))));
+      found.forEach((r, i) => r && (results[i] = r));
+      if (found.some(Boolean)) routed = this.#route(jobs, all.filter((i) => !found[i]), mode, waitMs);
+    }
+    for (let tries = 0; ; tries += 1) {
+      const moved: number[] = [];
+      await Promise.all(
+        routed.map(async (r) => {
+          try {
+            const done = await this.#set.calls[r.partition]!.sendAdd(r.prepared, mode);
+            done.forEach((res, j) => (results[r.at[j]!] = res));
+          } catch (err) {
+            if (err instanceof PartitionMovedError && tries < MOVED_TRIES) {
+              moved.push(...r.at); // nothing of this part was written
+              return;
+            }
+            if (isUnreachable(err)) this.#router.failed(r.partition);
+            throw err;
+          }
+        }),
+      );
+      if (moved.length === 0) return results;
+      await this.#checkMap.refresh();
+      routed = this.#route(jobs, moved.sort((a, b) => a - b), mode, waitMs);
+    }
+  }
+
+  /**
+   * A job of a chosen id that a partition its key left in a resize still holds: not added
+   * again (an idempotency key holds across a resize; docs/scale-out.md). One HEXISTS per such
+   * partition, only for a chosen id whose key moved.
+   */
+  async #heldElsewhere(opts: PartitionedJobOptions | undefined): Promise<AddResult | undefined> {
+    const id = opts?.jobId;
+    if (typeof id !== 'string' || this.#set.layout.sizes.length === 1) return undefined;
+    for (const p of this.#set.layout.formerOwnersOf(routingKey(opts)!)) {
+      if (await this.#set.calls[p]!.hasJob(id)) return { id, created: false };
+    }
+    return undefined;
+  }
+
+  /** The jobs at `indices` split by partition, each part checked and encoded (keeping each job's place in the caller's list). */
+  #route(jobs: ReadonlyArray<PartitionedBulkJob<Data>>, indices: readonly number[], mode: 'wait' | 'try', waitMs: number | undefined): Routed[] {
+    const parts = new Map<number, { jobs: Array<PartitionedBulkJob<Data>>; at: number[] }>();
+    for (const i of indices) {
+      const job = jobs[i]!;
+      const opts = optsOf(job);
       const k = this.#router.partitionOf(opts);
       const rest = this.#partitionOptions(opts, `jobs[${i}].opts`, k);
-      const part = parts[k]!;
+      let part = parts.get(k);
+      if (!part) parts.set(k, (part = { jobs: [], at: [] }));
       part.jobs.push(rest === opts ? job : { ...job, opts: rest });
       part.at.push(i);
-    });
-    // Every part checked before any is sent: a bad job writes nothing anywhere.
-    const prepared = parts.map((p, k) => (p.jobs.length === 0 ? undefined : this.#partitionCalls[k]!.prepareAdd(p.jobs, mode, waitMs, (i) => p.at[i]!)));
-    if (!this.#checkMap.passed) await this.#checkMap();
-    const results: AddResult[] = new Array<AddResult>(jobs.length);
-    await Promise.all(
-      prepared.map(async (p, k) => {
-        if (!p) return;
-        const done = await this.#partitionCalls[k]!.sendAdd(p, mode).catch((err: unknown) => {
-          if (isUnreachable(err)) this.#router.failed(k);
-          throw err;
-        });
-        done.forEach((r, j) => (results[parts[k]!.at[j]!] = r));
-      }),
-    );
-    return results;
+    }
+    return [...parts].map(([k, p]) => ({ partition: k, at: p.at, prepared: this.#set.calls[k]!.prepareAdd(p.jobs, mode, waitMs, (j) => p.at[j]!) }));
   }
+}
+
+/** A bulk job's options, if it is an object (a bad one is refused by the partition's checks). */
+function optsOf<Data>(job: PartitionedBulkJob<Data> | undefined): PartitionedJobOptions | undefined {
+  return job !== null && typeof job === 'object' ? job.opts : undefined;
+}
+
+/** One part of a bulk add: its partition, its jobs' places in the caller's list, the jobs checked and encoded. */
+interface Routed {
+  readonly partition: number;
+  readonly at: number[];
+  readonly prepared: PreparedAdd;
 }
 
 /** An add's failure that says the partition's master did not answer, not that the add was refused. */

@@ -1,5 +1,5 @@
 import { assertJobId } from '../validate.js';
-import { partitionOfKey } from './layout.js';
+import type { PartitionLayout } from './layout.js';
 
 /** A partition's backlog counts as crowded above this many pending jobs and twice the mean. */
 const CROWDED_MIN = 100;
@@ -15,9 +15,13 @@ const AWAY_MS = 2_000;
  * group's FIFO, an idempotency key, a deduplication id) meet in one partition; a job with none
  * is spread. The spread is this producer's own rotation, started at a random partition,
  * skipping a partition whose backlog is crowded (over twice the mean): random starts and one
- * stride keep the backlogs even without producers talking to each other.
+ * stride keep the backlogs even without producers talking to each other. While a resize's
+ * new partitions are held (docs/scale-out.md), the spread leaves them out: they lease nothing yet.
  */
 export class Router {
+  private layout: PartitionLayout;
+  /** The partitions the spread uses: all, or the old ones while a resize holds the new. */
+  private n: number;
   private next: number;
   private pending: readonly number[] = [];
   private readAt = -Infinity;
@@ -27,12 +31,23 @@ export class Router {
   private readonly awayUntil: number[];
 
   constructor(
-    private readonly n: number,
+    layout: PartitionLayout,
     /** The pending jobs of each partition, for the spread's look at backlogs. */
     private readonly readBacklogs: () => Promise<number[]>,
   ) {
-    this.next = Math.floor(Math.random() * n);
-    this.awayUntil = new Array<number>(n).fill(0);
+    this.layout = layout;
+    this.n = layout.n;
+    this.next = Math.floor(Math.random() * this.n);
+    this.awayUntil = new Array<number>(layout.n).fill(0);
+  }
+
+  /** The queue's map changed (a resize): keys route by `layout`; while `hold`, the spread keeps to the partitions it had. */
+  setLayout(layout: PartitionLayout, hold: boolean): void {
+    this.layout = layout;
+    this.n = hold && layout.sizes.length > 1 ? layout.sizes[layout.sizes.length - 2]! : layout.n;
+    while (this.awayUntil.length < layout.n) this.awayUntil.push(0);
+    this.next %= this.n;
+    this.pending = [];
   }
 
   /**
@@ -46,9 +61,9 @@ export class Router {
 
   /** The partition of a job with options `opts` (not checked yet: what is not a string routes nothing). */
   partitionOf(opts: unknown): number {
-    if (this.n === 1) return 0;
+    if (this.layout.n === 1) return 0;
     const key = routingKey(opts);
-    return key === undefined ? this.spread() : partitionOfKey(key, this.n);
+    return key === undefined ? this.spread() : this.layout.partitionOfKey(key);
   }
 
   private spread(): number {
@@ -87,6 +102,18 @@ export class Router {
       .catch(() => undefined) // the rotation goes on with the last reading
       .finally(() => (this.reading = false));
   }
+}
+
+/**
+ * The key that orders a job, if its options have one: its group, else its partitionKey. A
+ * resize keeps such a key's order across its move (its bucket goes into the job's record,
+ * partition-option.ts BUCKET); the other keys only make jobs meet.
+ */
+export function orderKey(opts: unknown): string | undefined {
+  if (opts === null || typeof opts !== 'object') return undefined;
+  const o = opts as Record<string, unknown>;
+  for (const v of [o.group, o.partitionKey]) if (typeof v === 'string' && v !== '') return v;
+  return undefined;
 }
 
 /** The key that routes a job, if its options have one (docs/scale-out.md, in this order). */

@@ -31,13 +31,26 @@ export class Turns {
   private readonly failures: number[];
   private next: number;
 
-  constructor(private readonly n: number) {
+  constructor(private n: number) {
     this.maybe = new Array<boolean>(n).fill(true); // nothing known yet: look everywhere once
     this.heard = new Array<number>(n).fill(0);
     this.dueAt = new Array<number | undefined>(n).fill(undefined);
     this.downUntil = new Array<number>(n).fill(0);
     this.failures = new Array<number>(n).fill(0);
     this.next = Math.floor(Math.random() * n);
+  }
+
+  /** A resize added partitions up to `n`: each may have work (a resize may also have replaced them all: every one is looked at). */
+  grow(n: number): void {
+    for (let i = this.n; i < n; i += 1) {
+      this.maybe.push(true);
+      this.heard.push(0);
+      this.dueAt.push(undefined);
+      this.downUntil.push(0);
+      this.failures.push(0);
+    }
+    this.n = n;
+    this.markAll();
   }
 
   /**

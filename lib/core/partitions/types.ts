@@ -27,3 +27,13 @@ export interface PartitionedJobOptions extends JobOptions {
 export interface PartitionedBulkJob<Data> extends Omit<BulkJob<Data>, 'opts'> {
   opts?: PartitionedJobOptions;
 }
+
+/** What PartitionedQueue.resize() did. */
+export interface ResizeResult {
+  /** The number of partitions now. */
+  partitions: number;
+  /** The queue map's epoch after the resize. */
+  epoch: number;
+  /** The new partitions lease: the handover ended within the call's wait (else sweep() carries it on). */
+  handedOver: boolean;
+}

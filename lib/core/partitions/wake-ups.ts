@@ -3,19 +3,36 @@ import type { EventHub, HubChannel } from '../events/event-hub.js';
 import type { WorkWait } from '../queue/internals.js';
 import type { Turns } from './turns.js';
 
+/** What a wake-up channel's message stands for: a partition that may have work, or MAP_CHANGED. */
+export const MAP_CHANGED = -1;
+
 /**
  * The wake-up channels of a partitioned queue's partitions, `<tag>:wakes`, on which their
  * scripts publish where a plain queue pushes a token to its wake-up list (leases/wake.lua): a
- * message names its partition by its channel. One subscription for all of them: on a Cluster
- * one connection per master, not per partition (redis/connection.ts duplicateClient).
+ * message names its partition by its channel; 'map' says a resize changed the queue's map
+ * (fence-partition.lua). One subscription for all of them: on a Cluster one connection per
+ * master, not per partition (redis/connection.ts duplicateClient). `tags` is read at each
+ * subscription: a resize adds partitions (EventHub.resubscribe).
  */
-export function partitionWakes(tags: readonly string[]): HubChannel<number> {
-  const index = new Map(tags.map((tag, i) => [`${tag}:wakes`, i]));
+export function partitionWakes(tags: () => readonly string[]): HubChannel<number> {
+  let indexed: readonly string[] | undefined;
+  let index = new Map<string, number>();
+  const indexOf = () => {
+    const now = tags();
+    if (now !== indexed || index.size !== now.length) {
+      indexed = now;
+      index = new Map(now.map((tag, i) => [`${tag}:wakes`, i]));
+    }
+    return index;
+  };
   return {
-    channels: [...index.keys()],
+    get channels() {
+      return [...indexOf().keys()];
+    },
     what: 'wake-ups',
-    decode: (_message, channel) => {
-      const i = index.get(channel);
+    decode: (message, channel) => {
+      if (message === 'map') return [MAP_CHANGED];
+      const i = indexOf().get(channel);
       return i === undefined ? [] : [i];
     },
   };
@@ -45,6 +62,8 @@ export class PartitionWaits {
   constructor(
     private readonly hub: EventHub<number>,
     private readonly turns: Turns,
+    /** A resize may have changed the queue's map: read it again (PartitionedQueue). */
+    private readonly mapChanged: () => void,
   ) {}
 
   open(): WorkWait {
@@ -52,10 +71,12 @@ export class PartitionWaits {
     this.waits.add(wait);
     if (!this.subscription) {
       this.subscription = this.hub.events$.subscribe((i) => {
+        if (i === MAP_CHANGED) return this.mapChanged();
         this.turns.mark(i);
         this.wakeAll();
       });
       this.resubscribed = this.hub.resubscribed$.subscribe(() => {
+        this.mapChanged(); // a notice may have been missed too
         this.turns.markAll();
         this.wakeAll();
       });

@@ -8,7 +8,7 @@ import type { PartitionSlot } from '../partitions/partition-option.js';
 import { wrapRedisError } from '../redis/redis-errors.js';
 import { waitForReplicas } from '../redis/replication.js';
 import type { QueueOp, ScriptName, ScriptOp } from '../redis/script-code.js';
-import type { OwnKeysScript, QueueScript, ScriptArg } from '../redis/script-def.js';
+import type { AddFlag, EventsFlag, OwnKeysScript, QueueScript, ScriptArg } from '../redis/script-def.js';
 import { runScript } from '../redis/scripts.js';
 import { checkEvictionPolicy } from '../redis/server-check.js';
 import type { JobPolicy } from '../adds/types.js';
@@ -36,6 +36,11 @@ export class QueueContext implements SettingsContext {
   readonly warn: WarningHandler;
   readonly handle: ClientHandle;
   readonly blockers: BlockerPool;
+  /**
+   * A partition's adds carry the epoch of the queue's map its PartitionedQueue routes with
+   * (partitions/epoch-fence.lua); set by that object, 0 for a queue of its own (nothing sent).
+   */
+  mapEpoch = 0;
   /** What the job ids this object makes start with: a partition's number and a dot, else nothing. */
   readonly idPrefix: string;
   /**
@@ -119,6 +124,10 @@ export class QueueContext implements SettingsContext {
    * where the client has none, sent again while a restarted server is still loading its
    * data; its reply decoded.
    */
+  addFlag(events: EventsFlag): AddFlag {
+    return this.mapEpoch === 0 ? events : `${events}:${this.mapEpoch}`;
+  }
+
   async run<Args, Result, Op extends string>(script: QueueScript<ScriptName, Args, Result, Op>, args: Args, op: Op = script.ops[0]): Promise<Result> {
     this.assertOpen();
     const argv = script.encode(args);

@@ -56,7 +56,7 @@ export function buildQueueParts<Data, Result>(name: string, options: QueueOption
     ctx,
     settings,
     hub,
-    cancels: new EventHub(ctx.handle, cancelNotices([ctx.keys.derived.cancels]), name, wrapError, warn),
+    cancels: new EventHub(ctx.handle, cancelNotices(() => [ctx.keys.derived.cancels]), name, wrapError, warn),
     producer: new Producer<Data>(ctx, settings, probe),
     leasing: new Leasing<Data>(ctx, settings),
     settling: new Settling<Result>(ctx),

@@ -28,7 +28,9 @@ local K_LISTEN              -- string present while some process listens to K_EV
 -- K_META fields: paused, nextDue (earliest due time in K_DELAYED), ghosts (ids dropped without
 -- a record); bound, stats, glimit and cfg (settings stored, produce.lua); closed; del (the
 -- tombstone of a deleted queue); g (the group rotation may be non-empty), u ('' is in the
--- rotation), gp (grouped jobs pending), np (K_PRIO is empty, adds/pending.lua).
+-- rotation), gp (grouped jobs pending), np (K_PRIO is empty, adds/pending.lua); a partition's pe
+-- (the latest epoch of its queue's map it heard of) and ph (the epoch that held it), and paused
+-- 'h' / 'hp' while a resize holds it (partitions/fence-partition.lua).
 
 -- derived from the tag
 local K_TAG                 -- '<tag>' (from K_JOBS = '<tag>:jobs')

@@ -9,7 +9,7 @@
   (flows/flows.lua) and bit 32 of w, dd deduplication id, dm its mode, dt its throttle ms, dk
   keepLastIfActive (adds/deduplication.lua), tc trace context, kl log lines kept
   (progress/log.lua), po start of the lease its last failure or requeue ended
-  (settles/failures.lua). A value equal to the built-in default is left out
+  (settles/failures.lua), bk a partitioned queue's routing bucket (partitions/handover-scan.lua). A value equal to the built-in default is left out
   (settles/policy.lua); f, o, rt, c, r and p are left out while 0, so Lua reads them `or 0`
   as the client does. Needs nothing.
 ]]

@@ -39,6 +39,7 @@ export interface RecordMeta {
   tc?: Record<string, string>;
   po?: number;
   kl?: number;
+  bk?: number;
 }
 
 /** The one legend of the meta keys (redis/record.lua's comment lists the same). */
@@ -73,6 +74,7 @@ export const RECORD_KEYS = {
   dk: '1 with keepLastIfActive',
   tc: 'trace context of the add (a propagation carrier), only while tracing is on (relq/tracing)',
   kl: "keepLogs: most log lines kept for the job, its own (the queue's maxLogLines otherwise)",
+  bk: "a partitioned queue's job routed by its group or partitionKey: that key's bucket (partitions/layout.ts), which a resize's handover looks for (partitions/handover-scan.lua)",
   po: "start (Redis ms) of the lease its last failure, requeue, step move or rejection ended: its processedOn (a completed job's is in its stored result, d)",
 } as const satisfies { readonly [K in keyof Required<RecordMeta>]: string };
 

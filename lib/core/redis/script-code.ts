@@ -57,6 +57,7 @@ export function scriptDefinitions(): readonly AnyScript[] {
 const PRELUDE = [
   'redis/keys.lua', // the queue's keys, declared and derived
   'redis/calls.lua', // Redis clock, calls with long argument lists
+  'partitions/epoch-fence.lua', // a partition's adds routed with an older map
   'workers/workers.lua', // the queue's live workers
   'redis/record.lua', // job records
   'redis/lease-token.lua', // lease tokens: what settling reads back from them

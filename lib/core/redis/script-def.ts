@@ -6,6 +6,9 @@ export type ScriptArg = string | number;
 /** The `events` argument of most calls: '1' to publish job events (someone listens), '0' not. */
 export type EventsFlag = '0' | '1';
 
+/** An add's events flag; a partition's producer adds the epoch of the map it routed with (partitions/epoch-fence.lua). */
+export type AddFlag = EventsFlag | `${EventsFlag}:${number}`;
+
 /**
  * One Lua operation, defined once beside its feature's code: its file, its keys, how a call's
  * named arguments become its ARGV (in the order of the file's header, checked by

@@ -42,14 +42,21 @@ export class Registration {
     /** Runs a registry operation on `keys` (the caller bounds and wraps it). */
     private readonly exec: (script: RegistryScript, keys: string[], args: RegistryArgs) => Promise<unknown>,
     private readonly warn: WarningHandler,
-    /** A partitioned queue's number of partitions: listed with its name. */
-    private readonly partitions?: number,
+    /** A partitioned queue's number of partitions: listed with its name (a resize changes it: setPartitions). */
+    private partitions?: number,
   ) {
     this.key = registryKey(prefix);
     const partitioned = partitions !== undefined;
     this.keys = partitioned ? [this.key, registryPartitionsKey(prefix)] : [this.key];
     this.register = partitioned ? registerPartitionedScript : registerQueueScript;
     this.unregister = partitioned ? unregisterPartitionedScript : unregisterQueueScript;
+  }
+
+  /** A partitioned queue's number of partitions changed (a resize): listed again with the new one at the next call. */
+  setPartitions(partitions: number): void {
+    if (this.partitions === undefined || this.partitions === partitions) return;
+    this.partitions = partitions;
+    this.registeredAt = -Infinity;
   }
 
   /**

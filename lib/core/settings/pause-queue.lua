@@ -1,7 +1,8 @@
 --[[
   Stops leasing; adds go on (lib/core/management/inspector.ts setPaused()). A paused queue's
   lease calls lease nothing and drop the wake-up tokens, so resuming (resume-queue.lua) wakes
-  a blocked leaser.
+  a blocked leaser. A partition a resize holds (paused 'h', partitions/fence-partition.lua)
+  becomes 'hp': held and paused, each ended by its own call.
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -15,7 +16,8 @@
     paused
 ]]
 eventsArg = ARGV[1] == '1'
-redis.call('HSET', K_META, 'paused', '1')
+local was = redis.call('HGET', K_META, 'paused')
+redis.call('HSET', K_META, 'paused', (was == 'h' or was == 'hp') and 'hp' or '1')
 emit({ type = 'paused' })
 flushEvents()
 return 1

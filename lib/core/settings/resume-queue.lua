@@ -1,6 +1,7 @@
 --[[
   Restarts leasing on a paused queue (lib/core/management/inspector.ts setPaused()): wakes a
-  blocked leaser, whose wake-up tokens the paused queue's lease calls dropped.
+  blocked leaser, whose wake-up tokens the paused queue's lease calls dropped. A partition a
+  resize holds stays held ('hp' becomes 'h', partitions/fence-partition.lua).
 
   Input:
     KEYS[1..15]  the queue keys (redis/keys.lua)
@@ -14,7 +15,12 @@
     resumed
 ]]
 eventsArg = ARGV[1] == '1'
-if redis.call('HDEL', K_META, 'paused') == 1 then wakeNeeded = true end
+local was = redis.call('HGET', K_META, 'paused')
+if was == 'hp' then
+  redis.call('HSET', K_META, 'paused', 'h')
+elseif was ~= 'h' and redis.call('HDEL', K_META, 'paused') == 1 then
+  wakeNeeded = true
+end
 emit({ type = 'resumed' })
 flushWake()
 flushEvents()

@@ -25,8 +25,14 @@ export interface CancelNotice {
 }
 
 /** The cancel notices' channel of a queue (the derived key `cancels`), or of each partition of a partitioned queue. */
-export function cancelNotices(channels: readonly string[]): HubChannel<CancelNotice> {
-  return { channels, what: 'cancel notices', decode: (message) => jsonArray(message) as CancelNotice[] };
+export function cancelNotices(channels: () => readonly string[]): HubChannel<CancelNotice> {
+  return {
+    get channels() {
+      return channels(); // a partitioned queue's grow with a resize (EventHub.resubscribe)
+    },
+    what: 'cancel notices',
+    decode: (message) => jsonArray(message) as CancelNotice[],
+  };
 }
 
 /**

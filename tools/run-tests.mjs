@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// `npm test`: type-checks, then runs the suite. With paths or Jest options it runs one Jest
+// call with them, in band. Without, the whole suite runs on two Jest workers (each test file
+// has its own private redis-server, so files do not meet), and test/sandbox alone after it,
+// in band: its out-of-memory test makes a sandboxed child print V8's "heap out of memory" on
+// the stderr it inherits, which Jest's worker pool reads as its own worker's crash.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const env = { ...process.env, DISABLE_V8_COMPILE_CACHE: '1' };
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, env, stdio: 'inherit' });
+  if (r.error) throw r.error;
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+const jest = (args) => run(process.execPath, ['--experimental-vm-modules', join(root, 'node_modules', 'jest', 'bin', 'jest.js'), ...args]);
+
+run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']);
+const args = process.argv.slice(2);
+if (args.length > 0) {
+  jest(['--runInBand', ...args]);
+} else {
+  jest(['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', '/test/sandbox/']);
+  jest(['--runInBand', 'test/sandbox/']);
+}
