@@ -10,6 +10,7 @@ import { jobsCommand } from './commands/jobs.js';
 import { metricsCommand } from './commands/metrics.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { queuesCommand } from './commands/queues.js';
+import { resizeCommand } from './commands/resize.js';
 import { retryCommand } from './commands/retry.js';
 import { watchCommand } from './commands/watch.js';
 import { workersCommand } from './commands/workers.js';
@@ -20,7 +21,7 @@ import { Output } from './output.js';
 import { printableLines } from './printable.js';
 import { runner } from './run.js';
 
-const COMMANDS = [queuesCommand, countsCommand, metricsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, watchCommand, workersCommand, functionsCommand];
+const COMMANDS = [queuesCommand, countsCommand, metricsCommand, jobsCommand, jobCommand, retryCommand, cancelCommand, retryDeadCommand, purgeDeadCommand, pauseCommand, resumeCommand, concurrencyCommand, resizeCommand, watchCommand, workersCommand, functionsCommand];
 
 /** Every --redis value on the command line (commander keeps the last), before commander parses them: secrets from the start. */
 function redisArgs(argv: string[]): Array<string | undefined> {

@@ -1,9 +1,10 @@
 /**
  * The relq CLI on a partitioned queue (docs/scale-out.md): a queue with a partition map is
  * opened as one, so counts, jobs, job, pause and resume, workers and the dead-letter commands
- * cover every partition, and `concurrency` sets the global concurrency in shares.
+ * cover every partition, `concurrency` sets the global concurrency in shares, and `resize`
+ * grows the queue live.
  */
-import { PartitionedQueue, Worker } from '../../lib/index.js';
+import { PartitionedQueue, Queue, Worker } from '../../lib/index.js';
 import { uniquePrefix } from '../support/redis.js';
 import { waitUntil } from '../support/wait.js';
 import type { CliRun } from '../support/cli-harness.js';
@@ -66,4 +67,39 @@ test('counts, jobs, job, pause, resume, workers, retry-dead and concurrency over
   expect(json<{ globalConcurrency: number }>(await relq(prefix, 'concurrency', 'clicks', '6', '--json')).globalConcurrency).toBe(6);
   expect((await q.countsByPartition()).length).toBe(4);
   expect(await q.getGlobalConcurrency()).toBe(6);
+}, 60_000);
+
+test('resize grows a partitioned queue live; a plain queue, fewer partitions or a bad number exit 2, a missing queue 4', async () => {
+  const prefix = uniquePrefix();
+  const q = new PartitionedQueue<{ n: number }>('grows', { connection: bed.redis.url, prefix, partitions: 2 });
+  closers.push(() => q.close());
+  for (let n = 0; n < 20; n++) await q.add({ n }, { partitionKey: `k${n}` });
+
+  for (const args of [['grows', 'x'], ['grows', '1'], ['grows', '3', '--wait-ms', 'soon']]) {
+    const r = await relq(prefix, 'resize', ...args);
+    expect([args, r.code]).toEqual([args, 2]);
+  }
+  expect((await relq(prefix, 'resize', 'nowhere', '3')).code).toBe(4);
+  const flat = new Queue('flat', { connection: bed.redis.url, prefix });
+  closers.push(() => flat.close());
+  await flat.add({ n: 0 });
+  const plain = await relq(prefix, 'resize', 'flat', '3');
+  expect([plain.code, plain.stderr]).toEqual([2, expect.stringContaining("'flat' is not a partitioned queue")]);
+  await q.counts();
+  expect(q.partitions).toBe(2);
+
+  // no worker: the jobs of the keys that move hold the new partitions back
+  const started = await relq(prefix, 'resize', 'grows', '5', '--wait-ms', '0');
+  expect(started.code).toBe(0);
+  expect(started.stdout).toMatch(/'grows' has 5 partitions \(epoch 2\); the new ones wait for the old ones' jobs of the keys they took/);
+  const w = new Worker(q, async () => undefined, { concurrency: 4, blockMs: 500 });
+  w.start();
+  closers.push(() => w.close());
+  const done = json<{ queue: string; partitions: number; epoch: number; handedOver: boolean }>(await relq(prefix, 'resize', 'grows', '5', '--json'));
+  expect(done).toEqual({ queue: 'grows', partitions: 5, epoch: 2, handedOver: true });
+  // the object made before follows the map; the registry lists the new number; nothing was lost
+  await waitUntil(async () => (await q.counts()).completed === 20, 'every job done', 15_000);
+  expect((await q.countsByPartition()).length).toBe(5);
+  const listed = json<Array<{ name: string; partitions?: number }>>(await relq(prefix, 'queues', '--json'));
+  expect(listed.map((l) => [l.name, l.partitions]).filter(([name]) => name === 'grows')).toEqual([['grows', 5]]);
 }, 60_000);
