@@ -3,15 +3,17 @@
  * partitions"), on a Redis Cluster of 3 masters: no job is lost, a key that moves keeps its
  * order (its new jobs wait in the new partition until its old ones end), every object of the
  * queue follows the map (producers refused by the fence, workers told on their wake-up
- * channel), an idempotency key holds across the move, and what a resize cannot do is refused
- * before anything is written.
+ * channel, each worker process checked on its own), an idempotency key holds across the move,
+ * and what a resize cannot do is refused before anything is written.
  */
 import { PartitionedQueue, PartitionsMismatchError, ResizeRefusedError, ValidationError, Worker, type Job, type QueueEvent } from '../../lib/index.js';
 import { PartitionLayout } from '../../lib/core/partitions/layout.js';
 import { useCluster } from '../support/cluster.js';
+import { useEngineChildren } from '../support/engine-child.js';
 import { sleep, waitUntil } from '../support/wait.js';
 
-const env = useCluster(3, 0); // no replicas: nothing here fails over
+const env = useCluster(3, 1);
+const children = useEngineChildren();
 
 const PREFIX = 'prs';
 let n = 0;
@@ -73,8 +75,12 @@ test("a moved group's new jobs wait in the new partition until its jobs in the o
   expect((await admin.countsByPartition())[2]).toMatchObject({ pending: 1, working: 0 });
 
   release();
+  // the resize call is gone: another object's sweeps carry the handover to its end
+  await waitUntil(async () => {
+    await consumer.sweep();
+    return ended.length === 3;
+  }, 'every job ended, the handover driven by sweeps', 10_000, 100);
   expect(await admin.resize(3)).toEqual({ partitions: 3, epoch: 2, handedOver: true });
-  await waitUntil(() => ended.length === 3, 'every job ended', 10_000);
   expect(started).toEqual([0, 1, 2]);
   expect(ended).toEqual([0, 1, 2]);
 });
@@ -202,3 +208,35 @@ test('a chosen job id holds across a resize: the partition its key left still an
   expect((await q.counts()).pending).toBe(2);
   expect((await q.getJob(id))?.data).toEqual({ i: 0 });
 });
+
+test('every worker process follows the resize and leases from the new partitions', async () => {
+  const name = `grow-${++n}`;
+  const q = open(name, 3);
+  const nodes = JSON.stringify(env.cluster.nodes.map((x) => ({ host: x.host, port: x.port })));
+  const procs = ['a', 'b', 'c'].map((tag) =>
+    children.fork('test/partitions/fixtures/partition-worker.mjs', { NODES: nodes, PREFIX, QUEUE: name, PARTITIONS: 3, TAG: tag }),
+  );
+  await Promise.all(procs.map((p) => p.waitFor((m) => m.type === 'ready')));
+  let adding = true;
+  let added = 0;
+  const produce = (async () => {
+    while (adding) {
+      await q.addBulk(Array.from({ length: 20 }, () => ({ data: { i: added++ } })));
+      await sleep(20);
+    }
+  })();
+  await waitUntil(() => procs.every((p) => p.messages.some((m) => m.type === 'ran')), 'each process working', 15_000);
+  expect(await q.resize(6)).toMatchObject({ partitions: 6, handedOver: true });
+  // each process on its own: it knows six partitions and ran jobs of the new ones
+  const fromNew = (tag: string) => procs.find((_, k) => 'abc'[k] === tag)!.messages.filter((m) => m.type === 'ran' && Number(String(m.id).split('.')[0]) >= 3);
+  await waitUntil(() => ['a', 'b', 'c'].every((tag) => fromNew(tag).length >= 3), 'each process leasing from the new partitions', 20_000, 50);
+  for (const tag of ['a', 'b', 'c']) expect([tag, fromNew(tag).every((m) => m.partitions === 6)]).toEqual([tag, true]);
+  adding = false;
+  await produce;
+  await waitUntil(async () => (await q.counts()).completed === added, 'every job done', 20_000);
+  const ran = procs.flatMap((p) => p.messages.filter((m) => m.type === 'ran').map((m) => String(m.id)));
+  expect(ran.length).toBe(added);
+  expect(new Set(ran).size).toBe(added);
+  for (const p of procs) p.proc.send({ type: 'close' });
+  await Promise.all(procs.map((p) => p.exited));
+}, 60_000);
