@@ -164,6 +164,11 @@ test('objects declared before or after a resize follow the map; a number it neve
   expect((await after.countsByPartition()).map((c) => c.pending)).toEqual(expected);
   expect([before.partitions, after.partitions]).toEqual([5, 5]);
   await expect(open(name, 4).counts()).rejects.toBeInstanceOf(PartitionsMismatchError);
+  // a worker whose object makes no other call still leases from the map's partitions
+  const ran: string[] = [];
+  worker(open(name, 5), async (job) => void ran.push(job.id));
+  await waitUntil(() => ran.length === 31, 'every job run by a worker declared with the new number', 10_000);
+  expect([...new Set(ran.map((id) => id.split('.')[0]))].sort()).toEqual(['0', '1', '2', '4']); // the spread jobs in the first three, the keyed one in the fifth
   // routing is the same whatever the object declared
   const key = movingKey([3], 5, 3, 'p');
   expect([first.partitionOf({ partitionKey: key }), before.partitionOf({ partitionKey: key }), after.partitionOf({ partitionKey: key })]).toEqual([3, 3, 3]);

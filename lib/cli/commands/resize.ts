@@ -1,16 +1,13 @@
 import type { Command } from 'commander';
 import { PartitionedQueue } from '../../core/partitions/partitioned-queue.js';
+import { MAX_TIMER_MS } from '../../core/defaults.js';
+import { PARTITION_BUCKETS } from '../../core/partitions/layout.js';
+import { intArg } from '../args.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import type { Run } from '../run.js';
 
 interface ResizeOpts {
-  waitMs?: string;
-}
-
-/** A whole number as typed; anything else is a usage error before anything is written. */
-function count(text: string, what: string): number {
-  if (!/^\d+$/.test(text)) throw new CliError(`${what} must be a whole number, got '${text}'`, EXIT.usage);
-  return Number(text);
+  waitMs?: number;
 }
 
 /**
@@ -23,12 +20,11 @@ export function resizeCommand(program: Command, run: Run): void {
     .command('resize')
     .description('grow a partitioned queue to more partitions, live; waits for the new partitions to lease')
     .argument('<queue>', 'queue name')
-    .argument('<partitions>', 'the number of partitions it will have (more than now)')
-    .option('--wait-ms <ms>', 'how long to wait for the handover (default 30000; 0: start it and return)')
-    .action((name: string, partitions: string, opts: ResizeOpts, cmd: Command) =>
+    .argument('<partitions>', 'the number of partitions it will have (more than now)', intArg(1, PARTITION_BUCKETS))
+    .option('--wait-ms <ms>', 'how long to wait for the handover (default 30000; 0: start it and return)', intArg(0, MAX_TIMER_MS))
+    .action((name: string, to: number, opts: ResizeOpts, cmd: Command) =>
       run(cmd, async (ctx) => {
-        const to = count(partitions, 'partitions');
-        const waitMs = opts.waitMs === undefined ? undefined : count(opts.waitMs, '--wait-ms');
+        const { waitMs } = opts;
         const { queue } = await ctx.existingQueue(name);
         if (!(queue instanceof PartitionedQueue)) {
           throw new CliError(`'${name}' is not a partitioned queue: only a queue made with partitions can be resized (docs/scale-out.md)`, EXIT.usage);

@@ -13,6 +13,7 @@ import { CallClock, LATE } from './late-calls.js';
 import { partitionOfGeneratedId } from './layout.js';
 import { mergeCounts, mergeSweeps } from './merge.js';
 import type { Turns } from './turns.js';
+import type { MapCheck } from './map-check.js';
 import type { PartitionWaits } from './wake-ups.js';
 
 /**
@@ -187,6 +188,8 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
     private readonly route: (key: string) => number,
     /** After each sweep: a step of a resize's handover, when one is under way (resize.ts). */
     private readonly afterSweep: () => Promise<void>,
+    /** The object's first look at the queue's map (map-check.ts): its partitions are the map's only after it. */
+    private readonly checkMap: MapCheck,
   ) {}
 
   get name(): string {
@@ -213,6 +216,7 @@ export class PartitionedInternals<Data> implements QueueInternals<Data> {
    * failed fails.
    */
   async leaseStep(items: SettleItem[], count: number, leaseMs: number, _woken: boolean, reqId = newRequestId(), worker = ''): Promise<LeaseStep<Data>> {
+    if (!this.checkMap.passed) await this.checkMap(); // a worker that only leases still follows the map
     for (const i of this.turns.takeRetries()) this.retry(i, leaseMs);
     const call = new Call(items, this.unsent, this.inFlight, reqId);
     const plan = count > 0 ? this.turns.plan() : [];

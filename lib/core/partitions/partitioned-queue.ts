@@ -109,6 +109,7 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
       () => this.#closed,
       (key) => set.layout.partitionOfKey(key),
       () => this.#handoverIfHeld(),
+      checkMap,
     );
     registerInternals(this, internals);
     this.#router = new Router(set.layout, async () => (await Promise.all(set.queues.map((q) => q.counts()))).map((c) => c.pending));
@@ -150,8 +151,9 @@ export class PartitionedQueue<Data = unknown, Result = unknown> extends Partitio
     return result;
   }
 
-  /** One step of a resize's handover when the map last read says one is under way. */
+  /** One step of a resize's handover when the map (read again if over a second old) says one is under way. */
   async #handoverIfHeld(): Promise<void> {
+    await this.#checkMap.fresh();
     if (this.#set.hold) await handoverStep(this.#resize);
   }
 
