@@ -3,7 +3,7 @@
  * the prefix, Redis server time, NOSCRIPT recovery, no KEYS/SCAN.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../../lib/index.js';
 import { scriptCode } from '../../lib/core/redis/script-code.js';
@@ -174,7 +174,12 @@ describe('no KEYS / SCAN in the engine', () => {
     });
   }
 
-  test('no source file under lib/ calls KEYS, SCAN or a *SCAN variant', () => {
+  // The one exception: a resize's handover looks through a partition's own job hash for the
+  // unfinished jobs of the keys it gave away, about 1,000 records a call (HSCAN of one key, not
+  // of the keyspace), and only while a handover is under way.
+  const HANDOVER_SCAN = join('lib', 'core', 'partitions', 'handover-scan.lua');
+
+  test('no source file under lib/ calls KEYS, SCAN or a *SCAN variant (but the handover\'s HSCAN of one hash)', () => {
     const files = sourceFiles(join(process.cwd(), 'lib'));
     expect(files.length).toBeGreaterThan(10);
     const patterns = [
@@ -189,10 +194,10 @@ describe('no KEYS / SCAN in the engine', () => {
       readFileSync(f, 'utf8')
         .split('\n')
         .forEach((line, i) => {
-          if (patterns.some((p) => p.test(line))) hits.push(`${f}:${i + 1}: ${line.trim()}`);
+          if (patterns.some((p) => p.test(line))) hits.push(`${relative(process.cwd(), f)}:${i + 1}: ${line.trim()}`);
         });
     }
-    expect(hits).toEqual([]);
+    expect(hits.map((h) => h.replace(/:\d+:/, ':'))).toEqual([`${HANDOVER_SCAN}: local scan = redis.call('HSCAN', K_JOBS, ARGV[1], 'COUNT', ARGV[2])`]);
   });
 
   test('every operation compiles as a script too (the fallback where functions cannot be loaded)', async () => {
@@ -204,10 +209,12 @@ describe('no KEYS / SCAN in the engine', () => {
     }
   });
 
-  test('the Lua code (library and scripts) uses neither KEYS nor SCAN commands', () => {
+  test('the Lua code (library and scripts) uses neither KEYS nor SCAN commands (HSCAN: the handover step alone)', () => {
     const { library, scripts } = scriptCode();
     for (const [name, src] of [['library', library], ...Object.entries(scripts)] as Array<[string, string]>) {
-      expect([name, /redis\.p?call\(\s*['"](keys|scan|hscan|sscan|zscan)['"]/i.test(src)]).toEqual([name, false]);
+      expect([name, /redis\.p?call\(\s*['"](keys|scan|sscan|zscan)['"]/i.test(src)]).toEqual([name, false]);
+      const hscans = src.match(/redis\.p?call\(\s*['"]hscan['"]/gi)?.length ?? 0;
+      expect([name, hscans]).toEqual([name, name === 'library' || name === 'handoverScan' ? 1 : 0]);
     }
   });
 });

@@ -9,7 +9,7 @@ import { jest } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { AuthenticationError, loadFunctionLibrary, PermissionError, Queue, Worker, type RelqWarning } from '../../lib/index.js';
+import { AuthenticationError, loadFunctionLibrary, PermissionError, PartitionedQueue, Queue, Worker, type RelqWarning } from '../../lib/index.js';
 import { README_ACL_PASSWORD, readmeAclLine, runAclLine } from '../support/acl.js';
 import { describeCoreBehaviour } from '../support/core-behaviour.js';
 import { redisClient, startRedis, uniquePrefix, type TestRedis } from '../support/redis.js';
@@ -83,6 +83,23 @@ test('as the README user: rate limits, delayed ties, a flow parent read back, th
     await q.setGroupOverride('vip', { concurrency: 2 });
     expect(await q.queueState()).toMatchObject({ globalConcurrency: 3, groupOverrides: { vip: { concurrency: 2 } } });
   } finally {
+    await q.deleteQueue();
+    await q.close();
+  }
+});
+
+test('as the README user: a partitioned queue grows, its handover looks through the old partitions, and its worker follows', async () => {
+  const q = new PartitionedQueue<{ n: number }>(`acl-grow-${uniquePrefix()}`, { connection: userUrl('relq-app'), prefix: 'myapp', partitions: 2 });
+  const w = new Worker(q, async () => undefined, { concurrency: 2, blockMs: 500 });
+  try {
+    for (let n = 0; n < 10; n++) await q.add({ n }, { partitionKey: `k${n}` });
+    w.start();
+    expect(await q.resize(4)).toMatchObject({ partitions: 4, handedOver: true });
+    for (let n = 10; n < 20; n++) await q.add({ n }, { partitionKey: `k${n}` });
+    await waitUntil(async () => (await q.counts()).completed === 20, 'every job done', 10_000);
+    expect((await q.countsByPartition()).length).toBe(4);
+  } finally {
+    await w.close();
     await q.deleteQueue();
     await q.close();
   }
