@@ -323,7 +323,7 @@ test('bad input: a ValidationError before anything is written', async () => {
   expect(await snapshot(obs, q)).toEqual(before);
 });
 
-test("a worker that hears no notice learns of the cancel from its heartbeat's touch: CancelledError, not LeaseLostError", async () => {
+test("a worker that hears no notice learns of the cancel from its heartbeat's touch: CancelledError with its reason, not LeaseLostError", async () => {
   // an ACL user that may not subscribe to the cancel channel: the notices never come
   const admin = res.client();
   const first = res.queue<string, string>('deaf');
@@ -352,11 +352,18 @@ test("a worker that hears no notice learns of the cancel from its heartbeat's to
     await waitUntil(() => warnings.some((w) => w.startsWith('RELQ_EVENTS_RETRY') && w.includes('cancel notices cannot subscribe')), 'the warning');
     await q.add('a', { jobId: 'a' });
     await waitUntil(() => started.length === 1, "job 'a' runs");
-    expect(await first.cancel('a')).toBe('dead'); // by a user that may publish the notice
+    expect(await first.cancel('a', { reason: 'not wanted' })).toBe('dead'); // by a user that may publish the notice
     await waitUntil(() => reasons.length === 1, 'the heartbeat finds the lease cancelled', 3000);
     expect(reasons[0]).toBeInstanceOf(CancelledError);
-    expect(reasons[0]).toMatchObject({ jobId: 'a', reason: undefined, message: 'job a was cancelled' });
+    // the touch carries the cancel's reason, as the notice would have
+    expect(reasons[0]).toMatchObject({ jobId: 'a', reason: 'not wanted', message: 'job a was cancelled: not wanted' });
     expect(await q.getJob('a')).toMatchObject({ state: 'dead', failures: 1 });
+    // a cancel without a reason: none
+    await q.add('b', { jobId: 'b' });
+    await waitUntil(() => started.length === 2, "job 'b' runs");
+    expect(await first.cancel('b')).toBe('dead');
+    await waitUntil(() => reasons.length === 2, 'the heartbeat finds the lease cancelled', 3000);
+    expect(reasons[1]).toMatchObject({ jobId: 'b', reason: undefined, message: 'job b was cancelled' });
   } finally {
     await res.closeAll();
     await res.client().call('ACL', 'DELUSER', user);

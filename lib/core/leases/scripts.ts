@@ -74,7 +74,7 @@ function toLeasedJob(id: string, record: string, now: number, parentQueueOf: Par
 /**
  * Extends leases (touch.lua) by `extendMs` from now, else each by its own `leaseMs` (the
  * caller checked it is there): each one's new deadline, or where its token no longer holds
- * the job -1 (cancel() ended the lease) or 0. `worker`: a worker's registration ('' none,
+ * the job the reason of the cancel() that ended the lease (-1 for a cancel without one), or 0. `worker`: a worker's registration ('' none,
  * lib/core/workers/presence.ts).
  */
 export const touchScript = queueScript({
@@ -86,7 +86,7 @@ export const touchScript = queueScript({
     for (const l of a.leases) argv.push(l.job.id, l.token, a.extendMs ?? l.leaseMs!);
     return argv;
   },
-  decode: (reply) => reply as number[],
+  decode: (reply) => reply as Array<number | string>,
 });
 
 /** One pass of housekeeping (sweep.lua), with the ids of the expired leases it returned. */

@@ -11,8 +11,9 @@
                    id, token, extendMs (the new deadline is now + extendMs)
 
   Output:
-    one integer per lease: its new deadline (ms, Redis clock), or when that token no longer
-    holds the job -1 if cancel() ended its lease (management/cancel-job.lua), else 0
+    one value per lease: its new deadline (ms, Redis clock), or when that token no longer
+    holds the job, if cancel() ended its lease (management/cancel-job.lua), the cancel's reason
+    (a string) or -1 for none; else 0
 ]]
 local now = nowMs()
 local n = tonumber(ARGV[2])
@@ -28,7 +29,7 @@ for i = 1, n do
     working[#working + 1] = ids[i]
     out[i] = deadline
   elseif redis.call('ZSCORE', K_TAG .. ':cancelled', ARGV[b + 1]) then -- read only for a lease that ended
-    out[i] = -1
+    out[i] = redis.call('HGET', K_TAG .. ':cancelwhy', ARGV[b + 1]) or -1
   else
     out[i] = 0
   end

@@ -37,7 +37,7 @@
 -- worker takes to touch it (a heartbeat comes by half the lease), with room for a stalled one.
 local CANCELLED_FOR_MS = 60000
 
-local K_CANCELLED, K_CANCELS = K_TAG .. ':cancelled', K_TAG .. ':cancels' -- redis/keys.lua
+local K_CANCELLED, K_CANCELS, K_WHY = K_TAG .. ':cancelled', K_TAG .. ':cancels', K_TAG .. ':cancelwhy' -- redis/keys.lua
 
 eventsArg = ARGV[1] == '1'
 local recorded = redis.call('GET', KEYS[16])
@@ -54,6 +54,7 @@ local notices = {}
 local function cancelLease(jid, token)
   local deadline = tonumber(redis.call('ZSCORE', K_WORKING, jid)) or now
   redis.call('ZADD', K_CANCELLED, int(math.max(deadline, now) + CANCELLED_FOR_MS), token)
+  if reason ~= '' then redis.call('HSET', K_WHY, token, reason) end -- for a touch: the notice may be missed
   notices[#notices + 1] = { id = jid, token = token, reason = reason ~= '' and reason or nil }
 end
 
@@ -80,9 +81,11 @@ else
   dedupIds.removed(id, rec) -- adds/deduplication.lua (a flow's jobs hold none)
 end
 if #notices > 0 then
+  callMany('HDEL', K_WHY, redis.call('ZRANGEBYSCORE', K_CANCELLED, '-inf', int(now)))
   redis.call('ZREMRANGEBYSCORE', K_CANCELLED, '-inf', int(now))
   local last = redis.call('ZRANGE', K_CANCELLED, -1, -1, 'WITHSCORES')
   redis.call('PEXPIRE', K_CANCELLED, int(tonumber(last[2]) - now)) -- gone with its last token
+  redis.call('PEXPIRE', K_WHY, int(tonumber(last[2]) - now))
   redis.call('SPUBLISH', K_CANCELS, cjson.encode(notices))
 end
 redis.call('SET', KEYS[16], answer, 'PX', REPLAY_MS)

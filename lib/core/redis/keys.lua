@@ -62,7 +62,8 @@ local function tieKey(due) return K_TAG .. ':tie:' .. due end    -- list  the de
 local function dedupKey(kind) return K_TAG .. ':dedup' .. kind end
 -- cancelled leases (management/cancel-job.lua), derived where used rather than bound here, as
 -- this code is near Lua's 200 locals: K_TAG .. ':cancelled' zset token of a lease cancel() ended
--- -> until when touch answers 'cancelled' (leases/touch.lua); K_TAG .. ':cancels' sharded
+-- -> until when touch answers 'cancelled' (leases/touch.lua), and K_TAG .. ':cancelwhy' hash
+-- token -> the cancel's reason (when it gave one), for that answer; K_TAG .. ':cancels' sharded
 -- pub/sub channel of the leases cancel() ended, for their workers; the live workers' keys
 -- (workers/workers.lua workerList.keys()): ':workers' zset, ':workerinfo' hash
 

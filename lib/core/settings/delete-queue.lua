@@ -64,7 +64,7 @@ local waiters = redis.call('ZCARD', K_WAITERS)
 local keys = {}
 for i = 1, #KEYS do keys[i] = KEYS[i] end
 for _, k in ipairs({ K_GACTIVE, K_GSET, K_GWORK, K_GROUPS, K_WAITERS, K_NOTFULL, K_STATS, K_PROGRESS, K_LOGGED, K_LIMITER, K_GLIMITED,
-  K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT, K_DEADEXP, dedupKey('ids'), dedupKey('ttl'), dedupKey('next'), K_TAG .. ':cancelled', K_TAG .. ':govr',
+  K_SCHEDS, K_SCHED_STATE, K_SCHED_NEXT, K_DEADEXP, dedupKey('ids'), dedupKey('ttl'), dedupKey('next'), K_TAG .. ':cancelled', K_TAG .. ':cancelwhy', K_TAG .. ':govr',
   roleKey('producer'), roleKey('consumer'), roleKey('producer') .. ':free', roleKey('consumer') .. ':free', workerList.keys() }) do -- last: both its keys
   keys[#keys + 1] = k
 end

@@ -9,7 +9,8 @@ import { settleScript } from './scripts.js';
 import { ackItem, assertLease, delayItem, nackItem, rateLimitItem, rejectItem, requeueItem, settleBatch, waitChildrenItem, type SettleItem } from './settle-items.js';
 
 /** What a touch found of a lease: still held (extended), lost, or ended by cancel(). */
-export type Touched = 'held' | 'lost' | 'cancelled';
+/** A touch's answer for one lease: extended, lost, or ended by cancel() (with the reason it gave). */
+export type Touched = 'held' | 'lost' | { readonly cancelled: string | undefined };
 
 /**
  * Ending and extending leases for one Queue object: ack, nack, requeue, reject, delay (settle.lua,
@@ -96,7 +97,8 @@ export class Settling<Result> {
     }
     const out = await this.ctx.run(touchScript, { leases, extendMs, worker });
     return out.map((deadline, i) => {
-      if (deadline <= 0) return deadline < 0 ? 'cancelled' : 'lost';
+      if (typeof deadline === 'string') return { cancelled: deadline };
+      if (deadline <= 0) return deadline < 0 ? { cancelled: undefined } : 'lost';
       leases[i]!.deadline = deadline;
       return 'held';
     });

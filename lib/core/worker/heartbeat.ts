@@ -7,7 +7,8 @@ export interface HeartbeatHooks<Data> {
   /** The leases the worker holds now (the beat skips lost and moved ones). */
   held(): Iterable<HeldLease<Data>>;
   /** A touch found that the lease is no longer this worker's: lost, or ended by cancel(). */
-  lost(held: HeldLease<Data>, cancelled: boolean): void;
+  /** A touch found the lease gone; `cancelled`: cancel() ended it, with its reason if it gave one. */
+  lost(held: HeldLease<Data>, cancelled: { readonly cancelled: string | undefined } | undefined): void;
   /** A beat's touch call failed. */
   error(error: unknown): void;
   /** Asked after each tick: whether to keep ticking. */
@@ -62,7 +63,7 @@ export class Heartbeat<Data> {
   readonly touch = async (held: HeldLease<Data>, extendMs?: number): Promise<boolean> => {
     const [touched] = await this.touchMany([held.lease], extendMs);
     if (touched === 'held') held.renewedAt = Date.now();
-    else this.hooks.lost(held, touched === 'cancelled');
+    else this.hooks.lost(held, touched === 'lost' ? undefined : touched);
     return touched === 'held';
   };
 
@@ -82,8 +83,9 @@ export class Heartbeat<Data> {
     try {
       const touched = await this.touchMany(due.map((h) => h.lease), undefined, worker);
       due.forEach((h, i) => {
-        if (touched[i] === 'held') h.renewedAt = now;
-        else this.hooks.lost(h, touched[i] === 'cancelled');
+        const t = touched[i]!;
+        if (t === 'held') h.renewedAt = now;
+        else this.hooks.lost(h, t === 'lost' ? undefined : t);
       });
     } catch (error) {
       this.hooks.error(error);

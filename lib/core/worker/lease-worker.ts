@@ -103,7 +103,7 @@ export abstract class LeaseWorker<Data, Result> {
     const touchMany = (leases: ReadonlyArray<Lease<Data>>, extendMs?: number, worker?: string) => internals.touchMany(leases, extendMs, worker);
     this.heartbeat = new Heartbeat<Data>(touchMany, this.leaseMs, options.heartbeat ?? true, this.presence, {
       held: () => this.heldLeases(),
-      lost: (held, cancelled) => this.leaseLost(held, cancelled ? new CancelledError(held.lease.job.id) : undefined),
+      lost: (held, cancelled) => this.leaseLost(held, cancelled ? new CancelledError(held.lease.job.id, cancelled.cancelled) : undefined),
       error: (error) => this.subject.next({ type: 'error', error }),
       more: () => this.keepBeating(),
     });
