@@ -707,8 +707,8 @@ class Env {
     };
     // no keys beyond the data model (and lease replay records); a log list only for a job with lines
     const d = q.keys.derived;
-    // d.cancelled: the tokens of leases cancel() ended, for their holders' touches (about a minute)
-    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties, d.cancelled, d.dedupIds, d.dedupTtl, d.dedupNext]);
+    // d.cancelled, d.cancelWhy: the tokens of leases cancel() ended and their reasons, for their holders' touches (about a minute)
+    const known = new Set<string>([...q.keys.all, d.progress, d.logged, d.ties, d.cancelled, d.cancelWhy, d.dedupIds, d.dedupTtl, d.dedupNext]);
     for (const job of m.jobs.values()) if (job.logs.length > 0) known.add(d.log(job.id));
     const tieDues = val<Pairs>(d.ties, 'zset', []).map(([due]) => Number(due));
     for (const due of tieDues) known.add(d.tie(due));

@@ -164,6 +164,8 @@ export interface DerivedKeys {
   roleFree(role: 'producer' | 'consumer'): string;
   /** zset: token of a lease that cancel() ended -> until when a touch of it answers 'cancelled' (ms) */
   cancelled: string;
+  /** hash: token of a lease cancel() ended with a reason -> that reason, which the touch answers */
+  cancelWhy: string;
   /** sharded pub/sub channel: the leases cancel() ended, for their workers (lib/core/worker/cancel-notices.ts) */
   cancels: string;
   /** zset: live worker id -> when its entry expires (ms), lib/core/workers/workers.lua */
@@ -207,6 +209,7 @@ function derivedKeys(tag: string): DerivedKeys {
     role: (role) => `${tag}:role:${role}`,
     roleFree: (role) => `${tag}:role:${role}:free`,
     cancelled: `${tag}:cancelled`,
+    cancelWhy: `${tag}:cancelwhy`,
     cancels: `${tag}:cancels`,
     workers: `${tag}:workers`,
     workerInfo: `${tag}:workerinfo`,
