@@ -10,7 +10,7 @@ import type { Config } from 'jest';
 //
 // ESM flavour of the NestJS app template's Jest config: no preset, ts-jest transform
 // with useESM. Run it through `npm test` (tools/run-tests.mjs: two workers, then
-// test/sandbox in band).
+// test/sandbox and test/chaos in band).
 //
 // Redis: each test file gets its own server from test/support/redis.ts (startRedis). The
 // global setup only makes a temp dir the files of one run share (the packed tarball,

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // `npm test`: type-checks, then runs the suite. With paths or Jest options it runs one Jest
 // call with them, in band. Without, the whole suite runs on two Jest workers (each test file
-// has its own private redis-server, so files do not meet), and test/sandbox alone after it,
-// in band: its out-of-memory test makes a sandboxed child print V8's "heap out of memory" on
-// the stderr it inherits, which Jest's worker pool reads as its own worker's crash.
+// has its own private redis-servers, so files do not meet), then two suites alone, in band:
+// - test/sandbox: its out-of-memory test makes a sandboxed child print V8's "heap out of
+//   memory" on the stderr it inherits, which Jest's worker pool reads as its own worker's crash;
+// - test/chaos: a minute of worker processes, SIGSTOP/SIGCONT, a Redis restart and client
+//   kills, whose resume bounds (5 s) are measured, not the time of a suite running beside it
+//   (one run of four beside other suites saw a worker lease again only after 15 s).
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +27,7 @@ const args = process.argv.slice(2);
 if (args.length > 0) {
   jest(['--runInBand', ...args]);
 } else {
-  jest(['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', '/test/sandbox/']);
-  jest(['--runInBand', 'test/sandbox/']);
+  const alone = ['test/sandbox/', 'test/chaos/'];
+  jest(['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', ...alone.map((p) => `/${p}`)]);
+  jest(['--runInBand', ...alone]);
 }
